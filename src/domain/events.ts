@@ -1,0 +1,92 @@
+// The event contract of DESIGN §3: alert, lifecycle and price events that every sink renders.
+
+export const SEVERITIES = ["info", "warning", "critical"] as const;
+export type Severity = (typeof SEVERITIES)[number];
+
+/** Numeric rank of a severity, for `minSeverity` filters. */
+export function severityRank(severity: Severity): number {
+  return SEVERITIES.indexOf(severity);
+}
+
+export const RULE_KINDS = [
+  "price_change",
+  "price_level",
+  "variation",
+  "stale_price",
+  "low_sources",
+  "component_deviation",
+  "onchain_offchain_deviation",
+  "publisher_stale",
+  "publisher_missing",
+  "funding_rate",
+  "vault_status",
+  "vault_share_price",
+  "upstream_error",
+  "sink_error",
+] as const;
+export type RuleKind = (typeof RULE_KINDS)[number];
+
+/** Label names used on alerts (DESIGN §3). */
+export type AlertLabels = Readonly<Record<string, string>>;
+
+export type AlertStatus = "firing" | "resolved";
+export type AlertReason = "first" | "repeat" | "resolved";
+
+/** Context values: prices as decimal strings, ages in ms, ISO times. */
+export type AlertContext = Readonly<Record<string, string | number | boolean | null>>;
+
+/** One alert transition as every sink sees it. */
+export interface AlertPayload {
+  readonly fingerprint: string;
+  readonly status: AlertStatus;
+  readonly rule: RuleKind;
+  readonly severity: Severity;
+  readonly labels: AlertLabels;
+  readonly summary: string;
+  readonly value: number | null;
+  readonly threshold: number | null;
+  readonly startsAt: string;
+  readonly endsAt: string | null;
+  readonly reason: AlertReason;
+  readonly context: AlertContext;
+}
+
+export interface AlertEvent {
+  readonly type: "alert";
+  readonly seq: number;
+  readonly alert: AlertPayload;
+}
+
+export type LifecyclePhase = "started" | "config_reloaded" | "stopping";
+
+export interface LifecycleEvent {
+  readonly type: "lifecycle";
+  readonly seq: number;
+  readonly event: LifecyclePhase;
+  readonly at: string;
+  readonly version: string;
+  readonly detail?: Readonly<Record<string, string | number | boolean>>;
+}
+
+/** A live price observation pushed to `prices` subscribers (not journaled). */
+export interface PriceTick {
+  readonly pair: string;
+  readonly market: "offchain" | "onchain";
+  readonly target: string;
+  readonly price: string;
+  readonly numSources: number;
+  readonly timestamp: string;
+  readonly observedAt: string;
+  readonly entryType?: string;
+  readonly network?: string;
+}
+
+export interface PriceEvent {
+  readonly type: "price";
+  readonly tick: PriceTick;
+}
+
+/** Events with a `seq`, kept in the journal and replayable. */
+export type JournaledEvent = AlertEvent | LifecycleEvent;
+/** Everything on the daemon's event bus. */
+export type BusEvent = JournaledEvent | PriceEvent;
