@@ -1,0 +1,100 @@
+// Marble tests of poll$: no overlap on slow responses, backoff, recovery, Retry-After, timeout and teardown.
+import { TestScheduler } from "rxjs/testing";
+import { describe, expect, it } from "vitest";
+import { map, type Observable } from "rxjs";
+import { PmError } from "../../src/errors.js";
+import { nextPollDelayMs, poll$, type PollOptions, type PollOutcome } from "../../src/pipeline/poll.js";
+
+const newScheduler = () => new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
+const base: Omit<PollOptions, "scheduler"> = {
+  periodMs: 10,
+  jitter: 0,
+  maxBackoffMs: 80,
+  timeoutMs: 50,
+  random: () => 0.5,
+};
+const summarise = (o$: Observable<PollOutcome<string>>) =>
+  o$.pipe(map((o) => (o.ok ? o.value : `${o.error.code}#${o.consecutiveFailures}`)));
+
+describe("poll$", () => {
+  it("waits for a slow response before scheduling the next poll (never overlaps)", () => {
+    newScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
+      const slow = cold("15ms (a|)");
+      const result$ = poll$(() => slow, { ...base, scheduler: undefined }).pipe(map((o) => (o.ok ? o.value : "x")));
+      // polls at 0, then 15+10=25, then 50: each subscription starts after the previous completed
+      expectObservable(result$, "^ 60ms !").toBe("15ms a 24ms a");
+      expectSubscriptions(slow.subscriptions).toBe(["^ 14ms !", "25ms ^ 14ms !", "50ms ^ 11ms !"]);
+    });
+  });
+
+  it("backs off exponentially while failing and resets on recovery", () => {
+    newScheduler().run(({ cold, expectObservable }) => {
+      let call = 0;
+      const fail = cold<string>("#", undefined, new PmError("PM_ERR_UPSTREAM_HTTP", "boom", { retryable: true }));
+      const ok = cold("(a|)");
+      const result$ = summarise(poll$(() => (++call <= 3 ? fail : ok), base));
+      // failures at 0, 10 (backoff 10), 25 (backoff 20×0.75), success at 55 (backoff 40×0.75), then period 10
+      expectObservable(result$, "^ 85ms !").toBe(
+        "x 9ms y 14ms z 29ms a 9ms a 9ms a 9ms a",
+        { x: "PM_ERR_UPSTREAM_HTTP#1", y: "PM_ERR_UPSTREAM_HTTP#2", z: "PM_ERR_UPSTREAM_HTTP#3", a: "a" },
+      );
+    });
+  });
+
+  it("honours Retry-After when it is longer than the backoff", () => {
+    newScheduler().run(({ cold, expectObservable }) => {
+      let call = 0;
+      const limited = cold<string>(
+        "#",
+        undefined,
+        new PmError("PM_ERR_UPSTREAM_HTTP", "429", { retryable: true, details: { status: 429, retryAfterMs: 60 } }),
+      );
+      const result$ = summarise(poll$(() => (++call === 1 ? limited : cold("(a|)")), base));
+      expectObservable(result$, "^ 65ms !").toBe("x 59ms a", { x: "PM_ERR_UPSTREAM_HTTP#1", a: "a" });
+    });
+  });
+
+  it("turns a hung request into a timeout value and unsubscribes it", () => {
+    newScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
+      const hung = cold("-");
+      const result$ = summarise(poll$(() => hung, { ...base, timeoutMs: 20 }));
+      expectObservable(result$, "^ 25ms !").toBe("20ms t", { t: "PM_ERR_UPSTREAM_TIMEOUT#1" });
+      expectSubscriptions(hung.subscriptions).toBe(["^ 19ms !"]);
+    });
+  });
+
+  it("aborts the in-flight request when unsubscribed (teardown)", () => {
+    newScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
+      const signals: AbortSignal[] = [];
+      const slow = cold("30ms (a|)");
+      const result$ = poll$((signal) => {
+        signals.push(signal);
+        return slow;
+      }, base);
+      expectObservable(result$, "^ 10ms !").toBe("");
+      expectSubscriptions(slow.subscriptions).toBe(["^ 10ms !"]);
+    });
+  });
+
+  it("spreads the first poll over the period with jitter", () => {
+    newScheduler().run(({ cold, expectObservable }) => {
+      const result$ = summarise(poll$(() => cold("(a|)"), { ...base, jitter: 0.5, random: () => 0.8 }));
+      // first offset 10*0.5*0.8 = 4; then 10*(1+0.5*0.3) = 11.5 → 12
+      expectObservable(result$, "^ 20ms !").toBe("4ms a 11ms a");
+    });
+  });
+});
+
+describe("nextPollDelayMs", () => {
+  it.each([
+    [0, undefined, 10],
+    [1, undefined, 10],
+    [2, undefined, 20],
+    [5, undefined, 80],
+    [9, undefined, 80],
+    [1, 70, 70],
+    [1, 500, 80],
+  ])("after %i failures (Retry-After %s) waits %i ms", (failures, retryAfter, expected) => {
+    expect(nextPollDelayMs({ ...base, random: () => 1 }, failures, retryAfter)).toBe(expected);
+  });
+});
