@@ -23,7 +23,7 @@ describe("poll$", () => {
       const result$ = poll$(() => slow, { ...base, scheduler: undefined }).pipe(map((o) => (o.ok ? o.value : "x")));
       // polls at 0, then 15+10=25, then 50: each subscription starts after the previous completed
       expectObservable(result$, "^ 60ms !").toBe("15ms a 24ms a");
-      expectSubscriptions(slow.subscriptions).toBe(["^ 14ms !", "25ms ^ 14ms !", "50ms ^ 11ms !"]);
+      expectSubscriptions(slow.subscriptions).toBe(["^ 14ms !", "25ms ^ 14ms !", "50ms ^ 10ms !"]);
     });
   });
 
