@@ -42,13 +42,16 @@ export function createEventHub(options: {
   readonly journal: Journal;
   readonly nowMs: () => number;
   readonly version: string;
+  /** Called with each journaled event before any subscriber sees it (durable journal write). */
+  readonly persist?: (event: JournaledEvent) => void;
 }): EventHub {
-  const { journal, nowMs, version } = options;
+  const { journal, nowMs, version, persist } = options;
   const subject = new Subject<BusEvent>();
   const active = new Map<string, AlertPayload>();
   const prices = new Map<string, PriceTick>();
 
   const emit = <E extends JournaledEvent>(event: E): E => {
+    persist?.(event);
     subject.next(event);
     return event;
   };

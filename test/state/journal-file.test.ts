@@ -1,0 +1,88 @@
+// The on-disk journal survives torn writes and corruption, and compaction keeps seq continuity.
+import { appendFileSync, existsSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import type { JournaledEvent } from "../../src/domain/events.js";
+import { loadJournalFile, openJournalFile } from "../../src/state/journal-file.js";
+import { readJsonFile, writeFileAtomic } from "../../src/state/atomic-file.js";
+
+const lifecycle = (seq: number): JournaledEvent => ({
+  type: "lifecycle",
+  seq,
+  event: "started",
+  at: "2026-11-22T10:00:00.000Z",
+  version: "0.1.0",
+});
+const tempDir = () => mkdtempSync(join(tmpdir(), "pm-state-"));
+
+describe("journal file", () => {
+  it("round-trips appended events and reports the last seq", () => {
+    const path = join(tempDir(), "journal.jsonl");
+    const file = openJournalFile(path);
+    for (const seq of [1, 2, 3]) file.append(lifecycle(seq));
+    file.close();
+    const loaded = loadJournalFile(path, 0);
+    expect(loaded.events.map((e) => e.seq)).toEqual([1, 2, 3]);
+    expect(loaded.lastSeq).toBe(3);
+    expect(loaded.skippedLines).toBe(0);
+  });
+
+  it("skips a line torn by a crash mid-write and keeps the rest", () => {
+    const path = join(tempDir(), "journal.jsonl");
+    const file = openJournalFile(path);
+    file.append(lifecycle(1));
+    file.append(lifecycle(2));
+    file.close();
+    appendFileSync(path, '{"type":"lifecycle","seq":3,"eve');
+    const loaded = loadJournalFile(path, 0);
+    expect(loaded.events.map((e) => e.seq)).toEqual([1, 2]);
+    expect(loaded.skippedLines).toBe(1);
+  });
+
+  it("ignores lines that are JSON but not events, or out of order", () => {
+    const path = join(tempDir(), "journal.jsonl");
+    writeFileSync(
+      path,
+      [JSON.stringify(lifecycle(5)), "[]", '{"type":"alert","seq":"x"}', JSON.stringify(lifecycle(4))].join(
+        "\n",
+      ),
+    );
+    const loaded = loadJournalFile(path, 0);
+    expect(loaded.events.map((e) => e.seq)).toEqual([5]);
+    expect(loaded.skippedLines).toBe(3);
+  });
+
+  it("compaction rewrites the tail atomically and appends continue after it", () => {
+    const path = join(tempDir(), "journal.jsonl");
+    const file = openJournalFile(path);
+    for (let seq = 1; seq <= 10; seq++) file.append(lifecycle(seq));
+    expect(file.linesSinceCompaction).toBe(10);
+    file.compact([lifecycle(9), lifecycle(10)]);
+    file.append(lifecycle(11));
+    file.close();
+    expect(loadJournalFile(path, 0).events.map((e) => e.seq)).toEqual([9, 10, 11]);
+  });
+});
+
+describe("atomic JSON files", () => {
+  it("writes atomically and reads back", () => {
+    const path = join(tempDir(), "state.json");
+    writeFileAtomic(path, JSON.stringify({ a: 1 }));
+    expect(readJsonFile(path, 0)).toEqual({ kind: "ok", value: { a: 1 } });
+  });
+
+  it("quarantines a corrupt file and reports why", () => {
+    const dir = tempDir();
+    const path = join(dir, "state.json");
+    writeFileSync(path, "{not json");
+    const read = readJsonFile(path, Date.UTC(2026, 10, 22));
+    expect(read.kind).toBe("corrupt");
+    expect(existsSync(path)).toBe(false);
+    expect(readdirSync(dir).some((name) => name.startsWith("state.json.corrupt-"))).toBe(true);
+  });
+
+  it("reports a missing file as missing", () => {
+    expect(readJsonFile(join(tempDir(), "nope.json"), 0)).toEqual({ kind: "missing" });
+  });
+});
