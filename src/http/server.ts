@@ -1,0 +1,88 @@
+// The daemon's HTTP endpoints: /healthz (alive), /readyz (ready to serve), /metrics (Prometheus text).
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { Logger } from "pino";
+import type { Metrics } from "../metrics.js";
+
+/** Whether the daemon is ready, with the reasons it is not. */
+export interface Readiness {
+  readonly ready: boolean;
+  readonly reasons: readonly string[];
+}
+
+export interface HttpServerOptions {
+  readonly metrics: Metrics;
+  readonly readiness: () => Readiness;
+  readonly logger: Logger;
+}
+
+/** Create the HTTP server (not listening yet); the WebSocket API attaches to its `upgrade` event. */
+export function createHttpServer(options: HttpServerOptions): Server {
+  const logger = options.logger.child({ component: "http" });
+  const server = createServer((request, response) => {
+    route(options, request, response).catch((error: unknown) => {
+      logger.error({ err: error, url: request.url }, "HTTP handler failed");
+      if (!response.headersSent) sendJson(response, 500, { error: "internal_error" });
+      else response.destroy();
+    });
+  });
+  // short keep-alive so shutdown is not held up by idle scrapers
+  server.keepAliveTimeout = 5_000;
+  return server;
+}
+
+async function route(
+  options: HttpServerOptions,
+  request: IncomingMessage,
+  response: ServerResponse,
+): Promise<void> {
+  const path = new URL(request.url ?? "/", "http://localhost").pathname;
+  const known = path === "/healthz" || path === "/readyz" || path === "/metrics";
+  if (!known) return sendJson(response, 404, { error: "not_found", path });
+  if (request.method !== "GET") {
+    response.setHeader("Allow", "GET");
+    return sendJson(response, 405, { error: "method_not_allowed", method: request.method ?? "" });
+  }
+  switch (path) {
+    case "/healthz":
+      return sendJson(response, 200, { status: "ok" });
+    case "/readyz": {
+      const { ready, reasons } = options.readiness();
+      return ready
+        ? sendJson(response, 200, { status: "ready" })
+        : sendJson(response, 503, { status: "not_ready", reasons });
+    }
+    default: {
+      const { registry } = options.metrics;
+      const body = await registry.metrics();
+      response.writeHead(200, {
+        "Content-Type": registry.contentType,
+        "Content-Length": Buffer.byteLength(body),
+        "Cache-Control": "no-store",
+      });
+      response.end(body);
+    }
+  }
+}
+
+function sendJson(response: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  response.writeHead(status, {
+    "Content-Type": "application/json; charset=utf-8",
+    "Content-Length": Buffer.byteLength(text),
+    "Cache-Control": "no-store",
+  });
+  response.end(text);
+}
+
+/** Start listening; resolves with the bound port (useful with port 0), rejects on EADDRINUSE and the like. */
+export function listen(server: Server, host: string, port: number): Promise<{ readonly port: number }> {
+  return new Promise((resolve, reject) => {
+    const onError = (error: Error): void => reject(error);
+    server.once("error", onError);
+    server.listen(port, host, () => {
+      server.off("error", onError);
+      resolve({ port: (server.address() as AddressInfo).port });
+    });
+  });
+}

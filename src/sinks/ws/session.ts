@@ -1,0 +1,83 @@
+// Per-client state of the WebSocket server: filter, resume position, rate limiter, liveness and guarded sends.
+import type { Logger } from "pino";
+import WebSocket from "ws";
+import type { Metrics } from "../../metrics.js";
+import { EMPTY_FILTER, type SubscriptionFilter } from "./filter.js";
+import { encodeFrame, type ServerFrame } from "./frames.js";
+import { createRateLimiter, type RateLimiter } from "./rate-limit.js";
+
+/** Close codes the server uses (RFC 6455 §7.4.1). */
+export const CLOSE_GOING_AWAY = 1001;
+export const CLOSE_POLICY_VIOLATION = 1008;
+export const CLOSE_TRY_AGAIN_LATER = 1013;
+
+export interface Session {
+  readonly id: number;
+  readonly socket: WebSocket;
+  readonly logger: Logger;
+  readonly limiter: RateLimiter;
+  filter: SubscriptionFilter;
+  /** Highest journaled seq delivered on this connection, so nothing is sent twice. */
+  lastSeq: number;
+  /** Seq from which this connection has received every matching event (null before any subscribe). */
+  coveredFromSeq: number | null;
+  /** Whether a pong arrived since the last heartbeat ping. */
+  alive: boolean;
+  /** Send an already-encoded frame; false when not sent (closing, or closed now as a slow consumer). */
+  send(data: Buffer): boolean;
+  /** Encode, send and count one reply frame. */
+  reply(frame: ServerFrame): void;
+  /** Close with a code and reason once (later calls are ignored). */
+  close(code: number, reason: string): void;
+}
+
+/** Create the state of one accepted connection; sends beyond `maxBufferedBytes` close it with 1013. */
+export function createSession(options: {
+  readonly id: number;
+  readonly socket: WebSocket;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+  readonly maxBufferedBytes: number;
+  readonly messagesPerSecond: number;
+  readonly startMs: number;
+}): Session {
+  const { socket, metrics, maxBufferedBytes } = options;
+  let closing = false;
+
+  const session: Session = {
+    id: options.id,
+    socket,
+    logger: options.logger,
+    limiter: createRateLimiter(options.messagesPerSecond, options.startMs),
+    filter: EMPTY_FILTER,
+    lastSeq: 0,
+    coveredFromSeq: null,
+    alive: true,
+    send(data) {
+      if (closing || socket.readyState !== WebSocket.OPEN) return false;
+      if (socket.bufferedAmount + data.length > maxBufferedBytes) {
+        // never queue beyond the limit: drop this frame and let the client resume with `since`
+        metrics.wsSlowConsumers.inc();
+        metrics.droppedEvents.inc({ component: "ws", reason: "slow_consumer" });
+        session.logger.warn(
+          { bufferedBytes: socket.bufferedAmount, maxBufferedBytes },
+          "closing slow WebSocket consumer",
+        );
+        session.close(CLOSE_TRY_AGAIN_LATER, "slow consumer");
+        return false;
+      }
+      socket.send(data, { binary: false, compress: false });
+      return true;
+    },
+    reply(frame) {
+      if (session.send(encodeFrame(frame))) metrics.wsMessagesOut.inc({ type: frame.type });
+    },
+    close(code, reason) {
+      if (closing) return;
+      closing = true;
+      if (socket.readyState === WebSocket.OPEN || socket.readyState === WebSocket.CONNECTING)
+        socket.close(code, reason);
+    },
+  };
+  return session;
+}
