@@ -1,0 +1,103 @@
+// The typed Pragma client: validates queries, sends every parameter explicitly, retries, and decodes to domain types.
+import type { Dispatcher } from "undici";
+import type { FundingRate } from "../domain/types.js";
+import { USER_AGENT } from "../version.js";
+import { candlestickPath, decodeCandleSeriesBody } from "./candlestick.js";
+import { decodeFundingRatePageBody, fundingRatesPath, iterateFundingPages } from "./funding-rates.js";
+import { createHttpTransport, defaultSleep, type GetRequest } from "./http.js";
+import { decodeOnchainEntrySetBody, onchainPath } from "./onchain.js";
+import { decodePairPriceBody, pairPricePath } from "./pair-price.js";
+import { decodeOnchainPublishersBody, publishersPath } from "./publishers.js";
+import type { RetryPolicy } from "./retry.js";
+import type { CallOptions, EndpointName, PragmaClient, RequestObserver } from "./types.js";
+import { decodeVaultBody, vaultPath } from "./vault.js";
+
+export { createDispatcher, type DispatcherOptions } from "./dispatcher.js";
+export type { RetryPolicy } from "./retry.js";
+
+/** Default cap of a success body (the publishers list is the largest, well under 1 MiB). */
+const DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024;
+
+/** Options of createPragmaClient; time, randomness and the pool are injected. */
+export interface PragmaClientOptions {
+  /** Base URL of the /node/v1 endpoints, e.g. http://127.0.0.1:3000 (a path prefix is kept). */
+  readonly baseUrl: string;
+  /** Base URL of the vault API (its path is /api/v1/vaults/{id} below it). */
+  readonly vaultBaseUrl: string;
+  /** Sent as `x-api-key` to the /node/v1 endpoints when non-empty (never to the separate vault host). */
+  readonly apiKey?: string;
+  readonly dispatcher: Dispatcher;
+  /** Per-attempt timeout covering headers and the whole body. */
+  readonly timeoutMs: number;
+  readonly retry: RetryPolicy;
+  readonly random?: () => number;
+  readonly sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** Monotonic clock in ms (durations, retry budget). */
+  readonly nowMs?: () => number;
+  readonly observer?: RequestObserver;
+  readonly maxBodyBytes?: number;
+  /** Bound of iterateFundingRates (default 1000 pages). */
+  readonly maxFundingPages?: number;
+}
+
+/** Build the Pragma client; invalid input rejects with PM_ERR_INVALID_REQUEST before any request is sent. */
+export function createPragmaClient(options: PragmaClientOptions): PragmaClient {
+  const baseUrl = stripTrailingSlash(options.baseUrl);
+  const vaultBaseUrl = stripTrailingSlash(options.vaultBaseUrl);
+  const commonHeaders = { "user-agent": USER_AGENT, accept: "application/json" };
+  const nodeHeaders: Readonly<Record<string, string>> = Object.freeze(
+    options.apiKey !== undefined && options.apiKey.length > 0
+      ? { ...commonHeaders, "x-api-key": options.apiKey }
+      : commonHeaders,
+  );
+  const vaultHeaders: Readonly<Record<string, string>> = Object.freeze({ ...commonHeaders });
+  const transport = createHttpTransport({
+    dispatcher: options.dispatcher,
+    timeoutMs: options.timeoutMs,
+    retry: options.retry,
+    maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+    random: options.random ?? Math.random,
+    sleep: options.sleep ?? defaultSleep,
+    nowMs: options.nowMs ?? (() => performance.now()),
+    epochMs: Date.now,
+    ...(options.observer === undefined ? {} : { observer: options.observer }),
+  });
+
+  /** Validate (synchronously, via `path()`), then GET and decode; validation errors become rejections. */
+  async function get<T>(
+    endpoint: EndpointName,
+    path: () => string,
+    decode: (text: string) => T,
+    call: CallOptions | undefined,
+    vault = false,
+  ): Promise<T> {
+    const req: GetRequest<T> = {
+      endpoint,
+      url: (vault ? vaultBaseUrl : baseUrl) + path(),
+      headers: vault ? vaultHeaders : nodeHeaders,
+      decode,
+    };
+    return transport(req, call);
+  }
+
+  const client: PragmaClient = {
+    getPairPrice: (query, call) => get("pair_price", () => pairPricePath(query), decodePairPriceBody, call),
+    getCandlesticks: (query, call) =>
+      get("candlestick", () => candlestickPath(query), decodeCandleSeriesBody, call),
+    getFundingRates: (query, call) =>
+      get("funding_rates", () => fundingRatesPath(query), decodeFundingRatePageBody, call),
+    iterateFundingRates: (query, call): AsyncIterable<FundingRate> =>
+      iterateFundingPages((page) => client.getFundingRates(page, call), query, options.maxFundingPages),
+    getOnchainEntry: (query, call) =>
+      get("onchain", () => onchainPath(query), decodeOnchainEntrySetBody, call),
+    getOnchainPublishers: (query, call) =>
+      get("publishers", () => publishersPath(query), decodeOnchainPublishersBody, call),
+    getVault: (vaultId, call) => get("vault", () => vaultPath(vaultId), decodeVaultBody, call, true),
+  };
+  return client;
+}
+
+/** "http://h:1/x/" → "http://h:1/x", so path templates (which start with "/") concatenate cleanly. */
+function stripTrailingSlash(url: string): string {
+  return url.endsWith("/") ? url.slice(0, -1) : url;
+}

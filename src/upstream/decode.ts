@@ -1,0 +1,208 @@
+// Runtime validation helpers for upstream JSON: allocation-free on success, precise field paths on failure.
+import { PmError } from "../errors.js";
+import { ScaledPrice } from "../domain/price.js";
+import type { EndpointName } from "./types.js";
+
+/** A field that failed validation; `path` grows as the error unwinds through nested decoders. */
+export class FieldError extends Error {
+  path: string;
+  readonly expected: string;
+
+  constructor(path: string, expected: string) {
+    super(`${path}: expected ${expected}`);
+    this.path = path;
+    this.expected = expected;
+  }
+}
+
+/** A JSON object as read from the wire, fields still unknown. */
+export type JsonObject = Readonly<Record<string, unknown>>;
+
+/** Largest `decimals` accepted: 10^77 already exceeds a 256-bit integer. */
+const MAX_DECIMALS = 77;
+/** Longest hex price accepted ("0x" + 64 digits = 256 bits), so a hostile body cannot make BigInt work hard. */
+const MAX_HEX_LENGTH = 66;
+/** Longest decimal price accepted (a 256-bit integer has at most 78 digits). */
+const MAX_DECIMAL_DIGITS = 78;
+/** Below this a timestamp is read as unix seconds, above as milliseconds (1e11 s is the year 5138). */
+const SECONDS_MS_BOUNDARY = 1e11;
+const DECIMAL_DIGITS = /^\d+$/;
+const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(Z|[+-]\d{2}:\d{2})?$/;
+
+/** Run a decoder, turning a FieldError into a PmError naming the endpoint and the field path. */
+export function decodeWith<T>(endpoint: EndpointName, json: unknown, decode: (json: unknown) => T): T {
+  try {
+    return decode(json);
+  } catch (error) {
+    if (error instanceof FieldError) {
+      throw new PmError("PM_ERR_UPSTREAM_DECODE", `${endpoint}: ${error.path}: expected ${error.expected}`, {
+        details: { endpoint, field: error.path },
+        cause: error,
+      });
+    }
+    throw error;
+  }
+}
+
+/** Parse a response body as JSON; an empty body, an HTML page or a syntax error is a decode error. */
+export function parseJsonBody(endpoint: EndpointName, text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    const trimmed = text.trimStart();
+    const what =
+      trimmed.length === 0 ? "empty body" : trimmed.startsWith("<") ? "HTML instead of JSON" : "invalid JSON";
+    throw new PmError("PM_ERR_UPSTREAM_DECODE", `${endpoint}: body: ${what}`, {
+      details: { endpoint, field: "body" },
+      cause: error,
+    });
+  }
+}
+
+/** Prefix the path of a FieldError thrown by a nested decoder (e.g. "price" → "components[2].price"). */
+export function withPrefix(error: unknown, prefix: string): unknown {
+  if (error instanceof FieldError) {
+    const { path } = error;
+    error.path = path === "" ? prefix : path.startsWith("[") ? prefix + path : `${prefix}.${path}`;
+  }
+  return error;
+}
+
+/** The value as a JSON object (not null, not an array), or a FieldError at `path`. */
+export function asObject(value: unknown, path: string): JsonObject {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new FieldError(path, "object");
+  }
+  return value as JsonObject;
+}
+
+/** Decode every element of an array field; failures are reported as `key[i].field`. */
+export function decodeArray<T>(items: readonly unknown[], key: string, decode: (item: unknown) => T): T[] {
+  const out = new Array<T>(items.length);
+  for (let i = 0; i < items.length; i++) {
+    try {
+      out[i] = decode(items[i]);
+    } catch (error) {
+      throw withPrefix(error, `${key}[${i}]`);
+    }
+  }
+  return out;
+}
+
+/** A required array field. */
+export function readArray(o: JsonObject, key: string): readonly unknown[] {
+  const value = o[key];
+  if (!Array.isArray(value)) throw new FieldError(key, "array");
+  return value;
+}
+
+/** An optional array field: absent or null reads as an empty array. */
+export function readOptionalArray(o: JsonObject, key: string): readonly unknown[] {
+  const value = o[key];
+  if (value === undefined || value === null) return EMPTY;
+  if (!Array.isArray(value)) throw new FieldError(key, "array or null");
+  return value;
+}
+const EMPTY: readonly unknown[] = Object.freeze([]);
+
+/** A required string field. */
+export function readString(o: JsonObject, key: string): string {
+  const value = o[key];
+  if (typeof value !== "string") throw new FieldError(key, "string");
+  return value;
+}
+
+/** A required non-empty string field. */
+export function readNonEmptyString(o: JsonObject, key: string): string {
+  const value = o[key];
+  if (typeof value !== "string" || value.length === 0) throw new FieldError(key, "non-empty string");
+  return value;
+}
+
+/** A required boolean field. */
+export function readBoolean(o: JsonObject, key: string): boolean {
+  const value = o[key];
+  if (typeof value !== "boolean") throw new FieldError(key, "boolean");
+  return value;
+}
+
+/** A required finite number field (fractions such as funding rates). */
+export function readFiniteNumber(o: JsonObject, key: string): number {
+  const value = o[key];
+  if (typeof value !== "number" || !Number.isFinite(value)) throw new FieldError(key, "finite number");
+  return value;
+}
+
+/** A required non-negative integer that a double represents exactly (≤ 2^53 - 1). */
+export function readCount(o: JsonObject, key: string): number {
+  const value = o[key];
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) {
+    throw new FieldError(key, "non-negative safe integer");
+  }
+  return value;
+}
+
+/** A required `decimals` field: an integer 0..77. */
+export function readDecimals(o: JsonObject, key: string): number {
+  const value = o[key];
+  if (typeof value !== "number" || !Number.isInteger(value) || value < 0 || value > MAX_DECIMALS) {
+    throw new FieldError(key, `integer 0..${MAX_DECIMALS}`);
+  }
+  return value;
+}
+
+/** A required unix timestamp in seconds, returned in milliseconds. */
+export function readSecondsAsMs(o: JsonObject, key: string): number {
+  return readCount(o, key) * 1000;
+}
+
+/** A required timestamp sent as seconds (spec) or milliseconds (live server), told apart by magnitude; returned in ms. */
+export function readSecondsOrMs(o: JsonObject, key: string): number {
+  const value = readCount(o, key);
+  return value < SECONDS_MS_BOUNDARY ? value * 1000 : value;
+}
+
+/** A required 0x-prefixed hex integer string, returned as an exact ScaledPrice. */
+export function readHexPrice(o: JsonObject, key: string, decimals: number): ScaledPrice {
+  const value = o[key];
+  if (typeof value === "string" && isHexInteger(value)) {
+    // BigInt understands the 0x prefix; isHexInteger has excluded everything else it would accept.
+    return new ScaledPrice(BigInt(value), decimals);
+  }
+  throw new FieldError(key, "0x-prefixed hex string");
+}
+
+/** A required decimal-digit integer string (candle OHLC), returned as an exact ScaledPrice. */
+export function readDecimalPrice(o: JsonObject, key: string, decimals: number): ScaledPrice {
+  const value = o[key];
+  if (typeof value === "string" && value.length <= MAX_DECIMAL_DIGITS && DECIMAL_DIGITS.test(value)) {
+    return new ScaledPrice(BigInt(value), decimals);
+  }
+  throw new FieldError(key, "decimal integer string");
+}
+
+/** A required ISO 8601 date-time; without a zone designator it is UTC. Returned in ms. */
+export function readIsoTimeMs(o: JsonObject, key: string): number {
+  const value = o[key];
+  if (typeof value === "string") {
+    const match = ISO_DATE_TIME.exec(value);
+    if (match !== null) {
+      const ms = Date.parse(match[1] === undefined ? `${value}Z` : value);
+      if (Number.isFinite(ms)) return ms;
+    }
+  }
+  throw new FieldError(key, "ISO 8601 date-time");
+}
+
+/** True for "0x" followed by 1..64 hex digits; a char loop, faster than a regex on the hot path. */
+function isHexInteger(text: string): boolean {
+  const length = text.length;
+  if (length < 3 || length > MAX_HEX_LENGTH) return false;
+  if (text.charCodeAt(0) !== 48 || text.charCodeAt(1) !== 120) return false; // "0x"
+  for (let i = 2; i < length; i++) {
+    const c = text.charCodeAt(i);
+    const isHex = (c >= 48 && c <= 57) || (c >= 97 && c <= 102) || (c >= 65 && c <= 70);
+    if (!isHex) return false;
+  }
+  return true;
+}

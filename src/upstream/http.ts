@@ -1,0 +1,223 @@
+// HTTP transport of the upstream client: GET with per-attempt timeout, abort, bounded body, typed errors and retries.
+import { setTimeout as sleepFor } from "node:timers/promises";
+import { request, type Dispatcher } from "undici";
+import { PmError, type PmErrorDetails } from "../errors.js";
+import { describeErrorBody, parseRetryAfterMs, parseUpstreamErrorBody } from "./error-body.js";
+import { retryDelayMs, type RetryPolicy } from "./retry.js";
+import type { CallOptions, EndpointName, RequestObserver } from "./types.js";
+
+/** Error bodies are only read this far: enough for any message, bounded against hostile servers. */
+const MAX_ERROR_BODY_BYTES = 64 * 1024;
+
+/** Everything the transport needs, injected so tests control time, randomness and the network. */
+export interface HttpTransportOptions {
+  readonly dispatcher: Dispatcher;
+  readonly timeoutMs: number;
+  readonly retry: RetryPolicy;
+  /** Largest success body accepted, in bytes. */
+  readonly maxBodyBytes: number;
+  readonly random: () => number;
+  readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** Monotonic clock for durations and the retry budget. */
+  readonly nowMs: () => number;
+  /** Wall clock, only to turn a Retry-After HTTP date into a delay. */
+  readonly epochMs: () => number;
+  readonly observer?: RequestObserver;
+}
+
+/** One GET: where, with which headers, and how to turn the 2xx body text into a value. */
+export interface GetRequest<T> {
+  readonly endpoint: EndpointName;
+  readonly url: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly decode: (text: string) => T;
+}
+
+/** Performs a GET with retries; rejects only with a PmError. */
+export type HttpTransport = <T>(req: GetRequest<T>, options?: CallOptions) => Promise<T>;
+
+/** Default sleep: a real timer that rejects when the signal aborts. */
+export function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return sleepFor(ms, undefined, signal === undefined ? {} : { signal });
+}
+
+/** Build the transport: each call retries retryable failures per the policy, never past an abort. */
+export function createHttpTransport(options: HttpTransportOptions): HttpTransport {
+  const { retry, random, nowMs } = options;
+  return async function get<T>(req: GetRequest<T>, call: CallOptions = {}): Promise<T> {
+    const { signal } = call;
+    const timeoutMs = call.timeoutMs ?? options.timeoutMs;
+    if (!(timeoutMs > 0)) {
+      throw new PmError("PM_ERR_INVALID_REQUEST", `${req.endpoint}: timeoutMs: expected > 0`, {
+        details: { endpoint: req.endpoint, field: "timeoutMs" },
+      });
+    }
+    const startMs = nowMs();
+    for (let attempt = 1; ; attempt++) {
+      if (isAborted(signal)) throw abortedError(req.endpoint, signal?.reason);
+      let failure: PmError;
+      try {
+        return await attemptOnce(options, req, timeoutMs, signal);
+      } catch (error) {
+        failure = asPmError(req.endpoint, error);
+      }
+      const delayMs = retryDelayMs(retry, failure, attempt, nowMs() - startMs, random);
+      if (delayMs === null) throw failure;
+      try {
+        await options.sleep(delayMs, signal);
+      } catch (error) {
+        if (isAborted(signal)) throw abortedError(req.endpoint, signal?.reason);
+        throw asPmError(req.endpoint, error);
+      }
+    }
+  };
+}
+
+/** One HTTP attempt: request, read the body (always consumed or destroyed), classify, decode, observe. */
+async function attemptOnce<T>(
+  options: HttpTransportOptions,
+  req: GetRequest<T>,
+  timeoutMs: number,
+  callerSignal: AbortSignal | undefined,
+): Promise<T> {
+  const { endpoint } = req;
+  const controller = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort();
+  }, timeoutMs);
+  const onCallerAbort = (): void => controller.abort();
+  callerSignal?.addEventListener("abort", onCallerAbort, { once: true });
+  const attemptStartMs = options.nowMs();
+  let status: number | null = null;
+  let errorCode: string | null = null;
+  try {
+    const response = await request(req.url, {
+      method: "GET",
+      headers: req.headers,
+      dispatcher: options.dispatcher,
+      signal: controller.signal,
+    });
+    status = response.statusCode;
+    if (status >= 200 && status < 300) {
+      const { text, truncated } = await readBody(response.body, options.maxBodyBytes);
+      if (truncated) {
+        throw new PmError(
+          "PM_ERR_UPSTREAM_DECODE",
+          `${endpoint}: body: larger than ${options.maxBodyBytes} bytes`,
+          {
+            details: { endpoint, field: "body", status },
+          },
+        );
+      }
+      return req.decode(text);
+    }
+    const { text } = await readBody(response.body, MAX_ERROR_BODY_BYTES);
+    throw httpError(endpoint, status, text, response.headers["retry-after"], options.epochMs());
+  } catch (error) {
+    const failure =
+      callerSignal?.aborted === true
+        ? abortedError(endpoint, callerSignal.reason)
+        : error instanceof PmError
+          ? error
+          : timedOut
+            ? new PmError(
+                "PM_ERR_UPSTREAM_TIMEOUT",
+                `${endpoint}: no complete response within ${timeoutMs} ms`,
+                {
+                  retryable: true,
+                  details: { endpoint },
+                  cause: error,
+                },
+              )
+            : asPmError(endpoint, error);
+    errorCode = failure.code;
+    throw failure;
+  } finally {
+    clearTimeout(timer);
+    callerSignal?.removeEventListener("abort", onCallerAbort);
+    observe(options.observer, endpoint, options.nowMs() - attemptStartMs, status, errorCode);
+  }
+}
+
+/** Read a response body up to `maxBytes`; beyond that the stream is destroyed and `truncated` set. */
+async function readBody(
+  body: Dispatcher.ResponseData["body"],
+  maxBytes: number,
+): Promise<{ text: string; truncated: boolean }> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > maxBytes) {
+      body.destroy();
+      return { text: Buffer.concat(chunks).toString("utf8"), truncated: true };
+    }
+    chunks.push(chunk);
+  }
+  const text = chunks.length === 1 ? chunks[0]!.toString("utf8") : Buffer.concat(chunks).toString("utf8");
+  return { text, truncated: false };
+}
+
+/** The PM_ERR_UPSTREAM_HTTP error of a non-2xx response; 5xx and 429 are retryable. */
+function httpError(
+  endpoint: EndpointName,
+  status: number,
+  text: string,
+  retryAfterHeader: string | string[] | undefined,
+  epochMs: number,
+): PmError {
+  const body = parseUpstreamErrorBody(text);
+  const retryAfterMs = parseRetryAfterMs(retryAfterHeader, epochMs);
+  const details: PmErrorDetails =
+    retryAfterMs === null ? { endpoint, status, body } : { endpoint, status, body, retryAfterMs };
+  return new PmError("PM_ERR_UPSTREAM_HTTP", `${endpoint}: HTTP ${status}: ${describeErrorBody(body)}`, {
+    retryable: status === 429 || status >= 500,
+    details,
+  });
+}
+
+/** Whether the caller's signal has fired (a function, so TypeScript re-reads it after each await). */
+function isAborted(signal: AbortSignal | undefined): boolean {
+  return signal?.aborted === true;
+}
+
+/** PM_ERR_ABORTED: the caller gave up; never retried. */
+function abortedError(endpoint: EndpointName, reason: unknown): PmError {
+  return new PmError("PM_ERR_ABORTED", `${endpoint}: aborted`, { details: { endpoint }, cause: reason });
+}
+
+/** Any other failure: a PmError passes through, the rest is a (retryable) network error. */
+function asPmError(endpoint: EndpointName, error: unknown): PmError {
+  if (error instanceof PmError) return error;
+  const code = typeof error === "object" && error !== null && "code" in error ? String(error.code) : "";
+  const message = error instanceof Error ? error.message : String(error);
+  // undici's argument errors are our bugs, not the network's: retrying cannot help.
+  const retryable = code !== "UND_ERR_INVALID_ARG";
+  return new PmError(
+    "PM_ERR_UPSTREAM_NETWORK",
+    `${endpoint}: ${code.length > 0 ? `${code}: ` : ""}${message}`,
+    {
+      retryable,
+      details: { endpoint },
+      cause: error,
+    },
+  );
+}
+
+/** Report one attempt to the observer; a throwing observer must not break the request. */
+function observe(
+  observer: RequestObserver | undefined,
+  endpoint: EndpointName,
+  durationMs: number,
+  status: number | null,
+  errorCode: string | null,
+): void {
+  if (observer === undefined) return;
+  try {
+    observer({ endpoint, durationMs, status, errorCode });
+  } catch {
+    // Metrics are best effort; the request's outcome stands.
+  }
+}

@@ -1,0 +1,107 @@
+// GET /node/v1/data/{base}/{quote}: query building (every parameter explicit) and the pair-price decoder.
+import {
+  AGGREGATIONS,
+  ENTRY_TYPES,
+  INTERVALS,
+  type PairPrice,
+  type PriceComponent,
+} from "../domain/types.js";
+import {
+  asObject,
+  decodeArray,
+  decodeWith,
+  parseJsonBody,
+  readCount,
+  readDecimals,
+  readHexPrice,
+  readNonEmptyString,
+  readOptionalArray,
+  readSecondsOrMs,
+  readString,
+} from "./decode.js";
+import type { EndpointName, PairPriceQuery } from "./types.js";
+import {
+  buildQuery,
+  invalid,
+  validateBoolean,
+  validateEnum,
+  validateIsoDate,
+  validatePair,
+  validateTimestampS,
+  type QueryParam,
+} from "./validate.js";
+import { PATHS } from "./wire.js";
+
+/** Validate a pair-price/candlestick query and return its path segments and query string (spec defaults filled in). */
+export function pairPriceQueryString(
+  endpoint: EndpointName,
+  query: PairPriceQuery,
+): { readonly base: string; readonly quote: string; readonly search: string } {
+  const { base, quote } = validatePair(endpoint, query.pair);
+  const aggregation = validateEnum(endpoint, "aggregation", query.aggregation, AGGREGATIONS, "median");
+  const interval = validateEnum(endpoint, "interval", query.interval, INTERVALS, "2h");
+  const entryType = validateEnum(endpoint, "entryType", query.entryType, ENTRY_TYPES, "spot");
+  const routing = validateBoolean(endpoint, "routing", query.routing, true);
+  const withComponents = validateBoolean(endpoint, "withComponents", query.withComponents, false);
+  const params: QueryParam[] = [];
+  if (query.timestampS !== undefined) {
+    const timestampS = validateTimestampS(endpoint, "timestampS", query.timestampS);
+    // The server only supports historical lookups for median (pragma-node: "only works for median").
+    if (aggregation !== "median")
+      invalid(endpoint, "timestampS", "historical lookup requires median aggregation");
+    params.push(["timestamp", timestampS]);
+  }
+  params.push(
+    ["interval", interval],
+    ["routing", routing],
+    ["aggregation", aggregation],
+    ["entry_type", entryType],
+  );
+  if (query.expiry !== undefined) {
+    if (entryType !== "future") invalid(endpoint, "expiry", "only valid with entryType future");
+    params.push(["expiry", validateIsoDate(endpoint, "expiry", query.expiry)]);
+  }
+  params.push(["with_components", withComponents]);
+  return { base, quote, search: buildQuery(params) };
+}
+
+/** Path and query of GET /node/v1/data for a validated query. */
+export function pairPricePath(query: PairPriceQuery): string {
+  const { base, quote, search } = pairPriceQueryString("pair_price", query);
+  return PATHS.pairPrice(base, quote) + search;
+}
+
+/** Decode one price component (source, hex price with the parent's decimals, s-or-ms timestamp). */
+function decodeComponent(value: unknown, decimals: number): PriceComponent {
+  const o = asObject(value, "");
+  return {
+    source: readString(o, "source"),
+    price: readHexPrice(o, "price", decimals),
+    timestampMs: readSecondsOrMs(o, "timestamp"),
+  };
+}
+
+/** Decode a parsed pair-price body into a PairPrice (validates every field; extra fields ignored). */
+export function decodePairPrice(json: unknown): PairPrice {
+  return decodeWith("pair_price", json, (value) => {
+    const o = asObject(value, "body");
+    const decimals = readDecimals(o, "decimals");
+    const rawComponents = readOptionalArray(o, "components");
+    return {
+      pairId: readNonEmptyString(o, "pair_id"),
+      price: readHexPrice(o, "price", decimals),
+      numSources: readCount(o, "num_sources_aggregated"),
+      timestampMs: readSecondsOrMs(o, "timestamp"),
+      components:
+        rawComponents.length === 0
+          ? NO_COMPONENTS
+          : decodeArray(rawComponents, "components", (item) => decodeComponent(item, decimals)),
+    };
+  });
+}
+const NO_COMPONENTS: readonly PriceComponent[] = Object.freeze([]);
+
+/** Parse and decode a pair-price response body text. */
+export function decodePairPriceBody(text: string): PairPrice {
+  return decodePairPrice(parseJsonBody("pair_price", text));
+}
