@@ -1,0 +1,187 @@
+#!/usr/bin/env node
+// Process entry point: parses the command line, wires signals and exit codes; the only module that touches `process`.
+import type { Logger } from "pino";
+import { createApp, type App } from "./app.js";
+import { parseCommonArgs } from "./cli/args.js";
+import { runCheckConfig } from "./cli/check-config.js";
+import { runTail } from "./cli/tail.js";
+import { loadConfig } from "./config/load.js";
+import type { AppConfig } from "./config/types.js";
+import { isPmError } from "./errors.js";
+import { createLogger } from "./logger.js";
+import { runSimulateCommand } from "./simulator/cli.js";
+import { createEventLoopWatchdog } from "./watchdog.js";
+import { createSystemdNotifier } from "./systemd.js";
+import { VERSION } from "./version.js";
+
+const EX_CONFIG = 78;
+const notifySystemd = createSystemdNotifier({ env: process.env, pid: process.pid, nowMs: Date.now });
+const USAGE = `pragma-monitor ${VERSION}: streaming price monitor for the Pragma oracle API
+
+Usage:
+  pragma-monitor run [--config FILE] [--set key=value ...] [--pretty]   run the daemon
+  pragma-monitor check-config [--config FILE] [--set key=value ...]     validate and print the effective config
+  pragma-monitor simulate [--host H] [--port N] [--seed N] [--scenario FILE] [--speed X]
+  pragma-monitor tail [--url ws://127.0.0.1:8787/ws] [--token T] [--pairs A/B,...] [--since N] [--json]
+  pragma-monitor --version | --help
+`;
+
+const io = {
+  stdout: (text: string) => void process.stdout.write(text.endsWith("\n") ? text : `${text}\n`),
+  stderr: (text: string) => void process.stderr.write(text.endsWith("\n") ? text : `${text}\n`),
+  env: process.env,
+  cwd: process.cwd(),
+  isTTY: process.stdout.isTTY === true,
+};
+
+/** Load the config for `run` (and again on SIGHUP). */
+function load(argv: readonly string[]): AppConfig {
+  const args = parseCommonArgs(argv);
+  return loadConfig({
+    ...(args.configFile === undefined ? {} : { configFile: args.configFile }),
+    env: process.env,
+    argvOverrides: args.overrides,
+    cwd: process.cwd(),
+  }).config;
+}
+
+/** `pragma-monitor run`: start the daemon and keep it running until a signal. */
+async function run(argv: readonly string[]): Promise<void> {
+  let config: AppConfig;
+  try {
+    config = load(argv);
+  } catch (error) {
+    io.stderr(isPmError(error, "PM_ERR_CONFIG") ? `invalid configuration:\n${error.message}` : String(error));
+    process.exitCode = EX_CONFIG;
+    return;
+  }
+  const pretty = argv.includes("--pretty") || config.log.pretty;
+  const logger = await createLogger({ ...config.log, pretty });
+  installFatalHandlers(logger);
+  const app = createApp({ config, logger, nowMs: Date.now, random: Math.random });
+  try {
+    await app.start();
+  } catch (error) {
+    logger.fatal({ err: error instanceof Error ? error.message : String(error) }, "could not start");
+    await app.stop(1_000);
+    logger.flush();
+    process.exitCode = 1;
+    return;
+  }
+  const watchdog = createEventLoopWatchdog({
+    logger,
+    nowMs: Date.now,
+    onHealthy: () => notifySystemd("WATCHDOG=1"),
+  });
+  notifySystemd("READY=1");
+  installSignalHandlers(
+    app,
+    logger,
+    argv,
+    () => config,
+    (next) => (config = next),
+    () => watchdog.stop(),
+  );
+}
+
+/** SIGTERM/SIGINT drain and exit 0 (a second signal or the deadline forces exit 1); SIGHUP reloads the config. */
+function installSignalHandlers(
+  app: App,
+  logger: Logger,
+  argv: readonly string[],
+  current: () => AppConfig,
+  replace: (next: AppConfig) => void,
+  stopWatchdog: () => void,
+): void {
+  let stopping = false;
+  const shutdown = (signal: NodeJS.Signals): void => {
+    if (stopping) {
+      logger.warn({ signal }, "second signal: exiting now");
+      logger.flush();
+      process.exit(1);
+    }
+    stopping = true;
+    notifySystemd("STOPPING=1");
+    const deadlineMs = current().shutdown.drainTimeoutMs;
+    logger.info({ signal, deadlineMs }, "shutting down");
+    const forced = setTimeout(() => {
+      logger.error({ deadlineMs }, "shutdown deadline exceeded: exiting");
+      logger.flush();
+      process.exit(1);
+    }, deadlineMs + 1_000);
+    forced.unref();
+    stopWatchdog();
+    void app.stop(deadlineMs).then(() => {
+      logger.info("stopped");
+      logger.flush();
+      clearTimeout(forced);
+      process.exitCode = 0;
+    });
+  };
+  process.on("SIGTERM", shutdown);
+  process.on("SIGINT", shutdown);
+  process.on("SIGHUP", () => {
+    let next: AppConfig;
+    try {
+      next = load(argv);
+    } catch (error) {
+      logger.error(
+        { err: isPmError(error) ? error.message : String(error) },
+        "config reload rejected: keeping the running config",
+      );
+      return;
+    }
+    replace(next);
+    void app.reload(next).then(
+      () => logger.info("config reloaded"),
+      (error: unknown) => logger.error({ err: String(error) }, "config reload failed"),
+    );
+  });
+}
+
+/** Crash loudly so the supervisor restarts us: a daemon in an unknown state is worse than a restart. */
+function installFatalHandlers(logger: Logger): void {
+  const die = (kind: string) => (error: unknown) => {
+    logger.fatal(
+      { err: error instanceof Error ? { message: error.message, stack: error.stack } : String(error) },
+      kind,
+    );
+    logger.flush();
+    process.exit(70);
+  };
+  process.on("uncaughtException", die("uncaught exception"));
+  process.on("unhandledRejection", die("unhandled rejection"));
+}
+
+/** Dispatch the sub-command. */
+async function main(argv: readonly string[]): Promise<void> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case "run":
+      return run(rest);
+    case "check-config":
+      process.exitCode = runCheckConfig(rest, io);
+      return;
+    case "simulate":
+      process.exitCode = await runSimulateCommand(rest, io);
+      return;
+    case "tail":
+      process.exitCode = await runTail(rest, io);
+      return;
+    case "--version":
+    case "-v":
+      io.stdout(VERSION);
+      return;
+    case undefined:
+    case "--help":
+    case "-h":
+    case "help":
+      io.stdout(USAGE);
+      return;
+    default:
+      io.stderr(`unknown command "${command}"\n\n${USAGE}`);
+      process.exitCode = 64;
+  }
+}
+
+await main(process.argv.slice(2));

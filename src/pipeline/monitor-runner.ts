@@ -1,0 +1,218 @@
+// Runs one poll stream per target, feeds every outcome through the pure detectors and alert engine, and publishes transitions.
+import { Subscription, asyncScheduler, interval, type SchedulerLike } from "rxjs";
+import type { Logger } from "pino";
+import type { MonitorsConfig } from "../config/types.js";
+import type { AlertPayload } from "../domain/events.js";
+import {
+  activeAlerts,
+  observe,
+  retainTargets,
+  tick,
+  type Evaluation,
+  type MonitorState,
+  type Observation,
+} from "../domain/monitor.js";
+import type { RuleConfig } from "../domain/rules.js";
+import type { TargetSpec } from "../domain/types.js";
+import type { Metrics } from "../metrics.js";
+import type { PragmaClient } from "../upstream/types.js";
+import type { EventHub } from "./event-hub.js";
+import { poll$, type PollOutcome } from "./poll.js";
+import { endpointOf, fetchTarget, planTargets, type TargetPlan } from "./targets.js";
+import { warmUpHistory } from "./warmup.js";
+
+/** What the runner needs from the outside world; time and randomness are injected. */
+export interface MonitorRunnerDeps {
+  readonly client: PragmaClient;
+  readonly hub: EventHub;
+  readonly metrics: Metrics;
+  readonly logger: Logger;
+  readonly nowMs: () => number;
+  readonly random: () => number;
+  /** Whole-poll deadline (covers the client's retries). */
+  readonly pollTimeoutMs: number;
+  /** How often time-driven alert work (pending → firing, reminders) runs. */
+  readonly tickMs?: number;
+  readonly scheduler?: SchedulerLike;
+}
+
+/** Readiness of the pipeline: every target has completed its first poll. */
+export interface Readiness {
+  readonly ready: boolean;
+  readonly reasons: readonly string[];
+}
+
+/** The running pipeline: reconfigurable without restarting unaffected targets. */
+export interface MonitorRunner {
+  /** Apply a (new) config: start added targets, stop removed ones, restart changed ones; rules swap in place. */
+  update(monitors: MonitorsConfig, rules: readonly RuleConfig[]): void;
+  readiness(): Readiness;
+  /** Current engine state (for persistence). */
+  state(): MonitorState;
+  /** Ids of the targets being polled. */
+  targetIds(): readonly string[];
+  stop(): void;
+}
+
+interface RunningTarget {
+  readonly plan: TargetPlan;
+  readonly subscription: Subscription;
+  polled: boolean;
+  failures: number;
+}
+
+/** Start the pipeline on an initial (possibly restored) engine state. */
+export function createMonitorRunner(deps: MonitorRunnerDeps, initialState: MonitorState): MonitorRunner {
+  const { hub, metrics, logger, nowMs } = deps;
+  const scheduler = deps.scheduler ?? asyncScheduler;
+  const running = new Map<string, RunningTarget>();
+  let state = initialState;
+  let rules: readonly RuleConfig[] = [];
+  let monitors: MonitorsConfig | undefined;
+
+  const publish = (evaluation: Evaluation): void => {
+    state = evaluation.state;
+    for (const transition of evaluation.transitions) publishTransition(transition);
+  };
+  const publishTransition = (alert: AlertPayload): void => {
+    hub.publishAlert(alert);
+    metrics.alertTransitions.inc({ rule: alert.rule, status: alert.status, reason: alert.reason });
+    metrics.alertsFiring.reset();
+    for (const firing of activeAlerts(state))
+      metrics.alertsFiring.inc({ rule: firing.rule, severity: firing.severity });
+  };
+
+  const onOutcome = (target: RunningTarget, outcome: PollOutcome<unknown>): void => {
+    const spec = target.plan.spec;
+    const endpoint = endpointOf(spec);
+    target.polled = true;
+    metrics.polls.inc({ endpoint, outcome: outcome.ok ? "ok" : "error" });
+    if (!outcome.ok) {
+      metrics.pollFailures.inc({ endpoint, code: outcome.error.code });
+      // log once per burst: the first failure at warn, the rest at debug
+      const level = outcome.consecutiveFailures === 1 ? "warn" : "debug";
+      logger[level](
+        {
+          target: spec.id,
+          code: outcome.error.code,
+          failures: outcome.consecutiveFailures,
+          err: outcome.error.message,
+        },
+        "poll failed",
+      );
+    } else if (target.failures > 0) {
+      logger.info({ target: spec.id, failures: target.failures }, "poll recovered");
+    }
+    target.failures = outcome.ok ? 0 : outcome.consecutiveFailures;
+    const observedAtMs = nowMs();
+    publish(observe(state, toObservation(spec, outcome, observedAtMs), rules, observedAtMs));
+    if (outcome.ok) publishPriceTick(spec, outcome.value, observedAtMs);
+  };
+
+  const publishPriceTick = (spec: TargetSpec, value: unknown, observedAtMs: number): void => {
+    if (spec.kind !== "offchain" && spec.kind !== "onchain") return;
+    const snapshot = value as {
+      price: { text: string };
+      numSources: number;
+      timestampMs?: number;
+      lastUpdatedMs?: number;
+    };
+    const timestampMs = snapshot.timestampMs ?? snapshot.lastUpdatedMs ?? observedAtMs;
+    hub.publishPrice({
+      pair: spec.pair,
+      market: spec.kind,
+      target: spec.id,
+      price: snapshot.price.text,
+      numSources: snapshot.numSources,
+      timestamp: new Date(timestampMs).toISOString(),
+      observedAt: new Date(observedAtMs).toISOString(),
+      ...(spec.kind === "offchain" ? { entryType: spec.entryType } : { network: spec.network }),
+    });
+  };
+
+  const startTarget = (plan: TargetPlan): void => {
+    const target: RunningTarget = { plan, subscription: new Subscription(), polled: false, failures: 0 };
+    const poll = poll$((signal) => fetchTarget(deps.client, plan.spec, signal, nowMs()), {
+      periodMs: plan.periodMs,
+      jitter: monitors?.jitter ?? 0.1,
+      maxBackoffMs: Math.max(plan.periodMs, monitors?.maxBackoffMs ?? 60_000),
+      timeoutMs: deps.pollTimeoutMs,
+      random: deps.random,
+      scheduler,
+    });
+    const { subscription } = target;
+    running.set(plan.spec.id, target);
+    const warmup = monitors?.warmup;
+    if (
+      plan.spec.kind === "offchain" &&
+      warmup?.enabled === true &&
+      rules.some((r) => r.kind === "price_change")
+    ) {
+      const spec = plan.spec;
+      const warm = warmUpHistory(deps.client, spec, warmup.interval, warmup.lookbackMs, nowMs())
+        .then((points) => {
+          if (points.length > 0 && running.get(spec.id) === target) {
+            publish(observe(state, { kind: "history", target: spec, points }, rules, nowMs()));
+          }
+        })
+        .catch((error: unknown) =>
+          logger.warn({ target: spec.id, err: String(error) }, "price history warm-up failed"),
+        );
+      subscription.add(() => void warm);
+    }
+    subscription.add(poll.subscribe((outcome) => onOutcome(target, outcome)));
+  };
+
+  const tickSubscription = interval(deps.tickMs ?? 1_000, scheduler).subscribe(() => {
+    publish(tick(state, rules, nowMs()));
+  });
+
+  return {
+    update(nextMonitors, nextRules) {
+      monitors = nextMonitors;
+      rules = nextRules;
+      const plans = planTargets(nextMonitors);
+      const wanted = new Map(plans.map((plan) => [plan.spec.id, plan]));
+      for (const [id, target] of running) {
+        const plan = wanted.get(id);
+        if (plan === undefined || plan.key !== target.plan.key) {
+          target.subscription.unsubscribe();
+          running.delete(id);
+          if (plan === undefined) hub.forgetTarget(id);
+        }
+      }
+      for (const plan of plans) if (!running.has(plan.spec.id)) startTarget(plan);
+      publish(retainTargets(state, new Set(wanted.keys()), rules, nowMs()));
+      metrics.targets.reset();
+      for (const plan of plans) metrics.targets.inc({ kind: plan.spec.kind });
+    },
+    readiness() {
+      const waiting = [...running.values()].filter((t) => !t.polled).map((t) => t.plan.spec.id);
+      return {
+        ready: waiting.length === 0,
+        reasons:
+          waiting.length === 0
+            ? []
+            : [
+                `waiting for the first poll of ${waiting.length} target(s): ${waiting.slice(0, 5).join(", ")}`,
+              ],
+      };
+    },
+    state: () => state,
+    targetIds: () => [...running.keys()],
+    stop() {
+      tickSubscription.unsubscribe();
+      for (const target of running.values()) target.subscription.unsubscribe();
+      running.clear();
+    },
+  };
+}
+
+/** Wrap a poll outcome as the domain observation of its target kind. */
+function toObservation(spec: TargetSpec, outcome: PollOutcome<unknown>, observedAtMs: number): Observation {
+  const result = outcome.ok
+    ? { ok: true as const, value: outcome.value }
+    : { ok: false as const, error: outcome.error };
+  // the value's type follows from the spec kind: fetchTarget returns the matching snapshot
+  return { kind: spec.kind, target: spec, result, observedAtMs } as Observation;
+}

@@ -1,0 +1,141 @@
+// Turns the `monitors` config into target specs with stable ids, and knows how to fetch each kind of target.
+import type { MonitorsConfig } from "../config/types.js";
+import type { FundingRate, TargetSpec } from "../domain/types.js";
+import type { PragmaClient } from "../upstream/types.js";
+import type { EndpointName } from "../upstream/types.js";
+
+/** A target to poll: what to fetch, how often, and a key that changes whenever its stream must restart. */
+export interface TargetPlan {
+  readonly spec: TargetSpec;
+  readonly periodMs: number;
+  readonly key: string;
+}
+
+/** Build the deduplicated list of targets the config asks for; identical entries share one target (one request). */
+export function planTargets(monitors: MonitorsConfig): readonly TargetPlan[] {
+  const plans = new Map<string, TargetPlan>();
+  const add = (spec: TargetSpec, periodMs: number): void => {
+    const existing = plans.get(spec.id);
+    // two identical monitors at different periods: poll at the faster one
+    if (existing !== undefined && existing.periodMs <= periodMs) return;
+    plans.set(spec.id, { spec, periodMs, key: `${spec.id}@${periodMs}` });
+  };
+  for (const m of monitors.offchain) {
+    const expiry = m.entryType === "future" ? m.expiry : null;
+    const id = `offchain:${m.pair}:${m.entryType}:${m.aggregation}:${m.interval}${expiry === null ? "" : `:${expiry}`}`;
+    add(
+      {
+        kind: "offchain",
+        id,
+        pair: m.pair,
+        entryType: m.entryType,
+        aggregation: m.aggregation,
+        interval: m.interval,
+        expiry,
+      },
+      m.periodMs,
+    );
+  }
+  for (const m of monitors.onchain) {
+    const id = `onchain:${m.network}:${m.pair}:${m.aggregation}`;
+    add({ kind: "onchain", id, pair: m.pair, network: m.network, aggregation: m.aggregation }, m.periodMs);
+  }
+  for (const m of monitors.publishers) {
+    const id = `publishers:${m.network}:${m.publisherType}`;
+    add({ kind: "publishers", id, network: m.network, publisherType: m.publisherType }, m.periodMs);
+  }
+  for (const m of monitors.funding) {
+    add({ kind: "funding", id: `funding:${m.pair}:${m.source}`, pair: m.pair, source: m.source }, m.periodMs);
+  }
+  for (const m of monitors.vaults) {
+    add({ kind: "vault", id: `vault:${m.id}`, vaultId: m.id }, m.periodMs);
+  }
+  return [...plans.values()];
+}
+
+/** The upstream endpoint a target polls (the `endpoint` label of poll metrics). */
+export function endpointOf(spec: TargetSpec): EndpointName {
+  switch (spec.kind) {
+    case "offchain":
+      return "pair_price";
+    case "onchain":
+      return "onchain";
+    case "publishers":
+      return "publishers";
+    case "funding":
+      return "funding_rates";
+    case "vault":
+      return "vault";
+  }
+}
+
+/** How far back the funding poll looks: enough minute points to see the latest rate. */
+const FUNDING_LOOKBACK_S = 3 * 3600;
+
+/** Fetch one target's snapshot; rejects with a PmError. */
+export function fetchTarget(
+  client: PragmaClient,
+  spec: TargetSpec,
+  signal: AbortSignal,
+  nowMs: number,
+): Promise<unknown> {
+  switch (spec.kind) {
+    case "offchain":
+      return client.getPairPrice(
+        {
+          pair: spec.pair,
+          entryType: spec.entryType,
+          aggregation: spec.aggregation,
+          interval: spec.interval,
+          routing: true,
+          withComponents: true,
+          ...(spec.expiry === null ? {} : { expiry: spec.expiry }),
+        },
+        { signal },
+      );
+    case "onchain":
+      return client.getOnchainEntry(
+        {
+          pair: spec.pair,
+          network: spec.network,
+          aggregation: spec.aggregation,
+          routing: true,
+          components: true,
+          variations: true,
+        },
+        { signal },
+      );
+    case "publishers":
+      return client.getOnchainPublishers(
+        { network: spec.network, publisherType: spec.publisherType },
+        { signal },
+      );
+    case "funding":
+      return latestFundingRates(client, spec.pair, spec.source, nowMs, signal);
+    case "vault":
+      return client.getVault(spec.vaultId, { signal });
+  }
+}
+
+/** The funding rates of the last few hours, oldest first (one page of up to 1000 points). */
+async function latestFundingRates(
+  client: PragmaClient,
+  pair: string,
+  source: string,
+  nowMs: number,
+  signal: AbortSignal,
+): Promise<readonly FundingRate[]> {
+  const endS = Math.floor(nowMs / 1000);
+  const page = await client.getFundingRates(
+    {
+      pair,
+      source,
+      rangeS: { start: endS - FUNDING_LOOKBACK_S, end: endS },
+      frequency: "Minute",
+      page: 1,
+      pageSize: 1000,
+    },
+    { signal },
+  );
+  return [...page.rates].sort((a, b) => a.timestampMs - b.timestampMs);
+}

@@ -1,0 +1,46 @@
+// Warms a target's price history from candlesticks at start, so windowed rules work from the first minute.
+import type { CandleSeries, Interval, TargetSpec } from "../domain/types.js";
+import { INTERVAL_MS } from "../domain/types.js";
+import type { ScaledPrice } from "../domain/price.js";
+import type { PragmaClient } from "../upstream/types.js";
+
+/** A past price point: the close of a candle, at the end of its bucket. */
+export interface HistoryPoint {
+  readonly atMs: number;
+  readonly price: ScaledPrice;
+}
+
+/** Candle closes within `lookbackMs` before `nowMs`, oldest first. */
+export function candlesToHistory(
+  series: CandleSeries,
+  interval: Interval,
+  lookbackMs: number,
+  nowMs: number,
+): HistoryPoint[] {
+  const bucketMs = INTERVAL_MS[interval];
+  const points: HistoryPoint[] = [];
+  for (const candle of series.candles) {
+    const atMs = candle.timeMs + bucketMs;
+    if (atMs <= nowMs && atMs >= nowMs - lookbackMs) points.push({ atMs, price: candle.close });
+  }
+  return points.sort((a, b) => a.atMs - b.atMs);
+}
+
+/** Fetch the candlesticks of an off-chain target and turn them into history points. */
+export async function warmUpHistory(
+  client: PragmaClient,
+  spec: Extract<TargetSpec, { kind: "offchain" }>,
+  interval: Interval,
+  lookbackMs: number,
+  nowMs: number,
+): Promise<HistoryPoint[]> {
+  const series = await client.getCandlesticks({
+    pair: spec.pair,
+    entryType: spec.entryType,
+    aggregation: "median",
+    interval,
+    routing: true,
+    withComponents: false,
+  });
+  return candlesToHistory(series, interval, lookbackMs, nowMs);
+}

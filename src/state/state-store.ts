@@ -1,0 +1,123 @@
+// The daemon's state directory: the durable journal (write-ahead) and the alert-engine checkpoint.
+import { join } from "node:path";
+import { mkdirSync } from "node:fs";
+import type { Logger } from "pino";
+import type { AlertEvent, JournaledEvent } from "../domain/events.js";
+import { PmError } from "../errors.js";
+import { createJournal, type Journal } from "../pipeline/journal.js";
+import { readJsonFile, writeFileAtomic } from "./atomic-file.js";
+import { loadJournalFile, openJournalFile, type JournalFile } from "./journal-file.js";
+
+/** Checkpoint of the alert engine, tagged with the last seq it reflects. */
+export interface AlertCheckpoint {
+  readonly lastSeq: number;
+  readonly engine: unknown;
+}
+
+/** What a restart recovers: the journal ring, the checkpoint, and the alert events journaled after it. */
+export interface RecoveredState {
+  readonly journal: Journal;
+  readonly checkpoint: AlertCheckpoint | null;
+  /** Alert events with seq > checkpoint.lastSeq (announced after the last checkpoint; replay them into the engine). */
+  readonly alertsAfterCheckpoint: readonly AlertEvent[];
+}
+
+/** Write side of the state directory. */
+export interface StateStore {
+  readonly recovered: RecoveredState;
+  /** Persist one journaled event before it is emitted (the hub's `persist` hook). */
+  persistEvent(event: JournaledEvent): void;
+  /** Save the alert-engine checkpoint atomically. */
+  saveCheckpoint(checkpoint: AlertCheckpoint): void;
+  /** fsync the journal (periodic and at shutdown). */
+  sync(): void;
+  close(): void;
+}
+
+const CHECKPOINT_VERSION = 1;
+
+/** Open (creating if needed) the state directory, recovering whatever a previous run left, damaged or not. */
+export function openStateStore(options: {
+  readonly dir: string;
+  readonly journalCapacity: number;
+  readonly nowMs: () => number;
+  readonly logger: Logger;
+}): StateStore {
+  const { dir, journalCapacity, nowMs, logger } = options;
+  mkdirSync(dir, { recursive: true });
+  const journalPath = join(dir, "journal.jsonl");
+  const checkpointPath = join(dir, "alerts.json");
+
+  const loaded = loadJournalFile(journalPath, nowMs());
+  if (loaded.quarantinedTo !== null)
+    logger.error(
+      { movedTo: loaded.quarantinedTo },
+      "journal file unreadable: moved aside, starting a new journal",
+    );
+  if (loaded.skippedLines > 0)
+    logger.warn({ skippedLines: loaded.skippedLines }, "journal file had damaged lines: skipped them");
+
+  const checkpoint = readCheckpoint(checkpointPath, nowMs(), logger);
+  const journal = createJournal(journalCapacity, loaded.events, loaded.lastSeq);
+  const sinceSeq = checkpoint?.lastSeq ?? 0;
+  const alertsAfterCheckpoint = loaded.events.filter(
+    (e): e is AlertEvent => e.type === "alert" && e.seq > sinceSeq,
+  );
+
+  const file: JournalFile = openJournalFile(journalPath);
+  let closed = false;
+  // start from a compact file: the loaded tail only
+  file.compact(journal.entries());
+
+  return {
+    recovered: { journal, checkpoint, alertsAfterCheckpoint },
+    persistEvent(event) {
+      if (closed) throw new PmError("PM_ERR_STATE", `journal closed: event seq ${event.seq} not persisted`);
+      file.append(event);
+      // the journal file holds at most ~2× the ring; rewriting it keeps restarts fast
+      if (file.linesSinceCompaction > journalCapacity) file.compact([...journal.entries()]);
+    },
+    saveCheckpoint(next) {
+      writeFileAtomic(
+        checkpointPath,
+        JSON.stringify({ version: CHECKPOINT_VERSION, savedAt: new Date(nowMs()).toISOString(), ...next }),
+      );
+    },
+    sync() {
+      if (!closed) file.sync();
+    },
+    close() {
+      if (closed) return;
+      closed = true;
+      file.close();
+    },
+  };
+}
+
+/** Read the checkpoint; damaged or foreign content is logged and ignored (the journal still restores seq). */
+function readCheckpoint(path: string, nowMs: number, logger: Logger): AlertCheckpoint | null {
+  const read = readJsonFile(path, nowMs);
+  switch (read.kind) {
+    case "missing":
+      return null;
+    case "corrupt":
+      logger.error(
+        { movedTo: read.movedTo, reason: read.reason },
+        "alert state file unreadable: moved aside, starting clean",
+      );
+      return null;
+    case "ok": {
+      const value = read.value as { version?: unknown; lastSeq?: unknown; engine?: unknown } | null;
+      if (
+        value === null ||
+        typeof value !== "object" ||
+        value.version !== CHECKPOINT_VERSION ||
+        typeof value.lastSeq !== "number"
+      ) {
+        logger.error({ path }, "alert state file has an unknown format: ignoring it");
+        return null;
+      }
+      return { lastSeq: value.lastSeq, engine: value.engine };
+    }
+  }
+}
