@@ -52,7 +52,7 @@ async function route(
         ? sendJson(response, 200, { status: "ready" })
         : sendJson(response, 503, { status: "not_ready", reasons });
     }
-    default: {
+    case "/metrics": {
       const { registry } = options.metrics;
       const body = await registry.metrics();
       response.writeHead(200, {

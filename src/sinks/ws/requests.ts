@@ -40,6 +40,7 @@ export function handleMessage(
   isBinary: boolean,
 ): void {
   const { metrics } = context;
+  if (session.closing) return;
   const verdict = session.limiter.take(context.nowMs());
   if (verdict !== "ok") {
     metrics.wsMessagesIn.inc({ op: "rate_limited" });

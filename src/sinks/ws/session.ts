@@ -27,6 +27,8 @@ export interface Session {
   send(data: Buffer): boolean;
   /** Encode, send and count one reply frame. */
   reply(frame: ServerFrame): void;
+  /** Whether the server has started closing this connection (further input is ignored). */
+  readonly closing: boolean;
   /** Close with a code and reason once (later calls are ignored). */
   close(code: number, reason: string): void;
 }
@@ -71,6 +73,9 @@ export function createSession(options: {
     },
     reply(frame) {
       if (session.send(encodeFrame(frame))) metrics.wsMessagesOut.inc({ type: frame.type });
+    },
+    get closing() {
+      return closing;
     },
     close(code, reason) {
       if (closing) return;

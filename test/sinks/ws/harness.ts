@@ -88,9 +88,7 @@ export class TestClient {
   readonly closed: Promise<{ code: number; reason: string }>;
   readonly opened: Promise<void>;
 
-  constructor(
-    readonly socket: WebSocket,
-  ) {
+  constructor(readonly socket: WebSocket) {
     socket.on("message", (data: Buffer) => {
       const text = data.toString("utf8");
       this.raw.push(text);
@@ -124,7 +122,8 @@ export class TestClient {
         const frame = this.frames[this.cursor++]!;
         if (predicate(frame)) return frame;
       }
-      if (this.socket.readyState === WebSocket.CLOSED) throw new Error("socket closed while waiting for a frame");
+      if (this.socket.readyState === WebSocket.CLOSED)
+        throw new Error("socket closed while waiting for a frame");
       const remainingMs = deadline - Date.now();
       if (remainingMs <= 0) throw new Error(`timed out; frames so far: ${JSON.stringify(this.frames)}`);
       await new Promise<void>((resolve) => {
@@ -176,14 +175,16 @@ export function refusedStatus(url: string, options: WebSocket.ClientOptions = {}
 
 let counter = 0;
 /** An alert payload with sensible defaults. */
-export function alert(overrides: {
-  pair?: string;
-  rule?: RuleKind;
-  severity?: Severity;
-  status?: "firing" | "resolved";
-  summary?: string;
-  fingerprint?: string;
-} = {}): AlertPayload {
+export function alert(
+  overrides: {
+    pair?: string;
+    rule?: RuleKind;
+    severity?: Severity;
+    status?: "firing" | "resolved";
+    summary?: string;
+    fingerprint?: string;
+  } = {},
+): AlertPayload {
   counter += 1;
   const pair = overrides.pair ?? "BTC/USD";
   const rule = overrides.rule ?? "price_change";
@@ -226,4 +227,13 @@ export async function metricValue(
   return values
     .filter((value) => Object.entries(labels).every(([key, want]) => value.labels[key] === want))
     .reduce((sum, value) => sum + value.value, 0);
+}
+
+/** Wait until a condition on server-side state holds, checking on each turn of the event loop. */
+export async function until(condition: () => boolean | Promise<boolean>, timeoutMs = 3_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error("condition not met in time");
+    await new Promise((resolve) => setImmediate(resolve));
+  }
 }

@@ -12,7 +12,13 @@ describe("WebSocket API", () => {
     harness = await startHarness({ heartbeatMs: 12_345 });
     harness.hub.publishAlert(alert());
     const client = await connect(harness.url);
-    expect(client.frames[0]).toEqual({ type: "hello", protocol: 1, version: "9.9.9", seq: 1, heartbeatMs: 12_345 });
+    expect(client.frames[0]).toEqual({
+      type: "hello",
+      protocol: 1,
+      version: "9.9.9",
+      seq: 1,
+      heartbeatMs: 12_345,
+    });
   });
 
   it("delivers only the channels, pairs, rules and severities subscribed to", async () => {
@@ -56,7 +62,12 @@ describe("WebSocket API", () => {
     await client.request({ op: "subscribe", id: "a", channels: ["alerts"], pairs: ["BTC/USD", "ETH/USD"] });
     const second = await client.request({ op: "subscribe", id: "b", channels: ["lifecycle"] });
     expect(second).toMatchObject({ channels: ["alerts", "lifecycle"], pairs: ["BTC/USD", "ETH/USD"] });
-    const removed = await client.request({ op: "unsubscribe", id: "c", channels: ["alerts"], pairs: ["ETH/USD"] });
+    const removed = await client.request({
+      op: "unsubscribe",
+      id: "c",
+      channels: ["alerts"],
+      pairs: ["ETH/USD"],
+    });
     expect(removed).toEqual({
       type: "unsubscribed",
       id: "c",
@@ -88,7 +99,12 @@ describe("WebSocket API", () => {
     expect(all).toMatchObject({ type: "snapshot", id: 3, seq: 4 });
     expect((all["active"] as { fingerprint: string }[]).map((a) => a.fingerprint)).toEqual(["btc", "eth"]);
     expect(all["prices"]).toHaveLength(2);
-    const reply = await client.request({ op: "subscribe", id: "s", channels: ["alerts"], pairs: ["BTC/USD"] });
+    const reply = await client.request({
+      op: "subscribe",
+      id: "s",
+      channels: ["alerts"],
+      pairs: ["BTC/USD"],
+    });
     expect(reply["active"]).toEqual([btc]);
     const narrowed = await client.request({ op: "snapshot", id: "n" });
     expect(narrowed["prices"]).toEqual([tick("BTC/USD")]);
@@ -109,7 +125,12 @@ describe("WebSocket API", () => {
     hub.publishAlert(alert({ pair: "ETH/USD", summary: "four" }));
 
     const second = await connect(harness.url);
-    const reply = await second.request({ op: "subscribe", id: "2", channels: ["alerts", "lifecycle"], since: lastSeen });
+    const reply = await second.request({
+      op: "subscribe",
+      id: "2",
+      channels: ["alerts", "lifecycle"],
+      since: lastSeen,
+    });
     expect(reply).toMatchObject({ type: "subscribed", seq: 5 });
     hub.publishAlert(alert({ summary: "five" }));
     await second.next((frame) => frame["seq"] === 6);
@@ -147,7 +168,12 @@ describe("WebSocket API", () => {
     ["a non-object", "[1,2]", "bad_request", /object/],
     ["an unknown op", { op: "frobnicate", id: "x" }, "unknown_op", /frobnicate/],
     ["a missing op", { id: "x" }, "bad_request", /op/],
-    ["channels of the wrong type", { op: "subscribe", id: "x", channels: "alerts" }, "bad_request", /channels/],
+    [
+      "channels of the wrong type",
+      { op: "subscribe", id: "x", channels: "alerts" },
+      "bad_request",
+      /channels/,
+    ],
     ["an unknown channel", { op: "subscribe", id: "x", channels: ["news"] }, "bad_request", /news/],
     ["an unknown pair", { op: "subscribe", id: "x", pairs: ["DOGE/EUR"] }, "bad_request", /DOGE\/EUR/],
     ["an unknown rule", { op: "subscribe", id: "x", rules: ["moon"] }, "bad_request", /moon/],
@@ -158,22 +184,31 @@ describe("WebSocket API", () => {
     ["an unknown field", { op: "ping", id: "x", extra: 1 }, "bad_request", /extra/],
     ["an object id", { op: "ping", id: {} }, "bad_request", /id/],
   ];
-  it.each(badInputs)("answers %s with an error frame and keeps the connection open", async (_name, input, code, message) => {
-    harness = await startHarness();
-    const client = await connect(harness.url);
-    client.send(input);
-    const error = await client.next((frame) => frame.type === "error");
-    expect(error["code"]).toBe(code);
-    expect(error["message"]).toMatch(message);
-    if (typeof input !== "string" && typeof input["id"] === "string") expect(error["id"]).toBe(input["id"]);
-    expect(await client.request({ op: "ping", id: "still-open" })).toEqual({ type: "pong", id: "still-open" });
-  });
+  it.each(badInputs)(
+    "answers %s with an error frame and keeps the connection open",
+    async (_name, input, code, message) => {
+      harness = await startHarness();
+      const client = await connect(harness.url);
+      client.send(input);
+      const error = await client.next((frame) => frame.type === "error");
+      expect(error["code"]).toBe(code);
+      expect(error["message"]).toMatch(message);
+      if (typeof input !== "string" && typeof input["id"] === "string") expect(error["id"]).toBe(input["id"]);
+      expect(await client.request({ op: "ping", id: "still-open" })).toEqual({
+        type: "pong",
+        id: "still-open",
+      });
+    },
+  );
 
   it("answers binary frames with an error frame", async () => {
     harness = await startHarness();
     const client = await connect(harness.url);
     client.socket.send(Buffer.from([1, 2, 3]), { binary: true });
-    expect(await client.next((frame) => frame.type === "error")).toMatchObject({ code: "bad_request", id: null });
+    expect(await client.next((frame) => frame.type === "error")).toMatchObject({
+      code: "bad_request",
+      id: null,
+    });
     expect(await client.request({ op: "ping", id: "p" })).toEqual({ type: "pong", id: "p" });
   });
 });
