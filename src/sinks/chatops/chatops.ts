@@ -1,0 +1,147 @@
+// Composition of the chat-ops sinks: routes bus alerts into per-sink outboxes and runs one delivery loop per sink.
+import { join } from "node:path";
+import type { Subscription } from "rxjs";
+import type { Dispatcher } from "undici";
+import type { Logger } from "pino";
+import type { SinkConfig } from "../../config/types.js";
+import type { AlertEvent, AlertPayload } from "../../domain/events.js";
+import { PmError } from "../../errors.js";
+import type { Metrics } from "../../metrics.js";
+import type { EventSource } from "../../pipeline/event-hub.js";
+import type { Timers } from "./delivery.js";
+import { routeAlert } from "./route.js";
+import { openSinkWorker, type SinkStatus, type SinkWorker, type WorkerPolicy } from "./sink-worker.js";
+
+/** Options of `createChatOpsSinks`; clock, randomness and timers are injected. */
+export interface ChatOpsOptions {
+  readonly sinks: readonly SinkConfig[];
+  readonly source: EventSource;
+  readonly stateDir: string;
+  readonly dispatcher: Dispatcher;
+  readonly metrics: Metrics;
+  readonly logger: Logger;
+  /** Publishes `sink_error` alerts (and their resolves) on the bus. */
+  readonly raise: (alert: AlertPayload) => void;
+  readonly nowMs: () => number;
+  readonly random: () => number;
+  readonly setTimer?: (callback: () => void, delayMs: number) => unknown;
+  readonly clearTimer?: (handle: unknown) => void;
+  /** Retry backoff and bounds; see CHATOPS_DEFAULT_POLICY. */
+  readonly policy?: Partial<WorkerPolicy>;
+}
+
+/** The running chat-ops sinks. */
+export interface ChatOpsSinks {
+  /** Open every enabled sink's outbox (redelivering what a previous run left) and start delivering. */
+  start(): Promise<void>;
+  /** Stop accepting events and drain for at most `deadlineMs` from now; what is left stays on disk. */
+  stop(deadlineMs: number): Promise<void>;
+  status(): readonly SinkStatus[];
+}
+
+/** Default delivery policy: backoff 1 s → 5 min, 10 000 messages per outbox, digests of at most 200. */
+export const CHATOPS_DEFAULT_POLICY: WorkerPolicy = {
+  baseDelayMs: 1_000,
+  maxDelayMs: 300_000,
+  maxEntries: 10_000,
+  maxDigestEntries: 200,
+};
+
+/** Sink names become file names: keep them to a safe alphabet. */
+const SINK_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+/** Events received while outboxes are still opening; beyond this they are dropped and counted. */
+const MAX_EARLY_EVENTS = 10_000;
+
+/** Build the chat-ops sinks over the event bus; nothing happens until `start()`. */
+export function createChatOpsSinks(options: ChatOpsOptions): ChatOpsSinks {
+  const { logger, nowMs } = options;
+  const policy: WorkerPolicy = { ...CHATOPS_DEFAULT_POLICY, ...options.policy };
+  const timers: Timers = {
+    setTimer: options.setTimer ?? ((callback, delayMs) => setTimeout(callback, delayMs)),
+    clearTimer: options.clearTimer ?? ((handle) => clearTimeout(handle as NodeJS.Timeout)),
+  };
+  const enabled = options.sinks.filter((sink) => sink.enabled);
+  const workers: { readonly sink: SinkConfig; readonly worker: SinkWorker }[] = [];
+  let subscription: Subscription | undefined;
+  let early: AlertEvent[] | undefined;
+  let state: "new" | "started" | "stopped" = "new";
+
+  const dispatch = (event: AlertEvent): void => {
+    for (const { sink, worker } of workers) if (routeAlert(sink, event.alert)) worker.enqueue(event);
+  };
+
+  return {
+    async start() {
+      if (state !== "new") throw new PmError("PM_ERR_SINK", "chat-ops sinks can only be started once");
+      state = "started";
+      validateNames(enabled);
+      early = [];
+      // Subscribe first so nothing published while the outboxes open is lost.
+      subscription = options.source.events$.subscribe((event) => {
+        if (event.type !== "alert") return;
+        if (early === undefined) dispatch(event);
+        else if (early.length < MAX_EARLY_EVENTS) early.push(event);
+        else options.metrics.droppedEvents.inc({ component: "chatops", reason: "starting" });
+      });
+      const outboxDir = join(options.stateDir, "outbox");
+      const active = options.source.activeAlerts();
+      try {
+        for (const sink of enabled) {
+          const worker = await openSinkWorker({
+            sink,
+            outboxDir,
+            dispatcher: options.dispatcher,
+            metrics: options.metrics,
+            logger,
+            raise: options.raise,
+            nowMs,
+            random: options.random,
+            timers,
+            policy,
+            firing: active.filter((alert) => routeAlert(sink, alert)),
+          });
+          workers.push({ sink, worker });
+        }
+      } catch (err) {
+        subscription.unsubscribe();
+        await Promise.all(workers.map(({ worker }) => worker.stop(nowMs())));
+        throw new PmError("PM_ERR_STATE", "could not open the chat-ops outboxes", { cause: err });
+      }
+      const buffered = early;
+      early = undefined;
+      for (const event of buffered) dispatch(event);
+      for (const { worker } of workers) worker.start();
+      logger.info(
+        { component: "chatops", sinks: workers.map(({ sink }) => sink.name) },
+        "chat-ops sinks started",
+      );
+    },
+    async stop(deadlineMs) {
+      if (state === "stopped") return;
+      state = "stopped";
+      subscription?.unsubscribe();
+      const deadlineAtMs = nowMs() + Math.max(0, deadlineMs);
+      // Each sink drains on its own; one failing stop never keeps the others from closing.
+      const results = await Promise.allSettled(workers.map(({ worker }) => worker.stop(deadlineAtMs)));
+      for (const result of results)
+        if (result.status === "rejected")
+          logger.error({ component: "chatops" }, "a chat-ops sink failed to stop cleanly");
+      const left = workers.reduce((sum, { worker }) => sum + worker.status().pending, 0);
+      logger.info({ component: "chatops", pending: left }, "chat-ops sinks stopped");
+    },
+    status: () => workers.map(({ worker }) => worker.status()),
+  };
+}
+
+function validateNames(sinks: readonly SinkConfig[]): void {
+  const seen = new Set<string>();
+  for (const sink of sinks) {
+    if (!SINK_NAME.test(sink.name))
+      throw new PmError("PM_ERR_CONFIG", `sink name "${sink.name}" must match ${SINK_NAME.source}`, {
+        details: { key: "sinks" },
+      });
+    if (seen.has(sink.name))
+      throw new PmError("PM_ERR_CONFIG", `duplicate sink name "${sink.name}"`, { details: { key: "sinks" } });
+    seen.add(sink.name);
+  }
+}

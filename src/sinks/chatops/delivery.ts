@@ -1,0 +1,139 @@
+// One HTTP delivery attempt over an injected undici dispatcher, classified for the retry policy.
+import { request, type Dispatcher } from "undici";
+import type { RenderedRequest } from "./types.js";
+
+/** Injectable timer functions (virtual time in tests). */
+export interface Timers {
+  readonly setTimer: (callback: () => void, delayMs: number) => unknown;
+  readonly clearTimer: (handle: unknown) => void;
+}
+
+/** Result of one attempt. `retry` may carry the server's `Retry-After`; `rejected` is a permanent 4xx. */
+export type DeliveryOutcome =
+  | { readonly kind: "ok"; readonly status: number }
+  | {
+      readonly kind: "retry";
+      readonly outcome: "http_error" | "rate_limited" | "timeout" | "network";
+      readonly status?: number;
+      readonly code?: string;
+      readonly retryAfterMs?: number;
+    }
+  | { readonly kind: "rejected"; readonly status: number }
+  | { readonly kind: "aborted" };
+
+/** Longest `Retry-After` we honour; anything longer is clamped (the max-age policy still applies). */
+export const MAX_RETRY_AFTER_MS = 3_600_000;
+const MAX_ERROR_BODY_BYTES = 16 * 1024;
+
+/** POST `rendered` to `url`, aborting after `timeoutMs` or when `stopSignal` fires. Never throws. */
+export async function deliver(options: {
+  readonly dispatcher: Dispatcher;
+  readonly url: string;
+  readonly rendered: RenderedRequest;
+  readonly timeoutMs: number;
+  readonly timers: Timers;
+  readonly nowMs: () => number;
+  readonly stopSignal: AbortSignal;
+}): Promise<DeliveryOutcome> {
+  const { timers, stopSignal } = options;
+  if (stopSignal.aborted) return { kind: "aborted" };
+  const controller = new AbortController();
+  let timedOut = false;
+  const timer = timers.setTimer(() => {
+    timedOut = true;
+    controller.abort();
+  }, options.timeoutMs);
+  const onStop = (): void => controller.abort();
+  stopSignal.addEventListener("abort", onStop, { once: true });
+  try {
+    const res = await request(options.url, {
+      method: "POST",
+      headers: options.rendered.headers,
+      body: options.rendered.body,
+      dispatcher: options.dispatcher,
+      signal: controller.signal,
+    });
+    const status = res.statusCode;
+    if (status >= 200 && status < 300) {
+      await res.body.dump();
+      return { kind: "ok", status };
+    }
+    if (status === 429 || status === 503) {
+      const bodyText = await readCapped(res.body);
+      const retryAfterMs = retryAfterFrom(res.headers["retry-after"], bodyText, options.nowMs());
+      return {
+        kind: "retry",
+        outcome: status === 429 ? "rate_limited" : "http_error",
+        status,
+        ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+      };
+    }
+    await res.body.dump();
+    if (status === 408 || status === 425 || status >= 500)
+      return { kind: "retry", outcome: "http_error", status };
+    return { kind: "rejected", status };
+  } catch (err) {
+    if (timedOut) return { kind: "retry", outcome: "timeout", code: "PM_ERR_SINK_TIMEOUT" };
+    if (stopSignal.aborted) return { kind: "aborted" };
+    return { kind: "retry", outcome: "network", code: codeOf(err) };
+  } finally {
+    timers.clearTimer(timer);
+    stopSignal.removeEventListener("abort", onStop);
+  }
+}
+
+/** Parse `Retry-After` (delta-seconds or HTTP-date), falling back to Discord/Telegram JSON `retry_after` seconds. */
+export function retryAfterFrom(
+  header: string | string[] | undefined,
+  bodyText: string,
+  nowMs: number,
+): number | undefined {
+  const value = Array.isArray(header) ? header[0] : header;
+  if (value !== undefined && value.trim() !== "") {
+    const trimmed = value.trim();
+    if (/^\d+(\.\d+)?$/.test(trimmed)) return clampRetryAfter(Number(trimmed) * 1000);
+    const dateMs = Date.parse(trimmed);
+    if (Number.isFinite(dateMs)) return clampRetryAfter(dateMs - nowMs);
+  }
+  try {
+    const parsed = JSON.parse(bodyText) as { retry_after?: unknown; parameters?: { retry_after?: unknown } };
+    const seconds = parsed.retry_after ?? parsed.parameters?.retry_after;
+    if (typeof seconds === "number" && Number.isFinite(seconds)) return clampRetryAfter(seconds * 1000);
+  } catch {
+    // Not JSON: no hint in the body.
+  }
+  return undefined;
+}
+
+/** Exponential backoff with equal jitter: half fixed, half random, capped at `maxDelayMs`. */
+export function backoffDelayMs(
+  consecutiveFailures: number,
+  policy: { readonly baseDelayMs: number; readonly maxDelayMs: number },
+  random: () => number,
+): number {
+  const exponent = Math.min(Math.max(0, consecutiveFailures - 1), 30);
+  const capped = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** exponent);
+  return Math.round(capped / 2 + (capped / 2) * random());
+}
+
+function clampRetryAfter(delayMs: number): number {
+  return Math.min(MAX_RETRY_AFTER_MS, Math.max(0, Math.ceil(delayMs)));
+}
+
+async function readCapped(body: Dispatcher.ResponseData["body"]): Promise<string> {
+  let text = "";
+  for await (const chunk of body) {
+    text += String(chunk);
+    if (text.length > MAX_ERROR_BODY_BYTES) {
+      body.destroy();
+      break;
+    }
+  }
+  return text;
+}
+
+function codeOf(err: unknown): string {
+  return typeof err === "object" && err !== null && "code" in err && typeof err.code === "string"
+    ? err.code
+    : "UNKNOWN";
+}

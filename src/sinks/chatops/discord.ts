@@ -1,0 +1,103 @@
+// Discord webhook renderer: one embed with title, description, fields, severity colour and timestamp.
+import { severityRank, type AlertPayload, type Severity } from "../../domain/events.js";
+import {
+  alertSubject,
+  alertTitle,
+  digestHeadline,
+  firedForText,
+  formatValue,
+  groupDigest,
+  joinLinesWithin,
+  statusEmoji,
+  truncate,
+} from "./format.js";
+import type { ChatMessage, RenderedRequest } from "./types.js";
+
+// Embed limits: title 256, description 4096, 25 fields (name 256, value 1024), footer 2048, 6000 total.
+const TITLE_MAX_CHARS = 256;
+const DESCRIPTION_MAX_CHARS = 4096;
+const FIELD_NAME_MAX_CHARS = 256;
+const FIELD_VALUE_MAX_CHARS = 1024;
+const MAX_FIELDS = 25;
+// Keep the whole embed under Discord's 6000-character total.
+const ALERT_DESCRIPTION_MAX_CHARS = 2000;
+const DIGEST_DESCRIPTION_MAX_CHARS = 3500;
+
+/** Embed colours (0xRRGGBB) by severity; resolved alerts are green. */
+export const DISCORD_COLOURS: Readonly<Record<Severity | "resolved", number>> = {
+  critical: 0xe01e5a,
+  warning: 0xf2a100,
+  info: 0x3aa3e3,
+  resolved: 0x2eb67d,
+};
+
+interface EmbedField {
+  readonly name: string;
+  readonly value: string;
+  readonly inline: boolean;
+}
+
+/** Render an alert or a digest as a Discord webhook request (mentions disabled). */
+export function renderDiscord(message: ChatMessage): RenderedRequest {
+  const embed = message.kind === "alert" ? alertEmbed(message.event.alert) : digestEmbed(message);
+  const payload = { username: "pragma-monitor", embeds: [embed], allowed_mentions: { parse: [] } };
+  return { body: JSON.stringify(payload), headers: { "content-type": "application/json" } };
+}
+
+function alertEmbed(alert: AlertPayload): Readonly<Record<string, unknown>> {
+  const firedFor = firedForText(alert);
+  const description =
+    alert.status === "resolved" && firedFor !== ""
+      ? `${alert.summary}\nResolved after ${firedFor}.`
+      : alert.summary;
+  const fields: EmbedField[] = [
+    field("Rule", alert.rule),
+    field("Severity", alert.severity),
+    ...Object.entries(alert.labels).map(([name, value]) => field(name, value)),
+    field("Value", formatValue(alert.value)),
+    field("Threshold", formatValue(alert.threshold)),
+    field("Started", alert.startsAt),
+  ];
+  return {
+    title: truncate(alertTitle(alert), TITLE_MAX_CHARS),
+    description: truncate(description, ALERT_DESCRIPTION_MAX_CHARS),
+    color: alert.status === "resolved" ? DISCORD_COLOURS.resolved : DISCORD_COLOURS[alert.severity],
+    fields: fields.slice(0, MAX_FIELDS),
+    timestamp: alert.endsAt ?? alert.startsAt,
+    footer: { text: `pragma-monitor · ${alert.fingerprint}` },
+  };
+}
+
+function digestEmbed(message: Extract<ChatMessage, { kind: "digest" }>): Readonly<Record<string, unknown>> {
+  const groups = groupDigest(message.events);
+  const lines = [...groups.firing, ...groups.resolved].map(
+    (alert) => `${statusEmoji(alert)} **${alertSubject(alert)}**: ${truncate(alert.summary, 200)}`,
+  );
+  const worst = groups.firing.reduce<Severity | undefined>(
+    (acc, alert) =>
+      acc === undefined || severityRank(alert.severity) > severityRank(acc) ? alert.severity : acc,
+    undefined,
+  );
+  const last = message.events[message.events.length - 1];
+  return {
+    title: truncate(
+      `📋 Digest: ${groups.firing.length} firing, ${groups.resolved.length} resolved`,
+      TITLE_MAX_CHARS,
+    ),
+    description: truncate(
+      `${digestHeadline(groups)}\n\n${joinLinesWithin(lines, DIGEST_DESCRIPTION_MAX_CHARS)}`,
+      DESCRIPTION_MAX_CHARS,
+    ),
+    color: worst === undefined ? DISCORD_COLOURS.resolved : DISCORD_COLOURS[worst],
+    ...(last === undefined ? {} : { timestamp: last.alert.endsAt ?? last.alert.startsAt }),
+    footer: { text: `pragma-monitor · ${message.events.length} transitions coalesced by the rate limit` },
+  };
+}
+
+function field(name: string, value: string): EmbedField {
+  return {
+    name: truncate(name, FIELD_NAME_MAX_CHARS),
+    value: truncate(value === "" ? "-" : value, FIELD_VALUE_MAX_CHARS),
+    inline: true,
+  };
+}

@@ -1,0 +1,60 @@
+// Dispatch from a sink's config to its renderer and endpoint URL.
+import type { SinkConfig } from "../../config/types.js";
+import { alertmanagerUrl, renderAlertmanager } from "./alertmanager.js";
+import { renderDiscord } from "./discord.js";
+import { renderPagerDuty } from "./pagerduty.js";
+import { renderSlack } from "./slack.js";
+import { renderTelegram, telegramUrl } from "./telegram.js";
+import type { AnyMessage, RenderedRequest } from "./types.js";
+import { renderWebhook } from "./webhook.js";
+
+/** Per-send facts a renderer may need: the clock (signatures, endsAt) and the stable delivery id. */
+export interface RenderContext {
+  readonly nowMs: number;
+  readonly deliveryId: string;
+}
+
+/** The URL a sink POSTs to (it may contain a secret: never log it). */
+export function endpointUrl(sink: SinkConfig): string {
+  switch (sink.kind) {
+    case "telegram":
+      return telegramUrl(sink.url, sink.botToken);
+    case "alertmanager":
+      return alertmanagerUrl(sink.url);
+    case "slack":
+    case "discord":
+    case "pagerduty":
+    case "webhook":
+      return sink.url;
+  }
+}
+
+/** Whether the service can take several transitions as one message; PagerDuty keys state per event. */
+export function supportsDigest(sink: SinkConfig): boolean {
+  return sink.kind !== "pagerduty";
+}
+
+/** Render `message` for `sink`; refresh messages only exist for Alertmanager, digests never for PagerDuty. */
+export function renderFor(sink: SinkConfig, message: AnyMessage, context: RenderContext): RenderedRequest {
+  if (sink.kind === "alertmanager")
+    return renderAlertmanager(message, { nowMs: context.nowMs, resendIntervalMs: sink.resendIntervalMs });
+  if (message.kind === "refresh")
+    throw new TypeError(`refresh messages are Alertmanager-only (${sink.kind})`);
+  switch (sink.kind) {
+    case "slack":
+      return renderSlack(message);
+    case "discord":
+      return renderDiscord(message);
+    case "telegram":
+      return renderTelegram(message, { chatId: sink.chatId });
+    case "pagerduty":
+      if (message.kind === "digest") throw new TypeError("PagerDuty takes no digests");
+      return renderPagerDuty(message.event, { routingKey: sink.routingKey });
+    case "webhook":
+      return renderWebhook(message, {
+        secret: sink.secret,
+        nowMs: context.nowMs,
+        deliveryId: context.deliveryId,
+      });
+  }
+}

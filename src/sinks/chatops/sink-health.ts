@@ -1,0 +1,91 @@
+// Tracks a sink's consecutive failures; raises a `sink_error` alert at the threshold and resolves it on recovery.
+import type { Logger } from "pino";
+import type { AlertPayload } from "../../domain/events.js";
+import type { SinkConfig } from "../../config/types.js";
+import { fingerprintOf } from "./fingerprint.js";
+
+/** What the health tracker needs to know about a failed attempt (never a URL or a secret). */
+export interface FailureInfo {
+  readonly outcome: string;
+  readonly status?: number;
+  readonly code?: string;
+}
+
+/** Failure bookkeeping of one sink. */
+export interface SinkHealth {
+  readonly consecutiveFailures: number;
+  /** True while a `sink_error` alert is firing for this sink. */
+  readonly failing: boolean;
+  onFailure(info: FailureInfo): void;
+  onSuccess(): void;
+}
+
+/** Create the tracker; `raise` publishes the `sink_error` alert (labels {sink, endpoint}). */
+export function createSinkHealth(options: {
+  readonly sink: SinkConfig;
+  readonly host: string;
+  readonly raise: (alert: AlertPayload) => void;
+  readonly nowMs: () => number;
+  readonly logger: Logger;
+}): SinkHealth {
+  const { sink, host, logger } = options;
+  const labels = { sink: sink.name, endpoint: sink.kind };
+  const fingerprint = fingerprintOf("sink_error", labels);
+  const threshold = Math.max(1, sink.failureThreshold);
+  let failures = 0;
+  let firing: AlertPayload | undefined;
+
+  const publish = (alert: AlertPayload): void => {
+    try {
+      options.raise(alert);
+    } catch (err) {
+      logger.error({ err: err instanceof Error ? err.name : "unknown" }, "raising sink_error failed");
+    }
+  };
+
+  return {
+    get consecutiveFailures() {
+      return failures;
+    },
+    get failing() {
+      return firing !== undefined;
+    },
+    onFailure(info) {
+      failures += 1;
+      // Logged once per burst: the first failure and the threshold at warn, the rest at debug.
+      const level = failures === 1 || failures === threshold ? "warn" : "debug";
+      logger[level]({ host, failures, ...info }, "chat-ops delivery failed");
+      if (firing !== undefined || failures < threshold) return;
+      const detail = info.status === undefined ? info.outcome : `${info.outcome} ${info.status}`;
+      firing = {
+        fingerprint,
+        status: "firing",
+        rule: "sink_error",
+        severity: "critical",
+        labels,
+        summary: `Chat-ops sink ${sink.name} (${sink.kind}) is failing: ${failures} consecutive failed deliveries (last: ${detail})`,
+        value: failures,
+        threshold,
+        startsAt: new Date(options.nowMs()).toISOString(),
+        endsAt: null,
+        reason: "first",
+        context: { host, lastOutcome: info.outcome, lastStatus: info.status ?? null },
+      };
+      publish(firing);
+    },
+    onSuccess() {
+      failures = 0;
+      if (firing === undefined) return;
+      const endsAt = new Date(options.nowMs()).toISOString();
+      logger.info({ host }, "chat-ops sink recovered");
+      publish({
+        ...firing,
+        status: "resolved",
+        reason: "resolved",
+        endsAt,
+        summary: `Chat-ops sink ${sink.name} (${sink.kind}) delivers again`,
+      });
+      firing = undefined;
+    },
+  };
+}

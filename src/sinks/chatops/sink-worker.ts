@@ -1,0 +1,280 @@
+// One sink's delivery loop: outbox → rate limit (digest when over it) → HTTP → ack, retry or dead letter.
+import type { Dispatcher } from "undici";
+import type { Logger } from "pino";
+import type { SinkConfig, SinkKind } from "../../config/types.js";
+import type { AlertEvent, AlertPayload } from "../../domain/events.js";
+import type { Metrics } from "../../metrics.js";
+import { backoffDelayMs, deliver, type DeliveryOutcome, type Timers } from "./delivery.js";
+import { fnv1a64Hex } from "./fingerprint.js";
+import { openOutbox, type Outbox, type OutboxEntry } from "./outbox.js";
+import { isAlertEvent } from "./payload.js";
+import { createTokenBucket } from "./rate-limit.js";
+import { endpointUrl, renderFor, supportsDigest } from "./render.js";
+import { createSinkHealth } from "./sink-health.js";
+import type { AnyMessage } from "./types.js";
+
+/** Retry and sizing policy shared by every sink. */
+export interface WorkerPolicy {
+  readonly baseDelayMs: number;
+  readonly maxDelayMs: number;
+  readonly maxEntries: number;
+  readonly maxDigestEntries: number;
+}
+
+/** What `status()` reports per sink. */
+export interface SinkStatus {
+  readonly name: string;
+  readonly kind: SinkKind;
+  readonly pending: number;
+  readonly failing: boolean;
+}
+
+/** A running sink: `enqueue` only appends to the outbox; the loop delivers on its own schedule. */
+export interface SinkWorker {
+  enqueue(event: AlertEvent): void;
+  start(): void;
+  /** Stop accepting, drain until `deadlineAtMs` (absolute, on the injected clock), then close the outbox. */
+  stop(deadlineAtMs: number): Promise<void>;
+  status(): SinkStatus;
+}
+
+/** Open the sink's outbox and build its worker (the loop starts with `start()`). */
+export async function openSinkWorker(options: {
+  readonly sink: SinkConfig;
+  readonly outboxDir: string;
+  readonly dispatcher: Dispatcher;
+  readonly metrics: Metrics;
+  readonly logger: Logger;
+  readonly raise: (alert: AlertPayload) => void;
+  readonly nowMs: () => number;
+  readonly random: () => number;
+  readonly timers: Timers;
+  readonly policy: WorkerPolicy;
+  /** Alerts already firing at start (Alertmanager re-sends them). */
+  readonly firing: readonly AlertPayload[];
+}): Promise<SinkWorker> {
+  const { sink, metrics, nowMs, timers, policy } = options;
+  const host = hostOf(sink.url);
+  const logger = options.logger.child({ component: "chatops", sink: sink.name, kind: sink.kind, host });
+  const labels = { sink: sink.name };
+  let wakeFn: (() => void) | undefined;
+  let wokenEarly = false; // a wake that arrived while the loop was busy, not sleeping
+  const wake = (): void => {
+    if (wakeFn === undefined) wokenEarly = true;
+    else wakeFn();
+  };
+  const outbox: Outbox<AlertEvent> = await openOutbox({
+    dir: options.outboxDir,
+    name: sink.name,
+    maxEntries: policy.maxEntries,
+    isPayload: isAlertEvent,
+    logger,
+    nowMs,
+    onDurable: wake,
+    onDeadLetter: (count, reason) => {
+      metrics.sinkDeadLetters.inc(labels, count);
+      if (reason === "overflow")
+        metrics.droppedEvents.inc({ component: "chatops", reason: "outbox_full" }, count);
+    },
+  });
+  const health = createSinkHealth({ sink, host, raise: options.raise, nowMs, logger });
+  const bucket = createTokenBucket({ ratePerMinute: sink.ratePerMinute, burst: sink.burst, nowMs: nowMs() });
+  const url = endpointUrl(sink);
+  const stopController = new AbortController();
+  const firing = new Map<string, AlertPayload>();
+  const resendMs = sink.kind === "alertmanager" ? sink.resendIntervalMs : 0;
+  if (resendMs > 0)
+    for (const alert of options.firing.slice(0, policy.maxEntries)) firing.set(alert.fingerprint, alert);
+  let lastRefreshAtMs = Number.NEGATIVE_INFINITY;
+  let blockedUntilMs = 0;
+  let throttled = false;
+  let stopping = false;
+  let drainUntilMs = Number.POSITIVE_INFINITY;
+  let loop: Promise<void> | undefined;
+
+  const updateGauge = (): void => metrics.sinkOutboxSize.set(labels, outbox.size);
+  const sleep = (delayMs: number | undefined): Promise<void> =>
+    new Promise((resolve) => {
+      if (wokenEarly) {
+        wokenEarly = false;
+        resolve();
+        return;
+      }
+      const handle = delayMs === undefined ? undefined : timers.setTimer(() => done(), Math.max(0, delayMs));
+      const done = (): void => {
+        if (handle !== undefined) timers.clearTimer(handle);
+        wakeFn = undefined;
+        resolve();
+      };
+      wakeFn = done;
+    });
+
+  /** Send `message`; returns the outcome after metrics, health and backoff bookkeeping. */
+  const attempt = async (message: AnyMessage, deliveryId: string): Promise<DeliveryOutcome> => {
+    const rendered = renderFor(sink, message, { nowMs: nowMs(), deliveryId });
+    const outcome = await deliver({
+      dispatcher: options.dispatcher,
+      url,
+      rendered,
+      timeoutMs: sink.timeoutMs,
+      timers,
+      nowMs,
+      stopSignal: stopController.signal,
+    });
+    if (outcome.kind === "aborted") return outcome;
+    metrics.sinkDeliveries.inc({
+      ...labels,
+      outcome: outcome.kind === "ok" ? "ok" : outcome.kind === "rejected" ? "rejected" : outcome.outcome,
+    });
+    if (outcome.kind === "ok") {
+      blockedUntilMs = 0;
+      health.onSuccess();
+      return outcome;
+    }
+    const info = outcome.kind === "rejected" ? { outcome: "rejected", status: outcome.status } : outcome;
+    health.onFailure({
+      outcome: info.outcome,
+      ...(info.status === undefined ? {} : { status: info.status }),
+    });
+    const retryAfterMs = outcome.kind === "retry" ? outcome.retryAfterMs : undefined;
+    const delayMs = retryAfterMs ?? backoffDelayMs(health.consecutiveFailures, policy, options.random);
+    blockedUntilMs = nowMs() + delayMs;
+    return outcome;
+  };
+
+  /** Deliver the oldest entry, or a digest of all pending ones when the rate limit made them wait. */
+  const sendEntries = async (ready: readonly OutboxEntry<AlertEvent>[]): Promise<void> => {
+    const digest = throttled && ready.length > 1 && supportsDigest(sink);
+    const batch = digest ? ready.slice(0, policy.maxDigestEntries) : ready.slice(0, 1);
+    const ids = batch.map((entry) => entry.id);
+    const message: AnyMessage = digest
+      ? { kind: "digest", events: batch.map((entry) => entry.payload) }
+      : { kind: "alert", event: (batch[0] as OutboxEntry<AlertEvent>).payload };
+    const deliveryId = digest ? `digest-${fnv1a64Hex(ids.join(","))}` : (ids[0] ?? "");
+    const outcome = await attempt(message, deliveryId);
+    if (outcome.kind === "ok") {
+      await outbox.ack(ids);
+      if (digest) {
+        metrics.sinkDigests.inc(labels);
+        throttled = false;
+      }
+    } else if (outcome.kind === "rejected") {
+      await outbox.deadLetter(batch, "rejected", nowMs());
+    } else if (outcome.kind === "retry") {
+      await outbox.reschedule(
+        batch.map((entry) => ({ ...entry, attempts: entry.attempts + 1, nextAttemptAtMs: blockedUntilMs })),
+      );
+    }
+    updateGauge();
+  };
+
+  /** One scheduling decision: returns how long to wait (undefined = until woken) or 0 to go again. */
+  const step = async (): Promise<number | undefined> => {
+    const now = nowMs();
+    if (sink.maxAgeMs > 0) {
+      const expired = outbox.entries().filter((entry) => now - entry.createdAtMs >= sink.maxAgeMs);
+      if (expired.length > 0) {
+        await outbox.deadLetter(expired, "max_age", now);
+        updateGauge();
+      }
+    }
+    const ready = outbox.entries();
+    const head = ready[0];
+    const refreshDue = !stopping && firing.size > 0 && now - lastRefreshAtMs >= resendMs;
+    if (head === undefined && !refreshDue) {
+      throttled = false;
+      return stopping || firing.size === 0 ? undefined : lastRefreshAtMs + resendMs - now;
+    }
+    const expiresInMs =
+      head === undefined ? Number.POSITIVE_INFINITY : head.createdAtMs + sink.maxAgeMs - now;
+    const waitMs = Math.max(
+      blockedUntilMs - now,
+      head === undefined ? 0 : head.nextAttemptAtMs - now,
+      bucket.msUntilToken(now),
+    );
+    if (waitMs > 0) {
+      if (bucket.msUntilToken(now) > 0 && head !== undefined) throttled = true;
+      return sink.maxAgeMs > 0 ? Math.min(waitMs, Math.max(1, expiresInMs)) : waitMs;
+    }
+    bucket.tryTake(now);
+    if (refreshDue) {
+      const outcome = await attempt({ kind: "refresh", alerts: [...firing.values()] }, `refresh-${now}`);
+      if (outcome.kind !== "retry" && outcome.kind !== "aborted") lastRefreshAtMs = now;
+      return 0;
+    }
+    await sendEntries(ready);
+    return 0;
+  };
+
+  const run = async (): Promise<void> => {
+    for (;;) {
+      if (stopping && nowMs() >= drainUntilMs) return;
+      let waitMs: number | undefined;
+      try {
+        waitMs = await step();
+      } catch (err) {
+        logger.error({ err: err instanceof Error ? err.name : "unknown" }, "chat-ops loop error");
+        waitMs = backoffDelayMs(health.consecutiveFailures + 1, policy, options.random);
+      }
+      if (waitMs === 0) continue;
+      if (
+        stopping &&
+        (waitMs === undefined || nowMs() + waitMs >= drainUntilMs || stopController.signal.aborted)
+      )
+        return;
+      await sleep(waitMs);
+    }
+  };
+
+  updateGauge();
+  return {
+    enqueue(event) {
+      if (stopping) return;
+      const normalised: AlertEvent = { type: "alert", seq: event.seq, alert: event.alert };
+      if (resendMs > 0) {
+        if (
+          event.alert.status === "firing" &&
+          (firing.size < policy.maxEntries || firing.has(event.alert.fingerprint))
+        )
+          firing.set(event.alert.fingerprint, event.alert);
+        else firing.delete(event.alert.fingerprint);
+      }
+      outbox.append(normalised, nowMs());
+      updateGauge();
+    },
+    start() {
+      loop ??= run();
+    },
+    async stop(deadlineAtMs) {
+      stopping = true;
+      drainUntilMs = deadlineAtMs;
+      const abortTimer = timers.setTimer(
+        () => {
+          stopController.abort();
+          wake();
+        },
+        Math.max(0, deadlineAtMs - nowMs()),
+      );
+      await outbox.flush();
+      wake();
+      try {
+        await loop;
+      } finally {
+        timers.clearTimer(abortTimer);
+        stopController.abort();
+        await outbox.close();
+        updateGauge();
+      }
+    },
+    status: () => ({ name: sink.name, kind: sink.kind, pending: outbox.size, failing: health.failing }),
+  };
+}
+
+/** Host of a sink URL for logs (the path and query may hold secrets). */
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return "invalid-url";
+  }
+}

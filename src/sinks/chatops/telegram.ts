@@ -1,0 +1,67 @@
+// Telegram Bot API renderer: a `sendMessage` body with HTML parse mode and escaped text under 4096 chars.
+import type { AlertPayload } from "../../domain/events.js";
+import {
+  alertSubject,
+  alertTitle,
+  digestHeadline,
+  firedForText,
+  formatValue,
+  groupDigest,
+  joinLinesWithin,
+  statusEmoji,
+  truncate,
+} from "./format.js";
+import type { ChatMessage, RenderedRequest } from "./types.js";
+
+/** Telegram's limit on a message's text (counted after entity parsing; we bound the raw HTML). */
+export const TELEGRAM_TEXT_MAX_CHARS = 4096;
+
+/** Escape text for Telegram's HTML parse mode (`&`, `<`, `>` and, for attributes, `"`). */
+export function escapeTelegramHtml(text: string): string {
+  return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+}
+
+/** The Bot API method URL, e.g. https://api.telegram.org/bot<token>/sendMessage (contains the secret token). */
+export function telegramUrl(baseUrl: string, botToken: string): string {
+  return `${baseUrl.replace(/\/+$/, "")}/bot${botToken}/sendMessage`;
+}
+
+/** Render an alert or a digest as a Telegram `sendMessage` request to `chatId`. */
+export function renderTelegram(message: ChatMessage, options: { readonly chatId: string }): RenderedRequest {
+  const text = message.kind === "alert" ? alertText(message.event.alert) : digestText(message);
+  const payload = {
+    chat_id: options.chatId,
+    text,
+    parse_mode: "HTML",
+    link_preview_options: { is_disabled: true },
+  };
+  return { body: JSON.stringify(payload), headers: { "content-type": "application/json" } };
+}
+
+// Every piece is escaped after truncation so a cut never leaves half an entity or an open tag.
+function alertText(alert: AlertPayload): string {
+  const e = (text: string, maxChars: number): string => escapeTelegramHtml(truncate(text, maxChars));
+  const firedFor = firedForText(alert);
+  const head = [
+    `<b>${e(alertTitle(alert), 300)}</b>`,
+    e(alert.summary, 2000),
+    alert.status === "resolved" && firedFor !== "" ? `Resolved after ${e(firedFor, 50)}.` : "",
+    `value <code>${e(formatValue(alert.value), 40)}</code> · threshold <code>${e(formatValue(alert.threshold), 40)}</code>`,
+    `started ${e(alert.startsAt, 40)}`,
+  ].filter((line) => line !== "");
+  const labels = [`rule=${alert.rule}`, ...Object.entries(alert.labels).map(([k, v]) => `${k}=${v}`)].map(
+    (label) => `<code>${e(label, 200)}</code>`,
+  );
+  const text = `${head.join("\n")}\n${joinLinesWithin(labels, TELEGRAM_TEXT_MAX_CHARS - head.join("\n").length - 100, " ")}`;
+  return text.length <= TELEGRAM_TEXT_MAX_CHARS ? text : head.join("\n");
+}
+
+function digestText(message: Extract<ChatMessage, { kind: "digest" }>): string {
+  const groups = groupDigest(message.events);
+  const headline = `<b>📋 ${escapeTelegramHtml(digestHeadline(groups, 600))}</b>`;
+  const lines = [...groups.firing, ...groups.resolved].map(
+    (alert) =>
+      `${statusEmoji(alert)} <b>${escapeTelegramHtml(truncate(alertSubject(alert), 100))}</b>: ${escapeTelegramHtml(truncate(alert.summary, 200))}`,
+  );
+  return `${headline}\n${joinLinesWithin(lines, TELEGRAM_TEXT_MAX_CHARS - headline.length - 50)}`;
+}

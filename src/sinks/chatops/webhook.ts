@@ -1,0 +1,41 @@
+// Generic JSON webhook renderer: the DESIGN §3 event verbatim, signed with HMAC-SHA256 over "<timestamp>.<body>".
+import { createHmac } from "node:crypto";
+import { USER_AGENT } from "../../version.js";
+import type { ChatMessage, RenderedRequest } from "./types.js";
+
+/** Header names of the generic webhook (documented in docs/webhooks.md). */
+export const WEBHOOK_HEADERS = {
+  signature: "x-signature-256",
+  timestamp: "x-pragma-timestamp",
+  delivery: "x-pragma-delivery",
+} as const;
+
+/** Hex HMAC-SHA256 of `${timestampS}.${rawBody}` with `secret`. */
+export function signWebhook(secret: string, timestampS: number, rawBody: string): string {
+  return createHmac("sha256", secret).update(`${timestampS}.${rawBody}`).digest("hex");
+}
+
+/**
+ * Render the event (or a `{"type":"digest","events":[...]}` envelope of §3 events) with signature headers.
+ * Signed at send time, so a retried delivery carries a fresh timestamp but the same delivery id.
+ */
+export function renderWebhook(
+  message: ChatMessage,
+  options: { readonly secret: string; readonly nowMs: number; readonly deliveryId: string },
+): RenderedRequest {
+  const body =
+    message.kind === "alert"
+      ? JSON.stringify(message.event)
+      : JSON.stringify({ type: "digest", count: message.events.length, events: message.events });
+  const timestampS = Math.floor(options.nowMs / 1000);
+  return {
+    body,
+    headers: {
+      "content-type": "application/json",
+      "user-agent": USER_AGENT,
+      [WEBHOOK_HEADERS.timestamp]: String(timestampS),
+      [WEBHOOK_HEADERS.signature]: `sha256=${signWebhook(options.secret, timestampS, body)}`,
+      [WEBHOOK_HEADERS.delivery]: options.deliveryId,
+    },
+  };
+}
