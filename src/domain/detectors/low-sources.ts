@@ -1,0 +1,35 @@
+// low_sources: the aggregate is built from too few sources (fires when the count is at or below the threshold).
+import { toIso } from "../format.js";
+import { settingsFor, targetScopeKey } from "../rule-scope.js";
+import type { TargetData } from "../target-state.js";
+import { noData, thresholdMeasure, type Finding, type RuleOf } from "./finding.js";
+
+/** numSources ≤ threshold fires; resolves once the count is above the clear threshold. */
+export function detectLowSources(
+  data: TargetData,
+  rule: RuleOf<"low_sources">,
+  _nowMs: number,
+): readonly Finding[] {
+  const snapshot = data.snapshot;
+  if (snapshot === null || (snapshot.kind !== "offchain" && snapshot.kind !== "onchain"))
+    return noData("no price snapshot");
+  const count = snapshot.value.numSources;
+  if (!Number.isFinite(count)) return noData("source count missing");
+  const key = targetScopeKey(data.spec);
+  const settings = settingsFor(rule, key);
+  const observedAtMs = data.observedAtMs;
+  return [
+    thresholdMeasure({
+      subKey: "",
+      scopeKey: key,
+      extraLabels: null,
+      magnitude: count,
+      value: count,
+      settings,
+      describe: () => ({
+        summary: `${key} ${rule.market} price aggregated from ${count} sources (threshold ≤ ${settings.threshold})`,
+        context: { numSources: count, price: snapshot.value.price.text, observedAt: toIso(observedAtMs) },
+      }),
+    }),
+  ];
+}

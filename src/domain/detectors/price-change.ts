@@ -1,0 +1,48 @@
+// price_change: relative move of the latest price against the history point at or just before now − window.
+import { formatPercent, formatSignedPercent, formatWindowMs, toIso } from "../format.js";
+import { relativeChange } from "../price.js";
+import { settingsFor, targetScopeKey } from "../rule-scope.js";
+import type { TargetData } from "../target-state.js";
+import { noData, thresholdMeasure, type Finding, type RuleOf } from "./finding.js";
+
+/** |move| over `windowMs` ≥ threshold (fraction); needs a fresh comparable price and history reaching back far enough. */
+export function detectPriceChange(
+  data: TargetData,
+  rule: RuleOf<"price_change">,
+  nowMs: number,
+): readonly Finding[] {
+  const price = data.price;
+  if (price === null || !data.priceComparable) return noData("no comparable price");
+  const referenceAtMs = nowMs - rule.windowMs;
+  // A price older than the window would be compared with itself and look calm: no verdict.
+  if (!(data.priceTimestampMs > referenceAtMs)) return noData("price older than window");
+  const history = data.history;
+  const index = history === null ? -1 : history.indexAtOrBefore(referenceAtMs);
+  const previous = index < 0 ? undefined : history?.priceAt(index);
+  if (history === null || previous === undefined) return noData("history shorter than window");
+  const change = relativeChange(previous, price);
+  if (change === null) return noData("zero reference price");
+  const previousAtMs = history.timeAt(index);
+  const key = targetScopeKey(data.spec);
+  const settings = settingsFor(rule, key);
+  const observedAtMs = data.observedAtMs;
+  return [
+    thresholdMeasure({
+      subKey: "",
+      scopeKey: key,
+      extraLabels: null,
+      magnitude: Math.abs(change),
+      value: change,
+      settings,
+      describe: () => ({
+        summary: `${key} moved ${formatSignedPercent(change)} in ${formatWindowMs(rule.windowMs)} (threshold ${formatPercent(settings.threshold)})`,
+        context: {
+          price: price.text,
+          previous: previous.text,
+          previousAt: toIso(previousAtMs),
+          observedAt: toIso(observedAtMs),
+        },
+      }),
+    }),
+  ];
+}

@@ -1,0 +1,46 @@
+// upstream_error: a target whose polls failed too many times in a row; resolves on the first success.
+import { toIso } from "../format.js";
+import { settingsFor, upstreamOverrideKey } from "../rule-scope.js";
+import type { TargetData } from "../target-state.js";
+import { type Finding, type RuleOf } from "./finding.js";
+
+/** failures ≥ max(1, threshold) fires; zero failures (a success) clears, whatever the clear threshold. */
+export function detectUpstreamError(
+  data: TargetData,
+  rule: RuleOf<"upstream_error">,
+  _nowMs: number,
+): readonly Finding[] {
+  const key = upstreamOverrideKey(rule, data.spec);
+  const settings = settingsFor(rule, key);
+  const threshold = Math.max(1, settings.threshold);
+  const failures = data.failures;
+  const error = data.lastError;
+  const failingSinceMs = data.failingSinceMs;
+  const endpoint = data.spec.id;
+  return [
+    {
+      kind: "measure",
+      subKey: "",
+      scopeKey: key,
+      extraLabels: null,
+      value: failures,
+      threshold,
+      severity: settings.severity,
+      fires: failures >= threshold,
+      clears: failures === 0,
+      relatedTargetId: null,
+      describe: () => ({
+        summary:
+          error === null
+            ? `${endpoint} polls succeed again`
+            : `${endpoint} failed ${failures} consecutive polls (${error.code}: ${error.message})`,
+        context: {
+          failures,
+          lastErrorCode: error?.code ?? null,
+          lastErrorMessage: error?.message ?? null,
+          failingSince: error === null ? null : toIso(failingSinceMs),
+        },
+      }),
+    },
+  ];
+}

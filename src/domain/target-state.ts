@@ -1,0 +1,139 @@
+// Per-target data the detectors read: last good snapshot, latest price, bounded history, consecutive failures.
+import type { PmError } from "../errors.js";
+import type { AlertLabels } from "./events.js";
+import type { PollObservation } from "./observation.js";
+import { parseDecimalPrice, type ScaledPrice } from "./price.js";
+import { PriceHistory } from "./price-history.js";
+import type { RuleConfig } from "./rules.js";
+import type {
+  FundingRate,
+  OnchainEntrySet,
+  OnchainPublisher,
+  PairPrice,
+  TargetSpec,
+  Vault,
+} from "./types.js";
+
+/** The last successful snapshot of a target, tagged by target kind. */
+export type Snapshot =
+  | { readonly kind: "offchain"; readonly value: PairPrice }
+  | { readonly kind: "onchain"; readonly value: OnchainEntrySet }
+  | { readonly kind: "publishers"; readonly value: readonly OnchainPublisher[] }
+  | { readonly kind: "funding"; readonly value: readonly FundingRate[] }
+  | { readonly kind: "vault"; readonly value: Vault };
+
+/** Cached identity of one alert key of a target: its labels and fingerprint under a given rule config. */
+export interface KeyEntry {
+  readonly rule: RuleConfig;
+  readonly labels: AlertLabels;
+  readonly fingerprint: string;
+}
+
+/** Subkeys remembered per rule and target; beyond this the cache is dropped (memory bound, recomputed on demand). */
+export const MAX_KEYS_PER_RULE = 1024;
+
+/** Mutable state of one target (owned by the monitor state). */
+export interface TargetData {
+  spec: TargetSpec;
+  snapshot: Snapshot | null;
+  /** When the last good snapshot was observed. */
+  observedAtMs: number;
+  /** Latest price (aggregate, or vault share price) and its own timestamp. */
+  price: ScaledPrice | null;
+  priceTimestampMs: number;
+  /** False when on-chain decimals are unknown: the price must not be compared. */
+  priceComparable: boolean;
+  failures: number;
+  lastError: PmError | null;
+  failingSinceMs: number;
+  history: PriceHistory | null;
+  /** rule id → subkey → cached labels and fingerprint. */
+  readonly keys: Map<string, Map<string, KeyEntry>>;
+}
+
+/** Fresh state of a target that has not been polled yet. */
+export function createTargetData(spec: TargetSpec): TargetData {
+  return {
+    spec,
+    snapshot: null,
+    observedAtMs: Number.NaN,
+    price: null,
+    priceTimestampMs: Number.NaN,
+    priceComparable: false,
+    failures: 0,
+    lastError: null,
+    failingSinceMs: Number.NaN,
+    history: null,
+    keys: new Map(),
+  };
+}
+
+/** Keep the history sized to the longest window that needs it (0 = no history kept). */
+export function setHistoryRetention(data: TargetData, retainMs: number): void {
+  if (retainMs <= 0) data.history = null;
+  else if (data.history === null) data.history = new PriceHistory(retainMs);
+  else if (data.history.retainMs !== retainMs) data.history.retainMs = retainMs;
+}
+
+/** Fold a poll outcome into the target: success replaces the snapshot and feeds history, failure counts. */
+export function applyPoll(data: TargetData, observation: PollObservation): void {
+  const { result } = observation;
+  if (!result.ok) {
+    if (data.failures === 0) data.failingSinceMs = observation.observedAtMs;
+    data.failures++;
+    data.lastError = result.error;
+    return;
+  }
+  data.failures = 0;
+  data.lastError = null;
+  data.observedAtMs = observation.observedAtMs;
+  switch (observation.kind) {
+    case "offchain": {
+      const value = observation.result.ok ? observation.result.value : null;
+      if (value === null) return;
+      data.snapshot = { kind: "offchain", value };
+      setPrice(data, value.price, value.timestampMs, true);
+      return;
+    }
+    case "onchain": {
+      const value = observation.result.ok ? observation.result.value : null;
+      if (value === null) return;
+      data.snapshot = { kind: "onchain", value };
+      setPrice(data, value.price, value.lastUpdatedMs, value.decimalsKnown);
+      return;
+    }
+    case "publishers":
+      if (observation.result.ok) data.snapshot = { kind: "publishers", value: observation.result.value };
+      return;
+    case "funding":
+      if (observation.result.ok) data.snapshot = { kind: "funding", value: observation.result.value };
+      return;
+    case "vault": {
+      const value = observation.result.ok ? observation.result.value : null;
+      if (value === null) return;
+      data.snapshot = { kind: "vault", value };
+      // The vault has no timestamp of its own: the share price is as of the observation.
+      const share = parseShareText(value.sharePrice);
+      if (share === null) {
+        data.price = null;
+        data.priceComparable = false;
+      } else setPrice(data, share, observation.observedAtMs, true);
+      return;
+    }
+  }
+}
+
+function setPrice(data: TargetData, price: ScaledPrice, timestampMs: number, comparable: boolean): void {
+  data.price = price;
+  data.priceTimestampMs = timestampMs;
+  data.priceComparable = comparable && price.raw > 0n;
+  // An unreadable scale or a zero price would poison every later window comparison.
+  if (data.priceComparable && data.history !== null) data.history.push(timestampMs, price);
+}
+
+/** Parse a vault's decimal share price exactly (its own number of decimals); null when malformed. */
+export function parseShareText(text: string): ScaledPrice | null {
+  const trimmed = text.trim();
+  const dot = trimmed.indexOf(".");
+  return parseDecimalPrice(trimmed, dot < 0 ? 0 : trimmed.length - dot - 1);
+}
