@@ -2,16 +2,8 @@
 import type { Socket } from "node:net";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import WebSocket from "ws";
-import {
-  alert,
-  connect,
-  metricValue,
-  refusedStatus,
-  startHarness,
-  TestClient,
-  until,
-  type Harness,
-} from "./harness.js";
+import type { TestClient } from "./harness.js";
+import { alert, connect, metricValue, refusedStatus, startHarness, until, type Harness } from "./harness.js";
 
 const underlyingSocket = (client: TestClient): Socket =>
   (client.socket as unknown as { _socket: Socket })._socket;
