@@ -1,0 +1,104 @@
+// `pragma-monitor simulate`: parse flags, start the simulator, print its URL, run until SIGINT/SIGTERM.
+import { parseArgs } from "node:util";
+import { isPmError } from "../errors.js";
+import { createSystemClock } from "./clock.js";
+import { resolveScenario, type Scenario } from "./scenario.js";
+import { startSimulator } from "./server.js";
+
+/** Where the command writes (process.stdout/stderr in production, buffers in tests). */
+export interface CommandIo {
+  readonly stdout: { write(text: string): unknown };
+  readonly stderr: { write(text: string): unknown };
+}
+
+const EX_USAGE = 64;
+const EX_CONFIG = 78;
+const USAGE =
+  "usage: pragma-monitor simulate [--host H] [--port N] [--seed N] [--scenario FILE|demo] [--speed X]\n";
+
+/** Run the simulate command; resolves with the exit code once stopped by a signal (or `options.signal`). */
+export async function runSimulateCommand(
+  argv: readonly string[],
+  io: CommandIo,
+  options: { readonly signal?: AbortSignal } = {},
+): Promise<number> {
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    values = parseArgs({
+      args: [...argv],
+      options: {
+        host: { type: "string" },
+        port: { type: "string" },
+        seed: { type: "string" },
+        scenario: { type: "string" },
+        speed: { type: "string" },
+        help: { type: "boolean", short: "h" },
+      },
+      strict: true,
+      allowPositionals: false,
+    }).values;
+  } catch (error) {
+    io.stderr.write(`${error instanceof Error ? error.message : String(error)}\n${USAGE}`);
+    return EX_USAGE;
+  }
+  if (values["help"] === true) {
+    io.stdout.write(USAGE);
+    return 0;
+  }
+  const port = numberFlag(values["port"], 0, (n) => Number.isInteger(n) && n >= 0 && n <= 65_535);
+  const seed = numberFlag(values["seed"], 1, Number.isInteger);
+  const speed = numberFlag(values["speed"], 1, (n) => n > 0 && Number.isFinite(n));
+  if (port === null || seed === null || speed === null) {
+    io.stderr.write(`invalid --port, --seed or --speed\n${USAGE}`);
+    return EX_USAGE;
+  }
+  let scenario: Scenario | undefined;
+  const scenarioFlag = values["scenario"];
+  if (typeof scenarioFlag === "string") {
+    try {
+      scenario = resolveScenario(scenarioFlag);
+    } catch (error) {
+      io.stderr.write(`${isPmError(error) || error instanceof Error ? error.message : String(error)}\n`);
+      return EX_CONFIG;
+    }
+  }
+  const host = typeof values["host"] === "string" ? values["host"] : "127.0.0.1";
+  const simulator = await startSimulator({
+    host,
+    port,
+    seed,
+    clock: createSystemClock(speed),
+    ...(scenario === undefined ? {} : { scenario }),
+  });
+  io.stdout.write(`pragma simulator listening on ${simulator.url} (vault API: ${simulator.vaultUrl})\n`);
+  await waitForStop(options.signal);
+  await simulator.close();
+  io.stdout.write("pragma simulator stopped\n");
+  return 0;
+}
+
+function numberFlag(
+  raw: string | boolean | undefined,
+  fallback: number,
+  valid: (n: number) => boolean,
+): number | null {
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  return typeof raw === "string" && raw.trim() !== "" && valid(n) ? n : null;
+}
+
+/** Resolve on SIGINT, SIGTERM or the abort signal, removing the listeners afterwards. */
+function waitForStop(signal: AbortSignal | undefined): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const stop = (): void => {
+      process.off("SIGINT", stop);
+      process.off("SIGTERM", stop);
+      signal?.removeEventListener("abort", stop);
+      resolve();
+    };
+    process.once("SIGINT", stop);
+    process.once("SIGTERM", stop);
+    if (signal?.aborted === true) stop();
+    else signal?.addEventListener("abort", stop, { once: true });
+  });
+}

@@ -1,0 +1,211 @@
+// The simulator's HTTP server (node:http): auth, transport faults, per-tick response cache, control endpoint.
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { SIMULATOR_VAULT_BASE_PATH } from "../upstream/wire.js";
+import type { PairDef, PublisherDef, VaultDef } from "./catalog.js";
+import { createSystemClock, type SimClock } from "./clock.js";
+import { createControl, handleControl, type SimulatorControl } from "./control.js";
+import { FaultBook, type TransportEffects } from "./faults.js";
+import { rfc3339Nanos } from "./format.js";
+import { createMarket, floorToTick, type Market } from "./market.js";
+import { entryError, JSON_TYPE, TEXT_TYPE, type SimResponse } from "./responses.js";
+import { dispatch, matchPath, NOT_FOUND, type Matched } from "./routes.js";
+import type { Scenario } from "./scenario.js";
+
+/** Options of startSimulator; everything has a default. */
+export interface SimulatorOptions {
+  readonly host?: string;
+  readonly port?: number;
+  readonly seed?: number;
+  readonly scenario?: Scenario;
+  readonly clock?: SimClock;
+  /** When non-empty, pair price and candlestick require one of these in `x-api-key`. */
+  readonly apiKeys?: readonly string[];
+  readonly pairs?: readonly PairDef[];
+  readonly publishers?: readonly PublisherDef[];
+  readonly vaults?: readonly VaultDef[];
+}
+
+/** A listening simulator. */
+export interface RunningSimulator {
+  /** Base URL of the /node/v1 endpoints, e.g. http://127.0.0.1:PORT. */
+  readonly url: string;
+  /** Base URL of the vault API: url + "/vault". */
+  readonly vaultUrl: string;
+  readonly port: number;
+  readonly control: SimulatorControl;
+  readonly market: Market;
+  close(): Promise<void>;
+}
+
+interface Rendered {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string | number>>;
+  readonly payload: Buffer;
+}
+
+const CACHE_LIMIT = 4_096;
+const CONTROL_BODY_LIMIT_BYTES = 65_536;
+
+function render(response: SimResponse): Rendered {
+  const payload = Buffer.from(response.body, "utf8");
+  return {
+    status: response.status,
+    headers: { "content-type": response.contentType, "content-length": payload.length, ...response.headers },
+    payload,
+  };
+}
+
+function outageResponse(outage: NonNullable<TransportEffects["outage"]>, nowMs: number): SimResponse {
+  const retry = { "retry-after": String(outage.retryAfterS) };
+  if (outage.status === 429) return { status: 429, contentType: TEXT_TYPE, body: "", headers: retry };
+  if (outage.status === 503)
+    return { status: 503, contentType: TEXT_TYPE, body: "Service Unavailable", headers: retry };
+  return entryError(500, "Database error: simulated outage", nowMs);
+}
+
+/** Start the simulator on host:port (default 127.0.0.1:0) and resolve once it listens. */
+export async function startSimulator(options: SimulatorOptions = {}): Promise<RunningSimulator> {
+  const clock = options.clock ?? createSystemClock(1);
+  const scenario = options.scenario;
+  const seed = scenario?.seed ?? options.seed ?? 1;
+  const startMs = floorToTick(clock.nowMs());
+  const book = new FaultBook(startMs, scenario?.faults ?? []);
+  const market = createMarket(seed, clock, {
+    faults: book,
+    ...(options.pairs === undefined ? {} : { pairs: options.pairs }),
+    ...(options.publishers === undefined ? {} : { publishers: options.publishers }),
+    ...(options.vaults === undefined ? {} : { vaults: options.vaults }),
+    ...(scenario?.historyMs == null ? {} : { historyMs: scenario.historyMs }),
+  });
+  const control = createControl(market, book, scenario?.name ?? "none");
+  const apiKeys = new Set(options.apiKeys ?? []);
+  const routeOptions = { vaultEnvelope: scenario?.vaultEnvelope ?? false };
+  const cache = new Map<string, Rendered>();
+
+  const respond = (
+    url: string,
+    path: string,
+    search: string,
+    matched: Matched,
+    transport: TransportEffects,
+  ): Rendered => {
+    if (transport.outage !== null) return render(outageResponse(transport.outage, clock.nowMs()));
+    const key = `${market.nowMs()}|${book.version}|${url}`;
+    const cached = cache.get(key);
+    if (cached !== undefined) return cached;
+    let response: SimResponse;
+    try {
+      response = dispatch(market, matched, search, routeOptions);
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      response = entryError(500, `Internal server error: ${reason} (${path})`, clock.nowMs());
+    }
+    const rendered = render(response);
+    if (response.cacheable === true) {
+      if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value ?? "");
+      cache.set(key, rendered);
+    }
+    return rendered;
+  };
+
+  const write = (res: ServerResponse, rendered: Rendered, transport: TransportEffects): void => {
+    if (transport.malformed && rendered.status === 200) {
+      const half = rendered.payload.subarray(0, Math.ceil(rendered.payload.length / 2));
+      const broken = Buffer.concat([half, Buffer.from(",,}{")]);
+      res.writeHead(200, { ...rendered.headers, "content-length": broken.length });
+      res.end(broken);
+      return;
+    }
+    if (transport.truncated) {
+      // Announce the full length, send half, then drop the connection: the client sees a body cut short.
+      res.writeHead(rendered.status, rendered.headers);
+      res.write(rendered.payload.subarray(0, Math.floor(rendered.payload.length / 2)), () => res.destroy());
+      return;
+    }
+    res.writeHead(rendered.status, rendered.headers);
+    res.end(rendered.payload);
+  };
+
+  const serveControl = (req: IncomingMessage, res: ServerResponse, path: string): void => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on("data", (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= CONTROL_BODY_LIMIT_BYTES) chunks.push(chunk);
+    });
+    req.on("end", () => {
+      const response =
+        size > CONTROL_BODY_LIMIT_BYTES
+          ? { status: 413, contentType: JSON_TYPE, body: JSON.stringify({ error: "body too large" }) }
+          : handleControl(control, req.method ?? "GET", path, Buffer.concat(chunks).toString("utf8"));
+      const rendered = render(response);
+      res.writeHead(rendered.status, rendered.headers);
+      res.end(rendered.payload);
+    });
+  };
+
+  const server = createServer((req, res) => {
+    const url = req.url ?? "/";
+    const queryAt = url.indexOf("?");
+    const path = queryAt === -1 ? url : url.slice(0, queryAt);
+    const search = queryAt === -1 ? "" : url.slice(queryAt + 1);
+    if (path.startsWith("/_sim/")) return serveControl(req, res, path);
+    const matched = matchPath(path);
+    if (matched === null || req.method !== "GET") {
+      const rendered = render(
+        matched === null ? NOT_FOUND : { status: 405, contentType: TEXT_TYPE, body: "Method Not Allowed" },
+      );
+      res.writeHead(rendered.status, rendered.headers);
+      res.end(rendered.payload);
+      return;
+    }
+    if (apiKeys.size > 0 && (matched.endpoint === "pair_price" || matched.endpoint === "candlestick")) {
+      const key = req.headers["x-api-key"];
+      if (typeof key !== "string" || !apiKeys.has(key)) {
+        const body = {
+          code: "UNAUTHORIZED",
+          message: "Unauthorized request: Invalid API key",
+          timestamp: rfc3339Nanos(clock.nowMs()),
+        };
+        const rendered = render({ status: 401, contentType: JSON_TYPE, body: JSON.stringify(body) });
+        res.writeHead(rendered.status, rendered.headers);
+        res.end(rendered.payload);
+        return;
+      }
+    }
+    const transport = book.transport(matched.endpoint, matched.pairId, clock.nowMs());
+    if (transport.latencyMs > 0) {
+      setTimeout(
+        () => write(res, respond(url, path, search, matched, transport), transport),
+        transport.latencyMs,
+      );
+      return;
+    }
+    write(res, respond(url, path, search, matched, transport), transport);
+  });
+  server.keepAliveTimeout = 10_000;
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 0, options.host ?? "127.0.0.1", () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const { port, address } = server.address() as AddressInfo;
+  const host = address.includes(":") ? `[${address}]` : address;
+  const url = `http://${host}:${port}`;
+  return {
+    url,
+    vaultUrl: `${url}${SIMULATOR_VAULT_BASE_PATH}`,
+    port,
+    control,
+    market,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
