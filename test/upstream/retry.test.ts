@@ -1,0 +1,94 @@
+// Pure retry policy and error-body parsing: backoff bounds, Retry-After forms, budget limits.
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { PmError } from "../../src/errors.js";
+import { parseRetryAfterMs, parseUpstreamErrorBody } from "../../src/upstream/error-body.js";
+import { backoffDelayMs, retryDelayMs } from "../../src/upstream/retry.js";
+
+const policy = { maxAttempts: 5, baseDelayMs: 100, maxDelayMs: 1_000, maxElapsedMs: 5_000 };
+const retryable = (retryAfterMs?: number) =>
+  new PmError("PM_ERR_UPSTREAM_HTTP", "x", {
+    retryable: true,
+    details: retryAfterMs === undefined ? {} : { retryAfterMs },
+  });
+
+describe("retry policy", () => {
+  it("full jitter stays within [0, min(maxDelayMs, base·2^(n-1)))", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 100 }),
+        fc.double({ min: 0, max: 0.999999, noNaN: true }),
+        (n, r) => {
+          const delayMs = backoffDelayMs(policy, n, () => r);
+          expect(delayMs).toBeGreaterThanOrEqual(0);
+          expect(delayMs).toBeLessThan(Math.min(1_000, 100 * 2 ** (n - 1)));
+        },
+      ),
+    );
+  });
+
+  it.each([
+    {
+      name: "not retryable",
+      error: new PmError("PM_ERR_UPSTREAM_HTTP", "x"),
+      attempt: 1,
+      elapsedMs: 0,
+      want: null,
+    },
+    { name: "attempts exhausted", error: retryable(), attempt: 5, elapsedMs: 0, want: null },
+    { name: "budget spent", error: retryable(), attempt: 1, elapsedMs: 5_000, want: null },
+    {
+      name: "backoff clipped to remaining budget",
+      error: retryable(),
+      attempt: 4,
+      elapsedMs: 4_900,
+      want: 100,
+    },
+    {
+      name: "Retry-After honoured above maxDelayMs",
+      error: retryable(3_000),
+      attempt: 1,
+      elapsedMs: 0,
+      want: 3_000,
+    },
+    {
+      name: "Retry-After past the budget gives up",
+      error: retryable(3_000),
+      attempt: 1,
+      elapsedMs: 2_500,
+      want: null,
+    },
+  ])("$name", ({ error, attempt, elapsedMs, want }) => {
+    expect(retryDelayMs(policy, error, attempt, elapsedMs, () => 0.999)).toBe(want);
+  });
+});
+
+describe("Retry-After and error bodies", () => {
+  it.each([
+    { header: "2", want: 2_000 },
+    { header: " 0 ", want: 0 },
+    { header: "Wed, 21 Oct 2015 07:28:05 GMT", want: 5_000 },
+    { header: "Wed, 21 Oct 2015 07:27:00 GMT", want: 0 },
+    { header: "soon", want: null },
+    { header: undefined, want: null },
+  ])("Retry-After $header → $want", ({ header, want }) => {
+    expect(parseRetryAfterMs(header, Date.parse("Wed, 21 Oct 2015 07:28:00 GMT"))).toBe(want);
+  });
+
+  it.each([
+    { text: "", want: { kind: "empty" } },
+    {
+      text: "Failed to deserialize query string: unknown variant `mean`",
+      want: { kind: "text", text: "Failed to deserialize query string: unknown variant `mean`" },
+    },
+    {
+      text: '{"InvalidSignature":{"ConversionError":"FailedSerialization"}}',
+      want: { kind: "signature", conversionError: "FailedSerialization" },
+    },
+    { text: '{"status":"error","msg":"rate limited"}', want: { kind: "vault", message: "rate limited" } },
+    { text: '{"unexpected":true}', want: { kind: "text", text: '{"unexpected":true}' } },
+    { text: "<html>502</html>", want: { kind: "text", text: "<html>502</html>" } },
+  ])("error body $text", ({ text, want }) => {
+    expect(parseUpstreamErrorBody(text)).toEqual(want);
+  });
+});
