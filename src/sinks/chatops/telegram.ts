@@ -9,7 +9,6 @@ import {
   groupDigest,
   joinLinesWithin,
   statusEmoji,
-  truncate,
 } from "./format.js";
 import type { ChatMessage, RenderedRequest } from "./types.js";
 
@@ -38,9 +37,8 @@ export function renderTelegram(message: ChatMessage, options: { readonly chatId:
   return { body: JSON.stringify(payload), headers: { "content-type": "application/json" } };
 }
 
-// Every piece is escaped after truncation so a cut never leaves half an entity or an open tag.
 function alertText(alert: AlertPayload): string {
-  const e = (text: string, maxChars: number): string => escapeTelegramHtml(truncate(text, maxChars));
+  const e = escapeWithin;
   const firedFor = firedForText(alert);
   const head = [
     `<b>${e(alertTitle(alert), 300)}</b>`,
@@ -58,10 +56,23 @@ function alertText(alert: AlertPayload): string {
 
 function digestText(message: Extract<ChatMessage, { kind: "digest" }>): string {
   const groups = groupDigest(message.events);
-  const headline = `<b>📋 ${escapeTelegramHtml(digestHeadline(groups, 600))}</b>`;
+  const headline = `<b>📋 ${escapeWithin(digestHeadline(groups, 600), 1000)}</b>`;
   const lines = [...groups.firing, ...groups.resolved].map(
     (alert) =>
-      `${statusEmoji(alert)} <b>${escapeTelegramHtml(truncate(alertSubject(alert), 100))}</b>: ${escapeTelegramHtml(truncate(alert.summary, 200))}`,
+      `${statusEmoji(alert)} <b>${escapeWithin(alertSubject(alert), 100)}</b>: ${escapeWithin(alert.summary, 200)}`,
   );
   return `${headline}\n${joinLinesWithin(lines, TELEGRAM_TEXT_MAX_CHARS - headline.length - 50)}`;
+}
+
+/** Escape `text` and cut it so the *escaped* form fits `maxChars`; never splits an entity or a code point. */
+function escapeWithin(text: string, maxChars: number): string {
+  const full = escapeTelegramHtml(text);
+  if (full.length <= maxChars) return full;
+  let out = "";
+  for (const char of text) {
+    const escaped = escapeTelegramHtml(char);
+    if (out.length + escaped.length > maxChars - 1) break;
+    out += escaped;
+  }
+  return `${out}…`;
 }

@@ -1,0 +1,106 @@
+// The durable outbox file: round trip, tombstones, compaction, torn tail, corrupt file, overflow.
+import { mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { AlertEvent } from "../../../src/domain/events.js";
+import { openOutbox, type DeadLetterReason } from "../../../src/sinks/chatops/outbox.js";
+import { isAlertEvent } from "../../../src/sinks/chatops/payload.js";
+import { captureLogger, makeEvent, nthAlert } from "./helpers.js";
+
+let dir: string;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), "pm-outbox-"));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+function open(options: { maxEntries?: number; dead?: [number, DeadLetterReason][] } = {}) {
+  const log = captureLogger();
+  return {
+    log,
+    outbox: openOutbox<AlertEvent>({
+      dir,
+      name: "s",
+      maxEntries: options.maxEntries ?? 100,
+      isPayload: isAlertEvent,
+      logger: log.logger,
+      nowMs: () => 1_000,
+      onDurable: () => undefined,
+      onDeadLetter: (count, reason) => options.dead?.push([count, reason]),
+    }),
+  };
+}
+
+const lines = async (file: string): Promise<string[]> =>
+  (await readFile(join(dir, file), "utf8")).split("\n").filter((l) => l !== "");
+
+describe("outbox", () => {
+  it("persists appends before exposing them and forgets acknowledged entries across reopen", async () => {
+    const outbox = await open().outbox;
+    outbox.append(makeEvent(1, nthAlert(1)), 10);
+    outbox.append(makeEvent(2, nthAlert(2)), 11);
+    expect(outbox.entries()).toHaveLength(0);
+    expect(outbox.size).toBe(2);
+    await outbox.flush();
+    const [first, second] = outbox.entries();
+    expect(first).toMatchObject({ createdAtMs: 10, attempts: 0, nextAttemptAtMs: 10, payload: { seq: 1 } });
+    await outbox.ack([first!.id]);
+    await outbox.reschedule([{ ...second!, attempts: 1, nextAttemptAtMs: 99 }]);
+    expect(await lines("s.jsonl")).toHaveLength(4); // 2 records, 1 tombstone, 1 update
+    await outbox.close();
+
+    const reopened = await open().outbox;
+    expect(reopened.entries()).toEqual([{ ...second!, attempts: 1, nextAttemptAtMs: 99 }]);
+    expect(await lines("s.jsonl")).toHaveLength(1); // compacted at start
+    await reopened.close();
+  });
+
+  it("skips a torn last line with a warning", async () => {
+    const good = JSON.stringify({
+      id: "a",
+      createdAtMs: 1,
+      payload: makeEvent(1),
+      attempts: 0,
+      nextAttemptAtMs: 1,
+    });
+    await writeFile(join(dir, "s.jsonl"), `${good}\n{"id":"b","createdAtMs":2,"payl`);
+    const { outbox, log } = open();
+    const opened = await outbox;
+    expect(opened.entries().map((e) => e.id)).toEqual(["a"]);
+    expect(log.lines.some((l) => String(l.msg).includes("torn last line"))).toBe(true);
+    await opened.close();
+  });
+
+  it("moves a file corrupt in the middle aside and starts clean", async () => {
+    const good = JSON.stringify({
+      id: "a",
+      createdAtMs: 1,
+      payload: makeEvent(1),
+      attempts: 0,
+      nextAttemptAtMs: 1,
+    });
+    await writeFile(join(dir, "s.jsonl"), `garbage\n${good}\n`);
+    const { outbox, log } = open();
+    const opened = await outbox;
+    expect(opened.entries()).toEqual([]);
+    expect((await readdir(dir)).some((f) => f.startsWith("s.jsonl.corrupt-1000"))).toBe(true);
+    expect(log.lines.some((l) => l.level === 50)).toBe(true);
+    await opened.close();
+  });
+
+  it("moves the oldest entries to the dead-letter file when full", async () => {
+    const dead: [number, DeadLetterReason][] = [];
+    const outbox = await open({ maxEntries: 2, dead }).outbox;
+    for (let i = 1; i <= 3; i++) {
+      outbox.append(makeEvent(i, nthAlert(i)), i);
+      await outbox.flush();
+    }
+    expect(outbox.entries().map((e) => e.payload.seq)).toEqual([2, 3]);
+    expect(dead).toEqual([[1, "overflow"]]);
+    const [deadLine] = await lines("s.dead.jsonl");
+    expect(JSON.parse(deadLine!)).toMatchObject({ reason: "overflow", deadAtMs: 3, payload: { seq: 1 } });
+    await outbox.close();
+  });
+});
