@@ -1,0 +1,37 @@
+// Shared value checks for config fields: pairs, URLs, identifiers.
+
+/** Pair symbols are letters only (`BTC/USD`); lower case is accepted and upper-cased like the server does. */
+export const PAIR_PATTERN = /^[A-Za-z]+\/[A-Za-z]+$/;
+
+/** Upper-case a pair id. */
+export function normalisePair(pair: string): string {
+  return pair.toUpperCase();
+}
+
+/** Identifiers (rule ids, sink names, vault ids): letters, digits, `_`, `-`, `.`. */
+export const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
+
+/** Why `value` is not an absolute http(s) URL, or undefined when it is one. Never echoes the value. */
+export function httpUrlProblem(value: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return "must be an absolute http(s) URL";
+  }
+  return url.protocol === "http:" || url.protocol === "https:"
+    ? undefined
+    : "must be an absolute http(s) URL";
+}
+
+/** Replace the password of a URL's userinfo with "[redacted]" (for display). */
+export function redactUrlPassword(value: string): string {
+  try {
+    const url = new URL(value);
+    if (url.password === "") return value;
+    url.password = "redacted";
+    return url.toString().replace(":redacted@", ":[redacted]@");
+  } catch {
+    return value;
+  }
+}

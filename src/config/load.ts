@@ -1,0 +1,209 @@
+// Load the configuration: defaults < config/default.json < --config file < env (PM_*) < flags, strictly validated.
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { RULE_KINDS } from "../domain/events.js";
+import { isPmError } from "../errors.js";
+import type { EnvRecord } from "./element-reader.js";
+import { ARRAY_FORMATS, type ArrayFormatName } from "./formats.js";
+import { defaultConfigPath } from "./package-root.js";
+import { closest, configError, parseConvictMessage, type ConfigProblem } from "./problems.js";
+import { redactConfig } from "./redact.js";
+import { configSchema, createConvict } from "./schema.js";
+import { isLeaf, leaves, type SchemaSection } from "./schema-node.js";
+import type { AppConfig } from "./types.js";
+
+/** Inputs of loadConfig; nothing is read from `process` here. */
+export interface LoadConfigOptions {
+  /** `--config FILE` (relative to cwd). */
+  readonly configFile?: string;
+  readonly env: EnvRecord;
+  /** Dotted keys from `--set key=value` flags, e.g. {"server.port": "0"}. */
+  readonly argvOverrides?: Readonly<Record<string, string>>;
+  /** Base of relative paths (config file, state.dir); default: the process's working directory. */
+  readonly cwd?: string;
+  /** Override of the bundled config/default.json (tests); null = skip that layer. */
+  readonly defaultFile?: string | null;
+}
+
+/** The validated, frozen configuration, a redacted view for display, and the layers that built it. */
+export interface LoadedConfig {
+  readonly config: AppConfig;
+  redacted(): Record<string, unknown>;
+  readonly sources: readonly string[];
+}
+
+const LEAVES = new Map(leaves(configSchema));
+const ARRAY_KEYS = [...LEAVES].filter(
+  ([, leaf]) => typeof leaf.format === "string" && leaf.format in ARRAY_FORMATS,
+);
+
+/** Load, merge and validate every layer; throws PmError PM_ERR_CONFIG listing every problem as `key: reason`. */
+export function loadConfig(options: LoadConfigOptions): LoadedConfig {
+  const cwd = resolve(options.cwd ?? ".");
+  const env = options.env;
+  const problems: ConfigProblem[] = [];
+  const sources = ["defaults"];
+  const conf = createConvict(env);
+
+  const defaultFile = options.defaultFile === undefined ? defaultConfigPath() : options.defaultFile;
+  if (defaultFile !== null) {
+    conf.load(readLayer(defaultFile, problems));
+    sources.push(defaultFile);
+  }
+  let userFile: Record<string, unknown> = {};
+  if (options.configFile !== undefined) {
+    const path = resolve(cwd, options.configFile);
+    userFile = readLayer(path, problems);
+    conf.load(userFile);
+    sources.push(path);
+  }
+  const envNames = [...LEAVES.values()].map((l) => l.env).filter((name) => env[name] !== undefined);
+  if (envNames.length > 0) sources.push(`env (${envNames.join(", ")})`);
+
+  const flags = Object.entries(options.argvOverrides ?? {});
+  for (const [key, value] of flags) {
+    if (LEAVES.has(key))
+      conf.set(key, value); // convict coerces the text per the key's format
+    else problems.push({ key, reason: unknownKeyReason(key, [...LEAVES.keys()]) });
+  }
+  if (flags.length > 0) sources.push(`flags (${flags.map(([k]) => k).join(", ")})`);
+
+  const stateDirSet =
+    env["PM_STATE_DIR"] !== undefined ||
+    options.argvOverrides?.["state.dir"] !== undefined ||
+    hasStateDir(userFile);
+  const systemdDir = env["STATE_DIRECTORY"]?.split(":")[0];
+  if (!stateDirSet && systemdDir !== undefined && systemdDir !== "") {
+    conf.set("state.dir", systemdDir as never); // convict types "state.dir" from RawConfig: never
+    sources.push("env (STATE_DIRECTORY)");
+  }
+
+  try {
+    conf.validate({ allowed: "strict" });
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    // Array keys are re-read below with env resolution and per-element paths; drop convict's summary of them.
+    problems.push(...parseConvictMessage(message).filter((p) => !ARRAY_KEYS.some(([key]) => key === p.key)));
+  }
+
+  const props = conf.getProperties();
+  const arrays = new Map<string, readonly unknown[]>();
+  for (const [key, leaf] of ARRAY_KEYS) {
+    const read = ARRAY_FORMATS[leaf.format as ArrayFormatName];
+    arrays.set(key, read(valueAt(props, key), key, { problems, env }));
+  }
+  // Arrays are validated by the readers above: convict's scalar formats match AppConfig's field types, so
+  // the remaining keys already have the typed shape (one cast at this boundary).
+  const scalars = props as unknown as AppConfig;
+  const config: AppConfig = {
+    ...scalars,
+    monitors: {
+      ...scalars.monitors,
+      offchain: arrays.get("monitors.offchain") as AppConfig["monitors"]["offchain"],
+      onchain: arrays.get("monitors.onchain") as AppConfig["monitors"]["onchain"],
+      publishers: arrays.get("monitors.publishers") as AppConfig["monitors"]["publishers"],
+      funding: arrays.get("monitors.funding") as AppConfig["monitors"]["funding"],
+      vaults: arrays.get("monitors.vaults") as AppConfig["monitors"]["vaults"],
+    },
+    rules: arrays.get("rules") as AppConfig["rules"],
+    sinks: arrays.get("sinks") as AppConfig["sinks"],
+    state: { dir: resolve(cwd, scalars.state.dir) },
+  };
+  checkSinkRuleRefs(config, problems);
+  if (problems.length > 0) throw configError(problems);
+
+  const frozen = deepFreeze(config);
+  return { config: frozen, redacted: () => redactConfig(frozen), sources };
+}
+
+/** Read one JSON layer, reporting keys outside the schema and non-object sections; throws if unreadable. */
+function readLayer(path: string, problems: ConfigProblem[]): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? "unreadable";
+    throw configError([{ key: path, reason: `cannot read config file (${code})` }], error);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    const reason = `invalid JSON (${error instanceof Error ? error.message : String(error)})`;
+    throw configError([{ key: path, reason }], error);
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    throw configError([{ key: path, reason: "must contain a JSON object" }]);
+  }
+  return pruneUnknown(parsed as Record<string, unknown>, configSchema, "", problems);
+}
+
+/** Copy of a layer without unknown keys and malformed sections, each reported with a suggestion. */
+function pruneUnknown(
+  layer: Record<string, unknown>,
+  section: SchemaSection,
+  prefix: string,
+  problems: ConfigProblem[],
+): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(layer)) {
+    const key = prefix === "" ? name : `${prefix}.${name}`;
+    const node = Object.hasOwn(section, name) ? section[name] : undefined;
+    if (node === undefined) {
+      problems.push({ key, reason: unknownKeyReason(name, Object.keys(section)) });
+    } else if (isLeaf(node)) {
+      out[name] = value;
+    } else if (typeof value !== "object" || value === null || Array.isArray(value)) {
+      problems.push({ key, reason: "must be an object (a section of keys)" });
+    } else {
+      out[name] = pruneUnknown(value as Record<string, unknown>, node, key, problems);
+    }
+  }
+  return out;
+}
+
+function unknownKeyReason(name: string, candidates: readonly string[]): string {
+  const guess = closest(name, candidates);
+  return guess === undefined ? "unknown key" : `unknown key (did you mean ${guess}?)`;
+}
+
+function hasStateDir(layer: Record<string, unknown>): boolean {
+  const state = layer["state"];
+  return typeof state === "object" && state !== null && Object.hasOwn(state, "dir");
+}
+
+function valueAt(root: unknown, key: string): unknown {
+  let node = root;
+  for (const part of key.split(".")) {
+    node = typeof node === "object" && node !== null ? (node as Record<string, unknown>)[part] : undefined;
+  }
+  return node;
+}
+
+/** A sink's `rules` filter must name a rule kind or a configured rule id. */
+function checkSinkRuleRefs(config: AppConfig, problems: ConfigProblem[]): void {
+  const known = new Set<string>([...RULE_KINDS, ...config.rules.map((r) => r.id)]);
+  config.sinks.forEach((sink, i) => {
+    sink.rules.forEach((ref, j) => {
+      if (!known.has(ref)) {
+        problems.push({
+          key: `sinks[${i}].rules[${j}]`,
+          reason: `"${ref}" is neither a rule kind nor a configured rule id`,
+        });
+      }
+    });
+  });
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}
+
+/** Whether an error is a configuration error (for exit code 78). */
+export function isConfigError(error: unknown): boolean {
+  return isPmError(error, "PM_ERR_CONFIG");
+}

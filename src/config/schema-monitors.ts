@@ -1,0 +1,73 @@
+// Schema of the `monitors` section: the targets polled and how polls are paced.
+import { INTERVALS } from "../domain/types.js";
+import { intKey, type SchemaSection } from "./schema-node.js";
+
+/** `monitors.*` keys; the arrays are validated element by element (see monitors-format.ts). */
+export const monitorsSchema = {
+  offchain: {
+    doc: "Off-chain pairs: [{pair, entryType, aggregation, interval, expiry, periodMs}].",
+    format: "pm-offchain-monitors",
+    default: [],
+    env: "PM_MONITORS_OFFCHAIN",
+  },
+  onchain: {
+    doc: "On-chain pairs: [{pair, network, aggregation, periodMs}].",
+    format: "pm-onchain-monitors",
+    default: [],
+    env: "PM_MONITORS_ONCHAIN",
+  },
+  publishers: {
+    doc: "On-chain publisher lists: [{network, publisherType, periodMs}].",
+    format: "pm-publisher-monitors",
+    default: [],
+    env: "PM_MONITORS_PUBLISHERS",
+  },
+  funding: {
+    doc: "Funding rates: [{pair, source, periodMs}].",
+    format: "pm-funding-monitors",
+    default: [],
+    env: "PM_MONITORS_FUNDING",
+  },
+  vaults: {
+    doc: "Vaults: [{id, periodMs}].",
+    format: "pm-vault-monitors",
+    default: [],
+    env: "PM_MONITORS_VAULTS",
+  },
+  jitter: {
+    doc: "Fraction of the period added as random jitter to each poll delay.",
+    format: "pm-number",
+    default: 0.1,
+    env: "PM_MONITORS_JITTER",
+    min: 0,
+    max: 1,
+  },
+  maxBackoffMs: intKey(
+    "Longest backoff between polls of a failing target (ms).",
+    "PM_MONITORS_MAX_BACKOFF_MS",
+    60_000,
+    100,
+    3_600_000,
+  ),
+  warmup: {
+    enabled: {
+      doc: "Warm price history from candlesticks at start.",
+      format: "pm-boolean",
+      default: true,
+      env: "PM_MONITORS_WARMUP_ENABLED",
+    },
+    interval: {
+      doc: "Candle interval used for warm-up.",
+      format: INTERVALS,
+      default: "1min",
+      env: "PM_MONITORS_WARMUP_INTERVAL",
+    },
+    lookbackMs: intKey(
+      "How much history to warm (ms).",
+      "PM_MONITORS_WARMUP_LOOKBACK_MS",
+      3_600_000,
+      0,
+      7 * 86_400_000,
+    ),
+  },
+} as const satisfies SchemaSection;

@@ -1,0 +1,87 @@
+// Schema of the `upstream` section: where prices come from (the embedded simulator or the Pragma API).
+import { intKey, type SchemaSection } from "./schema-node.js";
+
+/** `upstream.*` keys. */
+export const upstreamSchema = {
+  url: {
+    doc: 'API base URL (e.g. https://api.example-pragma-host.com), or "simulator" to start the embedded simulator.',
+    format: "pm-upstream-url",
+    default: "simulator",
+    env: "PM_UPSTREAM_URL",
+  },
+  vaultUrl: {
+    doc: 'Base URL of the vault API ("" = same as url; with the simulator, its vault base path).',
+    format: "pm-optional-url",
+    default: "",
+    env: "PM_UPSTREAM_VAULT_URL",
+  },
+  apiKey: {
+    doc: "API key sent as x-api-key (secret).",
+    format: "*",
+    default: "",
+    env: "PM_API_KEY",
+    sensitive: true,
+  },
+  timeoutMs: intKey("Per-request timeout (ms).", "PM_UPSTREAM_TIMEOUT_MS", 5_000, 100, 120_000),
+  connections: intKey("Keep-alive connections to the API.", "PM_UPSTREAM_CONNECTIONS", 16, 1, 1_024),
+  retry: {
+    maxAttempts: intKey(
+      "Attempts per poll including the first (1 = no retry).",
+      "PM_UPSTREAM_RETRY_MAX_ATTEMPTS",
+      3,
+      1,
+      20,
+    ),
+    baseDelayMs: intKey(
+      "First retry delay (ms), doubled per attempt, jittered.",
+      "PM_UPSTREAM_RETRY_BASE_DELAY_MS",
+      100,
+      0,
+      60_000,
+    ),
+    maxDelayMs: intKey(
+      "Longest delay between retries (ms).",
+      "PM_UPSTREAM_RETRY_MAX_DELAY_MS",
+      2_000,
+      0,
+      300_000,
+    ),
+    maxElapsedMs: intKey(
+      "Stop retrying once this much time has passed since the first attempt (ms).",
+      "PM_UPSTREAM_RETRY_MAX_ELAPSED_MS",
+      10_000,
+      0,
+      600_000,
+    ),
+  },
+  simulator: {
+    seed: intKey(
+      "Seed of the simulated market (same seed, same prices).",
+      "PM_SIMULATOR_SEED",
+      42,
+      0,
+      2 ** 31 - 1,
+    ),
+    scenario: {
+      doc: 'Fault scenario: "demo" (built-in), a path to a scenario JSON file, or "" for none.',
+      format: "*",
+      default: "demo",
+      env: "PM_SIMULATOR_SCENARIO",
+    },
+    speed: {
+      doc: "Simulated seconds per real second.",
+      format: "pm-number",
+      default: 1,
+      env: "PM_SIMULATOR_SPEED",
+      min: 0.01,
+      max: 1_000,
+    },
+    apiKeys: {
+      doc: "API keys the simulator requires (comma-separated in env; empty = no auth; secret).",
+      format: "pm-string-list",
+      default: [],
+      env: "PM_SIMULATOR_API_KEYS",
+      sensitive: true,
+    },
+  },
+} as const satisfies SchemaSection;

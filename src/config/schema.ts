@@ -1,0 +1,123 @@
+// The convict schema, one source of truth for every key: doc, format, default, env (PM_*), sensitivity.
+import convict from "convict";
+import { registerFormats } from "./formats.js";
+import { intKey, type SchemaSection } from "./schema-node.js";
+import { monitorsSchema } from "./schema-monitors.js";
+import { upstreamSchema } from "./schema-upstream.js";
+
+/** Log levels pino accepts. */
+export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace"] as const;
+
+/** The whole schema. */
+export const configSchema = {
+  upstream: upstreamSchema,
+  monitors: monitorsSchema,
+  rules: {
+    doc: "Alert rules: [{kind, id, threshold, …}] (see Rules below).",
+    format: "pm-rules",
+    default: [],
+    env: "PM_RULES",
+  },
+  server: {
+    host: {
+      doc: "Interface the WebSocket/HTTP server binds (keep 127.0.0.1 unless a token is set).",
+      format: "pm-nonempty-string",
+      default: "127.0.0.1",
+      env: "PM_SERVER_HOST",
+    },
+    port: intKey(
+      "Port of /ws, /healthz, /readyz, /metrics (0 = any free port).",
+      "PM_SERVER_PORT",
+      8787,
+      0,
+      65_535,
+    ),
+    token: {
+      doc: 'Bearer token required at WebSocket upgrade ("" = none; secret).',
+      format: "*",
+      default: "",
+      env: "PM_SERVER_TOKEN",
+      sensitive: true,
+    },
+    heartbeatMs: intKey(
+      "Ping interval; a peer that misses a pong is terminated (ms).",
+      "PM_SERVER_HEARTBEAT_MS",
+      30_000,
+      1_000,
+      600_000,
+    ),
+    maxClients: intKey("Maximum concurrent WebSocket clients.", "PM_SERVER_MAX_CLIENTS", 2_000, 1, 100_000),
+    maxMessageBytes: intKey(
+      "Largest client message (bytes).",
+      "PM_SERVER_MAX_MESSAGE_BYTES",
+      65_536,
+      256,
+      16_777_216,
+    ),
+    messagesPerSecond: intKey(
+      "Client messages per second before rate_limited.",
+      "PM_SERVER_MESSAGES_PER_SECOND",
+      64,
+      1,
+      10_000,
+    ),
+    maxBufferedBytes: intKey(
+      "Send buffer per client; a slower consumer is closed with 1013 (bytes).",
+      "PM_SERVER_MAX_BUFFERED_BYTES",
+      1_048_576,
+      65_536,
+      1_073_741_824,
+    ),
+    journalSize: intKey(
+      "Events kept in memory for `since` replay.",
+      "PM_SERVER_JOURNAL_SIZE",
+      10_000,
+      100,
+      10_000_000,
+    ),
+  },
+  sinks: {
+    doc: "Chat-ops sinks: [{kind, url, …}] (see Sinks below).",
+    format: "pm-sinks",
+    default: [],
+    env: "PM_SINKS",
+  },
+  state: {
+    dir: {
+      doc: "Directory for alert state, journal and outboxes (relative to the working directory). $STATE_DIRECTORY (systemd) is used when this is not set explicitly.",
+      format: "pm-nonempty-string",
+      default: "./var",
+      env: "PM_STATE_DIR",
+    },
+  },
+  log: {
+    level: { doc: "Log level.", format: LOG_LEVELS, default: "info", env: "PM_LOG_LEVEL" },
+    pretty: {
+      doc: "Human-readable logs (pino-pretty) instead of JSON lines.",
+      format: "pm-boolean",
+      default: false,
+      env: "PM_LOG_PRETTY",
+    },
+  },
+  shutdown: {
+    drainTimeoutMs: intKey(
+      "Deadline to drain sinks and close clients on SIGTERM (ms).",
+      "PM_SHUTDOWN_DRAIN_TIMEOUT_MS",
+      10_000,
+      0,
+      300_000,
+    ),
+  },
+} as const satisfies SchemaSection;
+
+/** Raw values as convict holds them before array elements are normalised. */
+export type RawConfig = Record<string, unknown>;
+
+/** A fresh convict instance over the schema, reading env from `env` (never process.argv). */
+export function createConvict(env: Readonly<Record<string, string | undefined>>): convict.Config<RawConfig> {
+  registerFormats();
+  // Our SchemaSection is stricter than convict's Schema<T> (every leaf has doc/format/default/env), but its
+  // readonly tuple enums don't match convict's mutable `any[]`: one cast at this boundary.
+  const schema = configSchema as unknown as convict.Schema<RawConfig>;
+  return convict<RawConfig>(schema, { env: { ...env }, args: [] });
+}
