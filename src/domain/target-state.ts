@@ -1,6 +1,6 @@
 // Per-target data the detectors read: last good snapshot, latest price, bounded history, consecutive failures.
 import type { PmError } from "../errors.js";
-import type { AlertLabels } from "./events.js";
+import type { AlertKey } from "./alert-engine.js";
 import type { PollObservation } from "./observation.js";
 import { parseDecimalPrice, type ScaledPrice } from "./price.js";
 import { PriceHistory } from "./price-history.js";
@@ -22,11 +22,9 @@ export type Snapshot =
   | { readonly kind: "funding"; readonly value: readonly FundingRate[] }
   | { readonly kind: "vault"; readonly value: Vault };
 
-/** Cached identity of one alert key of a target: its labels and fingerprint under a given rule config. */
-export interface KeyEntry {
+/** Cached identity of one alert key of a target: labels, fingerprint and targets under a given rule config. */
+export interface KeyEntry extends AlertKey {
   readonly rule: RuleConfig;
-  readonly labels: AlertLabels;
-  readonly fingerprint: string;
 }
 
 /** Subkeys remembered per rule and target; beyond this the cache is dropped (memory bound, recomputed on demand). */

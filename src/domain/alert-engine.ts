@@ -1,0 +1,258 @@
+// The alert lifecycle as a pure reducer: inactive → pending → firing → resolved, with hysteresis, hold-down,
+// reminders, flap damping and inhibition. State is mutated in place; transitions are appended to `out`.
+import type { AlertContext, AlertLabels, AlertPayload, RuleKind } from "./events.js";
+import type { Measure } from "./detectors/finding.js";
+import { toIso } from "./format.js";
+import type { RuleConfig } from "./rules.js";
+
+/** Lifecycle state of one fingerprint. */
+export type AlertStatus = "inactive" | "pending" | "firing";
+
+/** Everything the engine knows about one fingerprint. */
+export interface AlertRecord {
+  readonly fingerprint: string;
+  readonly ruleId: string;
+  readonly ruleKind: RuleKind;
+  readonly labels: AlertLabels;
+  /** Targets whose data the alert depends on (the first one owns it); inhibition looks at all of them. */
+  readonly targetIds: readonly string[];
+  readonly scopeKey: string;
+  status: AlertStatus;
+  /** The condition with hysteresis applied, before `for`, hold-down and flap damping. */
+  rawActive: boolean;
+  pendingSinceMs: number;
+  startsAtMs: number;
+  lastAnnouncedMs: number;
+  /** Times of the latest raw condition flips, newest last, at most flapMaxTransitions + 1. */
+  flipTimesMs: number[];
+  flapping: boolean;
+  /** The latest finding (null after import until fresh data arrives). */
+  finding: Measure | null;
+  /** The payload last announced while firing (what activeAlerts returns). */
+  announced: AlertPayload | null;
+  /** The rule config this record was last checked against (null = check again). */
+  checkedRule: RuleConfig | null;
+}
+
+/** Alert records by fingerprint, plus how many upstream_error alerts fire per target (for inhibition). */
+export interface EngineState {
+  readonly alerts: Map<string, AlertRecord>;
+  readonly upstreamFiring: Map<string, number>;
+}
+
+/** An empty engine. */
+export function createEngineState(): EngineState {
+  return { alerts: new Map(), upstreamFiring: new Map() };
+}
+
+/** Identity of an alert key: its fingerprint and labels, and the targets it depends on. */
+export interface AlertKey {
+  readonly fingerprint: string;
+  readonly labels: AlertLabels;
+  readonly targetIds: readonly string[];
+}
+
+/** True when an upstream_error alert fires on a target the record depends on (upstream_error itself is never muted). */
+export function isMuted(engine: EngineState, record: AlertRecord): boolean {
+  if (record.ruleKind === "upstream_error") return false;
+  for (const id of record.targetIds) if ((engine.upstreamFiring.get(id) ?? 0) > 0) return true;
+  return false;
+}
+
+/** Feed one measurement of an alert key into the lifecycle. */
+export function applyMeasure(
+  engine: EngineState,
+  key: AlertKey,
+  finding: Measure,
+  rule: RuleConfig,
+  nowMs: number,
+  out: AlertPayload[],
+): void {
+  let record = engine.alerts.get(key.fingerprint);
+  if (record === undefined) {
+    // Steady state of a healthy key: no record, nothing allocated.
+    if (!finding.fires) return;
+    record = createRecord(key, finding, rule);
+    if (isMuted(engine, record)) return;
+    engine.alerts.set(key.fingerprint, record);
+  } else if (isMuted(engine, record)) {
+    // Muted alerts neither fire nor resolve; after recovery fresh data re-evaluates them.
+    return;
+  }
+  record.finding = finding;
+  const wasActive = record.rawActive;
+  record.rawActive = wasActive ? !finding.clears : finding.fires;
+  if (record.rawActive !== wasActive) recordFlip(record, rule, nowMs);
+  advance(engine, record, rule, nowMs, out);
+}
+
+function createRecord(key: AlertKey, finding: Measure, rule: RuleConfig): AlertRecord {
+  return {
+    fingerprint: key.fingerprint,
+    ruleId: rule.id,
+    ruleKind: rule.kind,
+    labels: key.labels,
+    targetIds: key.targetIds,
+    scopeKey: finding.scopeKey,
+    status: "inactive",
+    rawActive: false,
+    pendingSinceMs: Number.NaN,
+    startsAtMs: Number.NaN,
+    lastAnnouncedMs: Number.NaN,
+    flipTimesMs: [],
+    flapping: false,
+    finding,
+    announced: null,
+    checkedRule: rule,
+  };
+}
+
+function recordFlip(record: AlertRecord, rule: RuleConfig, nowMs: number): void {
+  record.flipTimesMs.push(nowMs);
+  const keep = Math.max(1, rule.flapMaxTransitions + 1);
+  if (record.flipTimesMs.length > keep) record.flipTimesMs.splice(0, record.flipTimesMs.length - keep);
+}
+
+/** More than flapMaxTransitions raw flips within flapWindowMs (0 in either disables damping). */
+export function isFlapping(record: AlertRecord, rule: RuleConfig, nowMs: number): boolean {
+  if (rule.flapMaxTransitions <= 0 || rule.flapWindowMs <= 0) return false;
+  let recent = 0;
+  for (const atMs of record.flipTimesMs) if (atMs > nowMs - rule.flapWindowMs) recent++;
+  return recent > rule.flapMaxTransitions;
+}
+
+/** Step a record's state machine at `nowMs` (after new data, or from a tick with none). */
+export function advance(
+  engine: EngineState,
+  record: AlertRecord,
+  rule: RuleConfig,
+  nowMs: number,
+  out: AlertPayload[],
+): void {
+  if (isMuted(engine, record)) return;
+  switch (record.status) {
+    case "inactive":
+      if (!record.rawActive) return;
+      record.status = "pending";
+      record.pendingSinceMs = nowMs;
+      promoteIfDue(engine, record, rule, nowMs, out);
+      return;
+    case "pending":
+      if (!record.rawActive) {
+        record.status = "inactive";
+        return;
+      }
+      promoteIfDue(engine, record, rule, nowMs, out);
+      return;
+    case "firing": {
+      const flapping = isFlapping(record, rule, nowMs);
+      if (record.rawActive) {
+        // Calm again: the flag drops and the next reminder says so.
+        record.flapping = flapping;
+        if (rule.repeatIntervalMs > 0 && nowMs - record.lastAnnouncedMs >= rule.repeatIntervalMs)
+          announce(record, "repeat", nowMs, out);
+        return;
+      }
+      // Condition cleared: hold-down first, then flap damping, else resolve.
+      if (nowMs - record.startsAtMs < rule.minFiringMs) return;
+      if (flapping) {
+        record.flapping = true;
+        return;
+      }
+      resolve(engine, record, nowMs, out, null);
+      return;
+    }
+  }
+}
+
+function promoteIfDue(
+  engine: EngineState,
+  record: AlertRecord,
+  rule: RuleConfig,
+  nowMs: number,
+  out: AlertPayload[],
+): void {
+  // Never fire without a finding to describe (a pending alert restored from disk waits for data).
+  if (record.finding === null || nowMs - record.pendingSinceMs < rule.forMs) return;
+  record.status = "firing";
+  record.startsAtMs = nowMs;
+  record.flapping = isFlapping(record, rule, nowMs);
+  if (record.ruleKind === "upstream_error") adjustUpstream(engine, record, +1);
+  announce(record, "first", nowMs, out);
+}
+
+function announce(record: AlertRecord, reason: "first" | "repeat", nowMs: number, out: AlertPayload[]): void {
+  const payload = buildPayload(record, "firing", reason, nowMs, null);
+  record.announced = payload;
+  record.lastAnnouncedMs = nowMs;
+  out.push(payload);
+}
+
+/** Resolve a firing record (announcing it) and return it to inactive; `why` is added to the context if given. */
+export function resolve(
+  engine: EngineState,
+  record: AlertRecord,
+  nowMs: number,
+  out: AlertPayload[],
+  why: string | null,
+): void {
+  if (record.status === "firing") {
+    out.push(buildPayload(record, "resolved", "resolved", nowMs, why));
+    if (record.ruleKind === "upstream_error") adjustUpstream(engine, record, -1);
+  }
+  record.status = "inactive";
+  record.rawActive = false;
+  record.flapping = false;
+  record.announced = null;
+}
+
+function adjustUpstream(engine: EngineState, record: AlertRecord, delta: number): void {
+  const targetId = record.targetIds[0];
+  if (targetId === undefined) return;
+  const count = (engine.upstreamFiring.get(targetId) ?? 0) + delta;
+  if (count > 0) engine.upstreamFiring.set(targetId, count);
+  else engine.upstreamFiring.delete(targetId);
+}
+
+function buildPayload(
+  record: AlertRecord,
+  status: "firing" | "resolved",
+  reason: AlertPayload["reason"],
+  nowMs: number,
+  why: string | null,
+): AlertPayload {
+  const finding = record.finding;
+  const previous = record.announced;
+  const description = finding?.describe() ?? {
+    summary: previous?.summary ?? record.fingerprint,
+    context: previous?.context ?? {},
+  };
+  let context: AlertContext = description.context;
+  if (record.flapping || why !== null) {
+    const extended: Record<string, string | number | boolean | null> = { ...context };
+    if (record.flapping) extended["flapping"] = true;
+    if (why !== null) extended["resolvedBy"] = why;
+    context = extended;
+  }
+  return {
+    fingerprint: record.fingerprint,
+    status,
+    rule: record.ruleKind,
+    severity: finding?.severity ?? previous?.severity ?? "warning",
+    labels: record.labels,
+    summary: description.summary,
+    value: finding !== null ? finding.value : (previous?.value ?? null),
+    threshold: finding !== null ? finding.threshold : (previous?.threshold ?? null),
+    startsAt: toIso(record.startsAtMs),
+    endsAt: status === "resolved" ? toIso(nowMs) : null,
+    reason,
+    context,
+  };
+}
+
+/** An inactive record with no flip left inside the flap window carries no information and may be dropped. */
+export function isDisposable(record: AlertRecord, rule: RuleConfig | undefined, nowMs: number): boolean {
+  if (record.status !== "inactive") return false;
+  const last = record.flipTimesMs[record.flipTimesMs.length - 1];
+  return rule === undefined || last === undefined || nowMs - last >= rule.flapWindowMs;
+}
