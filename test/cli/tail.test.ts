@@ -1,0 +1,200 @@
+// Tests of `pragma-monitor tail`: pure line formatting and argument parsing, and reconnect/resume against a real server.
+import { afterEach, describe, expect, it } from "vitest";
+import WebSocket from "ws";
+import type { AlertEvent } from "../../src/domain/events.js";
+import {
+  createTailClient,
+  formatAlertLine,
+  formatGapLine,
+  parseTailArgs,
+  runTail,
+  type TailOutput,
+} from "../../src/cli/tail.js";
+import { alert, metricValue, startHarness, until, type Harness } from "../sinks/ws/harness.js";
+
+const event = (
+  overrides: Parameters<typeof alert>[0] = {},
+  extra: Partial<AlertEvent["alert"]> = {},
+): AlertEvent => ({
+  type: "alert",
+  seq: 1042,
+  alert: { ...alert({ summary: "BTC/USD moved +5.02% in 1min (threshold 2%)", ...overrides }), ...extra },
+});
+
+describe("formatAlertLine", () => {
+  it.each<[string, AlertEvent, string]>([
+    [
+      "a firing alert",
+      event({ severity: "critical" }),
+      "2026-11-22T10:00:03.120Z #1042 FIRING critical price_change pair=BTC/USD market=offchain — BTC/USD moved +5.02% in 1min (threshold 2%)",
+    ],
+    [
+      "a resolved alert at its end time",
+      event({ status: "resolved" }),
+      "2026-11-22T10:05:03.120Z #1042 RESOLVED warning price_change pair=BTC/USD market=offchain — BTC/USD moved +5.02% in 1min (threshold 2%)",
+    ],
+    [
+      "a reminder, quoted label values and no terminal escapes",
+      event(
+        { severity: "info", summary: "evil\x1b[2Jsummary" },
+        { reason: "repeat", labels: { vault: "a b" } },
+      ),
+      '2026-11-22T10:00:03.120Z #1042 FIRING info price_change (repeat) vault="a b" — evil?[2Jsummary',
+    ],
+  ])("renders %s without colour", (_name, input, line) => {
+    expect(formatAlertLine(input, { color: false })).toBe(line);
+  });
+
+  it.each<[string, AlertEvent, string]>([
+    ["critical in red", event({ severity: "critical" }), "\x1b[31mFIRING critical\x1b[0m"],
+    ["warning in yellow", event({ severity: "warning" }), "\x1b[33mFIRING warning\x1b[0m"],
+    ["info in cyan", event({ severity: "info" }), "\x1b[36mFIRING info\x1b[0m"],
+    [
+      "resolved in green",
+      event({ severity: "critical", status: "resolved" }),
+      "\x1b[32mRESOLVED critical\x1b[0m",
+    ],
+  ])("colours %s", (_name, input, segment) => {
+    expect(formatAlertLine(input, { color: true })).toContain(segment);
+  });
+
+  it("names the missed range in gap notices", () => {
+    expect(formatGapLine(5, 9)).toBe("gap: events #5..#9 are no longer held by the server and were missed");
+  });
+});
+
+describe("parseTailArgs", () => {
+  it("applies defaults and takes the token from the environment", () => {
+    expect(parseTailArgs([], { PM_SERVER_TOKEN: "t" })).toEqual({
+      ok: true,
+      options: {
+        url: "ws://127.0.0.1:8787/ws",
+        token: "t",
+        pairs: [],
+        rules: [],
+        minSeverity: null,
+        since: null,
+        json: false,
+        prices: false,
+      },
+    });
+  });
+
+  it("reads every flag", () => {
+    const parsed = parseTailArgs(
+      [
+        "--url",
+        "ws://h/ws",
+        "--pairs",
+        "BTC/USD, ETH/USD",
+        "--rules",
+        "price_change",
+        "--min-severity",
+        "critical",
+        "--since",
+        "7",
+        "--json",
+        "--prices",
+      ],
+      {},
+    );
+    expect(parsed).toMatchObject({
+      ok: true,
+      options: {
+        url: "ws://h/ws",
+        pairs: ["BTC/USD", "ETH/USD"],
+        rules: ["price_change"],
+        minSeverity: "critical",
+        since: 7,
+        json: true,
+        prices: true,
+      },
+    });
+  });
+
+  it.each([[["--since", "-1"]], [["--min-severity", "loud"]], [["--url", "http://x"]], [["--bogus"]]])(
+    "refuses %j",
+    (argv) => {
+      expect(parseTailArgs(argv, {}).ok).toBe(false);
+    },
+  );
+});
+
+describe("tail against a real server", () => {
+  let harness: Harness;
+  afterEach(async () => harness.close());
+
+  it("reconnects after a forced disconnect and resumes with no gap and no duplicate", async () => {
+    harness = await startHarness();
+    const outputs: TailOutput[] = [];
+    const sockets: WebSocket[] = [];
+    const options = parseTailArgs(["--url", harness.url], {});
+    if (!options.ok) throw new Error(options.message);
+    const client = createTailClient({
+      options: options.options,
+      output: (out) => outputs.push(out),
+      random: () => 0,
+      createSocket: (url, headers) => {
+        const socket = new WebSocket(url, { headers });
+        sockets.push(socket);
+        return socket;
+      },
+    });
+    const seqs = (): number[] =>
+      outputs.flatMap((out) => (out.kind === "event" && out.event.type !== "price" ? [out.event.seq] : []));
+    // subscribe is handled synchronously on receipt, so once counted the subscription is in place
+    const subscribes = () => metricValue(harness.metrics.wsMessagesIn, { op: "subscribe" });
+    await until(async () => (await subscribes()) === 1);
+    harness.hub.publishAlert(alert({ summary: "before" }));
+    await until(() => seqs().includes(1));
+    sockets[0]!.terminate();
+    harness.hub.publishAlert(alert({ summary: "while away 1" }));
+    harness.hub.publishAlert(alert({ summary: "while away 2" }));
+    await until(() => sockets.length === 2 && seqs().includes(3));
+    harness.hub.publishAlert(alert({ summary: "after" }));
+    await until(() => seqs().includes(4));
+    client.stop();
+    expect(await client.done).toBe(0);
+    expect(seqs()).toEqual([1, 2, 3, 4]);
+    expect(await subscribes()).toBe(2);
+    expect(outputs.some((out) => out.kind === "gap")).toBe(false);
+  });
+
+  it("runTail prints JSON lines and exits 0 when stopped", async () => {
+    harness = await startHarness({ token: "tok" });
+    const stdout: string[] = [];
+    const stderr: string[] = [];
+    const abort = new AbortController();
+    const exit = runTail(["--url", harness.url, "--json", "--since", "0"], {
+      stdout: { write: (text: string) => stdout.push(text) },
+      stderr: { write: (text: string) => stderr.push(text) },
+      env: { PM_SERVER_TOKEN: "tok" },
+      isTTY: true,
+      signal: abort.signal,
+    });
+    harness.hub.publishAlert(alert({ summary: "journaled before connect" }));
+    await until(() => stdout.length === 1);
+    expect(JSON.parse(stdout[0]!)).toMatchObject({
+      type: "alert",
+      seq: 1,
+      alert: { summary: "journaled before connect" },
+    });
+    abort.abort();
+    expect(await exit).toBe(0);
+    expect(stderr).toEqual([]);
+  });
+
+  it("runTail exits 3 when the token is refused", async () => {
+    harness = await startHarness({ token: "tok" });
+    const stderr: string[] = [];
+    const code = await runTail(["--url", harness.url, "--token", "nope"], {
+      stdout: { write: () => true },
+      stderr: { write: (text: string) => stderr.push(text) },
+      env: {},
+      isTTY: false,
+      signal: new AbortController().signal,
+    });
+    expect(code).toBe(3);
+    expect(stderr.join("")).toMatch(/unauthorized/);
+  });
+});
