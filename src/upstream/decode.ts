@@ -165,9 +165,13 @@ export function readSecondsOrMs(o: JsonObject, key: string): number {
 /** A required 0x-prefixed hex integer string, returned as an exact ScaledPrice. */
 export function readHexPrice(o: JsonObject, key: string, decimals: number): ScaledPrice {
   const value = o[key];
-  if (typeof value === "string" && isHexInteger(value)) {
-    // BigInt understands the 0x prefix; isHexInteger has excluded everything else it would accept.
-    return new ScaledPrice(BigInt(value), decimals);
+  if (typeof value === "string" && hasHexShape(value)) {
+    try {
+      // BigInt validates the digits itself; hasHexShape has excluded the other forms it would accept.
+      return new ScaledPrice(BigInt(value), decimals);
+    } catch {
+      // fall through to the field error
+    }
   }
   throw new FieldError(key, "0x-prefixed hex string");
 }
@@ -194,15 +198,14 @@ export function readIsoTimeMs(o: JsonObject, key: string): number {
   throw new FieldError(key, "ISO 8601 date-time");
 }
 
-/** True for "0x" followed by 1..64 hex digits; a char loop, faster than a regex on the hot path. */
-function isHexInteger(text: string): boolean {
+/**
+ * "0x", at most 64 more characters, and no trailing whitespace: with that, BigInt(text) accepts exactly
+ * the hex integers (it would otherwise also take "0b"/"0o" forms, decimals and surrounding whitespace).
+ */
+function hasHexShape(text: string): boolean {
   const length = text.length;
   if (length < 3 || length > MAX_HEX_LENGTH) return false;
   if (text.charCodeAt(0) !== 48 || text.charCodeAt(1) !== 120) return false; // "0x"
-  for (let i = 2; i < length; i++) {
-    const c = text.charCodeAt(i);
-    const isHex = (c >= 48 && c <= 57) || (c >= 97 && c <= 102) || (c >= 65 && c <= 70);
-    if (!isHex) return false;
-  }
-  return true;
+  const last = text.charCodeAt(length - 1);
+  return (last >= 48 && last <= 57) || (last >= 97 && last <= 102) || (last >= 65 && last <= 70);
 }

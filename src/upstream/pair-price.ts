@@ -8,7 +8,6 @@ import {
 } from "../domain/types.js";
 import {
   asObject,
-  decodeArray,
   decodeWith,
   parseJsonBody,
   readCount,
@@ -18,6 +17,7 @@ import {
   readOptionalArray,
   readSecondsOrMs,
   readString,
+  withPrefix,
 } from "./decode.js";
 import type { EndpointName, PairPriceQuery } from "./types.js";
 import {
@@ -81,25 +81,38 @@ function decodeComponent(value: unknown, decimals: number): PriceComponent {
   };
 }
 
-/** Decode a parsed pair-price body into a PairPrice (validates every field; extra fields ignored). */
-export function decodePairPrice(json: unknown): PairPrice {
-  return decodeWith("pair_price", json, (value) => {
-    const o = asObject(value, "body");
-    const decimals = readDecimals(o, "decimals");
-    const rawComponents = readOptionalArray(o, "components");
-    return {
-      pairId: readNonEmptyString(o, "pair_id"),
-      price: readHexPrice(o, "price", decimals),
-      numSources: readCount(o, "num_sources_aggregated"),
-      timestampMs: readSecondsOrMs(o, "timestamp"),
-      components:
-        rawComponents.length === 0
-          ? NO_COMPONENTS
-          : decodeArray(rawComponents, "components", (item) => decodeComponent(item, decimals)),
-    };
-  });
+/** Decode the components array without a per-body closure (this is the hottest decoder). */
+function decodeComponents(items: readonly unknown[], decimals: number): readonly PriceComponent[] {
+  if (items.length === 0) return NO_COMPONENTS;
+  const out = new Array<PriceComponent>(items.length);
+  for (let i = 0; i < items.length; i++) {
+    try {
+      out[i] = decodeComponent(items[i], decimals);
+    } catch (error) {
+      throw withPrefix(error, `components[${i}]`);
+    }
+  }
+  return out;
 }
 const NO_COMPONENTS: readonly PriceComponent[] = Object.freeze([]);
+
+/** The pair-price decoder proper; FieldErrors are turned into PmErrors by decodeWith. */
+function decodePairPriceFields(value: unknown): PairPrice {
+  const o = asObject(value, "body");
+  const decimals = readDecimals(o, "decimals");
+  return {
+    pairId: readNonEmptyString(o, "pair_id"),
+    price: readHexPrice(o, "price", decimals),
+    numSources: readCount(o, "num_sources_aggregated"),
+    timestampMs: readSecondsOrMs(o, "timestamp"),
+    components: decodeComponents(readOptionalArray(o, "components"), decimals),
+  };
+}
+
+/** Decode a parsed pair-price body into a PairPrice (validates every field; extra fields ignored). */
+export function decodePairPrice(json: unknown): PairPrice {
+  return decodeWith("pair_price", json, decodePairPriceFields);
+}
 
 /** Parse and decode a pair-price response body text. */
 export function decodePairPriceBody(text: string): PairPrice {

@@ -74,6 +74,18 @@ const cases: readonly { name: string; decode: (text: string) => unknown; body: s
     field: "price",
   },
   {
+    name: "pair: hex with inner space",
+    decode: decodePairPriceBody,
+    body: edit(pairPrice, (b) => (b["price"] = "0x12 34")),
+    field: "price",
+  },
+  {
+    name: "pair: hex with trailing newline",
+    decode: decodePairPriceBody,
+    body: edit(pairPrice, (b) => (b["price"] = "0x1234\n")),
+    field: "price",
+  },
+  {
     name: "pair: numeric price",
     decode: decodePairPriceBody,
     body: edit(pairPrice, (b) => (b["price"] = 12)),
@@ -250,7 +262,10 @@ describe("decode errors", () => {
   });
 
   it("names endpoint, path and expectation in the message", () => {
-    const error = decodeError(decodePairPriceBody, cases[6]!.body);
+    const error = decodeError(
+      decodePairPriceBody,
+      cases.find((c) => c.name === "pair: component bad hex")!.body,
+    );
     expect(error.message).toBe("pair_price: components[2].price: expected 0x-prefixed hex string");
     expect(error.details.endpoint).toBe("pair_price");
   });
