@@ -49,7 +49,11 @@ export async function raw(
 }
 
 /** GET a path expecting JSON; returns status and the parsed body. */
-export async function getJson<T = unknown>(sim: RunningSimulator, path: string, headers?: Record<string, string>): Promise<{ status: number; body: T; text: string }> {
+export async function getJson<T = unknown>(
+  sim: RunningSimulator,
+  path: string,
+  headers?: Record<string, string>,
+): Promise<{ status: number; body: T; text: string }> {
   const response = await raw(sim, path, headers === undefined ? {} : { headers });
   return { status: response.status, body: JSON.parse(response.text) as T, text: response.text };
 }
@@ -108,24 +112,32 @@ export function checkSchema(schema: Schema, value: unknown, path = "$"): string[
   const type = schema["type"] as string | string[] | undefined;
   if (type !== undefined) {
     const types = Array.isArray(type) ? type : [type];
-    if (!types.some((t) => typeOk(t, value))) return [...errors, `${path}: expected ${types.join("|")}, got ${JSON.stringify(value)}`];
+    if (!types.some((t) => typeOk(t, value)))
+      return [...errors, `${path}: expected ${types.join("|")}, got ${JSON.stringify(value)}`];
   }
   const enumValues = schema["enum"] as unknown[] | undefined;
-  if (enumValues !== undefined && !enumValues.includes(value)) errors.push(`${path}: ${JSON.stringify(value)} not in enum`);
+  if (enumValues !== undefined && !enumValues.includes(value))
+    errors.push(`${path}: ${JSON.stringify(value)} not in enum`);
   const minimum = schema["minimum"] as number | undefined;
-  if (minimum !== undefined && typeof value === "number" && value < minimum) errors.push(`${path}: below minimum ${minimum}`);
+  if (minimum !== undefined && typeof value === "number" && value < minimum)
+    errors.push(`${path}: below minimum ${minimum}`);
   const pattern = schema["pattern"] as string | undefined;
-  if (pattern !== undefined && typeof value === "string" && !new RegExp(pattern).test(value)) errors.push(`${path}: does not match ${pattern}`);
+  if (pattern !== undefined && typeof value === "string" && !new RegExp(pattern).test(value))
+    errors.push(`${path}: does not match ${pattern}`);
   if (Array.isArray(value) && schema["items"] !== undefined) {
-    value.forEach((item, index) => errors.push(...checkSchema(schema["items"] as Schema, item, `${path}[${index}]`)));
+    value.forEach((item, index) =>
+      errors.push(...checkSchema(schema["items"] as Schema, item, `${path}[${index}]`)),
+    );
   }
   if (typeof value === "object" && value !== null && !Array.isArray(value)) {
     const record = value as Record<string, unknown>;
-    for (const key of (schema["required"] as string[] | undefined) ?? []) if (!(key in record)) errors.push(`${path}: missing ${key}`);
+    for (const key of (schema["required"] as string[] | undefined) ?? [])
+      if (!(key in record)) errors.push(`${path}: missing ${key}`);
     const properties = (schema["properties"] as Record<string, Schema> | undefined) ?? {};
     for (const [key, child] of Object.entries(record)) {
       const propertySchema = properties[key] ?? (schema["additionalProperties"] as Schema | undefined);
-      if (propertySchema !== undefined && typeof propertySchema === "object") errors.push(...checkSchema(propertySchema, child, `${path}.${key}`));
+      if (propertySchema !== undefined && typeof propertySchema === "object")
+        errors.push(...checkSchema(propertySchema, child, `${path}.${key}`));
       const names = schema["propertyNames"] as Schema | undefined;
       if (names !== undefined) errors.push(...checkSchema(names, key, `${path}{${key}}`));
     }

@@ -1,6 +1,11 @@
 // Pair price, candlestick and funding-rate endpoints of the simulator over real HTTP: shapes, parameters, errors.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { WireCandleSeries, WireEntryError, WireFundingRatePage, WirePairPrice } from "../../src/upstream/wire.js";
+import type {
+  WireCandleSeries,
+  WireEntryError,
+  WireFundingRatePage,
+  WirePairPrice,
+} from "../../src/upstream/wire.js";
 import { getJson, raw, startTestSim, T0_MS, validateAgainst, type TestSim } from "./helpers.js";
 
 let t: TestSim;
@@ -14,11 +19,26 @@ const hexToNumber = (hex: string, decimals: number): number => Number(BigInt(hex
 
 describe("GET /node/v1/data/{base}/{quote}", () => {
   it("returns the live server's shape: 18 decimals, 0x hex, ms timestamp, components null by default", async () => {
-    const { status, body } = await getJson<WirePairPrice>(t.sim, "/node/v1/data/BTC/USD?interval=1s&aggregation=median");
+    const { status, body } = await getJson<WirePairPrice>(
+      t.sim,
+      "/node/v1/data/BTC/USD?interval=1s&aggregation=median",
+    );
     expect(status).toBe(200);
     expect(validateAgainst("GetEntryResponse", body)).toEqual([]);
-    expect(Object.keys(body)).toEqual(["num_sources_aggregated", "pair_id", "price", "timestamp", "decimals", "components"]);
-    expect(body).toMatchObject({ pair_id: "BTC/USD", decimals: 18, components: null, num_sources_aggregated: 6 });
+    expect(Object.keys(body)).toEqual([
+      "num_sources_aggregated",
+      "pair_id",
+      "price",
+      "timestamp",
+      "decimals",
+      "components",
+    ]);
+    expect(body).toMatchObject({
+      pair_id: "BTC/USD",
+      decimals: 18,
+      components: null,
+      num_sources_aggregated: 6,
+    });
     expect(body.price).toMatch(/^0x[0-9a-f]+$/);
     expect(hexToNumber(body.price, 18)).toBeGreaterThan(50_000);
     expect(body.timestamp).toBeGreaterThan(t.clock.nowMs() - 5_000); // ms, within the source cadence
@@ -26,22 +46,39 @@ describe("GET /node/v1/data/{base}/{quote}", () => {
   });
 
   it("includes per-source components (ms timestamps) with with_components=true, median of them as price", async () => {
-    const { body } = await getJson<WirePairPrice>(t.sim, "/node/v1/data/ETH/USD?with_components=true&interval=1s");
+    const { body } = await getJson<WirePairPrice>(
+      t.sim,
+      "/node/v1/data/ETH/USD?with_components=true&interval=1s",
+    );
     expect(validateAgainst("GetEntryResponse", body)).toEqual([]);
     const components = body.components ?? [];
-    expect(components.map((c) => c.source)).toEqual(["BINANCE", "BYBIT", "COINBASE", "OKX", "KUCOIN", "GATEIO", "BITSTAMP"]);
+    expect(components.map((c) => c.source)).toEqual([
+      "BINANCE",
+      "BYBIT",
+      "COINBASE",
+      "OKX",
+      "KUCOIN",
+      "GATEIO",
+      "BITSTAMP",
+    ]);
     expect(body.num_sources_aggregated).toBe(components.length);
     const prices = components.map((c) => BigInt(c.price)).sort((a, b) => (a < b ? -1 : 1));
     const mid = prices[3]!;
-    expect(Number((BigInt(body.price) - mid) * 1_000_000n / mid)).toBe(0); // median within rounding
+    expect(Number(((BigInt(body.price) - mid) * 1_000_000n) / mid)).toBe(0); // median within rounding
     for (const c of components) expect(c.timestamp).toBeGreaterThan(1e12);
     expect(body.timestamp).toBe(Math.max(...components.map((c) => c.timestamp)));
   });
 
   it("aggregates every pair of the catalog with realistic magnitudes", async () => {
     const expected: Record<string, [number, number]> = {
-      "BTC/USD": [40_000, 150_000], "ETH/USD": [1_000, 4_000], "SOL/USD": [50, 300], "STRK/USD": [0.05, 0.5],
-      "USDC/USD": [0.98, 1.02], "USDT/USD": [0.98, 1.02], "EUR/USD": [0.9, 1.3], "XAU/USD": [2_000, 4_000],
+      "BTC/USD": [40_000, 150_000],
+      "ETH/USD": [1_000, 4_000],
+      "SOL/USD": [50, 300],
+      "STRK/USD": [0.05, 0.5],
+      "USDC/USD": [0.98, 1.02],
+      "USDT/USD": [0.98, 1.02],
+      "EUR/USD": [0.9, 1.3],
+      "XAU/USD": [2_000, 4_000],
     };
     for (const [pair, [low, high]] of Object.entries(expected)) {
       const { status, body } = await getJson<WirePairPrice>(t.sim, `/node/v1/data/${pair}?interval=1s`);
@@ -60,17 +97,24 @@ describe("GET /node/v1/data/{base}/{quote}", () => {
 
   it("computes twap over the interval, close to but not equal to the median", async () => {
     const median = (await getJson<WirePairPrice>(t.sim, "/node/v1/data/BTC/USD?interval=1s")).body;
-    const twap = (await getJson<WirePairPrice>(t.sim, "/node/v1/data/BTC/USD?aggregation=twap&interval=1h")).body;
+    const twap = (await getJson<WirePairPrice>(t.sim, "/node/v1/data/BTC/USD?aggregation=twap&interval=1h"))
+      .body;
     expect(twap.price).not.toBe(median.price);
     expect(Math.abs(hexToNumber(twap.price, 18) / hexToNumber(median.price, 18) - 1)).toBeLessThan(0.05);
   });
 
   it("serves perp and future entries; future needs an expiry", async () => {
-    const spot = hexToNumber((await getJson<WirePairPrice>(t.sim, "/node/v1/data/BTC/USD?interval=1s")).body.price, 18);
+    const spot = hexToNumber(
+      (await getJson<WirePairPrice>(t.sim, "/node/v1/data/BTC/USD?interval=1s")).body.price,
+      18,
+    );
     const perp = await getJson<WirePairPrice>(t.sim, "/node/v1/data/BTC/USD?interval=1s&entry_type=perp");
     expect(perp.status).toBe(200);
     expect(Math.abs(hexToNumber(perp.body.price, 18) / spot - 1)).toBeLessThan(0.01);
-    const future = await getJson<WirePairPrice>(t.sim, "/node/v1/data/BTC/USD?interval=1s&entry_type=future&expiry=2027-11-22");
+    const future = await getJson<WirePairPrice>(
+      t.sim,
+      "/node/v1/data/BTC/USD?interval=1s&entry_type=future&expiry=2027-11-22",
+    );
     expect(future.status).toBe(200);
     expect(hexToNumber(future.body.price, 18) / spot).toBeGreaterThan(1.03); // one year of 5 % carry
     const missing = await getJson<WireEntryError>(t.sim, "/node/v1/data/BTC/USD?entry_type=future");
@@ -82,9 +126,18 @@ describe("GET /node/v1/data/{base}/{quote}", () => {
   });
 
   it("routes through USD when the direct pair is missing, and refuses with routing=false", async () => {
-    const btc = hexToNumber((await getJson<WirePairPrice>(t.sim, "/node/v1/data/BTC/USD?interval=1s")).body.price, 18);
-    const eur = hexToNumber((await getJson<WirePairPrice>(t.sim, "/node/v1/data/EUR/USD?interval=1s")).body.price, 18);
-    const routed = await getJson<WirePairPrice>(t.sim, "/node/v1/data/BTC/EUR?interval=1s&with_components=true");
+    const btc = hexToNumber(
+      (await getJson<WirePairPrice>(t.sim, "/node/v1/data/BTC/USD?interval=1s")).body.price,
+      18,
+    );
+    const eur = hexToNumber(
+      (await getJson<WirePairPrice>(t.sim, "/node/v1/data/EUR/USD?interval=1s")).body.price,
+      18,
+    );
+    const routed = await getJson<WirePairPrice>(
+      t.sim,
+      "/node/v1/data/BTC/EUR?interval=1s&with_components=true",
+    );
     expect(routed.status).toBe(200);
     expect(routed.body.pair_id).toBe("BTC/EUR");
     expect(hexToNumber(routed.body.price, 18)).toBeCloseTo(btc / eur, 0);
@@ -98,13 +151,19 @@ describe("GET /node/v1/data/{base}/{quote}", () => {
 
   it("looks up history by timestamp (first update at or before it) and rejects the future", async () => {
     const atS = Math.floor((T0_MS + 600_000) / 1000);
-    const past = await getJson<WirePairPrice>(t.sim, `/node/v1/data/BTC/USD?interval=1s&timestamp=${atS}&with_components=true`);
+    const past = await getJson<WirePairPrice>(
+      t.sim,
+      `/node/v1/data/BTC/USD?interval=1s&timestamp=${atS}&with_components=true`,
+    );
     expect(past.status).toBe(200);
     expect(past.body.timestamp).toBeLessThanOrEqual(atS * 1000);
     for (const c of past.body.components ?? []) expect(c.timestamp).toBeLessThanOrEqual(atS * 1000);
     const again = await raw(t.sim, `/node/v1/data/BTC/USD?interval=1s&timestamp=${atS}&with_components=true`);
     expect(JSON.parse(again.text)).toEqual(past.body);
-    const future = await getJson<WireEntryError>(t.sim, `/node/v1/data/BTC/USD?timestamp=${Math.floor(t.clock.nowMs() / 1000) + 60}`);
+    const future = await getJson<WireEntryError>(
+      t.sim,
+      `/node/v1/data/BTC/USD?timestamp=${Math.floor(t.clock.nowMs() / 1000) + 60}`,
+    );
     expect(future.status).toBe(400);
     expect(future.body).toMatchObject({
       resource: "EntryModel",
@@ -157,7 +216,10 @@ describe("GET /node/v1/data/{base}/{quote}", () => {
 
 describe("GET /node/v1/aggregation/candlestick/{base}/{quote}", () => {
   it("returns candles of the interval, newest first, 18-decimal digit strings, zone-less ISO times", async () => {
-    const { status, body } = await getJson<WireCandleSeries>(t.sim, "/node/v1/aggregation/candlestick/BTC/USD?interval=15min");
+    const { status, body } = await getJson<WireCandleSeries>(
+      t.sim,
+      "/node/v1/aggregation/candlestick/BTC/USD?interval=15min",
+    );
     expect(status).toBe(200);
     expect(validateAgainst("GetOHLCResponse", body)).toEqual([]);
     expect(body.data.length).toBe(100);
@@ -167,8 +229,12 @@ describe("GET /node/v1/aggregation/candlestick/{base}/{quote}", () => {
     expect(first.time).toBe("2026-11-22T11:00:00");
     expect(body.data[1]!.time).toBe("2026-11-22T10:45:00");
     for (const candle of body.data) {
-      expect(BigInt(candle.low) <= BigInt(candle.open) && BigInt(candle.open) <= BigInt(candle.high)).toBe(true);
-      expect(BigInt(candle.low) <= BigInt(candle.close) && BigInt(candle.close) <= BigInt(candle.high)).toBe(true);
+      expect(BigInt(candle.low) <= BigInt(candle.open) && BigInt(candle.open) <= BigInt(candle.high)).toBe(
+        true,
+      );
+      expect(BigInt(candle.low) <= BigInt(candle.close) && BigInt(candle.close) <= BigInt(candle.high)).toBe(
+        true,
+      );
       expect(candle.open.length).toBeGreaterThan(18);
     }
     // buckets chain: each candle opens where the previous (older) one closed
@@ -177,9 +243,15 @@ describe("GET /node/v1/aggregation/candlestick/{base}/{quote}", () => {
 
   it("honours timestamp, routing and validation like the pair price endpoint", async () => {
     const atS = Math.floor((T0_MS + 1_800_000) / 1000);
-    const past = await getJson<WireCandleSeries>(t.sim, `/node/v1/aggregation/candlestick/BTC/USD?interval=1min&timestamp=${atS}`);
+    const past = await getJson<WireCandleSeries>(
+      t.sim,
+      `/node/v1/aggregation/candlestick/BTC/USD?interval=1min&timestamp=${atS}`,
+    );
     expect(past.body.data[0]!.time).toBe("2026-11-22T10:30:00");
-    const routed = await getJson<WireCandleSeries>(t.sim, "/node/v1/aggregation/candlestick/ETH/BTC?interval=1h");
+    const routed = await getJson<WireCandleSeries>(
+      t.sim,
+      "/node/v1/aggregation/candlestick/ETH/BTC?interval=1h",
+    );
     expect(routed.status).toBe(200);
     expect(routed.body.pair_id).toBe("ETH/BTC");
     expect((await raw(t.sim, "/node/v1/aggregation/candlestick/BTC/USD?interval=2min")).status).toBe(400);
@@ -195,25 +267,38 @@ describe("GET /node/v1/funding_rates/history/{base}/{quote}", () => {
   it("pages hourly rates in range (seconds), default page_size 1000, oldest first", async () => {
     const startS = Math.floor(T0_MS / 1000) - 86_400;
     const endS = Math.floor(T0_MS / 1000);
-    const { status, body } = await getJson<WireFundingRatePage>(t.sim, `${base}?source=HYPERLIQUID&timestamp=${startS},${endS}&frequency=Hour`);
+    const { status, body } = await getJson<WireFundingRatePage>(
+      t.sim,
+      `${base}?source=HYPERLIQUID&timestamp=${startS},${endS}&frequency=Hour`,
+    );
     expect(status).toBe(200);
     expect(validateAgainst("GetHistoricalFundingRateResponse", body)).toEqual([]);
     expect(body).toMatchObject({ page: 1, page_size: 1000, has_next_page: false });
     expect(body.data.length).toBe(25);
-    expect(body.data[0]).toMatchObject({ pair: "BTC/USD", source: "HYPERLIQUID", timestamp_ms: startS * 1000 });
+    expect(body.data[0]).toMatchObject({
+      pair: "BTC/USD",
+      source: "HYPERLIQUID",
+      timestamp_ms: startS * 1000,
+    });
     for (const rate of body.data) expect(Math.abs(rate.hourly_rate)).toBeLessThan(1e-3);
   });
 
   it("paginates with page and page_size and reports has_next_page", async () => {
     const startS = Math.floor(T0_MS / 1000) - 3_600;
     const endS = Math.floor(T0_MS / 1000);
-    const url = (page: number): string => `${base}?source=PARADEX&timestamp=${startS},${endS}&frequency=Minute&page=${page}&page_size=25`;
-    const pages = await Promise.all([1, 2, 3, 4].map((page) => getJson<WireFundingRatePage>(t.sim, url(page))));
+    const url = (page: number): string =>
+      `${base}?source=PARADEX&timestamp=${startS},${endS}&frequency=Minute&page=${page}&page_size=25`;
+    const pages = await Promise.all(
+      [1, 2, 3, 4].map((page) => getJson<WireFundingRatePage>(t.sim, url(page))),
+    );
     expect(pages.map((p) => p.body.data.length)).toEqual([25, 25, 11, 0]);
     expect(pages.map((p) => p.body.has_next_page)).toEqual([true, true, false, false]);
     const times = pages.flatMap((p) => p.body.data.map((r) => r.timestamp_ms));
     expect(new Set(times).size).toBe(61);
-    const all = await getJson<WireFundingRatePage>(t.sim, `${base}?source=PARADEX&timestamp=${startS},${endS}&frequency=All`);
+    const all = await getJson<WireFundingRatePage>(
+      t.sim,
+      `${base}?source=PARADEX&timestamp=${startS},${endS}&frequency=All`,
+    );
     expect(all.body.data.length).toBe(241);
   });
 
@@ -227,16 +312,24 @@ describe("GET /node/v1/funding_rates/history/{base}/{quote}", () => {
       expect(response.status).toBe(400);
     }
     expect((await raw(t.sim, `${base}?source=HYPERLIQUID&page=0`)).status).toBe(400);
-    const future = await getJson<WireEntryError>(t.sim, `${base}?source=HYPERLIQUID&timestamp=${nowS - 60},${nowS + 3600}`);
+    const future = await getJson<WireEntryError>(
+      t.sim,
+      `${base}?source=HYPERLIQUID&timestamp=${nowS - 60},${nowS + 3600}`,
+    );
     expect(future.status).toBe(400);
-    expect(future.body.message).toMatch(/^Invalid timestamp: Timestamp range error:.*End timestamp is in the future$/);
+    expect(future.body.message).toMatch(
+      /^Invalid timestamp: Timestamp range error:.*End timestamp is in the future$/,
+    );
     expect((await raw(t.sim, `${base}?source=HYPERLIQUID&timestamp=${nowS},${nowS - 60}`)).status).toBe(400);
     expect((await raw(t.sim, `${base}?source=NOPE`)).status).toBe(404);
     expect((await raw(t.sim, "/node/v1/funding_rates/history/USDC/USD?source=HYPERLIQUID")).status).toBe(404);
   });
 
   it("defaults to the whole history when no range is given (page_size 1000 max per page)", async () => {
-    const { body } = await getJson<WireFundingRatePage>(t.sim, `${base}?source=BYBIT&frequency=Hour&page_size=1000`);
+    const { body } = await getJson<WireFundingRatePage>(
+      t.sim,
+      `${base}?source=BYBIT&frequency=Hour&page_size=1000`,
+    );
     expect(body.data.length).toBe(15 * 24 + 2);
     expect(body.has_next_page).toBe(false);
   });

@@ -1,6 +1,12 @@
 // On-chain entry, publishers and vault endpoints, plus API-key checking, over real HTTP.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { WireEntryError, WireOnchainEntrySet, WirePublisher, WireVault, WireVaultEnvelope } from "../../src/upstream/wire.js";
+import type {
+  WireEntryError,
+  WireOnchainEntrySet,
+  WirePublisher,
+  WireVault,
+  WireVaultEnvelope,
+} from "../../src/upstream/wire.js";
 import { parseScenario } from "../../src/simulator/scenario.js";
 import { checkSchema, getJson, raw, startTestSim, T0_MS, validateAgainst, type TestSim } from "./helpers.js";
 
@@ -15,17 +21,29 @@ const onchain = "/node/v1/onchain";
 
 describe("GET /node/v1/onchain/{base}/{quote}", () => {
   it("returns the entry set with 8 decimals, seconds timestamps, null components/variations by default", async () => {
-    const { status, body } = await getJson<WireOnchainEntrySet>(t.sim, `${onchain}/BTC/USD?network=starknet-mainnet&aggregation=median`);
+    const { status, body } = await getJson<WireOnchainEntrySet>(
+      t.sim,
+      `${onchain}/BTC/USD?network=starknet-mainnet&aggregation=median`,
+    );
     expect(status).toBe(200);
     expect(validateAgainst("GetOnchainEntryResponse", body)).toEqual([]);
-    expect(body).toMatchObject({ pair_id: "BTC/USD", decimals: 8, asset_type: "Crypto", components: null, variations: null });
+    expect(body).toMatchObject({
+      pair_id: "BTC/USD",
+      decimals: 8,
+      asset_type: "Crypto",
+      components: null,
+      variations: null,
+    });
     expect(body.last_updated_timestamp).toBeLessThanOrEqual(t.clock.nowMs() / 1000);
     expect(body.last_updated_timestamp).toBeGreaterThan(t.clock.nowMs() / 1000 - 61);
     expect(Number(BigInt(body.price)) / 1e8).toBeGreaterThan(50_000);
   });
 
   it("lists publisher components (tx hashes, pushed within the heartbeat) and 1h/1d/1w variations", async () => {
-    const { body } = await getJson<WireOnchainEntrySet>(t.sim, `${onchain}/BTC/USD?network=starknet-mainnet&components=true&variations=true`);
+    const { body } = await getJson<WireOnchainEntrySet>(
+      t.sim,
+      `${onchain}/BTC/USD?network=starknet-mainnet&components=true&variations=true`,
+    );
     expect(validateAgainst("GetOnchainEntryResponse", body)).toEqual([]);
     const components = body.components ?? [];
     expect(components.length).toBe(body.nb_sources_aggregated);
@@ -38,7 +56,9 @@ describe("GET /node/v1/onchain/{base}/{quote}", () => {
       expect(c.timestamp).toBeGreaterThan(nowS - 61);
       expect(c.timestamp).toBeLessThanOrEqual(nowS);
     }
-    expect(components.map((c) => c.timestamp)).toEqual([...components.map((c) => c.timestamp)].sort((a, b) => a - b));
+    expect(components.map((c) => c.timestamp)).toEqual(
+      [...components.map((c) => c.timestamp)].sort((a, b) => a - b),
+    );
     expect(Object.keys(body.variations ?? {})).toEqual(["1h", "1d", "1w"]);
     for (const value of Object.values(body.variations ?? {})) expect(Math.abs(value)).toBeLessThan(0.5);
   });
@@ -47,8 +67,13 @@ describe("GET /node/v1/onchain/{base}/{quote}", () => {
     const usdc = await getJson<WireOnchainEntrySet>(t.sim, `${onchain}/USDC/USD?network=starknet-mainnet`);
     expect(usdc.body.decimals).toBe(6);
     expect(Number(BigInt(usdc.body.price)) / 1e6).toBeCloseTo(1, 1);
-    const sepolia = await getJson<WireOnchainEntrySet>(t.sim, `${onchain}/BTC/USD?network=starknet-sepolia&components=true`);
-    expect(new Set(sepolia.body.components?.map((c) => c.publisher))).toEqual(new Set(["PRAGMA", "FOURLEAF", "EQUILIBRIUM"]));
+    const sepolia = await getJson<WireOnchainEntrySet>(
+      t.sim,
+      `${onchain}/BTC/USD?network=starknet-sepolia&components=true`,
+    );
+    expect(new Set(sepolia.body.components?.map((c) => c.publisher))).toEqual(
+      new Set(["PRAGMA", "FOURLEAF", "EQUILIBRIUM"]),
+    );
     expect((await raw(t.sim, `${onchain}/SOL/USD?network=starknet-sepolia`)).status).toBe(200);
   });
 
@@ -56,7 +81,10 @@ describe("GET /node/v1/onchain/{base}/{quote}", () => {
     const scenario = parseScenario({ historyMs: 3 * 86_400_000 });
     const short = await startTestSim({ scenario });
     try {
-      const { body } = await getJson<WireOnchainEntrySet>(short.sim, `${onchain}/ETH/USD?network=starknet-mainnet&variations=true`);
+      const { body } = await getJson<WireOnchainEntrySet>(
+        short.sim,
+        `${onchain}/ETH/USD?network=starknet-mainnet&variations=true`,
+      );
       expect(Object.keys(body.variations ?? {})).toEqual(["1h", "1d"]);
     } finally {
       await short.sim.close();
@@ -65,31 +93,58 @@ describe("GET /node/v1/onchain/{base}/{quote}", () => {
 
   it("supports timestamp lookups and routing, and rejects bad input", async () => {
     const atS = Math.floor((T0_MS + 600_000) / 1000);
-    const past = await getJson<WireOnchainEntrySet>(t.sim, `${onchain}/BTC/USD?network=starknet-mainnet&timestamp=${atS}`);
+    const past = await getJson<WireOnchainEntrySet>(
+      t.sim,
+      `${onchain}/BTC/USD?network=starknet-mainnet&timestamp=${atS}`,
+    );
     expect(past.body.last_updated_timestamp).toBeLessThanOrEqual(atS);
     const routed = await getJson<WireOnchainEntrySet>(t.sim, `${onchain}/BTC/EUR?network=starknet-mainnet`);
     expect(routed.status).toBe(200);
     expect((await raw(t.sim, `${onchain}/BTC/EUR?network=starknet-mainnet&routing=false`)).status).toBe(404);
-    expect((await raw(t.sim, `${onchain}/BTC/USD`)).text).toBe("Failed to deserialize query string: missing field `network`");
+    expect((await raw(t.sim, `${onchain}/BTC/USD`)).text).toBe(
+      "Failed to deserialize query string: missing field `network`",
+    );
     const badNetwork = await raw(t.sim, `${onchain}/BTC/USD?network=ethereum`);
     expect(badNetwork.status).toBe(400);
-    expect(badNetwork.text).toMatch(/^Failed to deserialize query string: network: unknown variant `ethereum`/);
-    expect((await raw(t.sim, `${onchain}/BTC/USD?network=starknet-mainnet&components=maybe`)).status).toBe(400);
-    const future = await getJson<WireEntryError>(t.sim, `${onchain}/BTC/USD?network=starknet-mainnet&timestamp=${atS + 86_400}`);
+    expect(badNetwork.text).toMatch(
+      /^Failed to deserialize query string: network: unknown variant `ethereum`/,
+    );
+    expect((await raw(t.sim, `${onchain}/BTC/USD?network=starknet-mainnet&components=maybe`)).status).toBe(
+      400,
+    );
+    const future = await getJson<WireEntryError>(
+      t.sim,
+      `${onchain}/BTC/USD?network=starknet-mainnet&timestamp=${atS + 86_400}`,
+    );
     expect(future.status).toBe(400);
     expect((await raw(t.sim, `${onchain}/FOO/USD?network=starknet-mainnet`)).status).toBe(404);
     // upstream has no on-chain twap view: 500 (pragma-api-facts.md)
-    expect((await raw(t.sim, `${onchain}/BTC/USD?network=starknet-mainnet&aggregation=twap`)).status).toBe(500);
+    expect((await raw(t.sim, `${onchain}/BTC/USD?network=starknet-mainnet&aggregation=twap`)).status).toBe(
+      500,
+    );
   });
 });
 
 describe("GET /node/v1/onchain/publishers", () => {
   it("lists publishers with stats and feeds (decimals per pair, seconds timestamps)", async () => {
-    const { status, body } = await getJson<WirePublisher[]>(t.sim, `${onchain}/publishers?network=starknet-mainnet&data_type=Spot`);
+    const { status, body } = await getJson<WirePublisher[]>(
+      t.sim,
+      `${onchain}/publishers?network=starknet-mainnet&data_type=Spot`,
+    );
     expect(status).toBe(200);
     expect(validateAgainst("GetOnchainPublishersResponse", body)).toEqual([]);
     const names = body.map((p) => p.publisher);
-    expect(names).toEqual(["ALENO", "AVNU", "EQUILIBRIUM", "FLOWDESK", "FOURLEAF", "KAIKO", "PRAGMA", "SKYNET_TRADING", "SPACESHARD"]);
+    expect(names).toEqual([
+      "ALENO",
+      "AVNU",
+      "EQUILIBRIUM",
+      "FLOWDESK",
+      "FOURLEAF",
+      "KAIKO",
+      "PRAGMA",
+      "SKYNET_TRADING",
+      "SPACESHARD",
+    ]);
     const pragma = body.find((p) => p.publisher === "PRAGMA")!;
     expect(pragma.type).toBe(1);
     expect(body.find((p) => p.publisher === "AVNU")!.type).toBe(0);
@@ -97,7 +152,9 @@ describe("GET /node/v1/onchain/publishers", () => {
       expect(publisher.nb_feeds).toBe(publisher.components.length);
       expect(publisher.daily_updates).toBe(publisher.components.reduce((sum, c) => sum + c.daily_updates, 0));
       expect(publisher.total_updates).toBeGreaterThan(publisher.daily_updates);
-      expect(publisher.last_updated_timestamp).toBe(Math.max(...publisher.components.map((c) => c.last_updated_timestamp)));
+      expect(publisher.last_updated_timestamp).toBe(
+        Math.max(...publisher.components.map((c) => c.last_updated_timestamp)),
+      );
       for (const c of publisher.components) {
         expect(c.decimals).toBe(c.pair_id === "USDC/USD" || c.pair_id === "USDT/USD" ? 6 : 8);
         expect(c.daily_updates).toBeGreaterThanOrEqual(1440);
@@ -106,23 +163,49 @@ describe("GET /node/v1/onchain/publishers", () => {
   });
 
   it("filters by data type and network, and requires both", async () => {
-    const perp = await getJson<WirePublisher[]>(t.sim, `${onchain}/publishers?network=starknet-mainnet&data_type=Perp`);
+    const perp = await getJson<WirePublisher[]>(
+      t.sim,
+      `${onchain}/publishers?network=starknet-mainnet&data_type=Perp`,
+    );
     expect(perp.body.map((p) => p.publisher)).toEqual(["PRAGMA", "SKYNET_TRADING"]);
-    const sepolia = await getJson<WirePublisher[]>(t.sim, `${onchain}/publishers?network=starknet-sepolia&data_type=Spot`);
+    const sepolia = await getJson<WirePublisher[]>(
+      t.sim,
+      `${onchain}/publishers?network=starknet-sepolia&data_type=Spot`,
+    );
     expect(sepolia.body.map((p) => p.publisher)).toEqual(["EQUILIBRIUM", "FOURLEAF", "PRAGMA"]);
     expect((await raw(t.sim, `${onchain}/publishers?network=starknet-mainnet`)).text).toBe(
       "Failed to deserialize query string: missing field `data_type`",
     );
     expect((await raw(t.sim, `${onchain}/publishers?data_type=Spot`)).status).toBe(400);
-    expect((await raw(t.sim, `${onchain}/publishers?network=starknet-mainnet&data_type=spot`)).status).toBe(400);
+    expect((await raw(t.sim, `${onchain}/publishers?network=starknet-mainnet&data_type=spot`)).status).toBe(
+      400,
+    );
   });
 });
 
 const VAULT_SCHEMA = {
   type: "object",
-  required: ["id", "name", "description", "inception_date", "chain", "chain_id", "symbol", "base_asset", "status", "tvl",
-    "share_price", "mgmt_fee_bps", "perf_fee_bps", "strategy_brief", "docs_url", "contract", "deposit_constraints",
-    "withdraw_constraints", "icons"],
+  required: [
+    "id",
+    "name",
+    "description",
+    "inception_date",
+    "chain",
+    "chain_id",
+    "symbol",
+    "base_asset",
+    "status",
+    "tvl",
+    "share_price",
+    "mgmt_fee_bps",
+    "perf_fee_bps",
+    "strategy_brief",
+    "docs_url",
+    "contract",
+    "deposit_constraints",
+    "withdraw_constraints",
+    "icons",
+  ],
   properties: {
     status: { type: "string", enum: ["live", "paused", "retired"] },
     tvl: { type: "string", pattern: "^\\d+(\\.\\d+)?$" },
@@ -137,7 +220,12 @@ const VAULT_SCHEMA = {
     },
     withdraw_constraints: {
       type: "object",
-      required: ["instant_liquidity", "instant_slippage_max_bps", "redeem_24h_threshold_pct_of_aum", "redeem_48h_above_threshold"],
+      required: [
+        "instant_liquidity",
+        "instant_slippage_max_bps",
+        "redeem_24h_threshold_pct_of_aum",
+        "redeem_48h_above_threshold",
+      ],
     },
     icons: { type: "object", required: ["light", "dark"] },
   },
@@ -148,7 +236,11 @@ describe("GET /vault/api/v1/vaults/{id}", () => {
     const { status, body } = await getJson<WireVault>(t.sim, "/vault/api/v1/vaults/pragma-btc-vault");
     expect(status).toBe(200);
     expect(checkSchema(VAULT_SCHEMA, body)).toEqual([]);
-    expect(body).toMatchObject({ id: "pragma-btc-vault", status: "live", deposit_constraints: { paused: false } });
+    expect(body).toMatchObject({
+      id: "pragma-btc-vault",
+      status: "live",
+      deposit_constraints: { paused: false },
+    });
     t.clock.advance(86_400_000);
     const later = await getJson<WireVault>(t.sim, "/vault/api/v1/vaults/pragma-btc-vault");
     t.clock.advance(-86_400_000);
@@ -193,7 +285,9 @@ describe("x-api-key", () => {
       }
       expect((await raw(secured.sim, `${onchain}/BTC/USD?network=starknet-mainnet`)).status).toBe(200);
       expect((await raw(secured.sim, "/vault/api/v1/vaults/pragma-btc-vault")).status).toBe(200);
-      expect((await raw(secured.sim, "/node/v1/funding_rates/history/BTC/USD?source=KRAKEN&page_size=1")).status).toBe(200);
+      expect(
+        (await raw(secured.sim, "/node/v1/funding_rates/history/BTC/USD?source=KRAKEN&page_size=1")).status,
+      ).toBe(200);
     } finally {
       await secured.sim.close();
     }
