@@ -15,7 +15,7 @@ export interface AlertRecord {
   readonly ruleKind: RuleKind;
   readonly labels: AlertLabels;
   /** Targets whose data the alert depends on (the first one owns it); inhibition looks at all of them. */
-  readonly targetIds: readonly string[];
+  targetIds: readonly string[];
   readonly scopeKey: string;
   status: AlertStatus;
   /** The condition with hysteresis applied, before `for`, hold-down and flap damping. */
@@ -80,6 +80,8 @@ export function applyMeasure(
     return;
   }
   record.finding = finding;
+  // Records restored from the journal learn their targets from the first fresh measurement.
+  if (record.targetIds !== key.targetIds) record.targetIds = key.targetIds;
   const wasActive = record.rawActive;
   record.rawActive = wasActive ? !finding.clears : finding.fires;
   if (record.rawActive !== wasActive) recordFlip(record, rule, nowMs);

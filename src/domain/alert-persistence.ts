@@ -66,11 +66,65 @@ export function importEngine(persisted: unknown): EngineState {
     if (engine.alerts.has(record.fingerprint))
       throw stateError(`alert state: duplicate fingerprint at ${index}`);
     engine.alerts.set(record.fingerprint, record);
-    const owner = record.targetIds[0];
-    if (record.status === "firing" && record.ruleKind === "upstream_error" && owner !== undefined)
-      engine.upstreamFiring.set(owner, (engine.upstreamFiring.get(owner) ?? 0) + 1);
+    if (record.status === "firing" && record.ruleKind === "upstream_error") adjustCount(engine, record, +1);
   });
   return engine;
+}
+
+/** Replay alert transitions journaled after the checkpoint: firing ones become (or refresh) firing records, resolved ones drop theirs. */
+export function restoreEngine(engine: EngineState, alerts: readonly AlertPayload[]): void {
+  for (const alert of alerts) {
+    // sink_error alerts belong to the sinks, not to the monitor's rules.
+    if (alert.rule === "sink_error") continue;
+    const existing = engine.alerts.get(alert.fingerprint);
+    if (alert.status === "resolved") {
+      if (existing === undefined) continue;
+      if (existing.status === "firing" && existing.ruleKind === "upstream_error")
+        adjustCount(engine, existing, -1);
+      engine.alerts.delete(alert.fingerprint);
+      continue;
+    }
+    const startsAtMs = Date.parse(alert.startsAt);
+    if (existing !== undefined && existing.status === "firing") {
+      existing.announced = alert;
+      existing.lastAnnouncedMs = Math.max(existing.lastAnnouncedMs, startsAtMs);
+      continue;
+    }
+    if (existing?.status === "pending") engine.alerts.delete(alert.fingerprint);
+    const publisherKey = alert.labels["publisher"] ?? "";
+    const record: AlertRecord = {
+      fingerprint: alert.fingerprint,
+      ruleId: alert.labels["rule_id"] ?? alert.rule,
+      ruleKind: alert.rule,
+      labels: alert.labels,
+      // Only upstream_error names its target (endpoint); others learn it from their next measurement.
+      targetIds:
+        alert.rule === "upstream_error" && alert.labels["endpoint"] !== undefined
+          ? [alert.labels["endpoint"]]
+          : [],
+      scopeKey: alert.rule === "publisher_stale" || alert.rule === "publisher_missing" ? publisherKey : "",
+      status: "firing",
+      rawActive: true,
+      pendingSinceMs: startsAtMs,
+      startsAtMs,
+      lastAnnouncedMs: startsAtMs,
+      flipTimesMs: [],
+      flapping: alert.context["flapping"] === true,
+      finding: null,
+      announced: alert,
+      checkedRule: null,
+    };
+    engine.alerts.set(alert.fingerprint, record);
+    if (record.ruleKind === "upstream_error") adjustCount(engine, record, +1);
+  }
+}
+
+function adjustCount(engine: EngineState, record: AlertRecord, delta: number): void {
+  const owner = record.targetIds[0];
+  if (owner === undefined) return;
+  const count = (engine.upstreamFiring.get(owner) ?? 0) + delta;
+  if (count > 0) engine.upstreamFiring.set(owner, count);
+  else engine.upstreamFiring.delete(owner);
 }
 
 function toRecord(raw: unknown, index: number): AlertRecord {

@@ -9,7 +9,7 @@ import {
   type AlertRecord,
   type EngineState,
 } from "./alert-engine.js";
-import { exportEngine, importEngine, type PersistedAlertState } from "./alert-persistence.js";
+import { exportEngine, importEngine, restoreEngine, type PersistedAlertState } from "./alert-persistence.js";
 import { isTimeDriven, runDetector } from "./detectors/index.js";
 import type { Measure } from "./detectors/finding.js";
 import type { AlertPayload } from "./events.js";
@@ -119,6 +119,12 @@ export function exportAlertState(state: MonitorState): PersistedAlertState {
 /** A monitor restored from exported alert state; throws PmError PM_ERR_STATE on garbage. Target data refills from polls. */
 export function importAlertState(persisted: unknown): MonitorState {
   return { targets: createTargetRegistry(), engine: importEngine(persisted) };
+}
+
+/** Apply alert transitions journaled after the last checkpoint (in seq order) so a restart matches what was announced. */
+export function restoreAnnounced(state: MonitorState, alerts: readonly AlertPayload[]): MonitorState {
+  restoreEngine(state.engine, alerts);
+  return state;
 }
 
 /** Alerts currently firing, as last announced. */
