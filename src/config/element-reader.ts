@@ -22,6 +22,8 @@ interface FieldOptions<T> {
   readonly doc: string;
   /** Absent = the key is required. */
   readonly default?: T;
+  /** How the default reads in the docs when the value alone would mislead (e.g. "= threshold"). */
+  readonly defaultText?: string;
 }
 
 const ENV_REF = /^env:([A-Za-z_][A-Za-z0-9_]*)$/;
@@ -142,7 +144,7 @@ export class ElementReader {
   /** A list of strings; `item` checks and normalises each one (return undefined after reporting). */
   stringList(
     key: string,
-    o: { doc: string; item?: (s: string, itemPath: string) => string | undefined },
+    o: { doc: string; defaultText?: string; item?: (s: string, itemPath: string) => string | undefined },
   ): readonly string[] {
     const value = this.#take(key, { ...o, default: [] as readonly string[] }, () => "[]");
     if (!Array.isArray(value)) return this.#wrong(key, value, "a list of strings", []);

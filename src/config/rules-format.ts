@@ -90,7 +90,10 @@ export function readRule(r: ElementReader): RuleConfig | undefined {
         }),
       };
     case "publisher_missing": {
-      const publishers = r.stringList("publishers", { doc: "Publishers expected to be present (required)." });
+      const publishers = r.stringList("publishers", {
+        doc: 'Publishers expected to be present, e.g. ["PRAGMA"].',
+        defaultText: "(required)",
+      });
       if (r.has("publishers") && publishers.length === 0)
         r.problem("publishers", "must list at least one publisher");
       if (!r.has("publishers")) r.problem("publishers", "required");
@@ -135,7 +138,7 @@ function readCommon(r: ElementReader, kind: RuleConfigKind, d: RuleKindDefaults,
     // With a bad threshold, an unset clearThreshold has no meaningful default: report the threshold only.
     clearThreshold:
       thresholdOk || r.has("clearThreshold")
-        ? readThreshold(r, "clearThreshold", kind, d, threshold, clearDoc)
+        ? readThreshold(r, "clearThreshold", kind, d, threshold, clearDoc, "= threshold")
         : threshold,
     forMs: ms(r, "forMs", d.forMs, "Condition must hold this long before firing."),
     minFiringMs: ms(
@@ -188,10 +191,17 @@ function readThreshold(
   d: RuleKindDefaults,
   fallback: number | undefined,
   doc = `Fire at: ${d.thresholdDoc}.`,
+  defaultText?: string,
 ): number {
   const range = THRESHOLD_RANGE[d.unit];
   const min = kind === "upstream_error" ? 1 : range.min;
-  const opts = { doc, min, max: range.max, ...(fallback === undefined ? {} : { default: fallback }) };
+  const opts = {
+    doc,
+    min,
+    max: range.max,
+    ...(fallback === undefined ? {} : { default: fallback }),
+    ...(defaultText === undefined ? {} : { defaultText }),
+  };
   if (range.integer) return r.int(key, opts);
   const unit = d.unit === "fraction" ? { unit: "a fraction: 0.02 = 2 %" } : {};
   return r.number(key, { ...opts, ...unit, minExclusive: range.minExclusive });

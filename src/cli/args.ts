@@ -1,0 +1,57 @@
+// Shared argv parsing for commands that load the configuration (`run`, `check-config`): --config and --set.
+import { parseArgs } from "node:util";
+
+/** sysexits codes the CLI uses. */
+export const EX_USAGE = 64;
+export const EX_CONFIG = 78;
+
+/** What `--config FILE` and repeated `--set key=value` flags asked for. */
+export interface ConfigArgs {
+  readonly configFile?: string;
+  /** Dotted keys → raw text, later flags win: {"server.port": "0"}. */
+  readonly overrides: Readonly<Record<string, string>>;
+  readonly help: boolean;
+}
+
+/** Parse outcome: the arguments, or a usage error message. */
+export type ConfigArgsResult =
+  { readonly ok: true; readonly value: ConfigArgs } | { readonly ok: false; readonly error: string };
+
+/** Usage lines describing the flags parseConfigArgs understands. */
+export const CONFIG_FLAGS_USAGE = `  -c, --config FILE    JSON config file layered over config/default.json
+  --set KEY=VALUE      override one key (dotted, e.g. --set server.port=0); repeatable; arrays as JSON`;
+
+/** Parse `--config FILE`, `--set key=value` (repeatable) and `--help`; anything else is a usage error. */
+export function parseConfigArgs(argv: readonly string[]): ConfigArgsResult {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...argv],
+      options: {
+        config: { type: "string", short: "c" },
+        set: { type: "string", multiple: true },
+        help: { type: "boolean", short: "h" },
+      },
+      strict: true,
+      allowPositionals: false,
+    });
+  } catch (error) {
+    return { ok: false, error: error instanceof Error ? error.message : String(error) };
+  }
+  const overrides: Record<string, string> = {};
+  for (const assignment of parsed.values.set ?? []) {
+    const at = assignment.indexOf("=");
+    if (at <= 0) return { ok: false, error: `--set expects KEY=VALUE, got "${assignment}"` };
+    overrides[assignment.slice(0, at).trim()] = assignment.slice(at + 1);
+  }
+  const { config } = parsed.values;
+  if (config === "") return { ok: false, error: "--config expects a file path" };
+  return {
+    ok: true,
+    value: {
+      ...(config === undefined ? {} : { configFile: config }),
+      overrides,
+      help: parsed.values.help === true,
+    },
+  };
+}

@@ -1,0 +1,50 @@
+// `pragma-monitor check-config`: validate the layered configuration and print it with secrets redacted.
+import { isPmError } from "../errors.js";
+import { loadConfig } from "../config/load.js";
+import { problemsOf } from "../config/problems.js";
+import { CONFIG_FLAGS_USAGE, EX_CONFIG, EX_USAGE, parseConfigArgs } from "./args.js";
+
+/** Where check-config writes and what it reads instead of `process`. */
+export interface CheckConfigIo {
+  readonly stdout: (text: string) => void;
+  readonly stderr: (text: string) => void;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly cwd: string;
+}
+
+const USAGE = `usage: pragma-monitor check-config [--config FILE] [--set KEY=VALUE ...]
+${CONFIG_FLAGS_USAGE}
+Prints the effective configuration as JSON (secrets redacted) and exits 0; on a problem, lists each
+as "key: reason" on stderr and exits 78.`;
+
+/** Run check-config; returns the exit code (0 valid, 64 usage, 78 invalid configuration). */
+export function runCheckConfig(argv: readonly string[], io: CheckConfigIo): number {
+  const args = parseConfigArgs(argv);
+  if (!args.ok) {
+    io.stderr(`pragma-monitor check-config: ${args.error}\n${USAGE}\n`);
+    return EX_USAGE;
+  }
+  if (args.value.help) {
+    io.stdout(`${USAGE}\n`);
+    return 0;
+  }
+  try {
+    const loaded = loadConfig({
+      env: io.env,
+      cwd: io.cwd,
+      argvOverrides: args.value.overrides,
+      ...(args.value.configFile === undefined ? {} : { configFile: args.value.configFile }),
+    });
+    io.stdout(`${JSON.stringify(loaded.redacted(), null, 2)}\n`);
+    io.stderr(`configuration OK (${loaded.sources.join(" < ")})\n`);
+    return 0;
+  } catch (error) {
+    if (!isPmError(error, "PM_ERR_CONFIG")) throw error;
+    const lines = problemsOf(error).map((p) => `${p.key}: ${p.reason}`);
+    const count = lines.length === 1 ? "1 problem" : `${lines.length} problems`;
+    io.stderr(
+      `pragma-monitor: invalid configuration (${count}):\n${lines.map((l) => `  ${l}`).join("\n")}\n`,
+    );
+    return EX_CONFIG;
+  }
+}
