@@ -1,0 +1,231 @@
+// Builders for domain tests: rules with neutral lifecycle settings, targets, snapshots and observations.
+import { PmError } from "../../src/errors.js";
+import type { Observation } from "../../src/domain/monitor.js";
+import { parseDecimalPrice, type ScaledPrice } from "../../src/domain/price.js";
+import type { RuleCommon, RuleConfig, RuleConfigKind } from "../../src/domain/rules.js";
+import type {
+  FundingRate,
+  OnchainEntrySet,
+  OnchainPublisher,
+  PairPrice,
+  TargetSpec,
+  Vault,
+} from "../../src/domain/types.js";
+
+export type RuleOf<K extends RuleConfigKind> = Extract<RuleConfig, { kind: K }>;
+type Specific<K extends RuleConfigKind> = Omit<RuleOf<K>, keyof RuleCommon | "kind">;
+
+/** A rule with no lifecycle delays; clearThreshold defaults to threshold. */
+export function rule<K extends RuleConfigKind>(
+  kind: K,
+  specific: Specific<K>,
+  common: Partial<RuleCommon> = {},
+): RuleOf<K> {
+  const threshold = common.threshold ?? 0;
+  return {
+    id: kind,
+    enabled: true,
+    severity: "warning",
+    threshold,
+    clearThreshold: common.clearThreshold ?? threshold,
+    forMs: 0,
+    minFiringMs: 0,
+    repeatIntervalMs: 0,
+    flapWindowMs: 0,
+    flapMaxTransitions: 0,
+    pairs: [],
+    overrides: {},
+    ...common,
+    ...specific,
+    kind,
+  } as unknown as RuleOf<K>;
+}
+
+/** 18-decimal price from decimal text. */
+export function p(text: string, decimals = 18): ScaledPrice {
+  const price = parseDecimalPrice(text, decimals);
+  if (price === null) throw new Error(`bad price ${text}`);
+  return price;
+}
+
+export const T0 = Date.parse("2026-11-22T10:00:00.000Z");
+
+export const BTC_OFF: Extract<TargetSpec, { kind: "offchain" }> = {
+  kind: "offchain",
+  id: "offchain:BTC/USD",
+  pair: "BTC/USD",
+  entryType: "spot",
+  aggregation: "median",
+  interval: "1s",
+  expiry: null,
+};
+export const ETH_OFF: Extract<TargetSpec, { kind: "offchain" }> = {
+  ...BTC_OFF,
+  id: "offchain:ETH/USD",
+  pair: "ETH/USD",
+};
+export const BTC_ON: Extract<TargetSpec, { kind: "onchain" }> = {
+  kind: "onchain",
+  id: "onchain:BTC/USD",
+  pair: "BTC/USD",
+  network: "starknet-mainnet",
+  aggregation: "median",
+};
+export const PUBS: Extract<TargetSpec, { kind: "publishers" }> = {
+  kind: "publishers",
+  id: "publishers:mainnet",
+  network: "starknet-mainnet",
+  publisherType: "Spot",
+};
+export const FUND: Extract<TargetSpec, { kind: "funding" }> = {
+  kind: "funding",
+  id: "funding:BTC/USD",
+  pair: "BTC/USD",
+  source: "HYPERLIQUID",
+};
+export const VAULT: Extract<TargetSpec, { kind: "vault" }> = { kind: "vault", id: "vault:v1", vaultId: "v1" };
+
+/** An off-chain pair price; components as [source, price] pairs. */
+export function pairPrice(
+  price: string,
+  timestampMs: number,
+  components: readonly (readonly [string, string])[] = [],
+  numSources = components.length || 5,
+): PairPrice {
+  return {
+    pairId: "BTC/USD",
+    price: p(price),
+    numSources,
+    timestampMs,
+    components: components.map(([source, value]) => ({ source, price: p(value), timestampMs })),
+  };
+}
+
+/** An on-chain entry set with 8 decimals; entries as [publisher, price]. */
+export function entrySet(
+  price: string,
+  lastUpdatedMs: number,
+  entries: readonly (readonly [string, string])[] = [],
+  extra: Partial<OnchainEntrySet> = {},
+): OnchainEntrySet {
+  return {
+    pairId: "BTC/USD",
+    price: p(price, 8),
+    decimalsKnown: true,
+    lastUpdatedMs,
+    numSources: entries.length || 5,
+    assetType: "Crypto",
+    components: entries.map(([publisher, value]) => ({
+      publisher,
+      source: "BINANCE",
+      price: p(value, 8),
+      txHash: "0x1",
+      timestampMs: lastUpdatedMs,
+    })),
+    variations: {},
+    ...extra,
+  };
+}
+
+/** A publisher with feeds as [pair, lastUpdatedMs]. */
+export function publisher(
+  name: string,
+  lastUpdatedMs: number,
+  feeds: readonly (readonly [string, number])[] = [],
+): OnchainPublisher {
+  return {
+    publisher: name,
+    websiteUrl: "",
+    type: 0,
+    nbFeeds: feeds.length,
+    dailyUpdates: 1,
+    totalUpdates: 1,
+    lastUpdatedMs,
+    feeds: feeds.map(([pairId, at]) => ({
+      pairId,
+      source: "BINANCE",
+      price: p("1", 8),
+      decimalsKnown: true,
+      dailyUpdates: 1,
+      lastUpdatedMs: at,
+    })),
+  };
+}
+
+/** A vault with the given status, paused flag and share price. */
+export function vault(status: string, paused: boolean, sharePrice: string): Vault {
+  return {
+    id: "v1",
+    name: "Vault One",
+    description: "",
+    inceptionDate: "",
+    chain: "starknet",
+    chainId: "1",
+    symbol: "V1",
+    baseAsset: "USDC",
+    status,
+    tvl: "1",
+    sharePrice,
+    mgmtFeeBps: 0,
+    perfFeeBps: 0,
+    strategyBrief: "",
+    docsUrl: "",
+    contract: { address: "0x", abiVersion: "1" },
+    depositConstraints: { minDeposit: "0", maxDeposit: "0", paused },
+    withdrawConstraints: {
+      instantLiquidity: true,
+      instantSlippageMaxBps: 0,
+      redeem24hThresholdPctOfAum: 0,
+      redeem48hAboveThreshold: false,
+    },
+    icons: { light: "", dark: "" },
+  };
+}
+
+export const fundingRates = (hourlyRate: number, timestampMs: number): readonly FundingRate[] => [
+  { pair: "BTC/USD", source: "HYPERLIQUID", timestampMs: timestampMs - 1000, hourlyRate: 0 },
+  { pair: "BTC/USD", source: "HYPERLIQUID", timestampMs, hourlyRate },
+];
+
+export const failure = (message = "boom"): PmError =>
+  new PmError("PM_ERR_UPSTREAM_HTTP", message, { retryable: true });
+
+/** Observation builders. */
+export const obs = {
+  off: (value: PairPrice, observedAtMs: number, target = BTC_OFF): Observation => ({
+    kind: "offchain",
+    target,
+    result: { ok: true, value },
+    observedAtMs,
+  }),
+  offFail: (observedAtMs: number, target = BTC_OFF, message = "boom"): Observation => ({
+    kind: "offchain",
+    target,
+    result: { ok: false, error: failure(message) },
+    observedAtMs,
+  }),
+  on: (value: OnchainEntrySet, observedAtMs: number): Observation => ({
+    kind: "onchain",
+    target: BTC_ON,
+    result: { ok: true, value },
+    observedAtMs,
+  }),
+  pubs: (value: readonly OnchainPublisher[], observedAtMs: number): Observation => ({
+    kind: "publishers",
+    target: PUBS,
+    result: { ok: true, value },
+    observedAtMs,
+  }),
+  funding: (value: readonly FundingRate[], observedAtMs: number): Observation => ({
+    kind: "funding",
+    target: FUND,
+    result: { ok: true, value },
+    observedAtMs,
+  }),
+  vault: (value: Vault, observedAtMs: number): Observation => ({
+    kind: "vault",
+    target: VAULT,
+    result: { ok: true, value },
+    observedAtMs,
+  }),
+};
