@@ -1,0 +1,239 @@
+// Alert lifecycle timelines through the monitor API: time is an argument, no timers, no mocks.
+import { describe, expect, it } from "vitest";
+import type { AlertPayload } from "../../src/domain/events.js";
+import {
+  activeAlerts,
+  createMonitorState,
+  exportAlertState,
+  importAlertState,
+  observe,
+  restoreAnnounced,
+  retainTargets,
+  tick,
+  type MonitorState,
+} from "../../src/domain/monitor.js";
+import { isPmError } from "../../src/errors.js";
+import type { RuleConfig } from "../../src/domain/rules.js";
+import { BTC_OFF, T0, obs, pairPrice, rule } from "./helpers.js";
+
+const low = (extra: Parameters<typeof rule>[2] = {}) =>
+  rule("low_sources", { market: "offchain" }, { threshold: 3, ...extra });
+
+/** Drive a timeline of [atMs, sources | "fail" | "tick"] and collect "reason@offset" strings. */
+function timeline(
+  rules: readonly RuleConfig[],
+  steps: readonly (readonly [number, number | "fail" | "tick"])[],
+  start: MonitorState = createMonitorState(),
+): { log: string[]; state: MonitorState; transitions: AlertPayload[] } {
+  let state = start;
+  const log: string[] = [];
+  const transitions: AlertPayload[] = [];
+  for (const [offset, what] of steps) {
+    const at = T0 + offset;
+    const e =
+      what === "tick"
+        ? tick(state, rules, at)
+        : what === "fail"
+          ? observe(state, obs.offFail(at), rules, at)
+          : observe(state, obs.off(pairPrice("100", at, [], what), at), rules, at);
+    state = e.state;
+    for (const t of e.transitions) {
+      log.push(`${t.rule}:${t.reason}@${offset}`);
+      transitions.push(t);
+    }
+  }
+  return { log, state, transitions };
+}
+
+describe("alert engine", () => {
+  it("pending that never fires announces nothing", () => {
+    const { log } = timeline(
+      [low({ forMs: 10_000 })],
+      [
+        [0, 2],
+        [5000, "tick"],
+        [9000, 5],
+        [20_000, "tick"],
+      ],
+    );
+    expect(log).toEqual([]);
+  });
+
+  it("pending fires after `for` on a tick", () => {
+    const { log } = timeline(
+      [low({ forMs: 10_000 })],
+      [
+        [0, 2],
+        [9999, "tick"],
+        [10_000, "tick"],
+      ],
+    );
+    expect(log).toEqual(["low_sources:first@10000"]);
+  });
+
+  it("value oscillating inside the fire/clear band does not resolve", () => {
+    const rules = [low({ threshold: 3, clearThreshold: 5 })];
+    const { log } = timeline(rules, [
+      [0, 3],
+      [1000, 4],
+      [2000, 5],
+      [3000, 4],
+      [4000, 6],
+    ]);
+    expect(log).toEqual(["low_sources:first@0", "low_sources:resolved@4000"]);
+  });
+
+  it("minFiring hold-down delays the resolve until a tick after it expires", () => {
+    const { log } = timeline(
+      [low({ minFiringMs: 30_000 })],
+      [
+        [0, 2],
+        [1000, 9],
+        [29_999, "tick"],
+        [30_000, "tick"],
+      ],
+    );
+    expect(log).toEqual(["low_sources:first@0", "low_sources:resolved@30000"]);
+  });
+
+  it("repeat reminders every repeatIntervalMs while firing", () => {
+    const { log } = timeline(
+      [low({ repeatIntervalMs: 60_000 })],
+      [
+        [0, 2],
+        [59_000, "tick"],
+        [60_000, "tick"],
+        [61_000, "tick"],
+        [120_000, "tick"],
+      ],
+    );
+    expect(log).toEqual(["low_sources:first@0", "low_sources:repeat@60000", "low_sources:repeat@120000"]);
+  });
+
+  it("flapping holds the alert firing, marks it, and releases when calm", () => {
+    const rules = [low({ flapMaxTransitions: 3, flapWindowMs: 60_000, repeatIntervalMs: 1000 })];
+    const steps: [number, number | "tick"][] = [
+      [0, 2],
+      [1000, 9],
+      [2000, 2],
+      [3000, 9],
+      [4000, 2],
+      [5000, 9],
+      [6000, 2],
+      [7000, 9],
+    ];
+    const { log, state, transitions } = timeline(rules, steps);
+    // Flips 1-3 are announced; from the 4th on the alert stays firing without announcing each flip.
+    expect(log.filter((l) => !l.includes("repeat"))).toEqual([
+      "low_sources:first@0",
+      "low_sources:resolved@1000",
+      "low_sources:first@2000",
+    ]);
+    expect(activeAlerts(state)).toHaveLength(1);
+    expect(transitions.at(-1)?.context["flapping"]).toBe(true);
+    const calm = timeline(rules, [[70_000, "tick"]], state);
+    expect(calm.log).toEqual(["low_sources:resolved@70000"]);
+  });
+
+  it("upstream_error inhibits the target's alerts, which re-evaluate on fresh data after recovery", () => {
+    const rules = [
+      rule("upstream_error", {}, { threshold: 2 }),
+      rule("stale_price", { market: "offchain" }, { threshold: 5000 }),
+      low(),
+    ];
+    const { log } = timeline(rules, [
+      [0, 2], // low_sources fires
+      [1000, "fail"],
+      [2000, "fail"], // upstream fires → mutes
+      [10_000, "tick"], // stale but muted
+      [11_000, 9], // success: upstream resolves, low_sources resolves from fresh data
+    ]);
+    expect(log).toEqual([
+      "low_sources:first@0",
+      "upstream_error:first@2000",
+      "upstream_error:resolved@11000",
+      "low_sources:resolved@11000",
+    ]);
+  });
+
+  it("failed polls never resolve an alert", () => {
+    const { log } = timeline(
+      [low()],
+      [
+        [0, 2],
+        [1000, "fail"],
+        [2000, "fail"],
+        [3000, "tick"],
+      ],
+    );
+    expect(log).toEqual(["low_sources:first@0"]);
+  });
+
+  it("removing a target resolves its alerts (retainTargets)", () => {
+    const rules = [low()];
+    const { state } = timeline(rules, [[0, 2]]);
+    const e = retainTargets(state, new Set(["other"]), rules, T0 + 5000);
+    expect(e.transitions.map((t) => [t.status, t.context["resolvedBy"]])).toEqual([
+      ["resolved", "target_removed"],
+    ]);
+    expect(activeAlerts(e.state)).toEqual([]);
+    // The target coming back starts from scratch and re-announces.
+    expect(timeline(rules, [[6000, 2]], e.state).log).toEqual(["low_sources:first@6000"]);
+  });
+
+  it("removing or disabling a rule resolves its alerts on the next tick", () => {
+    const { state } = timeline([low()], [[0, 2]]);
+    const e = tick(state, [{ ...low(), enabled: false }], T0 + 1000);
+    expect(e.transitions.map((t) => t.context["resolvedBy"])).toEqual(["rule_removed"]);
+  });
+
+  it("export/import: a firing alert is not re-announced and resolves when the condition clears", () => {
+    const rules = [low({ repeatIntervalMs: 3_600_000 })];
+    const { state } = timeline(rules, [[0, 2]]);
+    const persisted = JSON.parse(JSON.stringify(exportAlertState(state))) as unknown;
+    const restored = importAlertState(persisted);
+    expect(activeAlerts(restored)).toEqual(activeAlerts(state));
+    const after = timeline(
+      rules,
+      [
+        [1000, 2],
+        [2000, "tick"],
+        [3000, 9],
+      ],
+      restored,
+    );
+    expect(after.log).toEqual(["low_sources:resolved@3000"]);
+    expect(after.transitions[0]?.startsAt).toBe(new Date(T0).toISOString());
+  });
+
+  it("import rejects garbage with PM_ERR_STATE", () => {
+    for (const bad of [null, 1, { version: 2, alerts: [] }, { version: 1, alerts: [{ status: "firing" }] }]) {
+      expect(() => importAlertState(bad)).toThrow();
+      try {
+        importAlertState(bad);
+      } catch (error) {
+        expect(isPmError(error, "PM_ERR_STATE")).toBe(true);
+      }
+    }
+  });
+
+  it("restoreAnnounced replays journaled firing and resolved alerts", () => {
+    const rules = [low()];
+    const { transitions } = timeline(rules, [
+      [0, 2],
+      [1000, 9],
+      [2000, 2],
+    ]);
+    const restored = restoreAnnounced(createMonitorState(), transitions);
+    expect(activeAlerts(restored).map((a) => a.reason)).toEqual(["first"]);
+    expect(timeline(rules, [[3000, 2]], restored).log).toEqual([]);
+    expect(timeline(rules, [[4000, 9]], restored).log).toEqual(["low_sources:resolved@4000"]);
+  });
+
+  it("same rule and labels give the same fingerprint across states", () => {
+    const a = timeline([low()], [[0, 2]]).transitions[0]?.fingerprint;
+    const b = timeline([low()], [[50, 1]]).transitions[0]?.fingerprint;
+    expect(a).toBe(b);
+    expect(BTC_OFF.id).toBeDefined();
+  });
+});
