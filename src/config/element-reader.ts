@@ -190,6 +190,11 @@ export class ElementReader {
     return out;
   }
 
+  /** Declare optional keys that are read only when present, so typos of them get a suggestion. */
+  allow(...keys: readonly string[]): void {
+    for (const key of keys) this.#known.add(key);
+  }
+
   /** Stop judging the element's other keys (e.g. its kind is unknown, so its keys are unknowable). */
   abandon(): void {
     this.#abandoned = true;

@@ -175,6 +175,7 @@ function readCommon(r: ElementReader, kind: RuleConfigKind, d: RuleKindDefaults,
 }
 
 function readOverride(o: ElementReader, kind: RuleConfigKind, d: RuleKindDefaults): RuleOverride {
+  o.allow("threshold", "clearThreshold", "severity");
   const threshold = o.has("threshold") ? readThreshold(o, "threshold", kind, d, undefined) : undefined;
   const clear = o.has("clearThreshold") ? readThreshold(o, "clearThreshold", kind, d, undefined) : threshold;
   return {

@@ -4,7 +4,7 @@ import { intKey, type SchemaSection } from "./schema-node.js";
 /** `upstream.*` keys. */
 export const upstreamSchema = {
   url: {
-    doc: 'API base URL (e.g. https://api.example-pragma-host.com), or "simulator" to start the embedded simulator.',
+    doc: 'Pragma API base URL (absolute http(s)), or "simulator" to start the embedded simulator.',
     format: "pm-upstream-url",
     default: "simulator",
     env: "PM_UPSTREAM_URL",

@@ -13,7 +13,7 @@ export const configSchema = {
   upstream: upstreamSchema,
   monitors: monitorsSchema,
   rules: {
-    doc: "Alert rules: [{kind, id, threshold, …}] (see Rules below).",
+    doc: "Alert rules: [{kind, id, threshold, …}] (see Rule elements below).",
     format: "pm-rules",
     default: [],
     env: "PM_RULES",
@@ -77,7 +77,7 @@ export const configSchema = {
     ),
   },
   sinks: {
-    doc: "Chat-ops sinks: [{kind, url, …}] (see Sinks below).",
+    doc: "Chat-ops sinks: [{kind, url, …}] (see Sink elements below).",
     format: "pm-sinks",
     default: [],
     env: "PM_SINKS",

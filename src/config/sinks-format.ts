@@ -82,10 +82,7 @@ export function readSink(r: ElementReader): SinkConfig | undefined {
         ...common,
         url,
         botToken: r.secret("botToken", { doc: "Bot token from @BotFather (secret; use env:NAME)." }),
-        chatId: r.secret("chatId", {
-          doc: "Chat id (e.g. -1001234567890) or @channelname.",
-          check: (s) => (/^(-?\d+|@\w+)$/.test(s) ? undefined : "must be a numeric chat id or @channel"),
-        }),
+        chatId: readChatId(r),
       };
     case "pagerduty":
       return {
@@ -120,6 +117,18 @@ export function readSink(r: ElementReader): SinkConfig | undefined {
         }),
       };
   }
+}
+
+/** Telegram chat ids are often written as JSON numbers; accept those as well as strings and env:NAME. */
+function readChatId(r: ElementReader): string {
+  const doc = "Chat id (e.g. -1001234567890) or @channelname; a number, a string or env:NAME.";
+  if (typeof r.peek("chatId") === "number") {
+    return String(r.int("chatId", { doc, min: -Number.MAX_SAFE_INTEGER, max: Number.MAX_SAFE_INTEGER }));
+  }
+  return r.secret("chatId", {
+    doc,
+    check: (s) => (/^(-?\d+|@\w+)$/.test(s) ? undefined : "must be a numeric chat id or @channel"),
+  });
 }
 
 function readCommon(r: ElementReader, kind: SinkKind): SinkCommonConfig {

@@ -1,0 +1,102 @@
+// `pragma-monitor check-config` and the shared --config/--set parser: exit codes 0/64/78 and messages.
+import { describe, expect, it } from "vitest";
+import { EX_CONFIG, EX_USAGE, parseConfigArgs } from "../../src/cli/args.js";
+import { runCheckConfig } from "../../src/cli/check-config.js";
+import { packageRoot } from "../../src/config/package-root.js";
+import { writeConfig } from "./helpers.js";
+
+function run(argv: readonly string[], env: Record<string, string | undefined> = {}) {
+  let stdout = "";
+  let stderr = "";
+  const code = runCheckConfig(argv, {
+    stdout: (s) => (stdout += s),
+    stderr: (s) => (stderr += s),
+    env,
+    cwd: packageRoot(),
+  });
+  return { code, stdout, stderr };
+}
+
+describe("check-config", () => {
+  it("prints the effective config with secrets redacted and exits 0", () => {
+    const result = run(["--set", "server.port=0", "--set=log.level=debug"], {
+      PM_SERVER_TOKEN: "s3cret-token",
+    });
+    expect(result.code).toBe(0);
+    const config = JSON.parse(result.stdout) as {
+      server: { port: number; token: string };
+      log: { level: string };
+    };
+    expect(config.server).toMatchObject({ port: 0, token: "[redacted]" });
+    expect(config.log.level).toBe("debug");
+    expect(result.stdout).not.toContain("s3cret-token");
+    expect(result.stderr).toMatch(
+      /^configuration OK \(defaults < .*default\.json < env \(PM_SERVER_TOKEN\) < flags/,
+    );
+  });
+
+  it("validates the production example", () => {
+    const env = {
+      PM_API_KEY: "k",
+      SLACK_WEBHOOK_URL: "https://hooks.slack.com/services/T/B/X",
+      PAGERDUTY_ROUTING_KEY: "0123456789abcdef0123456789abcdef",
+    };
+    expect(run(["--config", "config/production.example.json"], env).code).toBe(0);
+  });
+
+  it("lists each problem as key: reason on stderr and exits 78", () => {
+    const file = writeConfig({
+      rules: [{ kind: "price_change", id: "a", treshold: 0.02 }],
+      server: { port: 99999 },
+    });
+    const result = run(["-c", file, "--set", "log.level=loud"]);
+    expect(result.code).toBe(EX_CONFIG);
+    expect(result.stdout).toBe("");
+    expect(result.stderr.split("\n")).toEqual([
+      "pragma-monitor: invalid configuration (3 problems):",
+      "  server.port: must be an integer from 0 to 65535: value was 99999",
+      '  log.level: must be one of the possible values: ["fatal","error","warn","info","debug","trace"]: value was "loud"',
+      "  rules[0].treshold: unknown key (did you mean threshold?)",
+      "",
+    ]);
+  });
+
+  it("exits 78 on a malformed config file, naming the file", () => {
+    const file = writeConfig('{"server": {');
+    const result = run(["--config", file]);
+    expect(result.code).toBe(EX_CONFIG);
+    expect(result.stderr).toContain(`  ${file}: invalid JSON (`);
+  });
+
+  it.each([[["--bogus"]], [["--set", "noequals"]], [["extra"]], [["--config"]]])(
+    "exits 64 on bad usage %j",
+    (argv) => {
+      const result = run(argv);
+      expect(result.code).toBe(EX_USAGE);
+      expect(result.stderr).toContain("usage: pragma-monitor check-config");
+    },
+  );
+
+  it("prints usage with --help", () => {
+    expect(run(["--help"])).toMatchObject({
+      code: 0,
+      stdout: expect.stringContaining("--set KEY=VALUE") as string,
+    });
+  });
+});
+
+describe("parseConfigArgs", () => {
+  it("collects --config and repeated --set (last wins)", () => {
+    expect(
+      parseConfigArgs(["--config=a.json", "--set", "x.y=1", "--set", "x.y=2", "--set", "rules=[]"]),
+    ).toEqual({
+      ok: true,
+      value: { configFile: "a.json", overrides: { "x.y": "2", rules: "[]" }, help: false },
+    });
+  });
+
+  it("keeps '=' inside the value", () => {
+    const parsed = parseConfigArgs(["--set", "upstream.url=http://h/?a=b"]);
+    expect(parsed.ok && parsed.value.overrides).toEqual({ "upstream.url": "http://h/?a=b" });
+  });
+});
