@@ -272,7 +272,10 @@ function parseScenarioText(text: string, path: string): Scenario {
   return parseScenario(json);
 }
 
-/** The scenario `npm start` runs: every 120 s a cycle of faults that fire and resolve alerts within seconds. */
+/**
+ * The scenario `npm start` runs: every 120 s a cycle of faults that fire and resolve the default rules within
+ * seconds. Durations are sized to the default poll periods and thresholds (config/default.json).
+ */
 export const DEMO_SCENARIO: Scenario = parseScenario({
   name: "demo",
   repeatEveryMs: 120_000,
@@ -284,9 +287,21 @@ export const DEMO_SCENARIO: Scenario = parseScenario({
       durationMs: 15_000,
       fault: { kind: "outage", endpoint: "pair_price", pair: "ETH/USD", status: 503, retryAfterS: 1 },
     },
+    // A frozen source only shows while the market moves away from it: SOL drifts +1.5 % meanwhile.
     { atMs: 45_000, durationMs: 30_000, fault: { kind: "frozenSource", pair: "SOL/USD", source: "BINANCE" } },
-    { atMs: 50_000, durationMs: 45_000, fault: { kind: "frozenPublisher", publisher: "FOURLEAF" } },
-    { atMs: 60_000, durationMs: 20_000, fault: { kind: "fundingSpike", pair: "BTC/USD", factor: 25 } },
+    { atMs: 45_000, durationMs: 30_000, fault: { kind: "drift", pair: "SOL/USD", factor: 1.015 } },
+    // publisher_stale needs > 120 s without a push, longer than the 120 s cycle: this one cycles every 240 s.
+    {
+      atMs: 50_000,
+      durationMs: 170_000,
+      repeatEveryMs: 240_000,
+      fault: { kind: "frozenPublisher", publisher: "FOURLEAF" },
+    },
+    {
+      atMs: 60_000,
+      durationMs: 40_000,
+      fault: { kind: "fundingSpike", pair: "BTC/USD", source: "HYPERLIQUID", hourlyRate: 0.001 },
+    },
     { atMs: 80_000, durationMs: 20_000, fault: { kind: "drift", pair: "ETH/USD", factor: 0.96 } },
   ],
 });

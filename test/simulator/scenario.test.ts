@@ -140,7 +140,9 @@ describe("scenario files and the demo", () => {
   });
 
   it("cycles every 120 s through a spike, an outage, a frozen source and publisher, a paused vault and a funding spike", () => {
-    expect(DEMO_SCENARIO.faults.every((f) => f.repeatEveryMs === 120_000)).toBe(true);
+    expect(DEMO_SCENARIO.faults.filter((f) => f.repeatEveryMs !== 120_000).map((f) => f.fault.kind)).toEqual([
+      "frozenPublisher",
+    ]);
     expect(DEMO_SCENARIO.faults.map((f) => f.fault.kind)).toEqual(
       expect.arrayContaining([
         "spike",
