@@ -192,7 +192,8 @@ export async function openOutbox<P>(options: OutboxOptions<P>): Promise<Outbox<P
     },
     flush: () => run(() => Promise.resolve()),
     async close() {
-      await run(() => Promise.resolve());
+      // Leave a tidy file after a graceful stop: only what is still pending.
+      await run(() => (deadLines > 0 ? compact() : Promise.resolve()));
       await handle?.close();
       handle = undefined;
     },

@@ -85,7 +85,8 @@ export async function openSinkWorker(options: {
   const resendMs = sink.kind === "alertmanager" ? sink.resendIntervalMs : 0;
   if (resendMs > 0)
     for (const alert of options.firing.slice(0, policy.maxEntries)) firing.set(alert.fingerprint, alert);
-  let lastRefreshAtMs = Number.NEGATIVE_INFINITY;
+  // Alerts firing before a restart are re-sent at once (Alertmanager may have expired them meanwhile).
+  let lastRefreshAtMs = firing.size > 0 ? Number.NEGATIVE_INFINITY : nowMs();
   let blockedUntilMs = 0;
   let throttled = false;
   let stopping = false;
@@ -151,13 +152,15 @@ export async function openSinkWorker(options: {
       ? { kind: "digest", events: batch.map((entry) => entry.payload) }
       : { kind: "alert", event: (batch[0] as OutboxEntry<AlertEvent>).payload };
     const deliveryId = digest ? `digest-${fnv1a64Hex(ids.join(","))}` : (ids[0] ?? "");
+    // More waiting than the bucket has left: they will wait for tokens, so the next send is a digest.
+    if (!digest && ready.length - 1 > bucket.available(nowMs())) throttled = true;
     const outcome = await attempt(message, deliveryId);
     if (outcome.kind === "ok") {
-      await outbox.ack(ids);
       if (digest) {
         metrics.sinkDigests.inc(labels);
         throttled = false;
       }
+      await outbox.ack(ids);
     } else if (outcome.kind === "rejected") {
       await outbox.deadLetter(batch, "rejected", nowMs());
     } else if (outcome.kind === "retry") {
@@ -217,6 +220,10 @@ export async function openSinkWorker(options: {
         waitMs = backoffDelayMs(health.consecutiveFailures + 1, policy, options.random);
       }
       if (waitMs === 0) continue;
+      if (stopping && waitMs === undefined && outbox.size > outbox.entries().length) {
+        await outbox.flush(); // appends still being written must be drained too
+        continue;
+      }
       if (
         stopping &&
         (waitMs === undefined || nowMs() + waitMs >= drainUntilMs || stopController.signal.aborted)
@@ -248,6 +255,7 @@ export async function openSinkWorker(options: {
     async stop(deadlineAtMs) {
       stopping = true;
       drainUntilMs = deadlineAtMs;
+      if (deadlineAtMs <= nowMs()) stopController.abort();
       const abortTimer = timers.setTimer(
         () => {
           stopController.abort();

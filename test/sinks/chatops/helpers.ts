@@ -60,7 +60,8 @@ const COMMON: SinkCommonConfig = {
   sendResolved: true,
   ratePerMinute: 6000,
   burst: 100,
-  timeoutMs: 1_000,
+  // Long by default: tests move a manual clock while real requests are in flight.
+  timeoutMs: 600_000,
   maxAgeMs: 3_600_000,
   failureThreshold: 3,
 };
@@ -150,28 +151,32 @@ export interface Receiver {
   /** Replies used in order; when empty, `fallback` answers. */
   readonly replies: Reply[];
   fallback: Reply;
+  /** Per-request override, consulted before `replies`. */
+  route: ((request: ReceivedRequest) => Reply | undefined) | undefined;
   close(): Promise<void>;
 }
 
 /** An HTTP server on 127.0.0.1:0 that records every request. */
 export async function startReceiver(): Promise<Receiver> {
   const hanging = new Set<ServerResponse>();
-  const receiver: Omit<Receiver, "url" | "close"> & { fallback: Reply } = {
+  const receiver: Omit<Receiver, "url" | "close"> = {
     requests: [],
     replies: [],
     fallback: { status: 200, body: "ok" },
+    route: undefined,
   };
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (chunk: Buffer) => chunks.push(chunk));
     req.on("end", () => {
-      receiver.requests.push({
+      const request = {
         method: req.method ?? "",
         url: req.url ?? "",
         headers: req.headers,
         body: Buffer.concat(chunks).toString("utf8"),
-      });
-      const reply = receiver.replies.shift() ?? receiver.fallback;
+      };
+      receiver.requests.push(request);
+      const reply = receiver.route?.(request) ?? receiver.replies.shift() ?? receiver.fallback;
       if (reply === "hang") {
         hanging.add(res);
         return;

@@ -1,0 +1,148 @@
+// Outbox durability and sink health end to end: restart, drain, dead letters, corrupt files, sink_error, re-sends.
+import { mkdir, mkdtemp, readFile, readdir, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { startHarness, type Harness } from "./harness.js";
+import { makeAlert, metricValue, nthAlert, sinkOf } from "./helpers.js";
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.dispose();
+  h = undefined;
+});
+
+const h0 = "http://127.0.0.1:1";
+const seqs = (): number[] => h!.rx.requests.map((r) => (JSON.parse(r.body) as { seq: number }).seq);
+const waitForRequests = (n: number) => vi.waitFor(() => expect(h!.rx.requests).toHaveLength(n));
+
+describe("chat-ops durability", () => {
+  it("redelivers what was pending after a restart, and never an acknowledged message", async () => {
+    const sinks = (url: string) => [sinkOf("webhook", `${url}/hook`)];
+    h = await startHarness(sinks);
+    h.rx.replies.push({ status: 200 }, "hang");
+    for (let i = 1; i <= 3; i++) h.publish(nthAlert(i));
+    await waitForRequests(2); // 1 acknowledged, 2 in flight
+    await h.chatops.stop(0); // deadline now: the in-flight request is abandoned, 2 and 3 stay on disk
+    expect(h.chatops.status()[0]!.pending).toBe(2);
+
+    await h.restart(sinks(h.rx.url));
+    await waitForRequests(4);
+    await vi.waitFor(() => expect(h!.chatops.status()[0]!.pending).toBe(0));
+    expect(seqs()).toEqual([1, 2, 2, 3]); // 2 was never answered, so it is sent again; 1 never is
+    const delivery = (i: number) => h!.rx.requests[i]!.headers["x-pragma-delivery"];
+    expect(delivery(2)).toBe(delivery(1)); // same id across the restart: receivers can dedupe
+    await h.chatops.stop(0);
+    await h.restart(sinks(h.rx.url));
+    await h.clock.advance(60_000);
+    expect(h.rx.requests).toHaveLength(4);
+  });
+
+  it("drains the outbox on stop before the deadline", async () => {
+    h = await startHarness((url) => [sinkOf("slack", `${url}/s`)]);
+    for (let i = 1; i <= 3; i++) h.publish(nthAlert(i));
+    await h.chatops.stop(5_000);
+    expect(h.rx.requests).toHaveLength(3);
+    expect(h.chatops.status()[0]!.pending).toBe(0);
+    expect(await readFile(join(h.stateDir, "outbox", "slack.jsonl"), "utf8")).not.toContain('"payload"');
+  });
+
+  it("moves a message older than maxAgeMs to the dead-letter file", async () => {
+    const sink = sinkOf("slack", `${h0}/s`, { maxAgeMs: 10_000, failureThreshold: 100, timeoutMs: 600_000 });
+    h = await startHarness((url) => [{ ...sink, url: `${url}/s` }]);
+    h.rx.fallback = { status: 502 };
+    h.publish(makeAlert());
+    await waitForRequests(1);
+    const startMs = h.clock.nowMs();
+    while (h.chatops.status()[0]!.pending > 0 && h.clock.nowMs() - startMs < 20_000) {
+      await h.waitForAttempts(h.rx.requests.length);
+      await h.clock.advance(1_000);
+      await new Promise((resolve) => setTimeout(resolve, 5)); // let a retry, if any, reach the receiver
+    }
+    expect(h.clock.nowMs() - startMs).toBeGreaterThanOrEqual(10_000);
+    expect(h.chatops.status()[0]!.pending).toBe(0);
+    const dead = await readFile(join(h.stateDir, "outbox", "slack.dead.jsonl"), "utf8");
+    expect(JSON.parse(dead.trim())).toMatchObject({ reason: "max_age", payload: { seq: 1 } });
+    expect(await metricValue(h.metrics.sinkDeadLetters, { sink: "slack" })).toBe(1);
+    const attempts = h.rx.requests.length;
+    await h.clock.advance(120_000);
+    expect(h.rx.requests).toHaveLength(attempts);
+  });
+
+  it("dead-letters a permanent 4xx rejection at once", async () => {
+    h = await startHarness((url) => [sinkOf("slack", `${url}/s`)]);
+    h.rx.replies.push({ status: 404, body: "no_service" });
+    h.publish(nthAlert(1));
+    h.publish(nthAlert(2));
+    await waitForRequests(1);
+    await vi.waitFor(() => expect(h!.chatops.status()[0]!.pending).toBe(1));
+    await h.clock.advance(750); // a rejection still backs off: the endpoint may be misconfigured
+    await waitForRequests(2);
+    await vi.waitFor(() => expect(h!.chatops.status()[0]!.pending).toBe(0));
+    expect(await metricValue(h.metrics.sinkDeliveries, { sink: "slack", outcome: "rejected" })).toBe(1);
+    expect(await metricValue(h.metrics.sinkDeadLetters, { sink: "slack" })).toBe(1);
+  });
+
+  it("moves a corrupt outbox aside and starts clean", async () => {
+    const stateDir = await mkdtemp(join(tmpdir(), "pm-chatops-"));
+    await mkdir(join(stateDir, "outbox"));
+    await writeFile(join(stateDir, "outbox", "webhook.jsonl"), "\u0000\u0001 not json\n{}\n");
+    h = await startHarness((url) => [sinkOf("webhook", `${url}/hook`)], { stateDir });
+    expect(
+      (await readdir(join(stateDir, "outbox"))).some((f) => /^webhook\.jsonl\.corrupt-\d+$/.test(f)),
+    ).toBe(true);
+    expect(h.chatops.status()[0]!.pending).toBe(0);
+    h.publish(makeAlert());
+    await waitForRequests(1);
+  });
+
+  it("raises sink_error after failureThreshold failures, elsewhere only, and resolves it on recovery", async () => {
+    h = await startHarness((url) => [
+      sinkOf("slack", `${url}/bad`, { name: "bad", failureThreshold: 3 }),
+      sinkOf("webhook", `${url}/good`, { name: "good" }),
+    ]);
+    let badDown = true;
+    h.rx.route = (request) => (request.url === "/bad" && badDown ? { status: 500 } : undefined);
+    h.publish(makeAlert());
+    await vi.waitFor(() => expect(h!.rx.requests.filter((r) => r.url === "/bad")).toHaveLength(1));
+    for (let i = 0; i < 6 && h.raised.length === 0; i++) {
+      await h.waitForAttempts(h.rx.requests.filter((r) => r.url === "/bad").length, "bad");
+      await h.clock.advance(10_000);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    expect(h.raised[0]).toMatchObject({
+      rule: "sink_error",
+      status: "firing",
+      labels: { sink: "bad", endpoint: "slack" },
+    });
+    expect(h.chatops.status().find((s) => s.name === "bad")!.failing).toBe(true);
+    badDown = false;
+    await vi.waitFor(async () => {
+      await h!.clock.advance(10_000);
+      expect(h!.raised).toHaveLength(2);
+    });
+    expect(h.raised[1]).toMatchObject({ status: "resolved", fingerprint: h.raised[0]!.fingerprint });
+    expect(h.raised[0]!.fingerprint).toMatch(/^[0-9a-f]{16}$/);
+    await h.chatops.stop(5_000);
+    const bad = h.rx.requests.filter((r) => r.url === "/bad").map((r) => r.body);
+    const good = h.rx.requests
+      .filter((r) => r.url === "/good")
+      .map((r) => JSON.parse(r.body) as { alert: { rule: string } });
+    expect(bad.some((b) => b.includes("sink_error"))).toBe(false);
+    expect(good.filter((e) => e.alert.rule === "sink_error")).toHaveLength(2);
+  });
+
+  it("re-sends firing alerts to Alertmanager every resend interval, endsAt 4 intervals ahead", async () => {
+    const active = [nthAlert(1), nthAlert(2)];
+    h = await startHarness((url) => [sinkOf("alertmanager", `${url}/am`)], { active });
+    await waitForRequests(1); // alerts firing before the (re)start are refreshed at once
+    const first = JSON.parse(h.rx.requests[0]!.body) as { endsAt: string }[];
+    expect(first).toHaveLength(2);
+    expect(Date.parse(first[0]!.endsAt)).toBe(h.clock.nowMs() + 240_000);
+    await h.waitForAttempts(1);
+    await h.clock.advance(59_999);
+    expect(h.rx.requests).toHaveLength(1);
+    await h.clock.advance(1);
+    await waitForRequests(2);
+  });
+});

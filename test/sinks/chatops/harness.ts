@@ -1,0 +1,102 @@
+// A running createChatOpsSinks on a manual clock, a temp state dir and a loopback receiver.
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Agent } from "undici";
+import { expect, vi } from "vitest";
+import type { SinkConfig } from "../../../src/config/types.js";
+import type { AlertPayload, BusEvent } from "../../../src/domain/events.js";
+import type { Metrics } from "../../../src/metrics.js";
+import { createChatOpsSinks, type ChatOpsSinks } from "../../../src/sinks/chatops/index.js";
+import {
+  captureLogger,
+  createManualClock,
+  createTestSource,
+  makeEvent,
+  startReceiver,
+  testMetrics,
+  type ManualClock,
+  type Receiver,
+} from "./helpers.js";
+
+export interface Harness {
+  readonly clock: ManualClock;
+  readonly rx: Receiver;
+  readonly stateDir: string;
+  readonly metrics: Metrics;
+  readonly log: ReturnType<typeof captureLogger>;
+  readonly raised: AlertPayload[];
+  chatops: ChatOpsSinks;
+  publish(alert: AlertPayload): void;
+  /** Wait until `sink` has finished `n` delivery attempts (outcome classified, backoff computed). */
+  waitForAttempts(n: number, sink?: string): Promise<void>;
+  /** A fresh instance on the same state dir (a restart). */
+  restart(sinks: readonly SinkConfig[]): Promise<void>;
+  dispose(): Promise<void>;
+}
+
+/** Start the sinks built by `makeSinks(receiverUrl)`; `raise` republishes sink_error alerts on the bus. */
+export async function startHarness(
+  makeSinks: (url: string) => readonly SinkConfig[],
+  options: { readonly active?: AlertPayload[]; readonly stateDir?: string } = {},
+): Promise<Harness> {
+  const rx = await startReceiver();
+  const clock = createManualClock();
+  const stateDir = options.stateDir ?? (await mkdtemp(join(tmpdir(), "pm-chatops-")));
+  const metrics = testMetrics();
+  const log = captureLogger();
+  const raised: AlertPayload[] = [];
+  const dispatcher = new Agent({ keepAliveTimeout: 10, keepAliveMaxTimeout: 10 });
+  let source = createTestSource(options.active ?? []);
+  let seq = 0;
+  const publish = (alert: AlertPayload): void => source.publish(makeEvent(++seq, alert));
+  const build = (sinks: readonly SinkConfig[]): ChatOpsSinks =>
+    createChatOpsSinks({
+      sinks,
+      source,
+      stateDir,
+      dispatcher,
+      metrics,
+      logger: log.logger,
+      raise: (alert) => {
+        raised.push(alert);
+        publish(alert);
+      },
+      nowMs: clock.nowMs,
+      random: () => 0.5,
+      setTimer: clock.setTimer,
+      clearTimer: clock.clearTimer,
+      policy: { baseDelayMs: 1_000, maxDelayMs: 60_000 },
+    });
+  const harness: Harness = {
+    clock,
+    rx,
+    stateDir,
+    metrics,
+    log,
+    raised,
+    chatops: build(makeSinks(rx.url)),
+    publish,
+    waitForAttempts: (n, sink) =>
+      vi.waitFor(async () => {
+        const { values } = await metrics.sinkDeliveries.get();
+        const total = values
+          .filter((v) => sink === undefined || v.labels.sink === sink)
+          .reduce((a, v) => a + v.value, 0);
+        expect(total).toBeGreaterThanOrEqual(n);
+      }),
+    async restart(sinks) {
+      source = createTestSource(options.active ?? []);
+      harness.chatops = build(sinks);
+      await harness.chatops.start();
+    },
+    async dispose() {
+      await harness.chatops.stop(0);
+      await dispatcher.close();
+      await rx.close();
+      await rm(stateDir, { recursive: true, force: true });
+    },
+  };
+  await harness.chatops.start();
+  return harness;
+}
