@@ -3,7 +3,7 @@ import { PmError } from "../errors.js";
 import { activationElapsedMs, type Fault, type FaultBook, type ScheduledFault } from "./faults.js";
 import type { Market } from "./market.js";
 import { JSON_TYPE, plainText, type SimResponse } from "./responses.js";
-import { parseFault } from "./scenario.js";
+import { parseFault } from "./fault-parser.js";
 
 /** When an injected fault starts (after `delayMs`, default now) and how long it lasts (default until removed). */
 export interface InjectOptions {
