@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { Agent } from "undici";
 import { expect, vi } from "vitest";
 import type { SinkConfig } from "../../../src/config/types.js";
-import type { AlertPayload, BusEvent } from "../../../src/domain/events.js";
+import type { AlertPayload } from "../../../src/domain/events.js";
 import type { Metrics } from "../../../src/metrics.js";
 import { createChatOpsSinks, type ChatOpsSinks } from "../../../src/sinks/chatops/index.js";
 import {
