@@ -213,11 +213,8 @@ export class ElementReader {
 
   #take<T>(key: string, o: FieldOptions<T>, describe: (d: T) => string): unknown {
     this.#known.add(key);
-    this.ctx.docs?.push({
-      key,
-      doc: o.doc,
-      default: o.default === undefined ? "(required)" : describe(o.default),
-    });
+    const shown = o.defaultText ?? (o.default === undefined ? "(required)" : describe(o.default));
+    this.ctx.docs?.push({ key, doc: o.doc, default: shown });
     if (Object.hasOwn(this.#raw, key) && this.#raw[key] !== undefined) return this.#raw[key];
     if (o.default !== undefined) return o.default;
     if (this.isObject) this.problem(key, "required");

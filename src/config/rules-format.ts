@@ -117,7 +117,12 @@ function hasMarket(kind: RuleConfigKind): boolean {
 }
 
 function windowMs(r: ElementReader, defaultMs: number, doc: string): number {
-  return r.int("windowMs", { doc: `${doc} (ms)`, default: defaultMs, min: 1_000, max: WEEK_MS });
+  return r.int("windowMs", {
+    doc: `${doc.replace(/\.$/, "")} (ms).`,
+    default: defaultMs,
+    min: 1_000,
+    max: WEEK_MS,
+  });
 }
 
 function readCommon(r: ElementReader, kind: RuleConfigKind, d: RuleKindDefaults, market: Market): RuleCommon {
@@ -226,7 +231,7 @@ function checkHysteresis(r: ElementReader, rule: RuleCommon, firesBelow: boolean
 }
 
 function ms(r: ElementReader, key: string, defaultMs: number, doc: string): number {
-  return r.int(key, { doc: `${doc} (ms)`, default: defaultMs, min: 0, max: WEEK_MS });
+  return r.int(key, { doc: `${doc.replace(/\.$/, "")} (ms).`, default: defaultMs, min: 0, max: WEEK_MS });
 }
 
 /** Pair-shaped scope names are upper-cased like the server does; publisher and vault names are kept. */
