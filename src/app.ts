@@ -23,6 +23,7 @@ import { resolveScenario } from "./simulator/scenario.js";
 import { createChatOpsSinks, type ChatOpsSinks } from "./sinks/chatops/index.js";
 import { startLogSink } from "./sinks/log-sink.js";
 import { createWsServer, type WsServer } from "./sinks/ws/server.js";
+import type { ProcessIdentity } from "./state/lock-file.js";
 import { openStateStore, type StateStore } from "./state/state-store.js";
 import { createDispatcher, createPragmaClient } from "./upstream/client.js";
 import { VERSION } from "./version.js";
@@ -33,6 +34,8 @@ export interface AppDeps {
   readonly logger: Logger;
   readonly nowMs: () => number;
   readonly random: () => number;
+  /** This process, to lock `state.dir` against a second daemon (omitted in in-process tests). */
+  readonly process?: ProcessIdentity;
 }
 
 /** A running (or runnable) daemon. */

@@ -2,19 +2,18 @@
 // Process entry point: parses the command line, wires signals and exit codes; the only module that touches `process`.
 import type { Logger } from "pino";
 import { createApp, type App } from "./app.js";
-import { parseCommonArgs } from "./cli/args.js";
+import { EX_CONFIG, EX_USAGE, parseConfigArgs } from "./cli/args.js";
 import { runCheckConfig } from "./cli/check-config.js";
 import { runTail } from "./cli/tail.js";
 import { loadConfig } from "./config/load.js";
 import type { AppConfig } from "./config/types.js";
-import { isPmError } from "./errors.js";
+import { PmError, isPmError } from "./errors.js";
 import { createLogger } from "./logger.js";
 import { runSimulateCommand } from "./simulator/cli.js";
 import { createEventLoopWatchdog } from "./watchdog.js";
 import { createSystemdNotifier } from "./systemd.js";
 import { VERSION } from "./version.js";
 
-const EX_CONFIG = 78;
 const notifySystemd = createSystemdNotifier({ env: process.env, pid: process.pid, nowMs: Date.now });
 const USAGE = `pragma-monitor ${VERSION}: streaming price monitor for the Pragma oracle API
 
@@ -26,21 +25,28 @@ Usage:
   pragma-monitor --version | --help
 `;
 
+const line = (text: string): string => (text.endsWith("\n") ? text : `${text}\n`);
 const io = {
-  stdout: (text: string) => void process.stdout.write(text.endsWith("\n") ? text : `${text}\n`),
-  stderr: (text: string) => void process.stderr.write(text.endsWith("\n") ? text : `${text}\n`),
+  stdout: (text: string) => void process.stdout.write(line(text)),
+  stderr: (text: string) => void process.stderr.write(line(text)),
   env: process.env,
   cwd: process.cwd(),
+};
+const streams = {
+  stdout: process.stdout,
+  stderr: process.stderr,
+  env: process.env,
   isTTY: process.stdout.isTTY === true,
 };
 
-/** Load the config for `run` (and again on SIGHUP). */
+/** Load the config for `run` (and again on SIGHUP); `--pretty` is a run-only flag. */
 function load(argv: readonly string[]): AppConfig {
-  const args = parseCommonArgs(argv);
+  const args = parseConfigArgs(argv.filter((arg) => arg !== "--pretty"));
+  if (!args.ok) throw new PmError("PM_ERR_CONFIG", args.error);
   return loadConfig({
-    ...(args.configFile === undefined ? {} : { configFile: args.configFile }),
+    ...(args.value.configFile === undefined ? {} : { configFile: args.value.configFile }),
     env: process.env,
-    argvOverrides: args.overrides,
+    argvOverrides: args.value.overrides,
     cwd: process.cwd(),
   }).config;
 }
@@ -58,7 +64,13 @@ async function run(argv: readonly string[]): Promise<void> {
   const pretty = argv.includes("--pretty") || config.log.pretty;
   const logger = await createLogger({ ...config.log, pretty });
   installFatalHandlers(logger);
-  const app = createApp({ config, logger, nowMs: Date.now, random: Math.random });
+  const app = createApp({
+    config,
+    logger,
+    nowMs: Date.now,
+    random: Math.random,
+    process: { pid: process.pid, isAlive },
+  });
   try {
     await app.start();
   } catch (error) {
@@ -153,6 +165,16 @@ function installFatalHandlers(logger: Logger): void {
   process.on("unhandledRejection", die("unhandled rejection"));
 }
 
+/** Whether a process exists (signal 0 probes without signalling; EPERM still means alive). */
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
 /** Dispatch the sub-command. */
 async function main(argv: readonly string[]): Promise<void> {
   const [command, ...rest] = argv;
@@ -163,11 +185,14 @@ async function main(argv: readonly string[]): Promise<void> {
       process.exitCode = runCheckConfig(rest, io);
       return;
     case "simulate":
-      process.exitCode = await runSimulateCommand(rest, io);
+      process.exitCode = await runSimulateCommand(rest, streams);
       return;
-    case "tail":
-      process.exitCode = await runTail(rest, io);
+    case "tail": {
+      const interrupted = new AbortController();
+      process.once("SIGINT", () => interrupted.abort());
+      process.exitCode = await runTail(rest, { ...streams, signal: interrupted.signal });
       return;
+    }
     case "--version":
     case "-v":
       io.stdout(VERSION);
@@ -180,7 +205,7 @@ async function main(argv: readonly string[]): Promise<void> {
       return;
     default:
       io.stderr(`unknown command "${command}"\n\n${USAGE}`);
-      process.exitCode = 64;
+      process.exitCode = EX_USAGE;
   }
 }
 

@@ -6,6 +6,7 @@ import type { AlertEvent, JournaledEvent } from "../domain/events.js";
 import { PmError } from "../errors.js";
 import { createJournal, type Journal } from "../pipeline/journal.js";
 import { readJsonFile, writeFileAtomic } from "./atomic-file.js";
+import { acquireStateLock, type ProcessIdentity } from "./lock-file.js";
 import { loadJournalFile, openJournalFile, type JournalFile } from "./journal-file.js";
 
 /** Checkpoint of the alert engine, tagged with the last seq it reflects. */
@@ -42,9 +43,12 @@ export function openStateStore(options: {
   readonly journalCapacity: number;
   readonly nowMs: () => number;
   readonly logger: Logger;
+  /** When given, the directory is locked against a second daemon for as long as the store is open. */
+  readonly process?: ProcessIdentity;
 }): StateStore {
   const { dir, journalCapacity, nowMs, logger } = options;
   mkdirSync(dir, { recursive: true });
+  const lock = options.process === undefined ? undefined : acquireStateLock(dir, options.process);
   const journalPath = join(dir, "journal.jsonl");
   const checkpointPath = join(dir, "alerts.json");
 
@@ -90,6 +94,7 @@ export function openStateStore(options: {
       if (closed) return;
       closed = true;
       file.close();
+      lock?.release();
     },
   };
 }

@@ -20,7 +20,9 @@ describe("poll$", () => {
   it("waits for a slow response before scheduling the next poll (never overlaps)", () => {
     newScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
       const slow = cold("15ms (a|)");
-      const result$ = poll$(() => slow, { ...base, scheduler: undefined }).pipe(map((o) => (o.ok ? o.value : "x")));
+      const result$ = poll$(() => slow, base).pipe(
+        map((o) => (o.ok ? o.value : "x")),
+      );
       // polls at 0, then 15+10=25, then 50: each subscription starts after the previous completed
       expectObservable(result$, "^ 60ms !").toBe("15ms a 24ms a");
       expectSubscriptions(slow.subscriptions).toBe(["^ 14ms !", "25ms ^ 14ms !", "50ms ^ 10ms !"]);
@@ -30,14 +32,20 @@ describe("poll$", () => {
   it("backs off exponentially while failing and resets on recovery", () => {
     newScheduler().run(({ cold, expectObservable }) => {
       let call = 0;
-      const fail = cold<string>("#", undefined, new PmError("PM_ERR_UPSTREAM_HTTP", "boom", { retryable: true }));
+      const fail = cold<string>(
+        "#",
+        undefined,
+        new PmError("PM_ERR_UPSTREAM_HTTP", "boom", { retryable: true }),
+      );
       const ok = cold("(a|)");
       const result$ = summarise(poll$(() => (++call <= 3 ? fail : ok), base));
       // failures at 0, 10 (backoff 10), 25 (backoff 20×0.75), success at 55 (backoff 40×0.75), then period 10
-      expectObservable(result$, "^ 85ms !").toBe(
-        "x 9ms y 14ms z 29ms a 9ms a 9ms a 9ms a",
-        { x: "PM_ERR_UPSTREAM_HTTP#1", y: "PM_ERR_UPSTREAM_HTTP#2", z: "PM_ERR_UPSTREAM_HTTP#3", a: "a" },
-      );
+      expectObservable(result$, "^ 85ms !").toBe("x 9ms y 14ms z 29ms a 9ms a 9ms a 9ms a", {
+        x: "PM_ERR_UPSTREAM_HTTP#1",
+        y: "PM_ERR_UPSTREAM_HTTP#2",
+        z: "PM_ERR_UPSTREAM_HTTP#3",
+        a: "a",
+      });
     });
   });
 
@@ -47,7 +55,10 @@ describe("poll$", () => {
       const limited = cold<string>(
         "#",
         undefined,
-        new PmError("PM_ERR_UPSTREAM_HTTP", "429", { retryable: true, details: { status: 429, retryAfterMs: 60 } }),
+        new PmError("PM_ERR_UPSTREAM_HTTP", "429", {
+          retryable: true,
+          details: { status: 429, retryAfterMs: 60 },
+        }),
       );
       const result$ = summarise(poll$(() => (++call === 1 ? limited : cold("(a|)")), base));
       expectObservable(result$, "^ 65ms !").toBe("x 59ms a", { x: "PM_ERR_UPSTREAM_HTTP#1", a: "a" });
