@@ -67,7 +67,11 @@ export function createChatOpsSinks(options: ChatOpsOptions): ChatOpsSinks {
   let state: "new" | "started" | "stopped" = "new";
 
   const dispatch = (event: AlertEvent): void => {
-    for (const { sink, worker } of workers) if (routeAlert(sink, event.alert)) worker.enqueue(event);
+    for (const { sink, worker } of workers) {
+      if (routeAlert(sink, event.alert)) worker.enqueue(event);
+      else if (event.alert.status === "resolved" && routeAlert({ ...sink, sendResolved: true }, event.alert))
+        worker.forget(event.alert.fingerprint);
+    }
   };
 
   return {

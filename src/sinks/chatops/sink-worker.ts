@@ -32,6 +32,8 @@ export interface SinkStatus {
 /** A running sink: `enqueue` only appends to the outbox; the loop delivers on its own schedule. */
 export interface SinkWorker {
   enqueue(event: AlertEvent): void;
+  /** An alert resolved that this sink does not announce (sendResolved off): stop re-sending it. */
+  forget(fingerprint: string): void;
   start(): void;
   /** Stop accepting, drain until `deadlineAtMs` (absolute, on the injected clock), then close the outbox. */
   stop(deadlineAtMs: number): Promise<void>;
@@ -136,6 +138,7 @@ export async function openSinkWorker(options: {
     health.onFailure({
       outcome: info.outcome,
       ...(info.status === undefined ? {} : { status: info.status }),
+      ...(outcome.kind === "retry" && outcome.code !== undefined ? { code: outcome.code } : {}),
     });
     const retryAfterMs = outcome.kind === "retry" ? outcome.retryAfterMs : undefined;
     const delayMs = retryAfterMs ?? backoffDelayMs(health.consecutiveFailures, policy, options.random);
@@ -248,6 +251,9 @@ export async function openSinkWorker(options: {
       }
       outbox.append(normalised, nowMs());
       updateGauge();
+    },
+    forget(fingerprint) {
+      firing.delete(fingerprint);
     },
     start() {
       loop ??= run();

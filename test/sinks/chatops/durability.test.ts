@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { startHarness, type Harness } from "./harness.js";
-import { makeAlert, metricValue, nthAlert, sinkOf } from "./helpers.js";
+import { makeAlert, metricValue, nthAlert, resolvedOf, sinkOf } from "./helpers.js";
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -144,5 +144,17 @@ describe("chat-ops durability", () => {
     expect(h.rx.requests).toHaveLength(1);
     await h.clock.advance(1);
     await waitForRequests(2);
+  });
+
+  it("stops re-sending an alert to Alertmanager once it resolved, even with sendResolved off", async () => {
+    const active = [nthAlert(1)];
+    h = await startHarness((url) => [sinkOf("alertmanager", `${url}/am`, { sendResolved: false })], {
+      active,
+    });
+    await waitForRequests(1);
+    h.publish(resolvedOf(nthAlert(1)));
+    await h.waitForAttempts(1);
+    await h.clock.advance(300_000);
+    expect(h.rx.requests).toHaveLength(1);
   });
 });
