@@ -44,15 +44,20 @@ function monitorDocs(read: MonitorReader): FieldDoc[] {
   return ctx.docs ?? [];
 }
 
-/** Markdown tables of every key: top-level keys with env and defaults, then the keys of each array element. */
-export function configTableMarkdown(): string {
+/** Markdown table of every schema key with its env variable, default and doc (also embedded in the README). */
+export function schemaKeysTableMarkdown(): string {
   const keyRows = leaves(configSchema).map(([key, leaf]) => [
     `\`${key}\``,
     `\`${leaf.env}\``,
     `\`${JSON.stringify(leaf.default)}\``,
     leaf.sensitive === true ? `${leaf.doc} Redacted in output.` : leaf.doc,
   ]);
-  const parts = ["## Keys", "", table(["key", "env", "default", "doc"], keyRows), ""];
+  return table(["key", "env", "default", "doc"], keyRows);
+}
+
+/** Markdown tables of every key: top-level keys with env and defaults, then the keys of each array element. */
+export function configTableMarkdown(): string {
+  const parts = ["## Keys", "", schemaKeysTableMarkdown(), ""];
 
   parts.push("## Monitor elements", "");
   const monitors: ReadonlyArray<readonly [string, MonitorReader]> = [
