@@ -19,6 +19,7 @@ const DESCRIPTION_MAX_CHARS = 4096;
 const FIELD_NAME_MAX_CHARS = 256;
 const FIELD_VALUE_MAX_CHARS = 1024;
 const MAX_FIELDS = 25;
+const EMBED_TOTAL_MAX_CHARS = 6000;
 // Keep the whole embed under Discord's 6000-character total.
 const ALERT_DESCRIPTION_MAX_CHARS = 2000;
 const DIGEST_DESCRIPTION_MAX_CHARS = 3500;
@@ -58,13 +59,19 @@ function alertEmbed(alert: AlertPayload): Readonly<Record<string, unknown>> {
     field("Threshold", formatValue(alert.threshold)),
     field("Started", alert.startsAt),
   ];
+  const title = truncate(alertTitle(alert), TITLE_MAX_CHARS);
+  const body = truncate(description, ALERT_DESCRIPTION_MAX_CHARS);
+  const footer = truncate(`pragma-monitor · ${alert.fingerprint}`, 200);
   return {
-    title: truncate(alertTitle(alert), TITLE_MAX_CHARS),
-    description: truncate(description, ALERT_DESCRIPTION_MAX_CHARS),
+    title,
+    description: body,
     color: alert.status === "resolved" ? DISCORD_COLOURS.resolved : DISCORD_COLOURS[alert.severity],
-    fields: fields.slice(0, MAX_FIELDS),
+    fields: withinBudget(
+      fields.slice(0, MAX_FIELDS),
+      EMBED_TOTAL_MAX_CHARS - title.length - body.length - footer.length,
+    ),
     timestamp: alert.endsAt ?? alert.startsAt,
-    footer: { text: `pragma-monitor · ${alert.fingerprint}` },
+    footer: { text: footer },
   };
 }
 
@@ -92,6 +99,18 @@ function digestEmbed(message: Extract<ChatMessage, { kind: "digest" }>): Readonl
     ...(last === undefined ? {} : { timestamp: last.alert.endsAt ?? last.alert.startsAt }),
     footer: { text: `pragma-monitor · ${message.events.length} transitions coalesced by the rate limit` },
   };
+}
+
+/** Keep leading fields while their names and values fit in `budgetChars` (the embed's 6000-char total). */
+function withinBudget(fields: readonly EmbedField[], budgetChars: number): EmbedField[] {
+  const kept: EmbedField[] = [];
+  let used = 0;
+  for (const f of fields) {
+    used += f.name.length + f.value.length;
+    if (used > budgetChars) break;
+    kept.push(f);
+  }
+  return kept;
 }
 
 function field(name: string, value: string): EmbedField {

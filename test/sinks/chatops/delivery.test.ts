@@ -175,6 +175,21 @@ describe("chat-ops delivery", () => {
     expect(await metricValue(h.metrics.sinkDigests, { sink: "slack" })).toBe(1);
   });
 
+  it("keeps delivering to healthy sinks while another one hangs", async () => {
+    h = await startHarness((url) => [
+      sinkOf("slack", `${url}/stuck`, { name: "stuck" }),
+      sinkOf("webhook", `${url}/ok`, { name: "ok" }),
+    ]);
+    h.rx.route = (request) => (request.url === "/stuck" ? "hang" : undefined);
+    for (let i = 1; i <= 3; i++) h.publish(nthAlert(i));
+    await vi.waitFor(() => expect(h!.rx.requests.filter((r) => r.url === "/ok")).toHaveLength(3));
+    expect(h.rx.requests.filter((r) => r.url === "/stuck")).toHaveLength(1);
+    expect(h.chatops.status().map((s) => [s.name, s.pending])).toEqual([
+      ["stuck", 3],
+      ["ok", 0],
+    ]);
+  });
+
   it("never digests PagerDuty events: they are paced one by one", async () => {
     h = await startHarness((url) => [
       sinkOf("pagerduty", `${url}/v2/enqueue`, { ratePerMinute: 60, burst: 1 }),

@@ -57,6 +57,23 @@ describe("outbox", () => {
     await reopened.close();
   });
 
+  it("compacts atomically once tombstones dominate", async () => {
+    const outbox = await open({ maxEntries: 1000 }).outbox;
+    for (let i = 0; i < 300; i++) outbox.append(makeEvent(i, nthAlert(i)), i);
+    await outbox.flush();
+    const keep = outbox.entries().at(-1)!;
+    await outbox.ack(
+      outbox
+        .entries()
+        .slice(0, -1)
+        .map((e) => e.id),
+    );
+    await outbox.flush();
+    expect(await lines("s.jsonl")).toEqual([JSON.stringify(keep)]);
+    expect((await readdir(dir)).filter((f) => f.endsWith(".tmp"))).toEqual([]);
+    await outbox.close();
+  });
+
   it("skips a torn last line with a warning", async () => {
     const good = JSON.stringify({
       id: "a",

@@ -1,6 +1,7 @@
 // Pure renderer tests: each service's documented required fields, limits and escaping.
 /* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-call -- the tests walk rendered JSON bodies (typed `any` on purpose) */
 import { createHmac, timingSafeEqual } from "node:crypto";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { renderAlertmanager } from "../../../src/sinks/chatops/alertmanager.js";
 import { DISCORD_COLOURS, renderDiscord } from "../../../src/sinks/chatops/discord.js";
@@ -213,6 +214,44 @@ describe("digest grouping", () => {
     expect(groups.firing.map((x) => x.fingerprint)).toEqual([nthAlert(2).fingerprint]);
     expect(digestHeadline(groups)).toBe(
       "1 alert firing: T2/USD price_change; 1 resolved: T1/USD price_change",
+    );
+  });
+});
+
+describe("renderer limits (property)", () => {
+  it("stays within Slack, Discord and Telegram limits for arbitrary text", () => {
+    const text = fc.string({ unit: "grapheme", maxLength: 6000 });
+    fc.assert(
+      fc.property(
+        text,
+        text,
+        fc.dictionary(fc.string({ maxLength: 40 }), text, { maxKeys: 30 }),
+        (summary, pair, extra) => {
+          const alert = makeAlert({ summary, labels: { ...extra, pair } });
+          const message = { kind: "alert" as const, event: makeEvent(1, alert) };
+          const slack = parse(renderSlack(message).body);
+          expect((slack.blocks[0].text.text as string).length).toBeLessThanOrEqual(150);
+          for (const block of slack.blocks as Json[]) {
+            if (typeof block.text?.text === "string")
+              expect(block.text.text.length).toBeLessThanOrEqual(3000);
+            expect((block.fields ?? []).length).toBeLessThanOrEqual(10);
+          }
+          const embed = parse(renderDiscord(message).body).embeds[0] as Json;
+          expect((embed.title as string).length).toBeLessThanOrEqual(256);
+          expect(embed.fields.length).toBeLessThanOrEqual(25);
+          const total = [
+            embed.title,
+            embed.description,
+            embed.footer.text,
+            ...embed.fields.flatMap((f: Json): string[] => [f.name as string, f.value as string]),
+          ];
+          expect(total.reduce((sum: number, t: string) => sum + t.length, 0)).toBeLessThanOrEqual(6000);
+          const tg = parse(renderTelegram(message, { chatId: "1" }).body).text as string;
+          expect(tg.length).toBeLessThanOrEqual(TELEGRAM_TEXT_MAX_CHARS);
+          expect(tg.replace(/<\/?(b|code)>/g, "")).not.toMatch(/[<>]/);
+        },
+      ),
+      { numRuns: 200 },
     );
   });
 });
