@@ -135,6 +135,7 @@ export function createApp(deps: AppDeps): App {
         journalCapacity: config.server.journalSize,
         nowMs,
         logger: log("state"),
+        ...(deps.process === undefined ? {} : { process: deps.process }),
       });
       const { recovered } = store;
       let engineState = createMonitorState();
