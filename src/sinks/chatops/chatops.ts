@@ -48,7 +48,7 @@ export const CHATOPS_DEFAULT_POLICY: WorkerPolicy = {
 };
 
 /** Sink names become file names: keep them to a safe alphabet. */
-const SINK_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+const SINK_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,199}$/;
 /** Events received while outboxes are still opening; beyond this they are dropped and counted. */
 const MAX_EARLY_EVENTS = 10_000;
 
