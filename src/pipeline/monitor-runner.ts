@@ -105,29 +105,43 @@ export function createMonitorRunner(deps: MonitorRunnerDeps, initialState: Monit
     }
     target.failures = outcome.ok ? 0 : outcome.consecutiveFailures;
     const observedAtMs = nowMs();
-    publish(observe(state, toObservation(spec, outcome, observedAtMs), rules, observedAtMs));
-    if (outcome.ok) publishPriceTick(spec, outcome.value, observedAtMs);
+    const observation = toObservation(spec, outcome, observedAtMs);
+    publish(observe(state, observation, rules, observedAtMs));
+    publishPriceTick(observation);
   };
 
-  const publishPriceTick = (spec: TargetSpec, value: unknown, observedAtMs: number): void => {
-    if (spec.kind !== "offchain" && spec.kind !== "onchain") return;
-    const snapshot = value as {
-      price: { text: string };
-      numSources: number;
-      timestampMs?: number;
-      lastUpdatedMs?: number;
-    };
-    const timestampMs = snapshot.timestampMs ?? snapshot.lastUpdatedMs ?? observedAtMs;
-    hub.publishPrice({
-      pair: spec.pair,
-      market: spec.kind,
-      target: spec.id,
-      price: snapshot.price.text,
-      numSources: snapshot.numSources,
-      timestamp: new Date(timestampMs).toISOString(),
-      observedAt: new Date(observedAtMs).toISOString(),
-      ...(spec.kind === "offchain" ? { entryType: spec.entryType } : { network: spec.network }),
-    });
+  const publishPriceTick = (observation: Observation): void => {
+    if (observation.kind === "offchain" && observation.result.ok) {
+      const { target, result } = observation;
+      const price = result.value;
+      hub.publishPrice({
+        pair: target.pair,
+        market: "offchain",
+        target: target.id,
+        price: price.price.text,
+        numSources: price.numSources,
+        timestamp: new Date(price.timestampMs).toISOString(),
+        observedAt: new Date(observation.observedAtMs).toISOString(),
+        entryType: target.entryType,
+      });
+    } else if (
+      observation.kind === "onchain" &&
+      observation.result.ok &&
+      observation.result.value.decimalsKnown
+    ) {
+      const { target, result } = observation;
+      const entry = result.value;
+      hub.publishPrice({
+        pair: target.pair,
+        market: "onchain",
+        target: target.id,
+        price: entry.price.text,
+        numSources: entry.numSources,
+        timestamp: new Date(entry.lastUpdatedMs).toISOString(),
+        observedAt: new Date(observation.observedAtMs).toISOString(),
+        network: target.network,
+      });
+    }
   };
 
   const startTarget = (plan: TargetPlan): void => {

@@ -1,0 +1,187 @@
+// The monitor runner: one poll stream per target, reconfiguration that restarts only changed targets, readiness, alerts.
+import { pino } from "pino";
+import { Registry } from "prom-client";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import type { MonitorsConfig } from "../../src/config/types.js";
+import type { JournaledEvent } from "../../src/domain/events.js";
+import { createMonitorState } from "../../src/domain/monitor.js";
+import { ScaledPrice } from "../../src/domain/price.js";
+import type { PairPrice } from "../../src/domain/types.js";
+import { PmError } from "../../src/errors.js";
+import { createMetrics } from "../../src/metrics.js";
+import { createEventHub } from "../../src/pipeline/event-hub.js";
+import { createJournal } from "../../src/pipeline/journal.js";
+import { createMonitorRunner, type MonitorRunner } from "../../src/pipeline/monitor-runner.js";
+import type { PairPriceQuery, PragmaClient } from "../../src/upstream/types.js";
+import { rule } from "../domain/helpers.js";
+
+const T0 = Date.UTC(2026, 10, 22, 10, 0, 0);
+
+/** A client whose pair-price calls are counted per pair and answered (or failed) on demand. */
+function fakeClient(failing: Set<string>) {
+  const calls = new Map<string, number>();
+  const notUsed = (): never => {
+    throw new Error("not used in this test");
+  };
+  const client: PragmaClient = {
+    getPairPrice: (query: PairPriceQuery) => {
+      calls.set(query.pair, (calls.get(query.pair) ?? 0) + 1);
+      if (failing.has(query.pair)) {
+        return Promise.reject(
+          new PmError("PM_ERR_UPSTREAM_HTTP", "503", { retryable: true, details: { status: 503 } }),
+        );
+      }
+      const price: PairPrice = {
+        pairId: query.pair,
+        price: new ScaledPrice(100n * 10n ** 18n, 18),
+        numSources: 5,
+        timestampMs: Date.now(),
+        components: [],
+      };
+      return Promise.resolve(price);
+    },
+    getCandlesticks: notUsed,
+    getFundingRates: notUsed,
+    iterateFundingRates: notUsed,
+    getOnchainEntry: notUsed,
+    getOnchainPublishers: notUsed,
+    getVault: notUsed,
+  };
+  return { client, calls };
+}
+
+const monitors = (offchain: Array<{ pair: string; periodMs: number }>): MonitorsConfig => ({
+  offchain: offchain.map((m) => ({
+    ...m,
+    entryType: "spot",
+    aggregation: "median",
+    interval: "1s",
+    expiry: null,
+  })),
+  onchain: [],
+  publishers: [],
+  funding: [],
+  vaults: [],
+  jitter: 0,
+  maxBackoffMs: 8_000,
+  warmup: { enabled: false, interval: "1min", lookbackMs: 0 },
+});
+
+describe("createMonitorRunner", () => {
+  let runner: MonitorRunner | undefined;
+  beforeEach(() => {
+    vi.useFakeTimers({ now: T0 });
+  });
+  afterEach(() => {
+    runner?.stop();
+    vi.useRealTimers();
+  });
+
+  const start = (failing = new Set<string>()) => {
+    const { client, calls } = fakeClient(failing);
+    const hub = createEventHub({ journal: createJournal(100), nowMs: Date.now, version: "test" });
+    const journaled: JournaledEvent[] = [];
+    hub.events$.subscribe((e) => {
+      if (e.type !== "price") journaled.push(e);
+    });
+    const prices: string[] = [];
+    hub.events$.subscribe((e) => {
+      if (e.type === "price") prices.push(e.tick.pair);
+    });
+    runner = createMonitorRunner(
+      {
+        client,
+        hub,
+        metrics: createMetrics(new Registry(), { collectProcess: false }),
+        logger: pino({ level: "silent" }),
+        nowMs: Date.now,
+        random: () => 0.5,
+        pollTimeoutMs: 500,
+      },
+      createMonitorState(),
+    );
+    return { calls, hub, journaled, prices, runner };
+  };
+
+  it("polls each target on its own period and publishes price ticks", async () => {
+    const { calls, prices, runner } = start();
+    runner.update(
+      monitors([
+        { pair: "BTC/USD", periodMs: 1_000 },
+        { pair: "ETH/USD", periodMs: 2_000 },
+      ]),
+      [],
+    );
+    await vi.advanceTimersByTimeAsync(4_500);
+    expect(calls.get("BTC/USD")).toBe(5); // t = 0, 1, 2, 3, 4 s
+    expect(calls.get("ETH/USD")).toBe(3); // t = 0, 2, 4 s
+    expect(prices.filter((p) => p === "BTC/USD")).toHaveLength(5);
+  });
+
+  it("is not ready until every target has completed a first poll", async () => {
+    const { runner } = start();
+    runner.update(monitors([{ pair: "BTC/USD", periodMs: 1_000 }]), []);
+    expect(runner.readiness().ready).toBe(false);
+    expect(runner.readiness().reasons.join()).toContain("offchain:BTC/USD");
+    await vi.advanceTimersByTimeAsync(1);
+    expect(runner.readiness()).toEqual({ ready: true, reasons: [] });
+  });
+
+  it("restarts only the targets whose config changed on update", async () => {
+    const { calls, runner } = start();
+    runner.update(
+      monitors([
+        { pair: "BTC/USD", periodMs: 1_000 },
+        { pair: "ETH/USD", periodMs: 1_000 },
+      ]),
+      [],
+    );
+    await vi.advanceTimersByTimeAsync(1_500); // polls at 0 and 1 s
+    expect([calls.get("BTC/USD"), calls.get("ETH/USD")]).toEqual([2, 2]);
+    // ETH/USD changes period (restarts: polls at once), BTC/USD is untouched (next poll still at 2 s), SOL/USD is new
+    runner.update(
+      monitors([
+        { pair: "BTC/USD", periodMs: 1_000 },
+        { pair: "ETH/USD", periodMs: 3_000 },
+        { pair: "SOL/USD", periodMs: 1_000 },
+      ]),
+      [],
+    );
+    await vi.advanceTimersByTimeAsync(1);
+    expect([calls.get("BTC/USD"), calls.get("ETH/USD"), calls.get("SOL/USD")]).toEqual([2, 3, 1]);
+    await vi.advanceTimersByTimeAsync(600); // t = 2.1 s
+    expect(calls.get("BTC/USD")).toBe(3);
+    runner.update(monitors([{ pair: "BTC/USD", periodMs: 1_000 }]), []);
+    const before = { eth: calls.get("ETH/USD"), sol: calls.get("SOL/USD") };
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect({ eth: calls.get("ETH/USD"), sol: calls.get("SOL/USD") }).toEqual(before);
+    expect(runner.targetIds()).toEqual(["offchain:BTC/USD:spot:median:1s"]);
+  });
+
+  it("raises upstream_error after consecutive failures and resolves it on recovery", async () => {
+    const failing = new Set(["BTC/USD"]);
+    const { journaled, runner } = start(failing);
+    const rules = [rule("upstream_error", {}, { threshold: 3 })];
+    runner.update(monitors([{ pair: "BTC/USD", periodMs: 1_000 }]), rules);
+    await vi.advanceTimersByTimeAsync(10_000); // failures at 0, 1, 3 s (backoff) ...
+    const firing = journaled.filter((e) => e.type === "alert" && e.alert.status === "firing");
+    expect(firing).toHaveLength(1);
+    failing.clear();
+    await vi.advanceTimersByTimeAsync(10_000);
+    const statuses = journaled.flatMap((e) =>
+      e.type === "alert" ? [`${e.alert.rule}:${e.alert.status}`] : [],
+    );
+    expect(statuses).toEqual(["upstream_error:firing", "upstream_error:resolved"]);
+    expect(journaled.map((e) => e.seq)).toEqual([1, 2]);
+  });
+
+  it("stops polling on stop()", async () => {
+    const { calls, runner } = start();
+    runner.update(monitors([{ pair: "BTC/USD", periodMs: 1_000 }]), []);
+    await vi.advanceTimersByTimeAsync(1_500);
+    runner.stop();
+    const count = calls.get("BTC/USD");
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(calls.get("BTC/USD")).toBe(count);
+  });
+});
