@@ -2,7 +2,7 @@
 import type { Logger } from "pino";
 import type { AlertPayload } from "../../domain/events.js";
 import type { SinkConfig } from "../../config/types.js";
-import { fingerprintOf } from "./fingerprint.js";
+import { fingerprintOf } from "../../domain/fingerprint.js";
 
 /** What the health tracker needs to know about a failed attempt (never a URL or a secret). */
 export interface FailureInfo {

@@ -5,7 +5,7 @@ import type { SinkConfig, SinkKind } from "../../config/types.js";
 import type { AlertEvent, AlertPayload } from "../../domain/events.js";
 import type { Metrics } from "../../metrics.js";
 import { backoffDelayMs, deliver, type DeliveryOutcome, type Timers } from "./delivery.js";
-import { fnv1a64Hex } from "./fingerprint.js";
+import { fnv1a64Hex } from "../../domain/fingerprint.js";
 import { openOutbox, type Outbox, type OutboxEntry } from "./outbox.js";
 import { isAlertEvent } from "./payload.js";
 import { createTokenBucket } from "./rate-limit.js";
