@@ -24,6 +24,7 @@ import { createChatOpsSinks, type ChatOpsSinks } from "./sinks/chatops/index.js"
 import { startLogSink } from "./sinks/log-sink.js";
 import { createWsServer, type WsServer } from "./sinks/ws/server.js";
 import type { ProcessIdentity } from "./state/lock-file.js";
+import { firingSinkErrors } from "./state/sink-errors.js";
 import { openStateStore, type StateStore } from "./state/state-store.js";
 import { createDispatcher, createPragmaClient } from "./upstream/client.js";
 import { VERSION } from "./version.js";
@@ -155,7 +156,10 @@ export function createApp(deps: AppDeps): App {
       );
       const persist = store.persistEvent.bind(store);
       hub = createEventHub({ journal: recovered.journal, nowMs, version: VERSION, persist });
-      hub.restoreActive(activeAlerts(engineState));
+      // sink_error alerts come from the sinks, not the engine: restore them from the journal so the
+      // sink resolves its own on recovery; one whose sink is gone from the config resolves below
+      const sinkErrors = firingSinkErrors(recovered.journal.entries());
+      hub.restoreActive([...activeAlerts(engineState), ...sinkErrors]);
 
       // 2. upstream: the embedded simulator or a real base URL, one keep-alive pool for everything
       let baseUrl = config.upstream.url;
@@ -197,6 +201,7 @@ export function createApp(deps: AppDeps): App {
       logSink = startLogSink(hub, logger);
       chatops = buildChatOps(config.sinks);
       await chatops.start();
+      resolveOrphanSinkErrors(hub, sinkErrors, config.sinks, nowMs());
       httpServer = createHttpServer({ metrics, readiness: () => this.readiness(), logger: log("http") });
       ws = createWsServer({
         server: httpServer,
@@ -280,6 +285,27 @@ export function createApp(deps: AppDeps): App {
       });
     },
   };
+}
+
+/** Resolve restored `sink_error` alerts whose sink is no longer configured (nothing else ever would). */
+function resolveOrphanSinkErrors(
+  hub: EventHub,
+  restored: readonly AlertPayload[],
+  sinks: AppConfig["sinks"],
+  nowMs: number,
+): void {
+  const configured = new Set(sinks.filter((sink) => sink.enabled).map((sink) => sink.name));
+  for (const alert of restored) {
+    if (configured.has(alert.labels["sink"] ?? "")) continue;
+    hub.publishAlert({
+      ...alert,
+      status: "resolved",
+      reason: "resolved",
+      endsAt: new Date(nowMs).toISOString(),
+      summary: `Chat-ops sink ${alert.labels["sink"] ?? "?"} is no longer configured`,
+      context: { ...alert.context, resolvedBy: "sink_removed" },
+    });
+  }
 }
 
 /** Every pair the config monitors (for WebSocket filter validation). */

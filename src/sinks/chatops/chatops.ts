@@ -103,6 +103,9 @@ export function createChatOpsSinks(options: ChatOpsOptions): ChatOpsSinks {
             timers,
             policy,
             firing: active.filter((alert) => routeAlert(sink, alert)),
+            ownSinkError: active.find(
+              (alert) => alert.rule === "sink_error" && alert.labels["sink"] === sink.name,
+            ),
           });
           workers.push({ sink, worker });
         }

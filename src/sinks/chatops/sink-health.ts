@@ -27,13 +27,16 @@ export function createSinkHealth(options: {
   readonly raise: (alert: AlertPayload) => void;
   readonly nowMs: () => number;
   readonly logger: Logger;
+  /** This sink's `sink_error` alert still firing from before a restart: the next success resolves it. */
+  readonly restoredFiring?: AlertPayload;
 }): SinkHealth {
   const { sink, host, logger } = options;
   const labels = { sink: sink.name, endpoint: sink.kind };
   const fingerprint = fingerprintOf("sink_error", labels);
   const threshold = Math.max(1, sink.failureThreshold);
   let failures = 0;
-  let firing: AlertPayload | undefined;
+  let firing: AlertPayload | undefined =
+    options.restoredFiring?.fingerprint === fingerprint ? options.restoredFiring : undefined;
 
   const publish = (alert: AlertPayload): void => {
     try {

@@ -54,6 +54,8 @@ export async function openSinkWorker(options: {
   readonly policy: WorkerPolicy;
   /** Alerts already firing at start (Alertmanager re-sends them). */
   readonly firing: readonly AlertPayload[];
+  /** This sink's own `sink_error` alert if it was still firing at start (restored after a restart). */
+  readonly ownSinkError?: AlertPayload | undefined;
 }): Promise<SinkWorker> {
   const { sink, metrics, nowMs, timers, policy } = options;
   const host = hostOf(sink.url);
@@ -79,7 +81,15 @@ export async function openSinkWorker(options: {
         metrics.droppedEvents.inc({ component: "chatops", reason: "outbox_full" }, count);
     },
   });
-  const health = createSinkHealth({ sink, host, raise: options.raise, nowMs, logger });
+  const restoredFiring = options.ownSinkError;
+  const health = createSinkHealth({
+    sink,
+    host,
+    raise: options.raise,
+    nowMs,
+    logger,
+    ...(restoredFiring === undefined ? {} : { restoredFiring }),
+  });
   const bucket = createTokenBucket({ ratePerMinute: sink.ratePerMinute, burst: sink.burst, nowMs: nowMs() });
   const url = endpointUrl(sink);
   const stopController = new AbortController();

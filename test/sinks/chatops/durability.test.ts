@@ -3,6 +3,7 @@ import { mkdir, mkdtemp, readFile, readdir, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { fingerprintOf } from "../../../src/domain/fingerprint.js";
 import { startHarness, type Harness } from "./harness.js";
 import { makeAlert, metricValue, nthAlert, resolvedOf, sinkOf } from "./helpers.js";
 
@@ -130,6 +131,28 @@ describe("chat-ops durability", () => {
       .map((r) => JSON.parse(r.body) as { alert: { rule: string } });
     expect(bad.some((b) => b.includes("sink_error"))).toBe(false);
     expect(good.filter((e) => e.alert.rule === "sink_error")).toHaveLength(2);
+  });
+
+  it("resolves its own sink_error restored from before a restart on the first successful delivery", async () => {
+    const restored = makeAlert({
+      rule: "sink_error",
+      severity: "critical",
+      labels: { sink: "hook", endpoint: "webhook" },
+      fingerprint: fingerprintOf("sink_error", { sink: "hook", endpoint: "webhook" }),
+    });
+    h = await startHarness((url) => [sinkOf("webhook", `${url}/hook`, { name: "hook" })], {
+      active: [restored],
+    });
+    expect(h.chatops.status()[0]!.failing).toBe(true);
+    h.publish(makeAlert());
+    await waitForRequests(1);
+    await vi.waitFor(() => expect(h!.raised).toHaveLength(1));
+    expect(h.raised[0]).toMatchObject({
+      rule: "sink_error",
+      status: "resolved",
+      fingerprint: restored.fingerprint,
+    });
+    expect(h.chatops.status()[0]!.failing).toBe(false);
   });
 
   it("re-sends firing alerts to Alertmanager every resend interval, endsAt 4 intervals ahead", async () => {
