@@ -270,9 +270,11 @@ export function createApp(deps: AppDeps): App {
       config = next;
       runner?.update(next.monitors, next.rules);
       if (JSON.stringify(previous.sinks) !== JSON.stringify(next.sinks)) {
-        await chatops?.stop(Math.min(next.shutdown.drainTimeoutMs, 5_000));
-        chatops = buildChatOps(next.sinks);
-        await chatops.start();
+        await chatops?.reconfigure(next.sinks, Math.min(next.shutdown.drainTimeoutMs, 5_000));
+        const firingSinkErrors = requireHub()
+          .activeAlerts()
+          .filter((alert) => alert.rule === "sink_error");
+        resolveOrphanSinkErrors(requireHub(), firingSinkErrors, next.sinks, nowMs());
       }
       const restartOnly = (["server", "upstream", "state"] as const).filter(
         (key) => JSON.stringify(previous[key]) !== JSON.stringify(next[key]),

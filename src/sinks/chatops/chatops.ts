@@ -36,6 +36,11 @@ export interface ChatOpsSinks {
   start(): Promise<void>;
   /** Stop accepting events and drain for at most `deadlineMs` from now; what is left stays on disk. */
   stop(deadlineMs: number): Promise<void>;
+  /**
+   * Apply a new sink list (SIGHUP): unchanged sinks keep running untouched; removed or changed ones drain
+   * for at most `deadlineMs` and stop (their outbox stays on disk); added or changed ones open and start.
+   */
+  reconfigure(sinks: readonly SinkConfig[], deadlineMs: number): Promise<void>;
   status(): readonly SinkStatus[];
 }
 
@@ -74,12 +79,38 @@ export function createChatOpsSinks(options: ChatOpsOptions): ChatOpsSinks {
     }
   };
 
+  const open = (sink: SinkConfig, active: readonly AlertPayload[]): Promise<SinkWorker> =>
+    openSinkWorker({
+      sink,
+      outboxDir: join(options.stateDir, "outbox"),
+      dispatcher: options.dispatcher,
+      metrics: options.metrics,
+      logger,
+      raise: options.raise,
+      nowMs,
+      random: options.random,
+      timers,
+      policy,
+      firing: active.filter((alert) => routeAlert(sink, alert)),
+      ownSinkError: active.find((alert) => alert.rule === "sink_error" && alert.labels["sink"] === sink.name),
+    });
+
+  /** Hold alerts published while workers are being (re)opened; `release` dispatches them in order. */
+  const holdEvents = (): (() => void) => {
+    early = [];
+    return () => {
+      const buffered = early ?? [];
+      early = undefined;
+      for (const event of buffered) dispatch(event);
+    };
+  };
+
   return {
     async start() {
       if (state !== "new") throw new PmError("PM_ERR_SINK", "chat-ops sinks can only be started once");
       state = "started";
       validateNames(enabled);
-      early = [];
+      const release = holdEvents();
       // Subscribe first so nothing published while the outboxes open is lost.
       subscription = options.source.events$.subscribe((event) => {
         if (event.type !== "alert") return;
@@ -87,36 +118,15 @@ export function createChatOpsSinks(options: ChatOpsOptions): ChatOpsSinks {
         else if (early.length < MAX_EARLY_EVENTS) early.push(event);
         else options.metrics.droppedEvents.inc({ component: "chatops", reason: "starting" });
       });
-      const outboxDir = join(options.stateDir, "outbox");
       const active = options.source.activeAlerts();
       try {
-        for (const sink of enabled) {
-          const worker = await openSinkWorker({
-            sink,
-            outboxDir,
-            dispatcher: options.dispatcher,
-            metrics: options.metrics,
-            logger,
-            raise: options.raise,
-            nowMs,
-            random: options.random,
-            timers,
-            policy,
-            firing: active.filter((alert) => routeAlert(sink, alert)),
-            ownSinkError: active.find(
-              (alert) => alert.rule === "sink_error" && alert.labels["sink"] === sink.name,
-            ),
-          });
-          workers.push({ sink, worker });
-        }
+        for (const sink of enabled) workers.push({ sink, worker: await open(sink, active) });
       } catch (err) {
         subscription.unsubscribe();
         await Promise.all(workers.map(({ worker }) => worker.stop(nowMs())));
         throw new PmError("PM_ERR_STATE", "could not open the chat-ops outboxes", { cause: err });
       }
-      const buffered = early;
-      early = undefined;
-      for (const event of buffered) dispatch(event);
+      release();
       for (const { worker } of workers) worker.start();
       logger.info(
         { component: "chatops", sinks: workers.map(({ sink }) => sink.name) },
@@ -135,6 +145,48 @@ export function createChatOpsSinks(options: ChatOpsOptions): ChatOpsSinks {
           logger.error({ component: "chatops" }, "a chat-ops sink failed to stop cleanly");
       const left = workers.reduce((sum, { worker }) => sum + worker.status().pending, 0);
       logger.info({ component: "chatops", pending: left }, "chat-ops sinks stopped");
+    },
+    async reconfigure(sinks, deadlineMs) {
+      if (state !== "started") throw new PmError("PM_ERR_SINK", "chat-ops sinks are not running");
+      const next = sinks.filter((sink) => sink.enabled);
+      validateNames(next);
+      const same = (a: SinkConfig, b: SinkConfig | undefined): boolean =>
+        JSON.stringify(a) === JSON.stringify(b);
+      const wanted = new Map(next.map((sink) => [sink.name, sink]));
+      const kept = workers.filter(({ sink }) => same(sink, wanted.get(sink.name)));
+      const retired = workers.filter((entry) => !kept.includes(entry));
+      const release = holdEvents();
+      const failures: string[] = [];
+      try {
+        const deadlineAtMs = nowMs() + Math.max(0, deadlineMs);
+        await Promise.allSettled(retired.map(({ worker }) => worker.stop(deadlineAtMs)));
+        workers.splice(0, workers.length, ...kept);
+        const active = options.source.activeAlerts();
+        for (const sink of next) {
+          if (kept.some((entry) => entry.sink.name === sink.name)) continue;
+          try {
+            const worker = await open(sink, active);
+            workers.push({ sink, worker });
+            worker.start();
+          } catch {
+            failures.push(sink.name);
+          }
+        }
+      } finally {
+        release();
+      }
+      const started = next.filter((sink) => !kept.some((entry) => entry.sink.name === sink.name));
+      logger.info(
+        {
+          component: "chatops",
+          kept: kept.map(({ sink }) => sink.name),
+          stopped: retired.map(({ sink }) => sink.name),
+          started: started.map((sink) => sink.name),
+        },
+        "chat-ops sinks reconfigured",
+      );
+      if (failures.length > 0)
+        throw new PmError("PM_ERR_STATE", `could not open the outbox of sink(s) ${failures.join(", ")}`);
     },
     status: () => workers.map(({ worker }) => worker.status()),
   };
