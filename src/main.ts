@@ -57,7 +57,9 @@ async function run(argv: readonly string[]): Promise<void> {
   try {
     config = load(argv);
   } catch (error) {
-    io.stderr(isPmError(error, "PM_ERR_CONFIG") ? `invalid configuration:\n${error.message}` : String(error));
+    // loadConfig's message already starts with "invalid configuration:"; a bad flag's does not
+    const message = isPmError(error, "PM_ERR_CONFIG") ? error.message : String(error);
+    io.stderr(message.startsWith("invalid configuration") ? message : `invalid configuration:\n${message}`);
     process.exitCode = EX_CONFIG;
     return;
   }
@@ -165,6 +167,13 @@ function installFatalHandlers(logger: Logger): void {
   process.on("unhandledRejection", die("unhandled rejection"));
 }
 
+/** An AbortSignal that aborts on the first of `signals` (for the interactive commands). */
+function abortOn(...signals: NodeJS.Signals[]): AbortSignal {
+  const controller = new AbortController();
+  for (const signal of signals) process.once(signal, () => controller.abort());
+  return controller.signal;
+}
+
 /** Whether a process exists (signal 0 probes without signalling; EPERM still means alive). */
 function isAlive(pid: number): boolean {
   try {
@@ -185,14 +194,11 @@ async function main(argv: readonly string[]): Promise<void> {
       process.exitCode = runCheckConfig(rest, io);
       return;
     case "simulate":
-      process.exitCode = await runSimulateCommand(rest, streams);
+      process.exitCode = await runSimulateCommand(rest, streams, { signal: abortOn("SIGINT", "SIGTERM") });
       return;
-    case "tail": {
-      const interrupted = new AbortController();
-      process.once("SIGINT", () => interrupted.abort());
-      process.exitCode = await runTail(rest, { ...streams, signal: interrupted.signal });
+    case "tail":
+      process.exitCode = await runTail(rest, { ...streams, signal: abortOn("SIGINT") });
       return;
-    }
     case "--version":
     case "-v":
       io.stdout(VERSION);

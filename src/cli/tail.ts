@@ -19,8 +19,8 @@ export interface TailIo {
   readonly stderr: { write(text: string): unknown };
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly isTTY: boolean;
-  /** Aborting stops the tail with exit 0; without it, runTail listens for SIGINT itself. */
-  readonly signal?: AbortSignal;
+  /** Aborting stops the tail with exit 0 (main.ts aborts it on SIGINT). */
+  readonly signal: AbortSignal;
 }
 
 export interface TailOptions {
@@ -305,14 +305,11 @@ export async function runTail(argv: readonly string[], io: TailIo): Promise<numb
     },
   });
   const stop = (): void => client.stop();
-  if (io.signal !== undefined) io.signal.addEventListener("abort", stop, { once: true });
-  // only when the caller did not wire signals: tail is interactive and must end cleanly on Ctrl-C
-  else process.once("SIGINT", stop);
+  io.signal.addEventListener("abort", stop, { once: true });
   try {
     return await client.done;
   } finally {
-    if (io.signal === undefined) process.off("SIGINT", stop);
-    else io.signal.removeEventListener("abort", stop);
+    io.signal.removeEventListener("abort", stop);
   }
 }
 

@@ -16,11 +16,11 @@ const EX_CONFIG = 78;
 const USAGE =
   "usage: pragma-monitor simulate [--host H] [--port N] [--seed N] [--scenario FILE|demo] [--speed X]\n";
 
-/** Run the simulate command; resolves with the exit code once stopped by a signal (or `options.signal`). */
+/** Run the simulate command; resolves with the exit code once `options.signal` aborts (SIGINT/SIGTERM in main.ts). */
 export async function runSimulateCommand(
   argv: readonly string[],
   io: CommandIo,
-  options: { readonly signal?: AbortSignal } = {},
+  options: { readonly signal: AbortSignal },
 ): Promise<number> {
   let values: Record<string, string | boolean | undefined>;
   try {
@@ -87,18 +87,10 @@ function numberFlag(
   return typeof raw === "string" && raw.trim() !== "" && valid(n) ? n : null;
 }
 
-/** Resolve on SIGINT, SIGTERM or the abort signal, removing the listeners afterwards. */
-function waitForStop(signal: AbortSignal | undefined): Promise<void> {
+/** Resolve once `signal` aborts (main.ts aborts it on SIGINT/SIGTERM). */
+function waitForStop(signal: AbortSignal): Promise<void> {
   return new Promise<void>((resolve) => {
-    const stop = (): void => {
-      process.off("SIGINT", stop);
-      process.off("SIGTERM", stop);
-      signal?.removeEventListener("abort", stop);
-      resolve();
-    };
-    process.once("SIGINT", stop);
-    process.once("SIGTERM", stop);
-    if (signal?.aborted === true) stop();
-    else signal?.addEventListener("abort", stop, { once: true });
+    if (signal.aborted) resolve();
+    else signal.addEventListener("abort", () => resolve(), { once: true });
   });
 }

@@ -51,13 +51,13 @@ describe("runSimulateCommand", () => {
     [["--scenario", "/nonexistent/scenario.json"], 78],
   ])("rejects %j with exit code %i", async (argv, code) => {
     const { io, err } = captureIo();
-    expect(await runSimulateCommand(argv, io)).toBe(code);
+    expect(await runSimulateCommand(argv, io, { signal: new AbortController().signal })).toBe(code);
     expect(err.join("")).not.toBe("");
   });
 
   it("prints usage for --help", async () => {
     const { io, out } = captureIo();
-    expect(await runSimulateCommand(["--help"], io)).toBe(0);
+    expect(await runSimulateCommand(["--help"], io, { signal: new AbortController().signal })).toBe(0);
     expect(out.join("")).toContain("usage: pragma-monitor simulate");
   });
 });
