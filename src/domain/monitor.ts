@@ -11,7 +11,7 @@ import {
 } from "./alert-engine.js";
 import { exportEngine, importEngine, restoreEngine, type PersistedAlertState } from "./alert-persistence.js";
 import { isTimeDriven, runDetector } from "./detectors/index.js";
-import type { Measure } from "./detectors/finding.js";
+import type { Measure, QuietKeys } from "./detectors/finding.js";
 import type { AlertPayload } from "./events.js";
 import { fingerprintOf } from "./fingerprint.js";
 import {
@@ -135,6 +135,25 @@ export function activeAlerts(state: MonitorState): readonly AlertPayload[] {
   return active;
 }
 
+// A key is quiet when its cached identity says it has no alert record: then a measure that does not fire
+// would leave applyMeasure with nothing to do, and detectors may skip computing it. An uncached key is not
+// quiet (the full path caches it). One probe is reused: evaluation is synchronous and never re-entered.
+class QuietProbe implements QuietKeys {
+  engine: EngineState | null = null;
+  data: TargetData | null = null;
+  rule: RuleConfig | null = null;
+
+  isQuiet(subKey: string): boolean {
+    const { engine, data, rule } = this;
+    if (engine === null || data === null || rule === null) return false;
+    const cached = data.keys.get(rule.id)?.get(subKey);
+    // same acceptance as keyFor for keys without a related target (the only ones that ask)
+    if (cached === undefined || cached.rule !== rule) return false;
+    return !engine.alerts.has(cached.fingerprint);
+  }
+}
+const probe = new QuietProbe();
+
 function evaluate(
   state: MonitorState,
   data: TargetData,
@@ -146,7 +165,12 @@ function evaluate(
     rule.kind === "onchain_offchain_deviation" && data.spec.kind === "onchain"
       ? offchainSpotFor(state.targets, data.spec.pair)
       : undefined;
-  for (const finding of runDetector(rule, data, spot, nowMs)) {
+  probe.engine = state.engine;
+  probe.data = data;
+  probe.rule = rule;
+  const findings = runDetector(rule, data, spot, nowMs, probe);
+  probe.engine = probe.data = probe.rule = null;
+  for (const finding of findings) {
     if (finding.kind === "no_data") continue;
     applyMeasure(state.engine, keyFor(data, rule, finding), finding, rule, nowMs, out);
   }

@@ -5,6 +5,7 @@ export class ScaledPrice {
   readonly raw: bigint;
   readonly decimals: number;
   #text: string | undefined;
+  #approx = Number.NaN;
 
   constructor(raw: bigint, decimals: number) {
     this.raw = raw;
@@ -15,6 +16,12 @@ export class ScaledPrice {
   get text(): string {
     this.#text ??= formatScaled(this.raw, this.decimals);
     return this.#text;
+  }
+
+  /** Nearest double of the price (relative error ≈ 1e-16; ±Infinity or NaN beyond the double range); computed once. */
+  get approx(): number {
+    if (Number.isNaN(this.#approx)) this.#approx = Number(this.raw) * 10 ** -this.decimals;
+    return this.#approx;
   }
 
   /** JSON form is the decimal string, so prices serialise exactly. */
@@ -88,4 +95,16 @@ export function relativeChange(from: ScaledPrice, to: ScaledPrice): number | nul
 export function relativeDeviation(a: ScaledPrice, reference: ScaledPrice): number | null {
   const change = relativeChange(reference, a);
   return change === null ? null : Math.abs(change);
+}
+
+/**
+ * True only when |relativeChange(from, to)| is certainly below `limit`, judged on doubles with a margin
+ * (1e-9 relative, far above the ≈1e-12 truncation and ≈1e-15 rounding errors of the two computations);
+ * false means "not proven", and the caller falls back to the exact bigint computation.
+ */
+export function changeProvablyBelow(from: ScaledPrice, to: ScaledPrice, limit: number): boolean {
+  const x = from.approx;
+  const magnitude = Math.abs((to.approx - x) / Math.abs(x));
+  // NaN and ±Infinity compare false: no proof, exact path.
+  return magnitude + 1e-9 * (1 + magnitude) < limit;
 }

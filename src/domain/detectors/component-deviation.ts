@@ -1,15 +1,24 @@
 // component_deviation: each off-chain source / on-chain publisher entry against the aggregate price.
 import { formatPercent, formatSignedPercent, toIso } from "../format.js";
-import { relativeChange, type ScaledPrice } from "../price.js";
+import { changeProvablyBelow, relativeChange, type ScaledPrice } from "../price.js";
 import { settingsFor, targetScopeKey, type RuleSettings } from "../rule-scope.js";
 import type { TargetData } from "../target-state.js";
-import { noData, thresholdMeasure, type Finding, type Measure, type RuleOf } from "./finding.js";
+import {
+  NO_FINDINGS,
+  noData,
+  thresholdMeasure,
+  type Finding,
+  type Measure,
+  type QuietKeys,
+  type RuleOf,
+} from "./finding.js";
 
-/** One finding per component: |component − aggregate| / aggregate ≥ threshold; no components is no data. */
+/** One finding per component: |component − aggregate| / aggregate ≥ threshold; no components is no data. With `quiet`, calm components of keys without an alert are left out. */
 export function detectComponentDeviation(
   data: TargetData,
   rule: RuleOf<"component_deviation">,
   _nowMs: number,
+  quiet?: QuietKeys,
 ): readonly Finding[] {
   const snapshot = data.snapshot;
   if (snapshot === null) return noData("no snapshot");
@@ -18,21 +27,33 @@ export function detectComponentDeviation(
   const key = targetScopeKey(data.spec);
   const settings = settingsFor(rule, key);
   const observedAtMs = data.observedAtMs;
+  // Calm and alert-free is the steady state: proven on doubles, it costs no bigint division and no allocation.
+  const calm = (price: ScaledPrice, subKey: string): boolean =>
+    quiet !== undefined &&
+    settings.direction === "above" &&
+    changeProvablyBelow(aggregate, price, settings.threshold) &&
+    quiet.isQuiet(subKey);
   const findings: Measure[] = [];
+  let components = 0;
   if (snapshot.kind === "offchain") {
     for (const component of snapshot.value.components) {
+      components++;
       const subKey = component.source;
+      if (calm(component.price, subKey)) continue;
       const labels = { source: component.source };
       findings.push(deviation(key, subKey, labels, component.price, aggregate, settings, observedAtMs));
     }
   } else if (snapshot.kind === "onchain") {
     for (const entry of snapshot.value.components) {
+      components++;
       const subKey = `${entry.publisher}\u001f${entry.source}`;
+      if (calm(entry.price, subKey)) continue;
       const labels = { publisher: entry.publisher, source: entry.source };
       findings.push(deviation(key, subKey, labels, entry.price, aggregate, settings, observedAtMs));
     }
   }
-  return findings.length === 0 ? noData("no components") : findings;
+  if (components === 0) return noData("no components");
+  return findings.length === 0 ? NO_FINDINGS : findings;
 }
 
 function deviation(

@@ -38,6 +38,18 @@ export interface NoData {
 
 export type Finding = Measure | NoData;
 
+/**
+ * Lets a detector leave out a measure that cannot change anything: one that does not fire, for a key
+ * with no alert record (applyMeasure would return at once). Without it every measure is reported.
+ */
+export interface QuietKeys {
+  /** True when the key `subKey` of the rule being evaluated has no alert record. */
+  isQuiet(subKey: string): boolean;
+}
+
+/** The result when every measure was left out as quiet (distinct from "no data", which keeps state too). */
+export const NO_FINDINGS: readonly Finding[] = Object.freeze([]);
+
 const noDataCache = new Map<string, readonly NoData[]>();
 
 /** A one-element "no data" result, shared per reason so the hot path does not allocate. */

@@ -1,14 +1,22 @@
 // low_sources: the aggregate is built from too few sources (fires when the count is at or below the threshold).
 import { toIso } from "../format.js";
-import { settingsFor, targetScopeKey } from "../rule-scope.js";
+import { crossesFire, settingsFor, targetScopeKey } from "../rule-scope.js";
 import type { TargetData } from "../target-state.js";
-import { noData, thresholdMeasure, type Finding, type RuleOf } from "./finding.js";
+import {
+  NO_FINDINGS,
+  noData,
+  thresholdMeasure,
+  type Finding,
+  type QuietKeys,
+  type RuleOf,
+} from "./finding.js";
 
 /** numSources ≤ threshold fires; resolves once the count is above the clear threshold. */
 export function detectLowSources(
   data: TargetData,
   rule: RuleOf<"low_sources">,
   _nowMs: number,
+  quiet?: QuietKeys,
 ): readonly Finding[] {
   const snapshot = data.snapshot;
   if (snapshot === null || (snapshot.kind !== "offchain" && snapshot.kind !== "onchain"))
@@ -17,6 +25,8 @@ export function detectLowSources(
   if (!Number.isFinite(count)) return noData("source count missing");
   const key = targetScopeKey(data.spec);
   const settings = settingsFor(rule, key);
+  // Not firing and no alert record: the measure could change nothing, so nothing is allocated.
+  if (quiet !== undefined && !crossesFire(count, settings) && quiet.isQuiet("")) return NO_FINDINGS;
   const observedAtMs = data.observedAtMs;
   return [
     thresholdMeasure({

@@ -1,15 +1,23 @@
 // price_change: relative move of the latest price against the history point at or just before now − window.
 import { formatPercent, formatSignedPercent, formatWindowMs, toIso } from "../format.js";
-import { relativeChange } from "../price.js";
+import { changeProvablyBelow, relativeChange } from "../price.js";
 import { settingsFor, targetScopeKey } from "../rule-scope.js";
 import type { TargetData } from "../target-state.js";
-import { noData, thresholdMeasure, type Finding, type RuleOf } from "./finding.js";
+import {
+  NO_FINDINGS,
+  noData,
+  thresholdMeasure,
+  type Finding,
+  type QuietKeys,
+  type RuleOf,
+} from "./finding.js";
 
-/** |move| over `windowMs` ≥ threshold (fraction); needs a fresh comparable price and history reaching back far enough. */
+/** |move| over `windowMs` ≥ threshold (fraction); needs a fresh comparable price and history reaching back far enough. With `quiet`, a calm move of an alert-free key is left out. */
 export function detectPriceChange(
   data: TargetData,
   rule: RuleOf<"price_change">,
   nowMs: number,
+  quiet?: QuietKeys,
 ): readonly Finding[] {
   const price = data.price;
   if (price === null || !data.priceComparable) return noData("no comparable price");
@@ -20,11 +28,20 @@ export function detectPriceChange(
   const index = history === null ? -1 : history.indexAtOrBefore(referenceAtMs);
   const previous = index < 0 ? undefined : history?.priceAt(index);
   if (history === null || previous === undefined) return noData("history shorter than window");
+  const key = targetScopeKey(data.spec);
+  const settings = settingsFor(rule, key);
+  // Proven calm on doubles (no bigint division, no allocation) when no alert record needs the value.
+  if (
+    quiet !== undefined &&
+    previous.raw !== 0n &&
+    settings.direction === "above" &&
+    changeProvablyBelow(previous, price, settings.threshold) &&
+    quiet.isQuiet("")
+  )
+    return NO_FINDINGS;
   const change = relativeChange(previous, price);
   if (change === null) return noData("zero reference price");
   const previousAtMs = history.timeAt(index);
-  const key = targetScopeKey(data.spec);
-  const settings = settingsFor(rule, key);
   const observedAtMs = data.observedAtMs;
   return [
     thresholdMeasure({

@@ -1,14 +1,22 @@
 // stale_price: age of the latest price, measured from the price's own timestamp, against a threshold in ms.
 import { formatDurationMs, toIso } from "../format.js";
-import { settingsFor, targetScopeKey } from "../rule-scope.js";
+import { crossesFire, settingsFor, targetScopeKey } from "../rule-scope.js";
 import type { TargetData } from "../target-state.js";
-import { noData, thresholdMeasure, type Finding, type RuleOf } from "./finding.js";
+import {
+  NO_FINDINGS,
+  noData,
+  thresholdMeasure,
+  type Finding,
+  type QuietKeys,
+  type RuleOf,
+} from "./finding.js";
 
 /** ageMs = now − price timestamp ≥ threshold; evaluated on every tick so the age keeps growing without new data. */
 export function detectStalePrice(
   data: TargetData,
   rule: RuleOf<"stale_price">,
   nowMs: number,
+  quiet?: QuietKeys,
 ): readonly Finding[] {
   const price = data.price;
   if (price === null || !Number.isFinite(data.priceTimestampMs)) return noData("no price yet");
@@ -16,6 +24,8 @@ export function detectStalePrice(
   const key = targetScopeKey(data.spec);
   const settings = settingsFor(rule, key);
   const timestampMs = data.priceTimestampMs;
+  // Not firing and no alert record: the measure could change nothing, so nothing is allocated.
+  if (quiet !== undefined && !crossesFire(ageMs, settings) && quiet.isQuiet("")) return NO_FINDINGS;
   const observedAtMs = data.observedAtMs;
   return [
     thresholdMeasure({

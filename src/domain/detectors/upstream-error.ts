@@ -2,18 +2,21 @@
 import { toIso } from "../format.js";
 import { settingsFor, upstreamOverrideKey } from "../rule-scope.js";
 import type { TargetData } from "../target-state.js";
-import { type Finding, type RuleOf } from "./finding.js";
+import { NO_FINDINGS, type Finding, type QuietKeys, type RuleOf } from "./finding.js";
 
 /** failures ≥ max(1, threshold) fires; zero failures (a success) clears, whatever the clear threshold. */
 export function detectUpstreamError(
   data: TargetData,
   rule: RuleOf<"upstream_error">,
   _nowMs: number,
+  quiet?: QuietKeys,
 ): readonly Finding[] {
   const key = upstreamOverrideKey(rule, data.spec);
   const settings = settingsFor(rule, key);
   const threshold = Math.max(1, settings.threshold);
   const failures = data.failures;
+  // A healthy target with no alert record: nothing to report, nothing allocated.
+  if (quiet !== undefined && failures < threshold && quiet.isQuiet("")) return NO_FINDINGS;
   const error = data.lastError;
   const failingSinceMs = data.failingSinceMs;
   const endpoint = data.spec.id;
