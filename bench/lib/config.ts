@@ -17,12 +17,17 @@ export function offchainMonitors(
   for (let i = 0; out.length < count; i++) {
     const pair = pairs[i % pairs.length]!;
     const variant = Math.floor(i / pairs.length);
-    out.push({
-      pair,
-      interval: intervals[variant % intervals.length],
-      aggregation: aggregations[Math.floor(variant / intervals.length) % aggregations.length],
-      periodMs,
-    });
+    // variant 0 keeps the config defaults (what a user writes); later variants make more targets per pair
+    out.push(
+      variant === 0
+        ? { pair, periodMs }
+        : {
+            pair,
+            interval: intervals[variant % intervals.length],
+            aggregation: aggregations[Math.floor(variant / intervals.length) % aggregations.length],
+            periodMs,
+          },
+    );
   }
   return out;
 }

@@ -1,0 +1,119 @@
+// `npm run bench`: runs every bench (or those named: `npm run bench -- pipeline ws`), prints them and writes bench/RESULTS.md.
+import { writeFileSync } from "node:fs";
+import { cpus, totalmem } from "node:os";
+import { fileURLToPath } from "node:url";
+import { runDecodeBench } from "./decode-bench.js";
+import { main as latency } from "./latency-bench.js";
+import { main as memory } from "./memory-bench.js";
+import { main as pipeline } from "./pipeline-bench.js";
+import { main as polling } from "./polling-bench.js";
+import { atLeast, atMost, formatValue, printResult, type BenchResult } from "./lib/result.js";
+import { runSimulatorBench } from "./simulator-bench.js";
+import { main as ws } from "./ws-fanout-bench.js";
+
+type Bench = (args: readonly string[]) => Promise<BenchResult>;
+
+/** The existing decode bench, reported in the common shape. */
+const decode: Bench = (args) => {
+  const r = runDecodeBench({ bodies: 100_000, rounds: args.includes("--quick") ? 3 : 9, seed: 42 });
+  return Promise.resolve({
+    name: "decode",
+    title: "pair-price decode (parse + validate + map) vs JSON.parse alone",
+    method: [`${r.bodies.toLocaleString("en-US")} bodies, ${r.rounds} interleaved rounds, medians`],
+    figures: [
+      { label: "JSON.parse alone", value: r.parseMedianMs, unit: "ms" },
+      { label: "full decode", value: r.decodeMedianMs, unit: "ms" },
+      { label: "decodes", value: r.decodesPerSecond, unit: "bodies/s" },
+    ],
+    checks: [atMost("decode vs JSON.parse", r.ratio, 2, "×")],
+  });
+};
+
+/** The existing simulator throughput bench, reported in the common shape. */
+const simulator: Bench = async (args) => {
+  const r = await runSimulatorBench({
+    durationMs: args.includes("--quick") ? 2_000 : 5_000,
+    concurrency: 32,
+  });
+  return {
+    name: "simulator",
+    title: "simulator pair-price req/s over loopback vs a bare node:http server (servers in child processes)",
+    method: ["32 keep-alive undici connections per target, sequential targets"],
+    figures: [
+      { label: "bare node:http constant body", value: r.bareReqPerS, unit: "req/s" },
+      {
+        label: "simulator live pair price",
+        value: r.simulatorReqPerS,
+        unit: `req/s (${r.ratio.toFixed(2)}× bare)`,
+      },
+      {
+        label: "simulator uncached (historical)",
+        value: r.uncachedReqPerS,
+        unit: `req/s (${r.uncachedRatio.toFixed(2)}× bare)`,
+      },
+    ],
+    checks: [atLeast("simulator live throughput", r.simulatorReqPerS, 5_000, " req/s")],
+  };
+};
+
+const BENCHES: Readonly<Record<string, Bench>> = {
+  pipeline,
+  decode,
+  simulator,
+  polling,
+  ws,
+  latency,
+  memory,
+};
+
+/** RESULTS.md: command, date, machine, then each bench's method, figures and target verdicts. */
+function renderMarkdown(command: string, results: readonly BenchResult[]): string {
+  const cpu = cpus();
+  const lines = [
+    "# Benchmark results",
+    "",
+    `- command: \`${command}\``,
+    `- date: ${new Date().toISOString()}`,
+    `- machine: ${cpu.length} × ${cpu[0]?.model ?? "unknown CPU"}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM, shared and noisy: compare the side-by-side ratios, not absolute times`,
+    `- node: ${process.version} (${process.platform}/${process.arch})`,
+    "",
+    "| bench | check | measured | target | verdict |",
+    "|---|---|---|---|---|",
+    ...results.flatMap((r) =>
+      r.checks.map(
+        (c) =>
+          `| ${r.name} | ${c.what} | ${formatValue(c.value)}${c.unit} | ${c.target} | ${c.pass ? "pass" : "**miss**"} |`,
+      ),
+    ),
+  ];
+  for (const r of results) {
+    lines.push("", `## ${r.name}: ${r.title}`, "", ...r.method.map((m) => `- ${m}`), "");
+    lines.push("| figure | value |", "|---|---|");
+    for (const f of r.figures) lines.push(`| ${f.label} | ${formatValue(f.value)} ${f.unit} |`);
+    for (const n of r.notes ?? []) lines.push("", `Note: ${n}`);
+  }
+  return `${lines.join("\n")}\n`;
+}
+
+/** Run the selected benches in order; memory soak defaults to 60 s here (`--soak-seconds N` to change). */
+export async function main(argv: readonly string[]): Promise<void> {
+  const names = argv.filter((a, i) => !a.startsWith("--") && argv[i - 1] !== "--soak-seconds");
+  const unknown = names.filter((n) => !(n in BENCHES));
+  if (unknown.length > 0)
+    throw new Error(`unknown bench(es): ${unknown.join(", ")}; known: ${Object.keys(BENCHES).join(", ")}`);
+  const args = argv.includes("--soak-seconds") ? argv : [...argv, "--soak-seconds", "60"];
+  const results: BenchResult[] = [];
+  for (const name of names.length > 0 ? names : Object.keys(BENCHES)) {
+    process.stdout.write(`running ${name}...\n`);
+    const result = await BENCHES[name]!(args);
+    printResult(result);
+    results.push(result);
+  }
+  const command = `npm run bench${argv.length > 0 ? ` -- ${argv.join(" ")}` : ""}`;
+  const relative = import.meta.url.endsWith(".ts") ? "./RESULTS.md" : "../../bench/RESULTS.md";
+  const out = fileURLToPath(new URL(relative, import.meta.url));
+  writeFileSync(out, renderMarkdown(command, results));
+  process.stdout.write(`wrote ${out}\n`);
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await main(process.argv.slice(2));
