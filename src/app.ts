@@ -130,6 +130,20 @@ export function createApp(deps: AppDeps): App {
     },
 
     async start() {
+      // 0. market time: an embedded simulator running faster than real time carries the daemon's
+      // sense of "now" with it, or every price would look like it came from the future and staleness
+      // rules would never fire. Sinks, the WebSocket server and deadlines stay on real time.
+      const sim = config.upstream.simulator;
+      const embedded = config.upstream.url === "simulator";
+      const simClock = embedded && sim.speed !== 1 ? createSystemClock(sim.speed, nowMs()) : { nowMs };
+      const marketNowMs = (): number => simClock.nowMs();
+      if (embedded && sim.speed !== 1) {
+        log("upstream").warn(
+          { speed: sim.speed },
+          "simulated market runs faster than real time: alert times follow it",
+        );
+      }
+
       // 1. state: journal (seq continuity) and the alert checkpoint (no re-announce, no lost resolve)
       store = openStateStore({
         dir: config.state.dir,
@@ -155,7 +169,7 @@ export function createApp(deps: AppDeps): App {
         recovered.alertsAfterCheckpoint.map((e) => e.alert),
       );
       const persist = store.persistEvent.bind(store);
-      hub = createEventHub({ journal: recovered.journal, nowMs, version: VERSION, persist });
+      hub = createEventHub({ journal: recovered.journal, nowMs: marketNowMs, version: VERSION, persist });
       // sink_error alerts come from the sinks, not the engine: restore them from the journal so the
       // sink resolves its own on recovery; one whose sink is gone from the config resolves below
       const sinkErrors = firingSinkErrors(recovered.journal.entries());
@@ -164,13 +178,12 @@ export function createApp(deps: AppDeps): App {
       // 2. upstream: the embedded simulator or a real base URL, one keep-alive pool for everything
       let baseUrl = config.upstream.url;
       let vaultBaseUrl = config.upstream.vaultUrl;
-      if (baseUrl === "simulator") {
-        const sim = config.upstream.simulator;
+      if (embedded) {
         simulator = await startSimulator({
           host: "127.0.0.1",
           port: 0,
           seed: sim.seed,
-          clock: createSystemClock(sim.speed),
+          clock: simClock,
           apiKeys: sim.apiKeys,
           ...(sim.scenario === "" ? {} : { scenario: resolveScenario(sim.scenario) }),
         });
@@ -223,7 +236,7 @@ export function createApp(deps: AppDeps): App {
           hub,
           metrics,
           logger: log("pipeline"),
-          nowMs,
+          nowMs: marketNowMs,
           random,
           pollTimeoutMs: config.upstream.retry.maxElapsedMs + config.upstream.timeoutMs,
         },

@@ -4,12 +4,10 @@ import type { AlertEvent } from "../../src/domain/events.js";
 import { DEFAULT_PAIRS } from "../../src/simulator/catalog.js";
 import {
   LEVEL,
-  createSpedClock,
   expectOneLogLinePerTransition,
   startTestApp,
   transitionOf,
   type JsonObject,
-  type StartOptions,
   type TestApp,
 } from "./harness.js";
 
@@ -25,8 +23,8 @@ afterEach(async () => {
   current = undefined;
 });
 
-async function start(layer: JsonObject, options: StartOptions = {}): Promise<TestApp> {
-  current = await startTestApp(layer, options);
+async function start(layer: JsonObject): Promise<TestApp> {
+  current = await startTestApp(layer);
   return current;
 }
 
@@ -185,17 +183,13 @@ describe("alerts from simulator faults (real daemon, real HTTP)", () => {
   });
 
   it("publisher frozen: publisher_stale fires for that publisher only, resolves when it pushes again", async () => {
-    // Publishers push on a 60 s heartbeat: run the market (and the daemon's clock with it) 20× faster.
-    const clock = createSpedClock(20);
-    const t = await start(
-      {
-        upstream: { simulator: { speed: 20 } },
-        monitors: { publishers: [{ network: "starknet-mainnet", publisherType: "Spot", periodMs: 200 }] },
-        // above the heartbeat, so no publisher that keeps pushing can reach it
-        rules: [{ kind: "publisher_stale", threshold: 75_000 }],
-      },
-      { clock },
-    );
+    // Publishers push on a 60 s heartbeat: run the market 20× faster (the daemon's clock follows it).
+    const t = await start({
+      upstream: { simulator: { speed: 20 } },
+      monitors: { publishers: [{ network: "starknet-mainnet", publisherType: "Spot", periodMs: 200 }] },
+      // above the heartbeat, so no publisher that keeps pushing can reach it
+      rules: [{ kind: "publisher_stale", threshold: 75_000 }],
+    });
     const frozen = await t.injectFault({
       kind: "frozenPublisher",
       publisher: "FOURLEAF",
@@ -245,21 +239,17 @@ describe("alerts from simulator faults (real daemon, real HTTP)", () => {
   });
 
   it("funding spike: funding_rate fires for the spiked source only, resolves when the rate is back", async () => {
-    // Funding points are one a minute: run the market (and the daemon's clock) 20× faster.
-    const clock = createSpedClock(20);
-    const t = await start(
-      {
-        upstream: { simulator: { speed: 20 } },
-        monitors: {
-          funding: [
-            { pair: "BTC/USD", source: "HYPERLIQUID", periodMs: 200 },
-            { pair: "BTC/USD", source: "PARADEX", periodMs: 200 },
-          ],
-        },
-        rules: [{ kind: "funding_rate", threshold: 0.005 }],
+    // Funding points are one a minute: run the market 20× faster (the daemon's clock follows it).
+    const t = await start({
+      upstream: { simulator: { speed: 20 } },
+      monitors: {
+        funding: [
+          { pair: "BTC/USD", source: "HYPERLIQUID", periodMs: 200 },
+          { pair: "BTC/USD", source: "PARADEX", periodMs: 200 },
+        ],
       },
-      { clock },
-    );
+      rules: [{ kind: "funding_rate", threshold: 0.005 }],
+    });
     const spike = await t.injectFault({
       kind: "fundingSpike",
       pair: "BTC/USD",

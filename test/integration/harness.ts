@@ -109,30 +109,6 @@ export class LogCapture {
   }
 }
 
-/**
- * A daemon clock running `speed` times faster than real time, to match a simulator started at the same
- * speed: market time (heartbeats, funding minutes) then passes quickly, and ages stay consistent.
- */
-export interface SpedClock {
-  readonly nowMs: () => number;
-  /** Set the clock a little behind the simulator's reading (never ahead: "future" timestamps are refused). */
-  alignTo(simNowMs: number): void;
-}
-
-/** A sped clock that starts well behind until aligned. */
-export function createSpedClock(speed: number): SpedClock {
-  const originMs = Date.now();
-  const originPerf = performance.now();
-  const raw = (): number => originMs + (performance.now() - originPerf) * speed;
-  let offsetMs = -5_000;
-  return {
-    nowMs: () => Math.floor(raw() + offsetMs),
-    alignTo(simNowMs) {
-      offsetMs = simNowMs - raw() - 500;
-    },
-  };
-}
-
 /** Plain HTTP to 127.0.0.1 on a fresh connection (no pooled sockets outlive the test). */
 export function http(
   method: string,
@@ -194,20 +170,11 @@ export interface TestApp {
   stop(): Promise<void>;
 }
 
-/** Options of startTestApp. */
-export interface StartOptions {
-  /** Daemon clock (default Date.now); a sped clock is aligned to the simulator after start. */
-  readonly clock?: SpedClock;
-}
-
 /**
  * Build the config from `layer` (or from a function of the daemon's temp dir, to place scenario files
  * there), start the daemon with an in-memory logger, and return its handles.
  */
-export async function startTestApp(
-  layer: JsonObject | ((dir: string) => JsonObject),
-  options: StartOptions = {},
-): Promise<TestApp> {
+export async function startTestApp(layer: JsonObject | ((dir: string) => JsonObject)): Promise<TestApp> {
   const dir = makeTempDir();
   let config: AppConfig;
   try {
@@ -216,20 +183,20 @@ export async function startTestApp(
     rmSync(dir, { recursive: true, force: true });
     throw error;
   }
-  return startAppWithConfig(config, { ...options, dir });
+  return startAppWithConfig(config, { dir });
 }
 
 /** Start the daemon on an already loaded config; `dir` (if given) is removed on stop. */
 export async function startAppWithConfig(
   config: AppConfig,
-  options: StartOptions & { readonly dir?: string } = {},
+  options: { readonly dir?: string } = {},
 ): Promise<TestApp> {
   const logs = new LogCapture();
   const logger = pino({ level: config.log.level }, logs);
   const app = createApp({
     config,
     logger,
-    nowMs: options.clock?.nowMs ?? Date.now,
+    nowMs: Date.now,
     random: Math.random,
   });
   let stopped = false;
@@ -242,10 +209,6 @@ export async function startAppWithConfig(
   let port: number;
   try {
     ({ port } = await app.start());
-    if (options.clock !== undefined) {
-      const state = await http("GET", `${app.upstreamUrl()}/_sim/state`);
-      options.clock.alignTo((JSON.parse(state.text) as { nowMs: number }).nowMs);
-    }
   } catch (error) {
     await stop();
     throw error;
