@@ -2,12 +2,12 @@
 // Process entry point: parses the command line, wires signals and exit codes; the only module that touches `process`.
 import type { Logger } from "pino";
 import { createApp, type App } from "./app.js";
-import { EX_CONFIG, EX_USAGE, parseConfigArgs } from "./cli/args.js";
+import { EX_CONFIG, EX_USAGE, parseConfigArgs, type ConfigArgs } from "./cli/args.js";
 import { runCheckConfig } from "./cli/check-config.js";
 import { runTail } from "./cli/tail.js";
 import { loadConfig } from "./config/load.js";
 import type { AppConfig } from "./config/types.js";
-import { PmError, isPmError } from "./errors.js";
+import { isPmError } from "./errors.js";
 import { createLogger } from "./logger.js";
 import { runSimulateCommand } from "./simulator/cli.js";
 import { createEventLoopWatchdog } from "./watchdog.js";
@@ -40,26 +40,30 @@ const streams = {
 };
 
 /** Load the config for `run` (and again on SIGHUP); `--pretty` is a run-only flag. */
-function load(argv: readonly string[]): AppConfig {
-  const args = parseConfigArgs(argv.filter((arg) => arg !== "--pretty"));
-  if (!args.ok) throw new PmError("PM_ERR_CONFIG", args.error);
+function load(args: ConfigArgs): AppConfig {
   return loadConfig({
-    ...(args.value.configFile === undefined ? {} : { configFile: args.value.configFile }),
+    ...(args.configFile === undefined ? {} : { configFile: args.configFile }),
     env: process.env,
-    argvOverrides: args.value.overrides,
+    argvOverrides: args.overrides,
     cwd: process.cwd(),
   }).config;
 }
 
 /** `pragma-monitor run`: start the daemon and keep it running until a signal. */
 async function run(argv: readonly string[]): Promise<void> {
+  const parsed = parseConfigArgs(argv.filter((arg) => arg !== "--pretty"));
+  if (!parsed.ok || parsed.value.help) {
+    if (!parsed.ok) io.stderr(`pragma-monitor run: ${parsed.error}`);
+    io.stdout(USAGE);
+    process.exitCode = parsed.ok ? 0 : EX_USAGE;
+    return;
+  }
+  const args = parsed.value;
   let config: AppConfig;
   try {
-    config = load(argv);
+    config = load(args);
   } catch (error) {
-    // loadConfig's message already starts with "invalid configuration:"; a bad flag's does not
-    const message = isPmError(error, "PM_ERR_CONFIG") ? error.message : String(error);
-    io.stderr(message.startsWith("invalid configuration") ? message : `invalid configuration:\n${message}`);
+    io.stderr(isPmError(error, "PM_ERR_CONFIG") ? error.message : String(error));
     process.exitCode = EX_CONFIG;
     return;
   }
@@ -91,7 +95,7 @@ async function run(argv: readonly string[]): Promise<void> {
   installSignalHandlers(
     app,
     logger,
-    argv,
+    args,
     () => config,
     (next) => (config = next),
     () => watchdog.stop(),
@@ -102,13 +106,15 @@ async function run(argv: readonly string[]): Promise<void> {
 function installSignalHandlers(
   app: App,
   logger: Logger,
-  argv: readonly string[],
+  args: ConfigArgs,
   current: () => AppConfig,
   replace: (next: AppConfig) => void,
   stopWatchdog: () => void,
 ): void {
   let stopping = false;
+  let stopped = false;
   const shutdown = (signal: NodeJS.Signals): void => {
+    if (stopped) process.exit(0); // drained already: a repeated signal (e.g. from `timeout`) is no failure
     if (stopping) {
       logger.warn({ signal }, "second signal: exiting now");
       logger.flush();
@@ -126,6 +132,7 @@ function installSignalHandlers(
     forced.unref();
     stopWatchdog();
     void app.stop(deadlineMs).then(() => {
+      stopped = true;
       logger.info("stopped");
       logger.flush();
       clearTimeout(forced);
@@ -137,7 +144,7 @@ function installSignalHandlers(
   process.on("SIGHUP", () => {
     let next: AppConfig;
     try {
-      next = load(argv);
+      next = load(args);
     } catch (error) {
       logger.error(
         { err: isPmError(error) ? error.message : String(error) },
