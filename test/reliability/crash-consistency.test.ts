@@ -15,7 +15,7 @@ import { pollUntil } from "./support/ws-server.js";
 
 const SECRET = "reliability-crash-secret";
 const KILLS = budget(3, 10);
-const FAULTS_PER_RUN = budget(8, 12);
+const FAULTS_PER_RUN = budget(12, 16);
 const PAIRS = ["BTC/USD", "ETH/USD", "SOL/USD", "STRK/USD"];
 const START_TIMEOUT_MS = 30_000;
 /** Longest a kill trigger waits for its event before killing anyway. */
@@ -128,7 +128,7 @@ describe("crash consistency of the built daemon under kill -9", () => {
         headers: { "content-type": "application/json" },
         body: JSON.stringify({
           fault,
-          delayMs: randomInt(random, 0, 2_500),
+          delayMs: randomInt(random, 1_000, 3_000), // after the price windows have history
           durationMs: randomInt(random, 400, 1_200),
         }),
       });
@@ -142,7 +142,7 @@ describe("crash consistency of the built daemon under kill -9", () => {
     new Promise<void>((resolve) => {
       const fallback = setTimeout(
         resolve,
-        trigger === "timer" ? randomInt(random, 500, 4_000) : TRIGGER_FALLBACK_MS,
+        trigger === "timer" ? randomInt(random, 1_500, 5_000) : TRIGGER_FALLBACK_MS,
       );
       const fire = (): void => {
         clearTimeout(fallback);

@@ -22,7 +22,13 @@ function newestMtimeMs(dir: string, keep: (name: string) => boolean): number {
 export function ensureBuilt(): boolean {
   const sourcesMs = newestMtimeMs(join(ROOT, "src"), (name) => name.endsWith(".ts"));
   if (existsSync(MAIN) && statSync(MAIN).mtimeMs >= sourcesMs) return false;
-  execFileSync("npm", ["run", "build", "--silent"], { cwd: ROOT, stdio: "pipe", timeout: 180_000 });
+  try {
+    execFileSync("npm", ["run", "build", "--silent"], { cwd: ROOT, stdio: "pipe", timeout: 180_000 });
+  } catch (error) {
+    const { stdout, stderr } = error as { stdout?: Buffer; stderr?: Buffer };
+    const output = `${stdout?.toString() ?? ""}${stderr?.toString() ?? ""}`.slice(-2_000);
+    throw new Error(`dist is stale and \`npm run build\` failed:\n${output}`, { cause: error });
+  }
   return true;
 }
 
