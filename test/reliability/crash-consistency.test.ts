@@ -37,7 +37,6 @@ describe("crash consistency of the built daemon under kill -9", () => {
   let tornJournalTails = 0;
   let tornOutboxTails = 0;
   /** Per killed run: the seqs it journaled, and the highest seq that reached its outbox (file or receiver). */
-  const runs: { fromSeq: number; toSeq: number; outboxHighSeq: number }[] = [];
 
   beforeAll(async () => {
     built = ensureBuilt();
@@ -171,13 +170,11 @@ describe("crash consistency of the built daemon under kill -9", () => {
     });
 
   /** State files must be readable after any kill: only a torn last line is tolerated. */
-  const checkStateFiles = (receivedBefore: number): void => {
+  const checkStateFiles = (): void => {
     const journal = readJournal(join(stateDir, "journal.jsonl"));
     expect(journal.badLines).toBe(0);
     tornJournalTails += journal.tornTail;
-    const fromSeq = Math.max(0, ...seenAfterKills.keys()) + 1;
     for (const event of journal.events) seenAfterKills.set(event.seq, event);
-    let outboxHighSeq = Math.max(0, ...receiver.raw.slice(receivedBefore).map((t) => t.seq));
     const checkpoint = join(stateDir, "alerts.json");
     if (existsSync(checkpoint))
       expect(() => JSON.parse(readFileSync(checkpoint, "utf8")) as unknown).not.toThrow();
@@ -187,24 +184,19 @@ describe("crash consistency of the built daemon under kill -9", () => {
       lines.forEach((line, i) => {
         if (line === "") return;
         try {
-          const seq = (JSON.parse(line) as { payload?: { seq?: number } }).payload?.seq;
-          if (seq !== undefined) outboxHighSeq = Math.max(outboxHighSeq, seq);
+          JSON.parse(line);
         } catch (error) {
           if (i !== lines.length - 1) throw error;
           tornOutboxTails += 1;
         }
       });
     }
-    runs.push({ fromSeq, toSeq: Math.max(0, ...seenAfterKills.keys()), outboxHighSeq });
   };
 
-  let knownBugReproduced = false;
-
-  it("KNOWN BUG: a transition journaled but not yet in the outbox when the process dies is never delivered", async () => {
+  it("a transition journaled but not yet in the outbox when the process dies is delivered after restart", async () => {
     // The exact state kill -9 leaves between the journal write (sync, event-hub.ts emit → persist) and the
     // outbox append (async group commit, outbox.ts append): the event is in journal.jsonl, not in the outbox.
-    // Nothing reconciles the two at start, so the restarted daemon never delivers it. This test pins the
-    // current behaviour; when the bug is fixed it fails: flip the last assertion to `toContain`.
+    // At start each sink replays the journal after its outbox's high-water mark, so it is delivered.
     const bugReceiver = await startWebhookReceiver(SECRET);
     const config = loadTestConfig({
       upstream: { url: "simulator", simulator: { seed: SEED, scenario: "", speed: 1 } },
@@ -264,15 +256,13 @@ describe("crash consistency of the built daemon under kill -9", () => {
       await bugReceiver.close();
     }
     const delivered = bugReceiver.raw.slice(receivedBefore).map((t) => t.seq);
-    knownBugReproduced = !delivered.includes(orphan.seq);
-    expect(delivered).not.toContain(orphan.seq);
+    expect(delivered).toContain(orphan.seq);
   });
 
   it("stays consistent across seeded kill -9 restarts and delivers every journaled transition", async () => {
     for (let k = 0; k < KILLS; k++) {
       const trigger = (["timer", "webhook request", "WebSocket alert"] as const)[k % 3] ?? "timer";
       const { daemon, port, simUrl } = await start();
-      const receivedBefore = receiver.raw.length;
       const kill = killPoint(trigger, port);
       await injectFaults(simUrl);
       await kill;
@@ -281,7 +271,7 @@ describe("crash consistency of the built daemon under kill -9", () => {
       expect((await daemon.exited).signal).toBe("SIGKILL");
       for (const socket of sockets.splice(0)) socket.terminate();
       triggers.push(trigger);
-      checkStateFiles(receivedBefore);
+      checkStateFiles();
     }
 
     // the last run drains the outboxes, then stops gracefully
@@ -316,14 +306,7 @@ describe("crash consistency of the built daemon under kill -9", () => {
     );
     const journaledKeys = new Set(transitions.map(transitionKey));
     const received = receiver.uniqueKeys();
-    const missing = transitions.filter((e) => !received.has(transitionKey(e)));
-    // Known bug (see bench/RELIABILITY.md): a transition journaled just before a kill, whose outbox append
-    // had not reached the file, is never delivered. Those are the tail of a killed run after the last seq
-    // that reached its outbox; any other missing transition is an unexplained loss and fails the test.
-    const inCrashWindow = (e: AlertEvent): boolean =>
-      runs.some((run) => e.seq >= run.fromSeq && e.seq <= run.toSeq && e.seq > run.outboxHighSeq);
-    const crashWindowLosses = missing.filter(inCrashWindow);
-    const lost = missing.filter((e) => !inCrashWindow(e));
+    const lost = transitions.filter((e) => !received.has(transitionKey(e)));
     const phantom = [...received].filter((key) => !journaledKeys.has(key));
     const idsPerKey = new Map<string, Set<string>>();
     for (const t of receiver.raw) {
@@ -359,19 +342,12 @@ describe("crash consistency of the built daemon under kill -9", () => {
         "re-sent as a new message (different delivery id)": resentAsNewMessage,
         "torn journal tails after a kill": tornJournalTails,
         "torn outbox tails after a kill": tornOutboxTails,
-        "lost in the journal→outbox crash window (known bug)": crashWindowLosses.length,
         lost: lost.length,
       },
       [
         `kill points: ${triggers.join(", ")}${built ? "; dist was stale and rebuilt first" : ""}`,
-        ...(knownBugReproduced
-          ? [
-              "known bug reproduced deterministically: a transition in journal.jsonl but not in the outbox " +
-                "(the kill -9 window between the two writes) is never delivered after a restart",
-            ]
-          : []),
-        ...(missing.length > 0
-          ? [`undelivered: ${missing.map((e) => `${e.seq}:${e.alert.status} ${e.alert.rule}`).join(", ")}`]
+        ...(lost.length > 0
+          ? [`undelivered: ${lost.map((e) => `${e.seq}:${e.alert.status} ${e.alert.rule}`).join(", ")}`]
           : []),
       ],
     );

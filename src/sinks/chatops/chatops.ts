@@ -71,12 +71,42 @@ export function createChatOpsSinks(options: ChatOpsOptions): ChatOpsSinks {
   let early: AlertEvent[] | undefined;
   let state: "new" | "started" | "stopped" = "new";
 
+  const dispatchTo = (sink: SinkConfig, worker: SinkWorker, event: AlertEvent): void => {
+    if (routeAlert(sink, event.alert)) return worker.enqueue(event);
+    worker.skip(event.seq);
+    if (event.alert.status === "resolved" && routeAlert({ ...sink, sendResolved: true }, event.alert))
+      worker.forget(event.alert.fingerprint);
+  };
   const dispatch = (event: AlertEvent): void => {
-    for (const { sink, worker } of workers) {
-      if (routeAlert(sink, event.alert)) worker.enqueue(event);
-      else if (event.alert.status === "resolved" && routeAlert({ ...sink, sendResolved: true }, event.alert))
-        worker.forget(event.alert.fingerprint);
+    for (const { sink, worker } of workers) dispatchTo(sink, worker, event);
+  };
+  /**
+   * Give a freshly opened sink what the journal holds after its high-water mark: alerts published but
+   * not yet in its outbox when the daemon died (kill -9 between the journal write and the outbox write).
+   */
+  const catchUp = (sink: SinkConfig, worker: SinkWorker): void => {
+    const { gap, events } = options.source.replay(worker.highWater);
+    if (gap !== null) {
+      logger.error(
+        { component: "chatops", sink: sink.name, ...gap },
+        "journal no longer holds alerts this sink missed",
+      );
+      options.metrics.droppedEvents.inc(
+        { component: "chatops", reason: "journal_gap" },
+        gap.to - gap.from + 1,
+      );
     }
+    let replayed = 0;
+    for (const event of events) {
+      if (event.type !== "alert") continue;
+      if (routeAlert(sink, event.alert) && event.seq > worker.highWater) replayed++;
+      dispatchTo(sink, worker, event);
+    }
+    if (replayed > 0)
+      logger.warn(
+        { component: "chatops", sink: sink.name, replayed },
+        "re-queued journaled alerts missing from the outbox",
+      );
   };
 
   const open = (sink: SinkConfig, active: readonly AlertPayload[]): Promise<SinkWorker> =>
@@ -91,6 +121,7 @@ export function createChatOpsSinks(options: ChatOpsOptions): ChatOpsSinks {
       random: options.random,
       timers,
       policy,
+      startSeq: options.source.lastSeq(),
       firing: active.filter((alert) => routeAlert(sink, alert)),
       ownSinkError: active.find((alert) => alert.rule === "sink_error" && alert.labels["sink"] === sink.name),
     });
@@ -120,7 +151,11 @@ export function createChatOpsSinks(options: ChatOpsOptions): ChatOpsSinks {
       });
       const active = options.source.activeAlerts();
       try {
-        for (const sink of enabled) workers.push({ sink, worker: await open(sink, active) });
+        for (const sink of enabled) {
+          const worker = await open(sink, active);
+          catchUp(sink, worker);
+          workers.push({ sink, worker });
+        }
       } catch (err) {
         subscription.unsubscribe();
         await Promise.all(workers.map(({ worker }) => worker.stop(nowMs())));
@@ -166,6 +201,7 @@ export function createChatOpsSinks(options: ChatOpsOptions): ChatOpsSinks {
           if (kept.some((entry) => entry.sink.name === sink.name)) continue;
           try {
             const worker = await open(sink, active);
+            catchUp(sink, worker);
             workers.push({ sink, worker });
             worker.start();
           } catch {

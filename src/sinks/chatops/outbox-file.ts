@@ -5,6 +5,15 @@ import type { OutboxEntry } from "./outbox.js";
 
 class CorruptOutboxError extends Error {}
 
+/** What an outbox file held: its live entries, the highest journal seq it had taken in, and whether it existed. */
+export interface LoadedOutbox<P> {
+  readonly entries: OutboxEntry<P>[];
+  /** Highest `seq` of any entry ever written (delivered ones included) or of a `{"hw":n}` record; 0 if none. */
+  readonly highWater: number;
+  /** False for a missing file, or one moved aside as unreadable (the sink starts fresh). */
+  readonly existed: boolean;
+}
+
 /**
  * Load the live entries of `file`, oldest first. A missing file is empty. A torn or corrupt *last* line
  * (crash mid-append) is skipped with a warning; any other damage moves the file to `<file>.corrupt-<ms>`
@@ -13,18 +22,19 @@ class CorruptOutboxError extends Error {}
 export async function loadOutboxFile<P>(
   file: string,
   isPayload: (value: unknown) => value is P,
+  seqOf: (payload: P) => number,
   logger: Logger,
   nowMs: () => number,
-): Promise<OutboxEntry<P>[]> {
+): Promise<LoadedOutbox<P>> {
   let text: string;
   try {
     text = await readFile(file, "utf8");
   } catch (err) {
-    if (isNotFound(err)) return [];
+    if (isNotFound(err)) return { entries: [], highWater: 0, existed: false };
     return moveAside(file, logger, nowMs, "unreadable");
   }
   try {
-    return parseOutbox(text, isPayload, logger);
+    return parseOutbox(text, isPayload, seqOf, logger);
   } catch (err) {
     if (!(err instanceof CorruptOutboxError)) throw err;
     return moveAside(file, logger, nowMs, err.message);
@@ -35,12 +45,14 @@ export async function loadOutboxFile<P>(
 function parseOutbox<P>(
   text: string,
   isPayload: (value: unknown) => value is P,
+  seqOf: (payload: P) => number,
   logger: Logger,
-): OutboxEntry<P>[] {
+): LoadedOutbox<P> {
   const lines = text.split("\n");
   // A file that ends without "\n" was cut mid-append; the final element is that partial line.
   const lastIndex = lines.length - 1;
   const live = new Map<string, OutboxEntry<P>>();
+  let highWater = 0;
   for (let i = 0; i < lines.length; i++) {
     const raw = lines[i] ?? "";
     if (raw.trim() === "") continue;
@@ -52,15 +64,19 @@ function parseOutbox<P>(
       continue;
     }
     if ("ack" in parsed) live.delete(parsed.ack);
-    else live.set(parsed.id, parsed);
+    else if ("hw" in parsed) highWater = Math.max(highWater, parsed.hw);
+    else {
+      live.set(parsed.id, parsed);
+      highWater = Math.max(highWater, seqOf(parsed.payload));
+    }
   }
-  return [...live.values()];
+  return { entries: [...live.values()], highWater, existed: true };
 }
 
 function parseLine<P>(
   raw: string,
   isPayload: (value: unknown) => value is P,
-): OutboxEntry<P> | { readonly ack: string } | undefined {
+): OutboxEntry<P> | { readonly ack: string } | { readonly hw: number } | undefined {
   let value: unknown;
   try {
     value = JSON.parse(raw);
@@ -70,6 +86,7 @@ function parseLine<P>(
   if (typeof value !== "object" || value === null) return undefined;
   const record = value as Record<string, unknown>;
   if (typeof record.ack === "string") return { ack: record.ack };
+  if (isFiniteNumber(record.hw)) return { hw: record.hw };
   const { id, createdAtMs, payload, attempts, nextAttemptAtMs } = record;
   if (
     typeof id !== "string" ||
@@ -87,7 +104,7 @@ async function moveAside<P>(
   logger: Logger,
   nowMs: () => number,
   reason: string,
-): Promise<OutboxEntry<P>[]> {
+): Promise<LoadedOutbox<P>> {
   const aside = `${file}.corrupt-${nowMs()}`;
   try {
     await rename(file, aside);
@@ -95,7 +112,7 @@ async function moveAside<P>(
   } catch (err) {
     logger.error({ reason, code: isNotFound(err) ? "ENOENT" : "rename_failed" }, "outbox file unreadable");
   }
-  return [];
+  return { entries: [], highWater: 0, existed: false };
 }
 
 function isFiniteNumber(value: unknown): value is number {

@@ -21,6 +21,10 @@ export type DeadLetterReason = "max_age" | "overflow" | "rejected";
 export interface Outbox<P> {
   /** Entries held, durable or still being written (what `maxEntries` bounds). */
   readonly size: number;
+  /** Highest journal seq this outbox has taken in (appended, or skipped as not routed here). */
+  readonly highWater: number;
+  /** Record that every seq up to `seq` was considered (events not routed to this sink); persisted at compaction. */
+  advance(seq: number): void;
   /** Durable entries, oldest first. */
   entries(): readonly OutboxEntry<P>[];
   /** Queue `payload`; it becomes visible in `entries()` once fsync'd (group commit). Never blocks. */
@@ -42,6 +46,10 @@ export interface OutboxOptions<P> {
   readonly name: string;
   readonly maxEntries: number;
   readonly isPayload: (value: unknown) => value is P;
+  /** The journal seq a payload carries (tracked as the outbox's high-water mark). */
+  readonly seqOf: (payload: P) => number;
+  /** High-water mark of a sink with no outbox file yet: it starts from "now", not from the journal's start. */
+  readonly startHighWater: number;
   readonly logger: Logger;
   readonly nowMs: () => number;
   /** Called after appended entries became durable (wakes the delivery loop). */
@@ -62,8 +70,9 @@ export async function openOutbox<P>(options: OutboxOptions<P>): Promise<Outbox<P
   const file = join(dir, `${name}.jsonl`);
   const deadFile = join(dir, `${name}.dead.jsonl`);
   const maxDeadBytes = options.maxDeadLetterBytes ?? DEFAULT_MAX_DEAD_LETTER_BYTES;
-  const loaded = await loadOutboxFile(file, options.isPayload, logger, options.nowMs);
-  const live = new Map<string, OutboxEntry<P>>(loaded.map((entry) => [entry.id, entry]));
+  const loaded = await loadOutboxFile(file, options.isPayload, options.seqOf, logger, options.nowMs);
+  const live = new Map<string, OutboxEntry<P>>(loaded.entries.map((entry) => [entry.id, entry]));
+  let highWater = loaded.existed ? loaded.highWater : options.startHighWater;
   let unflushed: OutboxEntry<P>[] = [];
   let writing = 0;
   let deadLines = 0;
@@ -92,7 +101,7 @@ export async function openOutbox<P>(options: OutboxOptions<P>): Promise<Outbox<P
     const tmp = `${file}.tmp`;
     const out = await open(tmp, "w");
     try {
-      await out.writeFile([...live.values()].map(line).join(""));
+      await out.writeFile(JSON.stringify({ hw: highWater }) + "\n" + [...live.values()].map(line).join(""));
       await out.sync();
     } finally {
       await out.close();
@@ -150,6 +159,12 @@ export async function openOutbox<P>(options: OutboxOptions<P>): Promise<Outbox<P
     get size() {
       return live.size + unflushed.length + writing;
     },
+    get highWater() {
+      return highWater;
+    },
+    advance(seq) {
+      if (seq > highWater) highWater = seq;
+    },
     entries: () => [...live.values()],
     append(payload, nowMs) {
       if (outbox.size >= options.maxEntries) {
@@ -159,6 +174,7 @@ export async function openOutbox<P>(options: OutboxOptions<P>): Promise<Outbox<P
           void outbox.deadLetter([oldest], "overflow", nowMs);
         }
       }
+      highWater = Math.max(highWater, options.seqOf(payload));
       unflushed.push({ id: randomUUID(), createdAtMs: nowMs, payload, attempts: 0, nextAttemptAtMs: nowMs });
       if (!flushQueued) {
         flushQueued = true;

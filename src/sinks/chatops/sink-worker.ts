@@ -31,7 +31,12 @@ export interface SinkStatus {
 
 /** A running sink: `enqueue` only appends to the outbox; the loop delivers on its own schedule. */
 export interface SinkWorker {
+  /** Take in an alert routed to this sink; one at or below `highWater` was taken in already and is ignored. */
   enqueue(event: AlertEvent): void;
+  /** An alert not routed to this sink: only advances `highWater`. */
+  skip(seq: number): void;
+  /** Highest journal seq this sink has taken in, persisted in its outbox (restart replays the journal after it). */
+  readonly highWater: number;
   /** An alert resolved that this sink does not announce (sendResolved off): stop re-sending it. */
   forget(fingerprint: string): void;
   start(): void;
@@ -51,6 +56,8 @@ export async function openSinkWorker(options: {
   readonly nowMs: () => number;
   readonly random: () => number;
   readonly timers: Timers;
+  /** Journal seq a sink with no outbox file yet starts from (it gets no history). */
+  readonly startSeq: number;
   readonly policy: WorkerPolicy;
   /** Alerts already firing at start (Alertmanager re-sends them). */
   readonly firing: readonly AlertPayload[];
@@ -72,6 +79,8 @@ export async function openSinkWorker(options: {
     name: sink.name,
     maxEntries: policy.maxEntries,
     isPayload: isAlertEvent,
+    seqOf: (event) => event.seq,
+    startHighWater: options.startSeq,
     logger,
     nowMs,
     onDurable: wake,
@@ -248,8 +257,14 @@ export async function openSinkWorker(options: {
 
   updateGauge();
   return {
+    get highWater() {
+      return outbox.highWater;
+    },
+    skip(seq) {
+      outbox.advance(seq);
+    },
     enqueue(event) {
-      if (stopping) return;
+      if (stopping || event.seq <= outbox.highWater) return;
       const normalised: AlertEvent = { type: "alert", seq: event.seq, alert: event.alert };
       if (resendMs > 0) {
         if (
