@@ -28,11 +28,22 @@ import {
   filtersPublishers,
   inScope,
   ruleLabels,
+  settingsFor,
   targetLabels,
+  targetScopeKey,
   upstreamLabels,
+  upstreamOverrideKey,
+  type RuleSettings,
 } from "./rule-scope.js";
 import type { RuleConfig } from "./rules.js";
-import { applyPoll, MAX_KEYS_PER_RULE, type KeyEntry, type TargetData } from "./target-state.js";
+import {
+  applyPoll,
+  MAX_KEYS_PER_RULE,
+  type KeyEntry,
+  type RuleSlot,
+  type TargetData,
+  type TargetPlan,
+} from "./target-state.js";
 
 export type { Observation } from "./observation.js";
 export type { PersistedAlert, PersistedAlertState } from "./alert-persistence.js";
@@ -70,10 +81,12 @@ export function observe(
   }
   applyPoll(data, observation);
   const ok = observation.result.ok;
-  for (const rule of rulesForTarget(plan, observation.target)) {
+  const slots = targetPlanOf(plan, data).slots;
+  for (let i = 0; i < slots.length; i++) {
+    const slot = slots[i]!;
     // A failed poll is no verdict: only the failure count and the clock-driven rules move.
-    if (!ok && rule.kind !== "upstream_error" && !isTimeDriven(rule)) continue;
-    evaluate(state, data, rule, nowMs, out);
+    if (!ok && !slot.runsOnFailure) continue;
+    evaluate(state, data, slot, nowMs, out);
   }
   if (ok && observation.kind === "offchain") reevaluateOnchainPartners(state, plan, data, nowMs, out);
   return { state, transitions: out };
@@ -85,8 +98,11 @@ export function tick(state: MonitorState, rules: readonly RuleConfig[], nowMs: n
   const out: AlertPayload[] = [];
   for (const data of state.targets.byId.values()) {
     if (data.snapshot === null) continue;
-    for (const rule of rulesForTarget(plan, data.spec))
-      if (isTimeDriven(rule)) evaluate(state, data, rule, nowMs, out);
+    const slots = targetPlanOf(plan, data).slots;
+    for (let i = 0; i < slots.length; i++) {
+      const slot = slots[i]!;
+      if (slot.timeDriven) evaluate(state, data, slot, nowMs, out);
+    }
   }
   sweep(state, plan, nowMs, out);
   return { state, transitions: out };
@@ -138,41 +154,71 @@ export function activeAlerts(state: MonitorState): readonly AlertPayload[] {
 // A key is quiet when its cached identity says it has no alert record: then a measure that does not fire
 // would leave applyMeasure with nothing to do, and detectors may skip computing it. An uncached key is not
 // quiet (the full path caches it). One probe is reused: evaluation is synchronous and never re-entered.
+// The probe also hands the detector the slot's precomputed scope key and settings.
 class QuietProbe implements QuietKeys {
   engine: EngineState | null = null;
-  data: TargetData | null = null;
-  rule: RuleConfig | null = null;
+  slot: RuleSlot | null = null;
+  scopeKey = "";
+  settings: RuleSettings = { threshold: 0, clearThreshold: 0, severity: "warning", direction: "above" };
 
   isQuiet(subKey: string): boolean {
-    const { engine, data, rule } = this;
-    if (engine === null || data === null || rule === null) return false;
-    const cached = data.keys.get(rule.id)?.get(subKey);
+    const { engine, slot } = this;
+    if (engine === null || slot === null) return false;
+    const cached = subKey === "" ? slot.main : slot.keys.get(subKey);
     // same acceptance as keyFor for keys without a related target (the only ones that ask)
-    if (cached === undefined || cached.rule !== rule) return false;
+    if (cached === null || cached === undefined) return false;
     return !engine.alerts.has(cached.fingerprint);
   }
 }
 const probe = new QuietProbe();
 
+/** The rule slots of a target under `plan`, rebuilt when the rules array or the target's spec object changed. */
+function targetPlanOf(plan: RulePlan, data: TargetData): TargetPlan {
+  const current = data.plan;
+  if (current !== null && current.rulePlan === plan && current.spec === data.spec) return current;
+  const spec = data.spec;
+  const slots: RuleSlot[] = [];
+  for (const rule of rulesForTarget(plan, spec)) {
+    const scopeKey = rule.kind === "upstream_error" ? upstreamOverrideKey(rule, spec) : targetScopeKey(spec);
+    const timeDriven = isTimeDriven(rule);
+    slots.push({
+      rule,
+      timeDriven,
+      runsOnFailure: timeDriven || rule.kind === "upstream_error",
+      scopeKey,
+      settings: settingsFor(rule, scopeKey),
+      main: null,
+      keys: new Map(),
+    });
+  }
+  const built: TargetPlan = { rulePlan: plan, spec, slots };
+  data.plan = built;
+  return built;
+}
+
 function evaluate(
   state: MonitorState,
   data: TargetData,
-  rule: RuleConfig,
+  slot: RuleSlot,
   nowMs: number,
   out: AlertPayload[],
 ): void {
+  const rule = slot.rule;
   const spot =
     rule.kind === "onchain_offchain_deviation" && data.spec.kind === "onchain"
       ? offchainSpotFor(state.targets, data.spec.pair)
       : undefined;
   probe.engine = state.engine;
-  probe.data = data;
-  probe.rule = rule;
+  probe.slot = slot;
+  probe.scopeKey = slot.scopeKey;
+  probe.settings = slot.settings;
   const findings = runDetector(rule, data, spot, nowMs, probe);
-  probe.engine = probe.data = probe.rule = null;
-  for (const finding of findings) {
+  probe.engine = null;
+  probe.slot = null;
+  for (let i = 0; i < findings.length; i++) {
+    const finding = findings[i]!;
     if (finding.kind === "no_data") continue;
-    applyMeasure(state.engine, keyFor(data, rule, finding), finding, rule, nowMs, out);
+    applyMeasure(state.engine, keyFor(data, slot, finding), finding, rule, nowMs, out);
   }
 }
 
@@ -191,21 +237,21 @@ function reevaluateOnchainPartners(
   for (const id of ids) {
     const onchain = state.targets.byId.get(id);
     if (onchain === undefined) continue;
-    for (const rule of rulesForTarget(plan, onchain.spec))
-      if (rule.kind === "onchain_offchain_deviation") evaluate(state, onchain, rule, nowMs, out);
+    const slots = targetPlanOf(plan, onchain).slots;
+    for (let i = 0; i < slots.length; i++) {
+      const slot = slots[i]!;
+      if (slot.rule.kind === "onchain_offchain_deviation") evaluate(state, onchain, slot, nowMs, out);
+    }
   }
 }
 
-// Labels and fingerprint of a finding's alert, cached per target, rule config and subkey.
-function keyFor(data: TargetData, rule: RuleConfig, finding: Measure): KeyEntry {
-  let perRule = data.keys.get(rule.id);
-  if (perRule === undefined) {
-    perRule = new Map();
-    data.keys.set(rule.id, perRule);
-  }
-  const cached = perRule.get(finding.subKey);
+// Labels and fingerprint of a finding's alert, cached per target slot (rule config) and subkey.
+function keyFor(data: TargetData, slot: RuleSlot, finding: Measure): KeyEntry {
+  const rule = slot.rule;
+  const subKey = finding.subKey;
+  const cached = subKey === "" ? slot.main : slot.keys.get(subKey);
   const related = finding.relatedTargetId;
-  if (cached !== undefined && cached.rule === rule && (related === null || cached.targetIds[1] === related))
+  if (cached !== null && cached !== undefined && (related === null || cached.targetIds[1] === related))
     return cached;
   const spec = data.spec;
   const base =
@@ -221,8 +267,11 @@ function keyFor(data: TargetData, rule: RuleConfig, finding: Measure): KeyEntry 
     fingerprint: fingerprintOf(rule.kind, labels),
     targetIds: related === null ? [spec.id] : [spec.id, related],
   };
-  if (perRule.size >= MAX_KEYS_PER_RULE) perRule.clear();
-  perRule.set(finding.subKey, entry);
+  if (subKey === "") slot.main = entry;
+  else {
+    if (slot.keys.size >= MAX_KEYS_PER_RULE) slot.keys.clear();
+    slot.keys.set(subKey, entry);
+  }
   return entry;
 }
 

@@ -14,13 +14,20 @@ export interface RulePlan {
 
 const plans = new WeakMap<readonly RuleConfig[], RulePlan>();
 
+// The pipeline passes the same array on every call: remember the last one to skip the WeakMap.
+let lastRules: readonly RuleConfig[] | null = null;
+let lastPlan: RulePlan | null = null;
+
 /** The plan of a rules array, built on first use. */
 export function planFor(rules: readonly RuleConfig[]): RulePlan {
+  if (rules === lastRules && lastPlan !== null) return lastPlan;
   let plan = plans.get(rules);
   if (plan === undefined) {
     plan = buildPlan(rules);
     plans.set(rules, plan);
   }
+  lastRules = rules;
+  lastPlan = plan;
   return plan;
 }
 

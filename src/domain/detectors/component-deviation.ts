@@ -24,8 +24,8 @@ export function detectComponentDeviation(
   if (snapshot === null) return noData("no snapshot");
   const aggregate = data.price;
   if (aggregate === null || !data.priceComparable) return noData("no comparable aggregate");
-  const key = targetScopeKey(data.spec);
-  const settings = settingsFor(rule, key);
+  const key = quiet === undefined ? targetScopeKey(data.spec) : quiet.scopeKey;
+  const settings = quiet === undefined ? settingsFor(rule, key) : quiet.settings;
   const observedAtMs = data.observedAtMs;
   // Calm and alert-free is the steady state: proven on doubles, it costs no bigint division and no allocation.
   const calm = (price: ScaledPrice, subKey: string): boolean =>

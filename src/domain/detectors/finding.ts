@@ -45,6 +45,10 @@ export type Finding = Measure | NoData;
 export interface QuietKeys {
   /** True when the key `subKey` of the rule being evaluated has no alert record. */
   isQuiet(subKey: string): boolean;
+  /** The target's scope key under the rule (targetScopeKey, or upstreamOverrideKey for upstream_error), precomputed. */
+  readonly scopeKey: string;
+  /** settingsFor(rule, scopeKey), precomputed. */
+  readonly settings: RuleSettings;
 }
 
 /** The result when every measure was left out as quiet (distinct from "no data", which keeps state too). */

@@ -23,8 +23,8 @@ export function detectLowSources(
     return noData("no price snapshot");
   const count = snapshot.value.numSources;
   if (!Number.isFinite(count)) return noData("source count missing");
-  const key = targetScopeKey(data.spec);
-  const settings = settingsFor(rule, key);
+  const key = quiet === undefined ? targetScopeKey(data.spec) : quiet.scopeKey;
+  const settings = quiet === undefined ? settingsFor(rule, key) : quiet.settings;
   // Not firing and no alert record: the measure could change nothing, so nothing is allocated.
   if (quiet !== undefined && !crossesFire(count, settings) && quiet.isQuiet("")) return NO_FINDINGS;
   const observedAtMs = data.observedAtMs;

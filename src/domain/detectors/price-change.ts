@@ -28,8 +28,8 @@ export function detectPriceChange(
   const index = history === null ? -1 : history.indexAtOrBefore(referenceAtMs);
   const previous = index < 0 ? undefined : history?.priceAt(index);
   if (history === null || previous === undefined) return noData("history shorter than window");
-  const key = targetScopeKey(data.spec);
-  const settings = settingsFor(rule, key);
+  const key = quiet === undefined ? targetScopeKey(data.spec) : quiet.scopeKey;
+  const settings = quiet === undefined ? settingsFor(rule, key) : quiet.settings;
   // Proven calm on doubles (no bigint division, no allocation) when no alert record needs the value.
   if (
     quiet !== undefined &&

@@ -21,8 +21,8 @@ export function detectStalePrice(
   const price = data.price;
   if (price === null || !Number.isFinite(data.priceTimestampMs)) return noData("no price yet");
   const ageMs = nowMs - data.priceTimestampMs;
-  const key = targetScopeKey(data.spec);
-  const settings = settingsFor(rule, key);
+  const key = quiet === undefined ? targetScopeKey(data.spec) : quiet.scopeKey;
+  const settings = quiet === undefined ? settingsFor(rule, key) : quiet.settings;
   const timestampMs = data.priceTimestampMs;
   // Not firing and no alert record: the measure could change nothing, so nothing is allocated.
   if (quiet !== undefined && !crossesFire(ageMs, settings) && quiet.isQuiet("")) return NO_FINDINGS;

@@ -11,8 +11,8 @@ export function detectUpstreamError(
   _nowMs: number,
   quiet?: QuietKeys,
 ): readonly Finding[] {
-  const key = upstreamOverrideKey(rule, data.spec);
-  const settings = settingsFor(rule, key);
+  const key = quiet === undefined ? upstreamOverrideKey(rule, data.spec) : quiet.scopeKey;
+  const settings = quiet === undefined ? settingsFor(rule, key) : quiet.settings;
   const threshold = Math.max(1, settings.threshold);
   const failures = data.failures;
   // A healthy target with no alert record: nothing to report, nothing allocated.

@@ -1,0 +1,80 @@
+// Per-target rule slots (settings after overrides, scope, alert keys) are cached per rules array and target spec:
+// a new rules array or a new spec rebuilds them, and overrides always apply to the right key.
+import { describe, expect, it } from "vitest";
+import type { AlertPayload } from "../../src/domain/events.js";
+import { createMonitorState, observe, tick, type MonitorState } from "../../src/domain/monitor.js";
+import type { RuleConfig } from "../../src/domain/rules.js";
+import { BTC_OFF, ETH_OFF, T0, obs, pairPrice, rule } from "./helpers.js";
+
+const low = (common: Parameters<typeof rule<"low_sources">>[2]): RuleConfig =>
+  rule("low_sources", { market: "offchain" }, common);
+
+function step(
+  state: MonitorState,
+  rules: readonly RuleConfig[],
+  at: number,
+  numSources: number,
+  target = BTC_OFF,
+): readonly AlertPayload[] {
+  return observe(state, obs.off(pairPrice("100", at, [], numSources), at, target), rules, at).transitions;
+}
+
+describe("rule slots", () => {
+  it("a new rules array rebuilds the settings: a raised threshold fires, a lowered one resolves", () => {
+    const state = createMonitorState();
+    const base = [low({ threshold: 2 })];
+    expect(step(state, base, T0, 3)).toEqual([]);
+    expect(step(state, base, T0 + 1000, 3)).toEqual([]);
+    // same rule id and kind, new array and new config object
+    const raised = [low({ threshold: 3 })];
+    const fired = step(state, raised, T0 + 2000, 3);
+    expect(fired.map((t) => [t.rule, t.status, t.threshold])).toEqual([["low_sources", "firing", 3]]);
+    // back to the old array: the cached slots of that array are not reused stale
+    const resolved = step(state, base, T0 + 3000, 3);
+    expect(resolved.map((t) => [t.fingerprint, t.status])).toEqual([[fired[0]?.fingerprint, "resolved"]]);
+  });
+
+  it("an override added in a new rules array applies to its pair only", () => {
+    const state = createMonitorState();
+    const plain = [low({ threshold: 2 })];
+    expect(step(state, plain, T0, 4, BTC_OFF)).toEqual([]);
+    expect(step(state, plain, T0, 4, ETH_OFF)).toEqual([]);
+    const overridden = [
+      low({ threshold: 2, overrides: { "BTC/USD": { threshold: 4, severity: "critical" } } }),
+    ];
+    const btc = step(state, overridden, T0 + 1000, 4, BTC_OFF);
+    expect(btc.map((t) => [t.labels["pair"], t.severity, t.threshold])).toEqual([["BTC/USD", "critical", 4]]);
+    expect(step(state, overridden, T0 + 1000, 4, ETH_OFF)).toEqual([]);
+  });
+
+  it("a rule id change gives new alert keys (rule_id label), and the old alert resolves on the tick", () => {
+    const state = createMonitorState();
+    const first = [low({ threshold: 5 })];
+    const fired = step(state, first, T0, 3);
+    expect(fired.map((t) => t.labels["rule_id"])).toEqual([undefined]);
+    const renamed = [low({ threshold: 5, id: "few_sources" })];
+    const again = step(state, renamed, T0 + 1000, 3);
+    expect(again.map((t) => [t.labels["rule_id"], t.status])).toEqual([["few_sources", "firing"]]);
+    expect(again[0]?.fingerprint).not.toBe(fired[0]?.fingerprint);
+    const swept = tick(state, renamed, T0 + 1500).transitions;
+    expect(swept.map((t) => [t.fingerprint, t.status])).toEqual([[fired[0]?.fingerprint, "resolved"]]);
+  });
+
+  it("a pairs filter in a new rules array drops the target from the rule", () => {
+    const state = createMonitorState();
+    const all = [low({ threshold: 5 })];
+    expect(step(state, all, T0, 3).map((t) => t.status)).toEqual(["firing"]);
+    const ethOnly = [low({ threshold: 5, pairs: ["ETH/USD"] })];
+    expect(step(state, ethOnly, T0 + 1000, 3)).toEqual([]);
+    expect(tick(state, ethOnly, T0 + 1500).transitions.map((t) => t.status)).toEqual(["resolved"]);
+    expect(step(state, ethOnly, T0 + 2000, 3, ETH_OFF).map((t) => t.labels["pair"])).toEqual(["ETH/USD"]);
+  });
+
+  it("a new spec object with the same id and content keeps working (slots rebuilt for it)", () => {
+    const state = createMonitorState();
+    const rules = [low({ threshold: 3, overrides: { "BTC/USD": { threshold: 2 } } })];
+    expect(step(state, rules, T0, 3, BTC_OFF)).toEqual([]);
+    const copy = { ...BTC_OFF };
+    expect(step(state, rules, T0 + 1000, 2, copy).map((t) => t.threshold)).toEqual([2]);
+  });
+});
