@@ -45,6 +45,8 @@ export function createWsServer(options: WsServerOptions): WsServer {
     noServer: true,
     maxPayload: config.maxMessageBytes,
     clientTracking: false,
+    // explicit: a permessage-deflate context per socket costs hundreds of KB of zlib memory (1 000 clients)
+    perMessageDeflate: false,
   });
   const sessions = new Set<Session>();
   const context: RequestContext = {
