@@ -14,14 +14,15 @@ export function benchEntry(name: string): string {
   return fileURLToPath(new URL(`../${name}${extension}`, import.meta.url));
 }
 
-/** Fork `bench/<name>` with `args`; resolves with its first message (or rejects on early exit / timeout). */
+/** Fork `bench/<name>` with `args` (and extra node flags); resolves with its first message (or rejects on early exit / timeout). */
 export async function forkChild<M>(
   name: string,
   args: readonly string[],
   timeoutMs = 30_000,
+  extraExecArgv: readonly string[] = [],
 ): Promise<BenchChild<M>> {
   const child = fork(benchEntry(name), [...args], {
-    execArgv: process.execArgv,
+    execArgv: [...process.execArgv, ...extraExecArgv],
     stdio: ["ignore", "inherit", "inherit", "ipc"],
   });
   try {
