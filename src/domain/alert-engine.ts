@@ -34,15 +34,59 @@ export interface AlertRecord {
   checkedRule: RuleConfig | null;
 }
 
-/** Alert records by fingerprint, plus how many upstream_error alerts fire per target (for inhibition). */
+/** The record slot of one fingerprint, shared by every cached alert key with that fingerprint. */
+export interface AlertCell {
+  /** The fingerprint's record while engine.alerts holds one, else null. */
+  record: AlertRecord | null;
+}
+
+/**
+ * Alert records by fingerprint, plus how many upstream_error alerts fire per target (for inhibition).
+ * Records are added and removed only through putRecord / dropRecord, which keep the cells in step.
+ */
 export interface EngineState {
   readonly alerts: Map<string, AlertRecord>;
   readonly upstreamFiring: Map<string, number>;
+  /** Cells handed out by cellFor, by fingerprint; at most MAX_CELLS, then cleared with a new epoch. */
+  readonly cells: Map<string, AlertCell>;
+  /** Bumped when the cells are cleared: a cell from an older epoch is no longer kept in step. */
+  cellEpoch: number;
 }
+
+/** Cells kept at most (a memory bound; beyond it they are dropped and handed out afresh). */
+export const MAX_CELLS = 1 << 18;
 
 /** An empty engine. */
 export function createEngineState(): EngineState {
-  return { alerts: new Map(), upstreamFiring: new Map() };
+  return { alerts: new Map(), upstreamFiring: new Map(), cells: new Map(), cellEpoch: 0 };
+}
+
+/** Store a record under its fingerprint (replacing any). */
+export function putRecord(engine: EngineState, record: AlertRecord): void {
+  engine.alerts.set(record.fingerprint, record);
+  const cell = engine.cells.get(record.fingerprint);
+  if (cell !== undefined) cell.record = record;
+}
+
+/** Remove the record of a fingerprint, if any. */
+export function dropRecord(engine: EngineState, fingerprint: string): void {
+  engine.alerts.delete(fingerprint);
+  const cell = engine.cells.get(fingerprint);
+  if (cell !== undefined) cell.record = null;
+}
+
+/** The cell of a fingerprint (valid while engine.cellEpoch is unchanged): a record probe without a map lookup. */
+export function cellFor(engine: EngineState, fingerprint: string): AlertCell {
+  let cell = engine.cells.get(fingerprint);
+  if (cell === undefined) {
+    if (engine.cells.size >= MAX_CELLS) {
+      engine.cells.clear();
+      engine.cellEpoch++;
+    }
+    cell = { record: engine.alerts.get(fingerprint) ?? null };
+    engine.cells.set(fingerprint, cell);
+  }
+  return cell;
 }
 
 /** Identity of an alert key: its fingerprint and labels, and the targets it depends on. */
@@ -74,7 +118,7 @@ export function applyMeasure(
     if (!finding.fires) return;
     record = createRecord(key, finding, rule);
     if (isMuted(engine, record)) return;
-    engine.alerts.set(key.fingerprint, record);
+    putRecord(engine, record);
   } else if (isMuted(engine, record)) {
     // Muted alerts neither fire nor resolve; after recovery fresh data re-evaluates them.
     return;

@@ -1,6 +1,12 @@
 // Persisting the alert engine: a JSON-safe export of pending/firing alerts and a validating import.
 import { PmError } from "../errors.js";
-import { createEngineState, type AlertRecord, type EngineState } from "./alert-engine.js";
+import {
+  createEngineState,
+  dropRecord,
+  putRecord,
+  type AlertRecord,
+  type EngineState,
+} from "./alert-engine.js";
 import { RULE_KINDS, SEVERITIES, type AlertPayload, type RuleKind } from "./events.js";
 
 /** One pending or firing alert with its timing, as written to disk. */
@@ -65,7 +71,7 @@ export function importEngine(persisted: unknown): EngineState {
     const record = toRecord(raw, index);
     if (engine.alerts.has(record.fingerprint))
       throw stateError(`alert state: duplicate fingerprint at ${index}`);
-    engine.alerts.set(record.fingerprint, record);
+    putRecord(engine, record);
     if (record.status === "firing" && record.ruleKind === "upstream_error") adjustCount(engine, record, +1);
   });
   return engine;
@@ -81,7 +87,7 @@ export function restoreEngine(engine: EngineState, alerts: readonly AlertPayload
       if (existing === undefined) continue;
       if (existing.status === "firing" && existing.ruleKind === "upstream_error")
         adjustCount(engine, existing, -1);
-      engine.alerts.delete(alert.fingerprint);
+      dropRecord(engine, alert.fingerprint);
       continue;
     }
     const startsAtMs = Date.parse(alert.startsAt);
@@ -90,7 +96,7 @@ export function restoreEngine(engine: EngineState, alerts: readonly AlertPayload
       existing.lastAnnouncedMs = Math.max(existing.lastAnnouncedMs, startsAtMs);
       continue;
     }
-    if (existing?.status === "pending") engine.alerts.delete(alert.fingerprint);
+    if (existing?.status === "pending") dropRecord(engine, alert.fingerprint);
     const publisherKey = alert.labels["publisher"] ?? "";
     const record: AlertRecord = {
       fingerprint: alert.fingerprint,
@@ -114,7 +120,7 @@ export function restoreEngine(engine: EngineState, alerts: readonly AlertPayload
       announced: alert,
       checkedRule: null,
     };
-    engine.alerts.set(alert.fingerprint, record);
+    putRecord(engine, record);
     if (record.ruleKind === "upstream_error") adjustCount(engine, record, +1);
   }
 }

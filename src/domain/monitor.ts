@@ -3,7 +3,9 @@
 import {
   advance,
   applyMeasure,
+  cellFor,
   createEngineState,
+  dropRecord,
   isDisposable,
   resolve,
   type AlertRecord,
@@ -121,7 +123,7 @@ export function retainTargets(
   for (const record of engine.alerts.values()) {
     if (record.targetIds.every((id) => targetIds.has(id))) continue;
     resolve(engine, record, nowMs, out, "target_removed");
-    engine.alerts.delete(record.fingerprint);
+    dropRecord(engine, record.fingerprint);
   }
   sweep(state, planFor(rules), nowMs, out);
   return { state, transitions: out };
@@ -167,7 +169,11 @@ class QuietProbe implements QuietKeys {
     const cached = subKey === "" ? slot.main : slot.keys.get(subKey);
     // same acceptance as keyFor for keys without a related target (the only ones that ask)
     if (cached === null || cached === undefined) return false;
-    return !engine.alerts.has(cached.fingerprint);
+    if (cached.cell === null || cached.cellEpoch !== engine.cellEpoch) {
+      cached.cell = cellFor(engine, cached.fingerprint);
+      cached.cellEpoch = engine.cellEpoch;
+    }
+    return cached.cell.record === null;
   }
 }
 const probe = new QuietProbe();
@@ -266,6 +272,8 @@ function keyFor(data: TargetData, slot: RuleSlot, finding: Measure): KeyEntry {
     labels,
     fingerprint: fingerprintOf(rule.kind, labels),
     targetIds: related === null ? [spec.id] : [spec.id, related],
+    cell: null,
+    cellEpoch: -1,
   };
   if (subKey === "") slot.main = entry;
   else {
@@ -282,11 +290,11 @@ function sweep(state: MonitorState, plan: RulePlan, nowMs: number, out: AlertPay
     const rule = plan.byId.get(record.ruleId);
     if (rule === undefined || !stillConfigured(state, record, rule)) {
       resolve(engine, record, nowMs, out, "rule_removed");
-      engine.alerts.delete(record.fingerprint);
+      dropRecord(engine, record.fingerprint);
       continue;
     }
     advance(engine, record, rule, nowMs, out);
-    if (isDisposable(record, rule, nowMs)) engine.alerts.delete(record.fingerprint);
+    if (isDisposable(record, rule, nowMs)) dropRecord(engine, record.fingerprint);
   }
 }
 

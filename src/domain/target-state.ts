@@ -1,6 +1,6 @@
 // Per-target data the detectors read: last good snapshot, latest price, bounded history, consecutive failures.
 import type { PmError } from "../errors.js";
-import type { AlertKey } from "./alert-engine.js";
+import type { AlertCell, AlertKey } from "./alert-engine.js";
 import type { PollObservation } from "./observation.js";
 import { parseDecimalPrice, type ScaledPrice } from "./price.js";
 import { PriceHistory } from "./price-history.js";
@@ -27,6 +27,9 @@ export type Snapshot =
 /** Cached identity of one alert key of a target: labels, fingerprint and targets under a given rule config. */
 export interface KeyEntry extends AlertKey {
   readonly rule: RuleConfig;
+  /** The fingerprint's record cell in the engine (null = not fetched yet), valid for engine.cellEpoch === cellEpoch. */
+  cell: AlertCell | null;
+  cellEpoch: number;
 }
 
 /**

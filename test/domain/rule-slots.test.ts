@@ -2,7 +2,13 @@
 // a new rules array or a new spec rebuilds them, and overrides always apply to the right key.
 import { describe, expect, it } from "vitest";
 import type { AlertPayload } from "../../src/domain/events.js";
-import { createMonitorState, observe, tick, type MonitorState } from "../../src/domain/monitor.js";
+import {
+  createMonitorState,
+  observe,
+  restoreAnnounced,
+  tick,
+  type MonitorState,
+} from "../../src/domain/monitor.js";
 import type { RuleConfig } from "../../src/domain/rules.js";
 import { BTC_OFF, ETH_OFF, T0, obs, pairPrice, rule } from "./helpers.js";
 
@@ -76,5 +82,36 @@ describe("rule slots", () => {
     expect(step(state, rules, T0, 3, BTC_OFF)).toEqual([]);
     const copy = { ...BTC_OFF };
     expect(step(state, rules, T0 + 1000, 2, copy).map((t) => t.threshold)).toEqual([2]);
+  });
+});
+
+describe("alert record cells", () => {
+  // Two targets of one pair and entry type share labels, hence fingerprints: a calm measure of one
+  // must still reach the record the other created (it is not "quiet"), however often it is re-created.
+  it("a record created through another target's key is seen by every key with that fingerprint", () => {
+    const state = createMonitorState();
+    const rules = [low({ threshold: 3 })];
+    const twap = { ...BTC_OFF, id: "offchain:BTC/USD:twap", aggregation: "twap" as const };
+    const statuses = (t: readonly AlertPayload[]): string[] => t.map((x) => x.status);
+    expect(statuses(step(state, rules, T0, 2, BTC_OFF))).toEqual(["firing"]);
+    expect(statuses(step(state, rules, T0 + 100, 5, twap))).toEqual(["resolved"]);
+    for (let i = 1; i <= 3; i++) {
+      const at = T0 + i * 1000;
+      expect(tick(state, rules, at).transitions).toEqual([]);
+      expect(statuses(step(state, rules, at + 10, 2, BTC_OFF))).toEqual(["firing"]);
+      expect(statuses(step(state, rules, at + 20, 5, twap))).toEqual(["resolved"]);
+    }
+  });
+
+  it("records restored into a live state are seen by cached keys", () => {
+    const state = createMonitorState();
+    const rules = [low({ threshold: 3 })];
+    const fired = step(state, rules, T0, 2);
+    expect(fired.map((t) => t.status)).toEqual(["firing"]);
+    expect(step(state, rules, T0 + 1000, 5).map((t) => t.status)).toEqual(["resolved"]);
+    expect(tick(state, rules, T0 + 1500).transitions).toEqual([]);
+    // the key is cached and has no record; a journal replay brings the firing alert back
+    restoreAnnounced(state, fired);
+    expect(step(state, rules, T0 + 2000, 5).map((t) => t.status)).toEqual(["resolved"]);
   });
 });
