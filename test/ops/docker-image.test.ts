@@ -79,7 +79,7 @@ describe("Dockerfile (emulated: no docker engine here)", () => {
   it("runs node under tini from Debian's path, as a non-root user, with a state volume", () => {
     expect(runtimeStage.find((i) => i.op === "RUN")?.args).toMatch(/apt-get install .*\btini\b/);
     expect(runtimeStage.find((i) => i.op === "ENTRYPOINT")?.args).toBe(
-      '["/usr/bin/tini", "--", "node", "dist/src/main.js"]',
+      '["/usr/bin/tini", "--", "node", "--heap-growing-percent=25", "dist/src/main.js"]',
     );
     expect(runtimeStage.find((i) => i.op === "USER")?.args).toBe("node");
     expect(runtimeStage.find((i) => i.op === "VOLUME")?.args).toContain("/var/lib/pragma-monitor");
