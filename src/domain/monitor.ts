@@ -76,11 +76,13 @@ export function observe(
 ): Evaluation {
   const plan = planFor(rules);
   const data = ensureTarget(state.targets, observation.target, retentionFor(plan, observation.target));
-  const out: AlertPayload[] = [];
   if (observation.kind === "history") {
     data.history?.insertAll(observation.points);
-    return { state, transitions: out };
+    return { state, transitions: NO_TRANSITIONS };
   }
+  // Transitions collect in a reused scratch array (evaluation is synchronous, never re-entered).
+  const out = scratch;
+  out.length = 0; // nothing left over should a previous call have thrown
   applyPoll(data, observation);
   const ok = observation.result.ok;
   const slots = targetPlanOf(plan, data).slots;
@@ -91,7 +93,18 @@ export function observe(
     evaluate(state, data, slot, nowMs, out);
   }
   if (ok && observation.kind === "offchain") reevaluateOnchainPartners(state, plan, data, nowMs, out);
-  return { state, transitions: out };
+  return { state, transitions: takeScratch() };
+}
+
+const scratch: AlertPayload[] = [];
+const NO_TRANSITIONS: readonly AlertPayload[] = Object.freeze([]);
+
+// The transitions collected in the scratch array as a fresh array (none: a shared frozen empty one); scratch emptied.
+function takeScratch(): readonly AlertPayload[] {
+  if (scratch.length === 0) return NO_TRANSITIONS;
+  const taken = scratch.slice();
+  scratch.length = 0;
+  return taken;
 }
 
 /** Time-driven work with no new data: pending→firing after `for`, repeat reminders, staleness growing, hold-down expiry. Called ~every second. */

@@ -28,32 +28,37 @@ export function detectComponentDeviation(
   const settings = quiet === undefined ? settingsFor(rule, key) : quiet.settings;
   const observedAtMs = data.observedAtMs;
   // Calm and alert-free is the steady state: proven on doubles, it costs no bigint division and no allocation.
-  const calm = (price: ScaledPrice, subKey: string): boolean =>
-    quiet !== undefined &&
-    settings.direction === "above" &&
-    changeProvablyBelow(aggregate, price, settings.threshold) &&
-    quiet.isQuiet(subKey);
-  const findings: Measure[] = [];
+  const provable = quiet !== undefined && settings.direction === "above";
+  const threshold = settings.threshold;
+  let findings: Measure[] | null = null;
   let components = 0;
   if (snapshot.kind === "offchain") {
-    for (const component of snapshot.value.components) {
+    const list = snapshot.value.components;
+    for (let i = 0; i < list.length; i++) {
+      const component = list[i]!;
       components++;
       const subKey = component.source;
-      if (calm(component.price, subKey)) continue;
+      if (provable && changeProvablyBelow(aggregate, component.price, threshold) && quiet.isQuiet(subKey))
+        continue;
       const labels = { source: component.source };
-      findings.push(deviation(key, subKey, labels, component.price, aggregate, settings, observedAtMs));
+      (findings ??= []).push(
+        deviation(key, subKey, labels, component.price, aggregate, settings, observedAtMs),
+      );
     }
   } else if (snapshot.kind === "onchain") {
-    for (const entry of snapshot.value.components) {
+    const list = snapshot.value.components;
+    for (let i = 0; i < list.length; i++) {
+      const entry = list[i]!;
       components++;
       const subKey = `${entry.publisher}\u001f${entry.source}`;
-      if (calm(entry.price, subKey)) continue;
+      if (provable && changeProvablyBelow(aggregate, entry.price, threshold) && quiet.isQuiet(subKey))
+        continue;
       const labels = { publisher: entry.publisher, source: entry.source };
-      findings.push(deviation(key, subKey, labels, entry.price, aggregate, settings, observedAtMs));
+      (findings ??= []).push(deviation(key, subKey, labels, entry.price, aggregate, settings, observedAtMs));
     }
   }
   if (components === 0) return noData("no components");
-  return findings.length === 0 ? NO_FINDINGS : findings;
+  return findings === null ? NO_FINDINGS : findings;
 }
 
 function deviation(
