@@ -1,6 +1,9 @@
 // WebSocket fan-out bench: the product's hub + WS server vs a bare `ws` broadcast of pre-serialised frames, 1 000 clients in a child process.
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { availableParallelism } from "node:os";
 import pino from "pino";
 import { Registry } from "prom-client";
 import { WebSocketServer } from "ws";
@@ -23,6 +26,32 @@ export interface WsFanoutOptions {
   /** Paced events for the latency phase (every 50 ms). */
   readonly paced: number;
   readonly rounds: number;
+  /** Client implementation in the child: "socket" (minimal reader, the default) or "ws" (the `ws` library). */
+  readonly reader: "socket" | "ws";
+  /** Pin this process (the server) to CPU 0 and the clients' process to CPU 1 when there are ≥ 2 CPUs. */
+  readonly pin: boolean;
+}
+
+/** CPUs this process may use, read once: pinning changes what `availableParallelism()` reports afterwards. */
+const CPUS = availableParallelism();
+
+/** Run-queue wait of this process's main thread so far, in ms (`/proc/self/schedstat`, field 2); NaN if unavailable. */
+function runQueueWaitMs(): number {
+  try {
+    return Number(readFileSync("/proc/self/schedstat", "latin1").split(" ")[1]) / 1e6;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** Set the CPU affinity of every thread of `pid` (Linux `taskset`); false when unavailable. */
+function pinTo(pid: number, cpus: string): boolean {
+  try {
+    execFileSync("taskset", ["-a", "-p", "-c", cpus, String(pid)], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 const nowMs = (): number => performance.timeOrigin + performance.now();
@@ -114,17 +143,35 @@ async function bareServer(): Promise<FanoutServer> {
   };
 }
 
+/** One run of one server: burst throughput, paced latencies and the CPU each side used in the paced phase. */
+interface Run {
+  readonly deliveriesPerS: number;
+  readonly latenciesMs: readonly number[];
+  readonly lost: number;
+  /** CPU of the clients' process in the paced phase, % of one core. */
+  readonly clientCpuPct: number;
+  /** Event-loop utilisation of the clients' process in the paced phase. */
+  readonly clientElu: number;
+  /** CPU of this (server) process in the paced phase, % of one core. */
+  readonly serverCpuPct: number;
+  /** Paced phase: ms per event the server's / the clients' main thread waited, runnable, for a CPU. */
+  readonly serverWaitMsPerEvent: number;
+  readonly clientWaitMsPerEvent: number;
+}
+
 /** Burst throughput (deliveries/s) and paced latencies of one server with the clients in a child. */
-async function measure(
-  make: () => Promise<FanoutServer>,
-  options: WsFanoutOptions,
-): Promise<{ deliveriesPerS: number; latenciesMs: readonly number[]; lost: number }> {
+async function measure(make: () => Promise<FanoutServer>, options: WsFanoutOptions): Promise<Run> {
   const server = await make();
   const { child } = await forkChild<{ ready: number }>(
     "ws-clients-child",
-    [server.url, String(options.clients), server.subscribe ? "subscribe" : "raw"],
+    [server.url, String(options.clients), server.subscribe ? "subscribe" : "raw", "10", options.reader],
     60_000,
   );
+  const pinned = options.pin && CPUS >= 2 && child.pid !== undefined;
+  if (pinned) {
+    pinTo(process.pid, "0");
+    pinTo(child.pid, "1");
+  }
   try {
     const burstDone = ask<PhaseReport>(
       child,
@@ -145,15 +192,31 @@ async function measure(
       40_000,
     );
     await sleep(50);
+    const cpuStart = process.cpuUsage();
+    const wallStart = performance.now();
+    const waitStart = runQueueWaitMs();
     for (let i = 0; i < options.paced; i++) {
       server.publish(i);
       await sleep(50);
     }
     const paced = await pacedDone;
+    const serverWaitMs = runQueueWaitMs() - waitStart;
+    const cpu = process.cpuUsage(cpuStart);
+    const serverCpuPct = ((cpu.user + cpu.system) / 1000 / (performance.now() - wallStart)) * 100;
     const lost =
       options.burst * options.clients - burst.received + options.paced * options.clients - paced.received;
-    return { deliveriesPerS, latenciesMs: paced.latenciesMs, lost };
+    return {
+      deliveriesPerS,
+      latenciesMs: paced.latenciesMs,
+      lost,
+      clientCpuPct: (paced.cpuMs / paced.wallMs) * 100,
+      clientElu: paced.elu,
+      serverCpuPct,
+      serverWaitMsPerEvent: serverWaitMs / options.paced,
+      clientWaitMsPerEvent: paced.runQueueWaitMs / options.paced,
+    };
   } finally {
+    if (pinned) pinTo(process.pid, `0-${CPUS - 1}`);
     await stopChild(child);
     await server.close();
   }
@@ -161,38 +224,76 @@ async function measure(
 
 /** Interleaved rounds of product and bare; medians of throughput, pooled latencies of the product. */
 export async function runWsFanoutBench(options: WsFanoutOptions): Promise<BenchResult> {
-  const product: number[] = [];
-  const bare: number[] = [];
-  const productLatencies: number[] = [];
-  const bareLatencies: number[] = [];
-  let lost = 0;
+  const runs = { product: [] as Run[], bare: [] as Run[] };
   for (let round = 0; round < options.rounds; round++) {
-    const order = round % 2 === 0 ? ["product", "bare"] : ["bare", "product"];
-    for (const which of order) {
-      const run = await measure(which === "product" ? productServer : bareServer, options);
-      (which === "product" ? product : bare).push(run.deliveriesPerS);
-      (which === "product" ? productLatencies : bareLatencies).push(...run.latenciesMs);
-      if (which === "product") lost += run.lost;
-    }
+    const order = round % 2 === 0 ? (["product", "bare"] as const) : (["bare", "product"] as const);
+    for (const which of order)
+      runs[which].push(await measure(which === "product" ? productServer : bareServer, options));
   }
-  const ratio = median(product) / median(bare);
+  const pooled = (list: readonly Run[]): number[] => list.flatMap((run) => run.latenciesMs);
+  const mid = (list: readonly Run[], pick: (run: Run) => number): number => median(list.map(pick));
+  const productLatencies = pooled(runs.product);
+  const bareLatencies = pooled(runs.bare);
+  const ratio = mid(runs.product, (r) => r.deliveriesPerS) / mid(runs.bare, (r) => r.deliveriesPerS);
   const p99 = percentile(productLatencies, 99);
+  const offered = (1000 / 50) * options.clients;
+  const pinned = options.pin && CPUS >= 2;
   return {
     name: "ws",
     title: `WebSocket fan-out to ${options.clients.toLocaleString("en-US")} subscribers (clients in a child process)`,
     method: [
       `product = createEventHub (journal, seq) + createWsServer (subscribe filter, encode once per event); bare = ws WebSocketServer sending one JSON.stringify'd buffer per event to every client`,
-      `throughput: burst of ${options.burst} alert events (5 per macrotask), deliveries/s until the last client frame; latency: ${options.paced} events at 20/s, sentAt embedded in the event, sampled on every 10th client`,
-      `${options.rounds} interleaved rounds (alternating order), medians; the 2-core box runs server and 1 000 clients at once, so both sides share the same client-side limit`,
+      `throughput: burst of ${options.burst} alert events (5 per macrotask), deliveries/s until the last client frame; latency: ${options.paced} events at 20/s (${offered.toLocaleString("en-US")} deliveries/s offered), sentAt stamped before publish (so it includes the whole send loop), read on every 10th client`,
+      options.reader === "socket"
+        ? `clients: one child process of minimal RFC 6455 readers on raw sockets (time taken as the read callback starts, headers parsed in place); with \`ws\` clients (--ws-client) their parser and events run before the timestamp, so the clients' own backlog is timed too`
+        : `clients: one child process of \`ws\` library clients (their per-frame JS cost is part of the measured tail)`,
+      pinned
+        ? `server (this process) pinned to CPU 0, clients' process to CPU 1 (taskset): two client processes would have to share the server's core on this 2-core box`
+        : `no CPU pinning`,
+      `${options.rounds} interleaved rounds (alternating order), medians; latencies pooled over rounds`,
     ],
     figures: [
-      { label: "product throughput", value: median(product), unit: "deliveries/s" },
-      { label: "bare ws throughput", value: median(bare), unit: "deliveries/s" },
+      {
+        label: "product throughput",
+        value: mid(runs.product, (r) => r.deliveriesPerS),
+        unit: "deliveries/s",
+      },
+      { label: "bare ws throughput", value: mid(runs.bare, (r) => r.deliveriesPerS), unit: "deliveries/s" },
       { label: "product latency p50", value: percentile(productLatencies, 50), unit: "ms" },
       { label: "product latency p99", value: p99, unit: "ms" },
       { label: "bare latency p50", value: percentile(bareLatencies, 50), unit: "ms" },
       { label: "bare latency p99", value: percentile(bareLatencies, 99), unit: "ms" },
-      { label: "product frames lost (clients closed as slow)", value: lost, unit: "" },
+      {
+        label: "paced: product server CPU",
+        value: mid(runs.product, (r) => r.serverCpuPct),
+        unit: "% of a core",
+      },
+      { label: "paced: bare server CPU", value: mid(runs.bare, (r) => r.serverCpuPct), unit: "% of a core" },
+      {
+        label: "paced: clients' CPU (product)",
+        value: mid(runs.product, (r) => r.clientCpuPct),
+        unit: "% of a core",
+      },
+      {
+        label: "paced: clients' event-loop utilisation (product)",
+        value: mid(runs.product, (r) => r.clientElu) * 100,
+        unit: "%",
+      },
+      {
+        label: "paced: server waiting for a CPU (product)",
+        value: mid(runs.product, (r) => r.serverWaitMsPerEvent),
+        unit: "ms per event",
+      },
+      {
+        label: "paced: clients waiting for a CPU (product)",
+        value: mid(runs.product, (r) => r.clientWaitMsPerEvent),
+        unit: "ms per event",
+      },
+      {
+        label: "product frames lost (clients closed as slow)",
+        value: runs.product.reduce((sum, run) => sum + run.lost, 0),
+        unit: "",
+      },
     ],
     checks: [
       atLeast("throughput vs bare ws", ratio, 0.8, "×"),
@@ -209,6 +310,8 @@ export function main(args: readonly string[] = []): Promise<BenchResult> {
     burst: quick ? 100 : 200,
     paced: quick ? 40 : 100,
     rounds: quick ? 1 : 2,
+    reader: args.includes("--ws-client") ? "ws" : "socket",
+    pin: !args.includes("--no-pin"),
   });
 }
 
