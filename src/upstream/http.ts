@@ -1,6 +1,6 @@
 // HTTP transport of the upstream client: GET with per-attempt timeout, abort, bounded body, typed errors and retries.
 import { setTimeout as sleepFor } from "node:timers/promises";
-import { request, type Dispatcher } from "undici";
+import type { Dispatcher } from "undici";
 import { PmError, type PmErrorDetails } from "../errors.js";
 import { describeErrorBody, parseRetryAfterMs, parseUpstreamErrorBody } from "./error-body.js";
 import { retryDelayMs, type RetryPolicy } from "./retry.js";
@@ -73,7 +73,14 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
   };
 }
 
-/** One HTTP attempt: request, read the body (always consumed or destroyed), classify, decode, observe. */
+/**
+ * One HTTP attempt: request, read the body (always consumed or aborted), classify, decode, observe.
+ *
+ * Runs on undici's `dispatch()` handler API rather than `request()`: no Readable body stream, no async
+ * iterator, no per-attempt AbortController and no AsyncResource, which were a large share of the CPU of a
+ * daemon polling 500 targets every second. The deadline and the caller's signal abort the request through
+ * undici's own dispatch controller.
+ */
 async function attemptOnce<T>(
   options: HttpTransportOptions,
   req: GetRequest<T>,
@@ -81,28 +88,14 @@ async function attemptOnce<T>(
   callerSignal: AbortSignal | undefined,
 ): Promise<T> {
   const { endpoint } = req;
-  const controller = new AbortController();
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    controller.abort();
-  }, timeoutMs);
-  const onCallerAbort = (): void => controller.abort();
-  callerSignal?.addEventListener("abort", onCallerAbort, { once: true });
   const attemptStartMs = options.nowMs();
-  let status: number | null = null;
+  const progress: AttemptProgress = { status: null };
   let errorCode: string | null = null;
   try {
-    const response = await request(req.url, {
-      method: "GET",
-      headers: req.headers,
-      dispatcher: options.dispatcher,
-      signal: controller.signal,
-    });
-    status = response.statusCode;
+    const response = await dispatchGet(options, req, timeoutMs, callerSignal, progress);
+    const { status } = response;
     if (status >= 200 && status < 300) {
-      const { text, truncated } = await readBody(response.body, options.maxBodyBytes);
-      if (truncated) {
+      if (response.truncated) {
         throw new PmError(
           "PM_ERR_UPSTREAM_DECODE",
           `${endpoint}: body: larger than ${options.maxBodyBytes} bytes`,
@@ -111,17 +104,16 @@ async function attemptOnce<T>(
           },
         );
       }
-      return req.decode(text);
+      return req.decode(response.text);
     }
-    const { text } = await readBody(response.body, MAX_ERROR_BODY_BYTES);
-    throw httpError(endpoint, status, text, response.headers["retry-after"], options.epochMs());
+    throw httpError(endpoint, status, response.text, response.retryAfter, options.epochMs());
   } catch (error) {
     const failure =
       callerSignal?.aborted === true
         ? abortedError(endpoint, callerSignal.reason)
         : error instanceof PmError
           ? error
-          : timedOut
+          : error instanceof AttemptTimeout
             ? new PmError(
                 "PM_ERR_UPSTREAM_TIMEOUT",
                 `${endpoint}: no complete response within ${timeoutMs} ms`,
@@ -135,29 +127,128 @@ async function attemptOnce<T>(
     errorCode = failure.code;
     throw failure;
   } finally {
-    clearTimeout(timer);
-    callerSignal?.removeEventListener("abort", onCallerAbort);
-    observe(options.observer, endpoint, options.nowMs() - attemptStartMs, status, errorCode);
+    observe(options.observer, endpoint, options.nowMs() - attemptStartMs, progress.status, errorCode);
   }
 }
 
-/** Read a response body up to `maxBytes`; beyond that the stream is destroyed and `truncated` set. */
-async function readBody(
-  body: Dispatcher.ResponseData["body"],
-  maxBytes: number,
-): Promise<{ text: string; truncated: boolean }> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > maxBytes) {
-      body.destroy();
-      return { text: Buffer.concat(chunks).toString("utf8"), truncated: true };
+/** What an attempt got before it settled: the final status, once its headers came. */
+interface AttemptProgress {
+  status: number | null;
+}
+
+/** A response read (up to its cap) by dispatchGet. */
+interface RawResponse {
+  readonly status: number;
+  readonly text: string;
+  /** The body was larger than its cap: `text` holds what came before the chunk that crossed it. */
+  readonly truncated: boolean;
+  readonly retryAfter: string | string[] | undefined;
+}
+
+/** Why an attempt was aborted by its own deadline (classified as PM_ERR_UPSTREAM_TIMEOUT). */
+class AttemptTimeout extends Error {
+  override readonly name = "AttemptTimeout";
+}
+
+/** Why an attempt was aborted by the caller's signal (classified as PM_ERR_ABORTED). */
+class CallerAbort extends Error {
+  override readonly name = "CallerAbort";
+}
+
+/**
+ * GET `req.url` and read the body up to its cap (`maxBodyBytes` for a 2xx, MAX_ERROR_BODY_BYTES otherwise;
+ * beyond it the request is aborted, so the socket is never left with an unread body). Rejects with undici's
+ * error, an AttemptTimeout after `timeoutMs` (headers and whole body) or a CallerAbort when the caller's
+ * signal fires; an abort settles at once, even while the request still waits in undici's queue, and aborts
+ * the request as soon as undici hands over its controller. `progress.status` is set when the final
+ * response's headers arrive (so a failure mid-body still reports its status).
+ */
+function dispatchGet(
+  options: HttpTransportOptions,
+  req: GetRequest<unknown>,
+  timeoutMs: number,
+  callerSignal: AbortSignal | undefined,
+  progress: AttemptProgress,
+): Promise<RawResponse> {
+  return new Promise<RawResponse>((resolve, reject) => {
+    let controller: Dispatcher.DispatchController | null = null;
+    let pendingAbort: Error | null = null;
+    let settled = false;
+    let status = 0;
+    let retryAfter: string | string[] | undefined;
+    let maxBytes = options.maxBodyBytes;
+    const chunks: Buffer[] = [];
+    let size = 0;
+
+    const settle = (): boolean => {
+      if (settled) return false;
+      settled = true;
+      clearTimeout(timer);
+      callerSignal?.removeEventListener("abort", onCallerAbort);
+      return true;
+    };
+    const abortWith = (reason: Error): void => {
+      if (!settle()) return;
+      if (controller === null) pendingAbort = reason;
+      else controller.abort(reason);
+      reject(reason);
+    };
+    const bodyText = (): string =>
+      chunks.length === 1 ? chunks[0]!.toString("utf8") : Buffer.concat(chunks).toString("utf8");
+    const onCallerAbort = (): void => abortWith(new CallerAbort("aborted by the caller"));
+    const timer = setTimeout(
+      () => abortWith(new AttemptTimeout(`no complete response within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
+    callerSignal?.addEventListener("abort", onCallerAbort, { once: true });
+
+    const handler: Dispatcher.DispatchHandler = {
+      onRequestStart(dispatchController) {
+        controller = dispatchController;
+        if (pendingAbort !== null) dispatchController.abort(pendingAbort);
+      },
+      onResponseStart(_controller, statusCode, headers) {
+        // 1xx informational responses precede the real one
+        if (statusCode < 200) return;
+        status = statusCode;
+        progress.status = statusCode;
+        if (statusCode >= 300) {
+          maxBytes = MAX_ERROR_BODY_BYTES;
+          retryAfter = headers["retry-after"];
+        }
+      },
+      onResponseData(dispatchController, chunk) {
+        if (settled) return;
+        size += chunk.length;
+        if (size <= maxBytes) {
+          chunks.push(chunk);
+          return;
+        }
+        const text = bodyText();
+        settle();
+        dispatchController.abort(new Error(`response body larger than ${maxBytes} bytes`));
+        resolve({ status, text, truncated: true, retryAfter });
+      },
+      onResponseEnd() {
+        if (settle()) resolve({ status, text: bodyText(), truncated: false, retryAfter });
+      },
+      onResponseError(_controller, error) {
+        if (settle()) reject(error);
+      },
+    };
+
+    let url: URL;
+    try {
+      url = new URL(req.url);
+    } catch (error) {
+      if (settle()) reject(error instanceof Error ? error : new Error(String(error)));
+      return;
     }
-    chunks.push(chunk);
-  }
-  const text = chunks.length === 1 ? chunks[0]!.toString("utf8") : Buffer.concat(chunks).toString("utf8");
-  return { text, truncated: false };
+    options.dispatcher.dispatch(
+      { origin: url.origin, path: url.pathname + url.search, method: "GET", headers: req.headers },
+      handler,
+    );
+  });
 }
 
 /** The PM_ERR_UPSTREAM_HTTP error of a non-2xx response; 5xx and 429 are retryable. */
