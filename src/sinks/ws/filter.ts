@@ -36,14 +36,40 @@ export interface FilterView {
 const toSet = (names: readonly string[]): ReadonlySet<string> | null =>
   names.length === 0 ? null : new Set(names);
 
+/** Interned filters by content, held weakly: a filter goes once no client uses it. */
+const interned = new Map<string, WeakRef<SubscriptionFilter>>();
+const forget = new FinalizationRegistry<string>((key) => {
+  if (interned.get(key)?.deref() === undefined) interned.delete(key);
+});
+
+/**
+ * The one shared object for this filter's content, so clients with identical filters hold the same object
+ * and the fan-out evaluates a filter once per event for all of them. Filters are never mutated.
+ */
+export function internFilter(filter: SubscriptionFilter): SubscriptionFilter {
+  const sorted = (names: ReadonlySet<string> | null): string[] | null =>
+    names === null ? null : [...names].sort();
+  const key = JSON.stringify([
+    sorted(filter.channels),
+    sorted(filter.pairs),
+    sorted(filter.rules),
+    filter.minSeverity,
+  ]);
+  const existing = interned.get(key)?.deref();
+  if (existing !== undefined) return existing;
+  interned.set(key, new WeakRef(filter));
+  forget.register(filter, key);
+  return filter;
+}
+
 /** Subscribe adds channels; `pairs`, `rules` and `minSeverity` replace the current value when given. */
 export function applySubscribe(filter: SubscriptionFilter, message: SubscribeMessage): SubscriptionFilter {
-  return {
+  return internFilter({
     channels: new Set([...filter.channels, ...message.channels]),
     pairs: message.pairs === undefined ? filter.pairs : toSet(message.pairs),
     rules: message.rules === undefined ? filter.rules : toSet(message.rules),
     minSeverity: message.minSeverity ?? filter.minSeverity,
-  };
+  });
 }
 
 /**
@@ -62,7 +88,7 @@ export function applyUnsubscribe(
   if (typeof pairs === "string") return { ok: false, message: pairs };
   const rules = remove("rules", filter.rules, message.rules);
   if (typeof rules === "string") return { ok: false, message: rules };
-  return { ok: true, filter: { channels, pairs, rules, minSeverity: filter.minSeverity } };
+  return { ok: true, filter: internFilter({ channels, pairs, rules, minSeverity: filter.minSeverity }) };
 }
 
 function remove(

@@ -8,7 +8,7 @@ import type { BusEvent } from "../../domain/events.js";
 import type { Metrics } from "../../metrics.js";
 import type { EventSource } from "../../pipeline/event-hub.js";
 import { presentedToken, createTokenCheck } from "./auth.js";
-import { matchesEvent } from "./filter.js";
+import { matchesEvent, type SubscriptionFilter } from "./filter.js";
 import { createEventEncoder } from "./frames.js";
 import { PROTOCOL_VERSION } from "./protocol.js";
 import { handleMessage, type RequestContext } from "./requests.js";
@@ -131,8 +131,15 @@ export function createWsServer(options: WsServerOptions): WsServer {
     let frame: Buffer | undefined;
     let sent = 0;
     const seq = event.type === "price" ? null : event.seq;
+    // filters are interned, so clients with identical filters share one evaluation per event
+    let lastFilter: SubscriptionFilter | null = null;
+    let matches = false;
     for (const session of sessions) {
-      if (!matchesEvent(session.filter, event)) continue;
+      if (session.filter !== lastFilter) {
+        lastFilter = session.filter;
+        matches = matchesEvent(lastFilter, event);
+      }
+      if (!matches) continue;
       if (seq !== null) {
         if (seq <= session.lastSeq) continue;
         session.lastSeq = seq;
@@ -140,6 +147,7 @@ export function createWsServer(options: WsServerOptions): WsServer {
       frame ??= encodeEvent(event);
       if (session.send(frame)) sent += 1;
     }
+    // counted once per event, not per client
     if (sent > 0) metrics.wsMessagesOut.inc({ type: event.type }, sent);
   };
   const subscription = source.events$.subscribe({ next: fanOut });

@@ -33,6 +33,9 @@ export interface Session {
   close(code: number, reason: string): void;
 }
 
+/** `WebSocket#send` options of every server frame: one constant object, not one per send. */
+const SEND_OPTIONS = { binary: false, compress: false } as const;
+
 /** Create the state of one accepted connection; sends beyond `maxBufferedBytes` close it with 1013. */
 export function createSession(options: {
   readonly id: number;
@@ -68,7 +71,7 @@ export function createSession(options: {
         session.close(CLOSE_TRY_AGAIN_LATER, "slow consumer");
         return false;
       }
-      socket.send(data, { binary: false, compress: false });
+      socket.send(data, SEND_OPTIONS);
       return true;
     },
     reply(frame) {

@@ -14,6 +14,29 @@ import { alert, PAIRS, RULES, tick } from "./harness.js";
 
 const known = { pairs: new Set(PAIRS), rules: new Set(RULES) };
 
+describe("filter interning", () => {
+  const message = (extra: object) => ({
+    op: "subscribe" as const,
+    id: null,
+    channels: ["alerts" as const],
+    ...extra,
+  });
+
+  it("gives clients with the same filter content one shared object, whatever the order of names", () => {
+    const a = applySubscribe(EMPTY_FILTER, message({ pairs: ["BTC/USD", "ETH/USD"] }));
+    const b = applySubscribe(EMPTY_FILTER, message({ pairs: ["ETH/USD", "BTC/USD"] }));
+    expect(b).toBe(a);
+    expect(applySubscribe(EMPTY_FILTER, message({ pairs: ["BTC/USD"] }))).not.toBe(a);
+    expect(applySubscribe(EMPTY_FILTER, message({ minSeverity: "critical" }))).not.toBe(
+      applySubscribe(EMPTY_FILTER, message({})),
+    );
+    const narrowed = applyUnsubscribe(a, { op: "unsubscribe", id: null, channels: [], pairs: ["ETH/USD"] });
+    expect(narrowed.ok && narrowed.filter).toBe(
+      applySubscribe(EMPTY_FILTER, message({ pairs: ["BTC/USD"] })),
+    );
+  });
+});
+
 describe("parseClientMessage", () => {
   it.each([
     ['{"op":"ping","id":"4"}', { op: "ping", id: "4" }],
