@@ -1,5 +1,5 @@
 // Bounded, time-ordered price history of one target: a ring buffer covering the longest configured window.
-import type { ScaledPrice } from "./price.js";
+import { ScaledPrice } from "./price.js";
 
 /** Points a history holds at most; spacing between kept points grows with the window so the ring covers it. */
 export const HISTORY_CAPACITY = 1024;
@@ -10,19 +10,40 @@ export interface HistoryPoint {
   readonly price: ScaledPrice;
 }
 
-/** Ring buffer of prices ordered by time; memory is fixed at creation. */
+const TWO_128 = 1n << 128n;
+const INITIAL_SLOTS = 64;
+const IN_OBJECTS = 255;
+
+/**
+ * Ring buffer of prices ordered by time; memory is fixed at creation. Prices are kept exactly in typed
+ * arrays (two 64-bit limbs and the scale, or the object itself for the rare negative / ≥ 2^128 raw value)
+ * next to their nearest double, so appends allocate nothing that outlives the call and old prices do not
+ * pile up in the old generation. priceAt rebuilds an equal ScaledPrice; approxAt reads the double.
+ */
 export class PriceHistory {
+  /** Points held at most; the arrays start smaller and double up to this as the history fills. */
   readonly capacity: number;
-  readonly #timesMs: Float64Array;
-  readonly #prices: (ScaledPrice | undefined)[];
+  #timesMs: Float64Array;
+  #approx: Float64Array;
+  #lo: BigUint64Array;
+  #hi: BigUint64Array;
+  /** Scale of each slot; 255 = the price is held in #objects. */
+  #decimals: Uint8Array;
+  #objects: (ScaledPrice | undefined)[] | null = null;
+  /** Allocated slots (≤ capacity). */
+  #slots: number;
   #start = 0;
   #size = 0;
   #retainMs: number;
 
   constructor(retainMs: number, capacity = HISTORY_CAPACITY) {
     this.capacity = Math.max(4, capacity);
-    this.#timesMs = new Float64Array(this.capacity);
-    this.#prices = new Array<ScaledPrice | undefined>(this.capacity);
+    this.#slots = Math.min(this.capacity, INITIAL_SLOTS);
+    this.#timesMs = new Float64Array(this.#slots);
+    this.#approx = new Float64Array(this.#slots);
+    this.#lo = new BigUint64Array(this.#slots);
+    this.#hi = new BigUint64Array(this.#slots);
+    this.#decimals = new Uint8Array(this.#slots);
     this.#retainMs = retainMs;
   }
 
@@ -41,12 +62,24 @@ export class PriceHistory {
 
   /** Time of the i-th oldest point. */
   timeAt(index: number): number {
-    return this.#timesMs[(this.#start + index) % this.capacity] ?? Number.NaN;
+    return this.#timesMs[(this.#start + index) % this.#slots] ?? Number.NaN;
   }
 
-  /** Price of the i-th oldest point. */
+  /** Price of the i-th oldest point (an equal, fresh ScaledPrice), or undefined outside the history. */
   priceAt(index: number): ScaledPrice | undefined {
-    return this.#prices[(this.#start + index) % this.capacity];
+    if (!(index >= 0 && index < this.#size)) return undefined;
+    const slot = (this.#start + index) % this.#slots;
+    const decimals = this.#decimals[slot] ?? IN_OBJECTS;
+    if (decimals === IN_OBJECTS) return this.#objects?.[slot];
+    const hi = this.#hi[slot] ?? 0n;
+    const lo = this.#lo[slot] ?? 0n;
+    return new ScaledPrice(hi === 0n ? lo : (hi << 64n) | lo, decimals);
+  }
+
+  /** The nearest double of the i-th oldest price (ScaledPrice.approx), NaN outside the history. */
+  approxAt(index: number): number {
+    if (!(index >= 0 && index < this.#size)) return Number.NaN;
+    return this.#approx[(this.#start + index) % this.#slots] ?? Number.NaN;
   }
 
   /** Append a newer price; same-time duplicates and points closer than the minimum spacing are skipped. */
@@ -60,10 +93,13 @@ export class PriceHistory {
       }
       if (atMs - lastMs < this.#minSpacingMs() || atMs === lastMs) return;
     }
-    if (this.#size === this.capacity) this.#dropOldest();
-    const slot = (this.#start + this.#size) % this.capacity;
+    if (this.#size === this.#slots) {
+      if (this.#slots < this.capacity) this.#grow();
+      else this.#dropOldest();
+    }
+    const slot = (this.#start + this.#size) % this.#slots;
     this.#timesMs[slot] = atMs;
-    this.#prices[slot] = price;
+    this.#store(slot, price);
     this.#size++;
     this.#evictBefore(atMs - this.#retainMs);
   }
@@ -79,7 +115,7 @@ export class PriceHistory {
     merged.sort((a, b) => a.atMs - b.atMs);
     this.#start = 0;
     this.#size = 0;
-    this.#prices.fill(undefined);
+    this.#objects = null;
     for (const point of merged) this.push(point.atMs, point.price);
   }
 
@@ -109,9 +145,53 @@ export class PriceHistory {
     while (this.#size >= 2 && this.timeAt(1) <= cutoffMs) this.#dropOldest();
   }
 
+  // Double the arrays (up to capacity), oldest point first at slot 0.
+  #grow(): void {
+    const slots = Math.min(this.capacity, this.#slots * 2);
+    const order = (from: Float64Array | BigUint64Array | Uint8Array, to: typeof from): void => {
+      for (let i = 0; i < this.#size; i++) to[i] = from[(this.#start + i) % this.#slots] as never;
+    };
+    const timesMs = new Float64Array(slots);
+    const approx = new Float64Array(slots);
+    const lo = new BigUint64Array(slots);
+    const hi = new BigUint64Array(slots);
+    const decimals = new Uint8Array(slots);
+    order(this.#timesMs, timesMs);
+    order(this.#approx, approx);
+    order(this.#lo, lo);
+    order(this.#hi, hi);
+    order(this.#decimals, decimals);
+    if (this.#objects !== null) {
+      const objects = new Array<ScaledPrice | undefined>(slots);
+      for (let i = 0; i < this.#size; i++) objects[i] = this.#objects[(this.#start + i) % this.#slots];
+      this.#objects = objects;
+    }
+    this.#timesMs = timesMs;
+    this.#approx = approx;
+    this.#lo = lo;
+    this.#hi = hi;
+    this.#decimals = decimals;
+    this.#slots = slots;
+    this.#start = 0;
+  }
+
+  #store(slot: number, price: ScaledPrice): void {
+    this.#approx[slot] = price.approx;
+    const raw = price.raw;
+    if (raw >= 0n && raw < TWO_128 && price.decimals < IN_OBJECTS) {
+      this.#lo[slot] = raw; // ToBigUint64: the low 64 bits
+      this.#hi[slot] = raw >> 64n;
+      this.#decimals[slot] = price.decimals;
+      if (this.#objects !== null) this.#objects[slot] = undefined;
+    } else {
+      this.#decimals[slot] = IN_OBJECTS;
+      (this.#objects ??= new Array<ScaledPrice | undefined>(this.#slots))[slot] = price;
+    }
+  }
+
   #dropOldest(): void {
-    this.#prices[this.#start] = undefined;
-    this.#start = (this.#start + 1) % this.capacity;
+    if (this.#objects !== null) this.#objects[this.#start] = undefined;
+    this.#start = (this.#start + 1) % this.#slots;
     this.#size--;
   }
 }

@@ -103,8 +103,13 @@ export function relativeDeviation(a: ScaledPrice, reference: ScaledPrice): numbe
  * false means "not proven", and the caller falls back to the exact bigint computation.
  */
 export function changeProvablyBelow(from: ScaledPrice, to: ScaledPrice, limit: number): boolean {
-  const x = from.approx;
-  const magnitude = Math.abs((to.approx - x) / Math.abs(x));
+  return approxChangeProvablyBelow(from.approx, to.approx, limit);
+}
+
+/** changeProvablyBelow on the prices' `approx` doubles (e.g. PriceHistory.approxAt); same margin, same guarantee. */
+export function approxChangeProvablyBelow(fromApprox: number, toApprox: number, limit: number): boolean {
+  const x = fromApprox;
+  const magnitude = Math.abs((toApprox - x) / Math.abs(x));
   // NaN and ±Infinity compare false: no proof, exact path.
   return magnitude + 1e-9 * (1 + magnitude) < limit;
 }

@@ -1,6 +1,6 @@
 // price_change: relative move of the latest price against the history point at or just before now − window.
 import { formatPercent, formatSignedPercent, formatWindowMs, toIso } from "../format.js";
-import { changeProvablyBelow, relativeChange } from "../price.js";
+import { approxChangeProvablyBelow, relativeChange } from "../price.js";
 import { settingsFor, targetScopeKey } from "../rule-scope.js";
 import type { TargetData } from "../target-state.js";
 import {
@@ -26,19 +26,20 @@ export function detectPriceChange(
   if (!(data.priceTimestampMs > referenceAtMs)) return noData("price older than window");
   const history = data.history;
   const index = history === null ? -1 : history.indexAtOrBefore(referenceAtMs);
-  const previous = index < 0 ? undefined : history?.priceAt(index);
-  if (history === null || previous === undefined) return noData("history shorter than window");
+  if (history === null || index < 0) return noData("history shorter than window");
   const key = quiet === undefined ? targetScopeKey(data.spec) : quiet.scopeKey;
   const settings = quiet === undefined ? settingsFor(rule, key) : quiet.settings;
-  // Proven calm on doubles (no bigint division, no allocation) when no alert record needs the value.
+  // Proven calm on doubles (no bigint, no allocation: the reference is read as its double) when no alert
+  // record needs the value. A zero reference has no proof (division by zero) and takes the exact path.
   if (
     quiet !== undefined &&
-    previous.raw !== 0n &&
     settings.direction === "above" &&
-    changeProvablyBelow(previous, price, settings.threshold) &&
+    approxChangeProvablyBelow(history.approxAt(index), price.approx, settings.threshold) &&
     quiet.isQuiet("")
   )
     return NO_FINDINGS;
+  const previous = history.priceAt(index);
+  if (previous === undefined) return noData("history shorter than window");
   const change = relativeChange(previous, price);
   if (change === null) return noData("zero reference price");
   const previousAtMs = history.timeAt(index);
