@@ -1,5 +1,8 @@
 // Exact price arithmetic on scaled integers: parsing hex/decimal strings and comparing without floats.
 
+// 10 ** -d for the usual scales (the same doubles, without Math.pow per price).
+const NEG_POW10: readonly number[] = Array.from({ length: 64 }, (_, d) => 10 ** -d);
+
 /** An exact price: an integer `raw` scaled by 10^`decimals`; `text` is its decimal representation. */
 export class ScaledPrice {
   readonly raw: bigint;
@@ -20,7 +23,8 @@ export class ScaledPrice {
 
   /** Nearest double of the price (relative error ≈ 1e-16; ±Infinity or NaN beyond the double range); computed once. */
   get approx(): number {
-    if (Number.isNaN(this.#approx)) this.#approx = Number(this.raw) * 10 ** -this.decimals;
+    if (Number.isNaN(this.#approx))
+      this.#approx = Number(this.raw) * (NEG_POW10[this.decimals] ?? 10 ** -this.decimals);
     return this.#approx;
   }
 
