@@ -184,7 +184,7 @@ function dispatchGet(
       if (settled) return false;
       settled = true;
       clearTimeout(timer);
-      callerSignal?.removeEventListener("abort", onCallerAbort);
+      unwatch?.();
       return true;
     };
     const abortWith = (reason: Error): void => {
@@ -200,7 +200,7 @@ function dispatchGet(
       () => abortWith(new AttemptTimeout(`no complete response within ${timeoutMs} ms`)),
       timeoutMs,
     );
-    callerSignal?.addEventListener("abort", onCallerAbort, { once: true });
+    const unwatch = callerSignal === undefined ? undefined : watchAbort(callerSignal, onCallerAbort);
 
     const handler: Dispatcher.DispatchHandler = {
       onRequestStart(dispatchController) {
@@ -249,6 +249,37 @@ function dispatchGet(
       handler,
     );
   });
+}
+
+/** Callbacks waiting for each caller signal's abort, behind one listener per signal. */
+const abortWatchers = new WeakMap<AbortSignal, Set<() => void>>();
+
+/**
+ * Call `onAbort` once when `signal` aborts; returns the function that stops watching. A poll stream passes
+ * the same signal to many consecutive requests, and an EventTarget listener added and removed per attempt
+ * cost more than the rest of the abort handling, so each signal gets one listener and a Set of callbacks.
+ */
+function watchAbort(signal: AbortSignal, onAbort: () => void): () => void {
+  let watchers = abortWatchers.get(signal);
+  if (watchers === undefined) {
+    const set = new Set<() => void>();
+    watchers = set;
+    abortWatchers.set(signal, set);
+    signal.addEventListener(
+      "abort",
+      () => {
+        const pending = [...set];
+        set.clear();
+        for (const callback of pending) callback();
+      },
+      { once: true },
+    );
+  }
+  const set = watchers;
+  set.add(onAbort);
+  return () => {
+    set.delete(onAbort);
+  };
 }
 
 /** The PM_ERR_UPSTREAM_HTTP error of a non-2xx response; 5xx and 429 are retryable. */
