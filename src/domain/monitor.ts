@@ -82,7 +82,7 @@ export function observe(
   }
   // Transitions collect in a reused scratch array (evaluation is synchronous, never re-entered).
   const out = scratch;
-  out.length = 0; // nothing left over should a previous call have thrown
+  if (out.length !== 0) out.length = 0; // nothing left over should a previous call have thrown
   applyPoll(data, observation);
   const ok = observation.result.ok;
   const slots = targetPlanOf(plan, data).slots;
