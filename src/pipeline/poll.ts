@@ -51,9 +51,11 @@ export function toPmError(error: unknown): PmError {
 }
 
 /**
- * Poll `fetch` forever: the first poll after a jittered offset within one period, each next one a
- * (jittered or backed-off) delay after the previous one finished, so polls never overlap. Unsubscribing
- * aborts an in-flight request through its AbortSignal.
+ * Poll `fetch` forever: the first poll after a jittered offset within one period; after a success the
+ * next one starts a jittered period after the previous one started (at once if that one took longer),
+ * after a failure a backed-off delay after it finished. Polls never overlap: the next one is only
+ * scheduled once the previous one is over. Unsubscribing aborts an in-flight request through its
+ * AbortSignal.
  *
  * Hand-written on the scheduler rather than composed from defer/timeout/catchError/finalize/repeat/timer:
  * with hundreds of targets each polled every second, the operator chain rebuilt per poll (a dozen
@@ -105,7 +107,12 @@ export function poll$<T>(
       const end = (): void => {
         poll.timeout.unsubscribe();
         if (current === poll) current = null;
-        scheduleNext(nextPollDelayMs(options, consecutiveFailures, retryAfterMs));
+        const delayMs = nextPollDelayMs(options, consecutiveFailures, retryAfterMs);
+        // a success keeps the (jittered) period start to start, never earlier than the end of this poll;
+        // a failure waits its whole backoff after the end
+        scheduleNext(
+          consecutiveFailures === 0 ? Math.max(0, delayMs - (scheduler.now() - startedAtMs)) : delayMs,
+        );
       };
       /** First outcome of the poll: a value or a failure; the timeout no longer applies. */
       const settle = (result: Result<T>): void => {

@@ -1,4 +1,4 @@
-// Marble tests of poll$: no overlap on slow responses, backoff, recovery, Retry-After, timeout and teardown.
+// Marble tests of poll$: no overlap on slow responses, start-to-start period, backoff, recovery, Retry-After, timeout and teardown.
 import { TestScheduler } from "rxjs/testing";
 import { describe, expect, it } from "vitest";
 import { map, type Observable } from "rxjs";
@@ -20,12 +20,41 @@ describe("poll$", () => {
   it("waits for a slow response before scheduling the next poll (never overlaps)", () => {
     newScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
       const slow = cold("15ms (a|)");
-      const result$ = poll$(() => slow, base).pipe(
-        map((o) => (o.ok ? o.value : "x")),
+      const result$ = poll$(() => slow, base).pipe(map((o) => (o.ok ? o.value : "x")));
+      // each poll takes 15 ms, longer than the 10 ms period: the next one starts as soon as the previous one
+      // completed (0, 15, 30, 45, 60; the last one torn down at 61), never while one is in flight
+      expectObservable(result$, "^ 60ms !").toBe("15ms a 14ms a 14ms a 14ms a");
+      expectSubscriptions(slow.subscriptions).toBe([
+        "^ 14ms !",
+        "15ms ^ 14ms !",
+        "30ms ^ 14ms !",
+        "45ms ^ 14ms !",
+        "60ms ^ !",
+      ]);
+    });
+  });
+
+  it("keeps the period start to start when responses are faster than the period", () => {
+    newScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
+      const fast = cold("3ms (a|)");
+      const result$ = poll$(() => fast, base).pipe(map((o) => (o.ok ? o.value : "x")));
+      // polls start at 0, 10, 20 (not 0, 13, 26): the 3 ms of each request count towards the period
+      expectObservable(result$, "^ 25ms !").toBe("3ms a 9ms a 9ms a");
+      expectSubscriptions(fast.subscriptions).toBe(["^ 2ms !", "10ms ^ 2ms !", "20ms ^ 2ms !"]);
+    });
+  });
+
+  it("waits the whole backoff after a failed poll ends, however long it took", () => {
+    newScheduler().run(({ cold, expectObservable }) => {
+      let call = 0;
+      const fail = cold<string>(
+        "5ms #",
+        undefined,
+        new PmError("PM_ERR_UPSTREAM_HTTP", "boom", { retryable: true }),
       );
-      // polls at 0, then 15+10=25, then 50: each subscription starts after the previous completed
-      expectObservable(result$, "^ 60ms !").toBe("15ms a 24ms a");
-      expectSubscriptions(slow.subscriptions).toBe(["^ 14ms !", "25ms ^ 14ms !", "50ms ^ 10ms !"]);
+      const result$ = summarise(poll$(() => (++call === 1 ? fail : cold("(a|)")), base));
+      // fails at 5, backoff 10 from the end (not from the start): next poll at 15
+      expectObservable(result$, "^ 20ms !").toBe("5ms x 9ms a", { x: "PM_ERR_UPSTREAM_HTTP#1", a: "a" });
     });
   });
 
