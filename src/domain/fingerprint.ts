@@ -1,8 +1,6 @@
 // Stable alert fingerprints: FNV-1a 64-bit over the rule kind and the sorted labels, as 16 hex chars.
 import type { AlertLabels } from "./events.js";
 
-const FNV_OFFSET_64 = 0xcbf29ce484222325n;
-const FNV_PRIME_64 = 0x100000001b3n;
 const ENCODER = new TextEncoder();
 
 /** FNV-1a 64-bit of a string's UTF-8 bytes, as 16 lowercase hex chars. */
@@ -30,15 +28,6 @@ export function fnv1a64Hex(text: string): string {
 }
 
 const hex4 = (limb: number): string => limb.toString(16).padStart(4, "0");
-
-/** The reference FNV-1a 64-bit in BigInt arithmetic (kept to check fnv1a64Hex against). */
-export function fnv1a64HexReference(text: string): string {
-  let hash = FNV_OFFSET_64;
-  for (const byte of ENCODER.encode(text)) {
-    hash = BigInt.asUintN(64, (hash ^ BigInt(byte)) * FNV_PRIME_64);
-  }
-  return hash.toString(16).padStart(16, "0");
-}
 
 /** Fingerprint of an alert: the same rule and labels always give the same 16-hex-char value, whatever the key order. */
 export function fingerprintOf(rule: string, labels: AlertLabels): string {
