@@ -94,19 +94,6 @@ export function createApp(deps: AppDeps): App {
     }
   };
 
-  const buildChatOps = (sinks: AppConfig["sinks"]): ChatOpsSinks =>
-    createChatOpsSinks({
-      sinks,
-      source: requireHub(),
-      stateDir: config.state.dir,
-      dispatcher: dispatcher as Dispatcher,
-      metrics,
-      logger: log("sinks"),
-      raise: (alert: AlertPayload) => requireHub().publishAlert(alert),
-      nowMs,
-      random,
-    });
-
   const events: EventSource = {
     get events$() {
       return requireHub().events$;
@@ -212,7 +199,18 @@ export function createApp(deps: AppDeps): App {
 
       // 3. sinks: stdout, chat-ops, then the HTTP + WebSocket server
       logSink = startLogSink(hub, logger);
-      chatops = buildChatOps(config.sinks);
+      const bus = hub;
+      chatops = createChatOpsSinks({
+        sinks: config.sinks,
+        source: bus,
+        stateDir: config.state.dir,
+        dispatcher,
+        metrics,
+        logger: log("sinks"),
+        raise: (alert) => bus.publishAlert(alert),
+        nowMs,
+        random,
+      });
       await chatops.start();
       resolveOrphanSinkErrors(hub, sinkErrors, config.sinks, nowMs());
       httpServer = createHttpServer({ metrics, readiness: () => this.readiness(), logger: log("http") });
