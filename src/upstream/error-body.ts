@@ -53,20 +53,6 @@ function tryParse(text: string): unknown {
   }
 }
 
-/** Parse Retry-After (delta seconds or an HTTP date) into a delay in ms; null when absent or malformed. */
-export function parseRetryAfterMs(header: string | string[] | undefined, nowEpochMs: number): number | null {
-  const value = Array.isArray(header) ? header[0] : header;
-  if (value === undefined) return null;
-  const text = value.trim();
-  if (/^\d+$/.test(text)) {
-    const seconds = Number(text);
-    return Number.isSafeInteger(seconds * 1000) ? seconds * 1000 : null;
-  }
-  const dateMs = Date.parse(text);
-  if (!Number.isFinite(dateMs)) return null;
-  return Math.max(0, dateMs - nowEpochMs);
-}
-
 /** One-line human summary of an error body for error messages. */
 export function describeErrorBody(body: UpstreamErrorBody): string {
   switch (body.kind) {

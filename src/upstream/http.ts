@@ -2,7 +2,8 @@
 import { setTimeout as sleepFor } from "node:timers/promises";
 import type { Dispatcher } from "undici";
 import { PmError, type PmErrorDetails } from "../errors.js";
-import { describeErrorBody, parseRetryAfterMs, parseUpstreamErrorBody } from "./error-body.js";
+import { parseRetryAfterMs } from "../retry-after.js";
+import { describeErrorBody, parseUpstreamErrorBody } from "./error-body.js";
 import { retryDelayMs, type RetryPolicy } from "./retry.js";
 import type { CallOptions, EndpointName, RequestObserver } from "./types.js";
 

@@ -9,5 +9,6 @@ export { decodeOnchainEntrySet, decodeOnchainEntrySetBody } from "./onchain.js";
 export { decodeOnchainPublishers, decodeOnchainPublishersBody } from "./publishers.js";
 export { decodeVault, decodeVaultBody } from "./vault.js";
 export { parseJsonBody } from "./decode.js";
-export { parseUpstreamErrorBody, parseRetryAfterMs } from "./error-body.js";
+export { parseUpstreamErrorBody } from "./error-body.js";
+export { parseRetryAfterMs } from "../retry-after.js";
 export type * from "./types.js";

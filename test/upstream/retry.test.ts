@@ -2,7 +2,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { PmError } from "../../src/errors.js";
-import { parseRetryAfterMs, parseUpstreamErrorBody } from "../../src/upstream/error-body.js";
+import { parseRetryAfterMs } from "../../src/retry-after.js";
+import { parseUpstreamErrorBody } from "../../src/upstream/error-body.js";
 import { backoffDelayMs, retryDelayMs } from "../../src/upstream/retry.js";
 
 const policy = { maxAttempts: 5, baseDelayMs: 100, maxDelayMs: 1_000, maxElapsedMs: 5_000 };

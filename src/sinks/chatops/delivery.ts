@@ -1,5 +1,6 @@
 // One HTTP delivery attempt over an injected undici dispatcher, classified for the retry policy.
 import { request, type Dispatcher } from "undici";
+import { parseRetryAfterMs } from "../../retry-after.js";
 import type { RenderedRequest } from "./types.js";
 
 /** Injectable timer functions (virtual time in tests). */
@@ -88,13 +89,8 @@ export function retryAfterFrom(
   bodyText: string,
   nowMs: number,
 ): number | undefined {
-  const value = Array.isArray(header) ? header[0] : header;
-  if (value !== undefined && value.trim() !== "") {
-    const trimmed = value.trim();
-    if (/^\d+(\.\d+)?$/.test(trimmed)) return clampRetryAfter(Number(trimmed) * 1000);
-    const dateMs = Date.parse(trimmed);
-    if (Number.isFinite(dateMs)) return clampRetryAfter(dateMs - nowMs);
-  }
+  const fromHeader = parseRetryAfterMs(header, nowMs);
+  if (fromHeader !== null) return clampRetryAfter(fromHeader);
   try {
     const parsed = JSON.parse(bodyText) as { retry_after?: unknown; parameters?: { retry_after?: unknown } };
     const seconds = parsed.retry_after ?? parsed.parameters?.retry_after;
