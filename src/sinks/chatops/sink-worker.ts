@@ -8,7 +8,7 @@ import { backoffDelayMs, deliver, type DeliveryOutcome, type Timers } from "./de
 import { fnv1a64Hex } from "../../domain/fingerprint.js";
 import { openOutbox, type Outbox, type OutboxEntry } from "./outbox.js";
 import { isAlertEvent } from "./payload.js";
-import { createTokenBucket } from "./rate-limit.js";
+import { createTokenBucket } from "../../token-bucket.js";
 import { endpointUrl, renderFor, supportsDigest } from "./render.js";
 import { createSinkHealth } from "./sink-health.js";
 import type { AnyMessage } from "./types.js";

@@ -1,4 +1,5 @@
-// Per-client message rate limit: a token bucket, plus a leaky strike counter that detects sustained floods.
+// Per-client message rate limit: the shared token bucket, plus a leaky strike counter that detects sustained floods.
+import { createTokenBucket } from "../../token-bucket.js";
 /** Verdict on one incoming message. */
 export type RateVerdict = "ok" | "limited" | "flood";
 
@@ -15,21 +16,15 @@ export interface RateLimiter {
  * and is a flood once they exceed FLOOD_SECONDS × perSecond.
  */
 export function createRateLimiter(perSecond: number, startMs: number): RateLimiter {
-  const capacity = Math.max(1, perSecond);
-  const floodStrikes = FLOOD_SECONDS * capacity;
-  let tokens = capacity;
+  const bucket = createTokenBucket({ ratePerMinute: perSecond * 60, burst: perSecond, nowMs: startMs });
+  const floodStrikes = FLOOD_SECONDS * Math.max(1, perSecond);
   let strikes = 0;
   let lastMs = startMs;
   return {
     take(nowMs) {
-      const elapsedS = Math.max(0, nowMs - lastMs) / 1000;
-      lastMs = nowMs;
-      tokens = Math.min(capacity, tokens + elapsedS * perSecond);
-      strikes = Math.max(0, strikes - elapsedS * perSecond);
-      if (tokens >= 1) {
-        tokens -= 1;
-        return "ok";
-      }
+      strikes = Math.max(0, strikes - (Math.max(0, nowMs - lastMs) / 1000) * perSecond);
+      lastMs = Math.max(lastMs, nowMs);
+      if (bucket.tryTake(nowMs)) return "ok";
       strikes += 1;
       return strikes > floodStrikes ? "flood" : "limited";
     },

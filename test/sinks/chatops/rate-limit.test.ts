@@ -1,6 +1,6 @@
 // Token bucket arithmetic on an explicit clock.
 import { describe, expect, it } from "vitest";
-import { createTokenBucket } from "../../../src/sinks/chatops/rate-limit.js";
+import { createTokenBucket } from "../../../src/token-bucket.js";
 import { backoffDelayMs, retryAfterFrom } from "../../../src/sinks/chatops/delivery.js";
 
 describe("createTokenBucket", () => {

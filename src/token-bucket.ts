@@ -1,4 +1,4 @@
-// Token bucket on an injected clock: `ratePerMinute` sustained, `burst` at once.
+// Token bucket on an injected clock: `ratePerMinute` sustained, `burst` at once (chat-ops sinks, WebSocket clients).
 
 /** A token bucket; `ratePerMinute <= 0` means unlimited. */
 export interface TokenBucket {
