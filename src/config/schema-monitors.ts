@@ -42,6 +42,13 @@ export const monitorsSchema = {
     min: 0,
     max: 1,
   },
+  coalesceMs: intKey(
+    "Timer coalescing: poll starts, poll timeouts and backoffs are rounded to the nearest multiple of this many ms (at most a tenth of the target's period), so polls due close together share one wake-up of the daemon and cost about half the CPU. Moves a poll by at most half of it; 0 turns coalescing off.",
+    "PM_MONITORS_COALESCE_MS",
+    100,
+    0,
+    1_000,
+  ),
   maxBackoffMs: intKey(
     "Longest backoff between polls of a failing target (ms).",
     "PM_MONITORS_MAX_BACKOFF_MS",

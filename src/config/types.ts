@@ -75,6 +75,8 @@ export interface MonitorsConfig {
   readonly vaults: readonly VaultMonitorConfig[];
   /** Fraction of the period added as random jitter to each poll delay. */
   readonly jitter: number;
+  /** Poll starts are aligned to a grid of this many ms so polls due close together share one wake-up (0 = off). */
+  readonly coalesceMs: number;
   /** Longest backoff between polls of a failing target. */
   readonly maxBackoffMs: number;
   /** Warm price history from candlesticks at start. */

@@ -17,6 +17,7 @@ import type { TargetSpec } from "../domain/types.js";
 import type { Metrics } from "../metrics.js";
 import type { PragmaClient } from "../upstream/types.js";
 import type { EventHub } from "./event-hub.js";
+import { coalescingClock, type PollClock } from "./coalescing-clock.js";
 import { poll$, type PollOutcome } from "./poll.js";
 import { endpointOf, fetchTarget, planTargets, type TargetPlan } from "./targets.js";
 import { warmUpHistory } from "./warmup.js";
@@ -66,6 +67,16 @@ export function createMonitorRunner(deps: MonitorRunnerDeps, initialState: Monit
   const { hub, metrics, logger, nowMs } = deps;
   const scheduler = deps.scheduler ?? asyncScheduler;
   const running = new Map<string, RunningTarget>();
+  /** Poll clocks by slot width (the width is reloadable; a target keeps the clock it started with). */
+  const pollClocks = new Map<number, PollClock>();
+  const pollClock = (slotMs: number): PollClock => {
+    let clock = pollClocks.get(slotMs);
+    if (clock === undefined) {
+      clock = coalescingClock(scheduler, slotMs);
+      pollClocks.set(slotMs, clock);
+    }
+    return clock;
+  };
   let state = initialState;
   let rules: readonly RuleConfig[] = [];
   let monitors: MonitorsConfig | undefined;
@@ -152,7 +163,8 @@ export function createMonitorRunner(deps: MonitorRunnerDeps, initialState: Monit
       maxBackoffMs: Math.max(plan.periodMs, monitors?.maxBackoffMs ?? 60_000),
       timeoutMs: deps.pollTimeoutMs,
       random: deps.random,
-      scheduler,
+      // coalescing never moves a poll by more than 5 % of its period (the default jitter's order)
+      scheduler: pollClock(Math.min(monitors?.coalesceMs ?? 0, Math.floor(plan.periodMs / 10))),
     });
     const { subscription } = target;
     running.set(plan.spec.id, target);

@@ -1,13 +1,7 @@
 // One poll stream per target: non-overlapping, jittered, timed out, backing off on failure; failures are values.
-import {
-  Observable,
-  Subscription,
-  asyncScheduler,
-  from,
-  type ObservableInput,
-  type SchedulerLike,
-} from "rxjs";
+import { Observable, Subscription, asyncScheduler, from, type ObservableInput } from "rxjs";
 import { PmError, isPmError, type Result } from "../errors.js";
+import type { PollClock } from "./coalescing-clock.js";
 
 /** Timing policy of a poll stream. */
 export interface PollOptions {
@@ -20,7 +14,8 @@ export interface PollOptions {
   readonly timeoutMs: number;
   /** Uniform random in [0, 1); injected so tests are deterministic. */
   readonly random: () => number;
-  readonly scheduler?: SchedulerLike;
+  /** Time and timers: asyncScheduler by default, a TestScheduler in tests, a coalescing clock in the daemon. */
+  readonly scheduler?: PollClock;
 }
 
 /** What a poll stream emits: the outcome plus how long it took and how many failures in a row precede it. */

@@ -20,12 +20,15 @@ const T0 = Date.UTC(2026, 10, 22, 10, 0, 0);
 /** A client whose pair-price calls are counted per pair and answered (or failed) on demand. */
 function fakeClient(failing: Set<string>) {
   const calls = new Map<string, number>();
+  /** Virtual time of every pair-price call. */
+  const callTimes: number[] = [];
   const notUsed = (): never => {
     throw new Error("not used in this test");
   };
   const client: PragmaClient = {
     getPairPrice: (query: PairPriceQuery) => {
       calls.set(query.pair, (calls.get(query.pair) ?? 0) + 1);
+      callTimes.push(Date.now());
       if (failing.has(query.pair)) {
         return Promise.reject(
           new PmError("PM_ERR_UPSTREAM_HTTP", "503", { retryable: true, details: { status: 503 } }),
@@ -47,7 +50,7 @@ function fakeClient(failing: Set<string>) {
     getOnchainPublishers: notUsed,
     getVault: notUsed,
   };
-  return { client, calls };
+  return { client, calls, callTimes };
 }
 
 const monitors = (offchain: Array<{ pair: string; periodMs: number }>): MonitorsConfig => ({
@@ -63,6 +66,7 @@ const monitors = (offchain: Array<{ pair: string; periodMs: number }>): Monitors
   funding: [],
   vaults: [],
   jitter: 0,
+  coalesceMs: 0,
   maxBackoffMs: 8_000,
   warmup: { enabled: false, interval: "1min", lookbackMs: 0 },
 });
@@ -77,8 +81,8 @@ describe("createMonitorRunner", () => {
     vi.useRealTimers();
   });
 
-  const start = (failing = new Set<string>()) => {
-    const { client, calls } = fakeClient(failing);
+  const start = (failing = new Set<string>(), random = () => 0.5) => {
+    const { client, calls, callTimes } = fakeClient(failing);
     const hub = createEventHub({ journal: createJournal(100), nowMs: Date.now, version: "test" });
     const journaled: JournaledEvent[] = [];
     hub.events$.subscribe((e) => {
@@ -95,12 +99,12 @@ describe("createMonitorRunner", () => {
         metrics: createMetrics(new Registry(), { collectProcess: false }),
         logger: pino({ level: "silent" }),
         nowMs: Date.now,
-        random: () => 0.5,
+        random,
         pollTimeoutMs: 500,
       },
       createMonitorState(),
     );
-    return { calls, hub, journaled, prices, runner };
+    return { calls, callTimes, hub, journaled, prices, runner };
   };
 
   it("polls each target on its own period and publishes price ticks", async () => {
@@ -116,6 +120,21 @@ describe("createMonitorRunner", () => {
     expect(calls.get("BTC/USD")).toBe(5); // t = 0, 1, 2, 3, 4 s
     expect(calls.get("ETH/USD")).toBe(3); // t = 0, 2, 4 s
     expect(prices.filter((p) => p === "BTC/USD")).toHaveLength(5);
+  });
+
+  it("coalesces jittered polls onto the monitors.coalesceMs grid: fewer wake-ups, same poll rate", async () => {
+    let seed = 7;
+    const random = (): number => ((seed = (seed * 16_807) % 2_147_483_647) - 1) / 2_147_483_646;
+    const { callTimes, runner } = start(new Set(), random);
+    const pairs = Array.from({ length: 40 }, (_, i) => ({ pair: `P${i}/USD`, periodMs: 1_000 }));
+    runner.update({ ...monitors(pairs), jitter: 0.1, coalesceMs: 100 }, []);
+    await vi.advanceTimersByTimeAsync(10_000);
+    const offsets = callTimes.map((t) => t - T0);
+    expect(offsets.every((t) => t % 100 === 0)).toBe(true);
+    expect(new Set(offsets).size).toBeLessThanOrEqual(101); // at most one wake-up per grid point
+    // each target still polls about once a period: 10 s of 1 s periods (± jitter and rounding)
+    expect(callTimes.length).toBeGreaterThanOrEqual(40 * 9);
+    expect(callTimes.length).toBeLessThanOrEqual(40 * 11);
   });
 
   it("is not ready until every target has completed a first poll", async () => {
