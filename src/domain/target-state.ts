@@ -24,6 +24,18 @@ export type Snapshot =
   | { readonly kind: "funding"; readonly value: readonly FundingRate[] }
   | { readonly kind: "vault"; readonly value: Vault };
 
+/**
+ * A snapshot as stored: a class rather than an object literal so V8 never pretenures it (a literal site
+ * whose first objects all survive, as every target's first snapshot does, gets its later objects
+ * allocated in the old generation; see DecodedPairPrice in upstream/pair-price.ts).
+ */
+class TaggedSnapshot<K extends Snapshot["kind"], V> {
+  constructor(
+    readonly kind: K,
+    readonly value: V,
+  ) {}
+}
+
 /** Cached identity of one alert key of a target: labels, fingerprint and targets under a given rule config. */
 export interface KeyEntry extends AlertKey {
   readonly rule: RuleConfig;
@@ -122,27 +134,27 @@ export function applyPoll(data: TargetData, observation: PollObservation): void 
     case "offchain": {
       const value = observation.result.ok ? observation.result.value : null;
       if (value === null) return;
-      data.snapshot = { kind: "offchain", value };
+      data.snapshot = new TaggedSnapshot("offchain", value);
       setPrice(data, value.price, value.timestampMs, true);
       return;
     }
     case "onchain": {
       const value = observation.result.ok ? observation.result.value : null;
       if (value === null) return;
-      data.snapshot = { kind: "onchain", value };
+      data.snapshot = new TaggedSnapshot("onchain", value);
       setPrice(data, value.price, value.lastUpdatedMs, value.decimalsKnown);
       return;
     }
     case "publishers":
-      if (observation.result.ok) data.snapshot = { kind: "publishers", value: observation.result.value };
+      if (observation.result.ok) data.snapshot = new TaggedSnapshot("publishers", observation.result.value);
       return;
     case "funding":
-      if (observation.result.ok) data.snapshot = { kind: "funding", value: observation.result.value };
+      if (observation.result.ok) data.snapshot = new TaggedSnapshot("funding", observation.result.value);
       return;
     case "vault": {
       const value = observation.result.ok ? observation.result.value : null;
       if (value === null) return;
-      data.snapshot = { kind: "vault", value };
+      data.snapshot = new TaggedSnapshot("vault", value);
       // The vault has no timestamp of its own: the share price is as of the observation.
       const share = parseShareText(value.sharePrice);
       if (share === null) {

@@ -1,4 +1,5 @@
 // GET /node/v1/data/{base}/{quote}: query building (every parameter explicit) and the pair-price decoder.
+import type { ScaledPrice } from "../domain/price.js";
 import {
   AGGREGATIONS,
   ENTRY_TYPES,
@@ -71,14 +72,44 @@ export function pairPricePath(query: PairPriceQuery): string {
   return PATHS.pairPrice(base, quote) + search;
 }
 
+/*
+ * The decoded values are class instances, not object literals, on purpose. V8 tracks the survival of
+ * objects per literal allocation site and, once most objects of a site survived a scavenge, allocates
+ * all later ones directly in the old generation ("pretenuring"; the decision sticks). The first poll of
+ * every target survives (it is the target's current snapshot), so the literal sites of a decoded body
+ * were pretenured at start and every later body, each garbage one period later, went to the old
+ * generation and dragged its children there too. Constructor calls have no allocation site. Measured
+ * with the pipeline bench: 4.2-5.4x JSON.parse with literals, 2.9-3.3x with these classes.
+ */
+
+/** A decoded price component. */
+class DecodedComponent implements PriceComponent {
+  constructor(
+    readonly source: string,
+    readonly price: ScaledPrice,
+    readonly timestampMs: number,
+  ) {}
+}
+
+/** A decoded pair price. */
+class DecodedPairPrice implements PairPrice {
+  constructor(
+    readonly pairId: string,
+    readonly price: ScaledPrice,
+    readonly numSources: number,
+    readonly timestampMs: number,
+    readonly components: readonly PriceComponent[],
+  ) {}
+}
+
 /** Decode one price component (source, hex price with the parent's decimals, s-or-ms timestamp). */
 function decodeComponent(value: unknown, decimals: number): PriceComponent {
   const o = asObject(value, "");
-  return {
-    source: readString(o, "source"),
-    price: readHexPrice(o, "price", decimals),
-    timestampMs: readSecondsOrMs(o, "timestamp"),
-  };
+  return new DecodedComponent(
+    readString(o, "source"),
+    readHexPrice(o, "price", decimals),
+    readSecondsOrMs(o, "timestamp"),
+  );
 }
 
 /** Decode the components array without a per-body closure (this is the hottest decoder). */
@@ -100,13 +131,13 @@ const NO_COMPONENTS: readonly PriceComponent[] = Object.freeze([]);
 function decodePairPriceFields(value: unknown): PairPrice {
   const o = asObject(value, "body");
   const decimals = readDecimals(o, "decimals");
-  return {
-    pairId: readNonEmptyString(o, "pair_id"),
-    price: readHexPrice(o, "price", decimals),
-    numSources: readCount(o, "num_sources_aggregated"),
-    timestampMs: readSecondsOrMs(o, "timestamp"),
-    components: decodeComponents(readOptionalArray(o, "components"), decimals),
-  };
+  return new DecodedPairPrice(
+    readNonEmptyString(o, "pair_id"),
+    readHexPrice(o, "price", decimals),
+    readCount(o, "num_sources_aggregated"),
+    readSecondsOrMs(o, "timestamp"),
+    decodeComponents(readOptionalArray(o, "components"), decimals),
+  );
 }
 
 /** Decode a parsed pair-price body into a PairPrice (validates every field; extra fields ignored). */
