@@ -51,6 +51,8 @@ export interface EngineState {
   readonly cells: Map<string, AlertCell>;
   /** Bumped when the cells are cleared: a cell from an older epoch is no longer kept in step. */
   cellEpoch: number;
+  /** How many records each scope key has ("" = scope unknown, as restored from the journal); no zero entries. */
+  readonly scopeRecords: Map<string, number>;
 }
 
 /** Cells kept at most (a memory bound; beyond it they are dropped and handed out afresh). */
@@ -58,11 +60,20 @@ export const MAX_CELLS = 1 << 18;
 
 /** An empty engine. */
 export function createEngineState(): EngineState {
-  return { alerts: new Map(), upstreamFiring: new Map(), cells: new Map(), cellEpoch: 0 };
+  return {
+    alerts: new Map(),
+    upstreamFiring: new Map(),
+    cells: new Map(),
+    cellEpoch: 0,
+    scopeRecords: new Map(),
+  };
 }
 
 /** Store a record under its fingerprint (replacing any). */
 export function putRecord(engine: EngineState, record: AlertRecord): void {
+  const previous = engine.alerts.get(record.fingerprint);
+  if (previous !== undefined) countScope(engine, previous.scopeKey, -1);
+  countScope(engine, record.scopeKey, 1);
   engine.alerts.set(record.fingerprint, record);
   const cell = engine.cells.get(record.fingerprint);
   if (cell !== undefined) cell.record = record;
@@ -70,9 +81,26 @@ export function putRecord(engine: EngineState, record: AlertRecord): void {
 
 /** Remove the record of a fingerprint, if any. */
 export function dropRecord(engine: EngineState, fingerprint: string): void {
+  const record = engine.alerts.get(fingerprint);
+  if (record !== undefined) countScope(engine, record.scopeKey, -1);
   engine.alerts.delete(fingerprint);
   const cell = engine.cells.get(fingerprint);
   if (cell !== undefined) cell.record = null;
+}
+
+function countScope(engine: EngineState, scopeKey: string, delta: number): void {
+  const count = (engine.scopeRecords.get(scopeKey) ?? 0) + delta;
+  if (count > 0) engine.scopeRecords.set(scopeKey, count);
+  else engine.scopeRecords.delete(scopeKey);
+}
+
+/**
+ * Whether any record may belong to `scopeKey`: one with that scope key, or one whose scope is unknown.
+ * False means no alert key of that scope has a record, so a measure that does not fire changes nothing.
+ */
+export function scopeHasRecords(engine: EngineState, scopeKey: string): boolean {
+  const counts = engine.scopeRecords;
+  return counts.size !== 0 && (counts.has(scopeKey) || counts.has(""));
 }
 
 /** The cell of a fingerprint (valid while engine.cellEpoch is unchanged): a record probe without a map lookup. */

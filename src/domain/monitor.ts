@@ -7,6 +7,7 @@ import {
   createEngineState,
   dropRecord,
   isDisposable,
+  scopeHasRecords,
   resolve,
   type AlertRecord,
   type EngineState,
@@ -86,11 +87,12 @@ export function observe(
   applyPoll(data, observation);
   const ok = observation.result.ok;
   const slots = targetPlanOf(plan, data).slots;
+  const scopeQuiet = isScopeQuiet(state, data);
   for (let i = 0; i < slots.length; i++) {
     const slot = slots[i]!;
     // A failed poll is no verdict: only the failure count and the clock-driven rules move.
     if (!ok && !slot.runsOnFailure) continue;
-    evaluate(state, data, slot, nowMs, out);
+    evaluate(state, data, slot, nowMs, out, scopeQuiet);
   }
   if (ok && observation.kind === "offchain") reevaluateOnchainPartners(state, plan, data, nowMs, out);
   return { state, transitions: takeScratch() };
@@ -114,9 +116,10 @@ export function tick(state: MonitorState, rules: readonly RuleConfig[], nowMs: n
   for (const data of state.targets.byId.values()) {
     if (data.snapshot === null) continue;
     const slots = targetPlanOf(plan, data).slots;
+    const scopeQuiet = isScopeQuiet(state, data);
     for (let i = 0; i < slots.length; i++) {
       const slot = slots[i]!;
-      if (slot.timeDriven) evaluate(state, data, slot, nowMs, out);
+      if (slot.timeDriven) evaluate(state, data, slot, nowMs, out, scopeQuiet);
     }
   }
   sweep(state, plan, nowMs, out);
@@ -166,19 +169,24 @@ export function activeAlerts(state: MonitorState): readonly AlertPayload[] {
   return active;
 }
 
-// A key is quiet when its cached identity says it has no alert record: then a measure that does not fire
-// would leave applyMeasure with nothing to do, and detectors may skip computing it. An uncached key is not
-// quiet (the full path caches it). One probe is reused: evaluation is synchronous and never re-entered.
-// The probe also hands the detector the slot's precomputed scope key and settings.
+// A key is quiet when it has no alert record: then a measure that does not fire would leave applyMeasure
+// with nothing to do, and detectors may skip computing it. Usually the whole scope (the target's pair,
+// vault or network) has no record at all, known from one count per observation (scopeQuiet); otherwise
+// the key's cached identity says. An uncached key in a scope with records is not quiet (the full path
+// caches it). One probe is reused: evaluation is synchronous and never re-entered. The probe also hands
+// the detector the slot's precomputed scope key and settings.
 class QuietProbe implements QuietKeys {
   engine: EngineState | null = null;
   slot: RuleSlot | null = null;
   scopeKey = "";
   settings: RuleSettings = { threshold: 0, clearThreshold: 0, severity: "warning", direction: "above" };
+  /** No record has the slot's scope key (nor an unknown one). */
+  scopeQuiet = false;
 
   isQuiet(subKey: string): boolean {
     const { engine, slot } = this;
     if (engine === null || slot === null) return false;
+    if (this.scopeQuiet) return true;
     const cached = subKey === "" ? slot.main : slot.keys.get(subKey);
     // same acceptance as keyFor for keys without a related target (the only ones that ask)
     if (cached === null || cached === undefined) return false;
@@ -215,12 +223,23 @@ function targetPlanOf(plan: RulePlan, data: TargetData): TargetPlan {
   return built;
 }
 
+/**
+ * No alert record belongs to the target's scope. Taken once per observation: records created while
+ * its rules run are for those rules' own keys, which have been probed by then. Every slot but
+ * upstream_error's uses the target's scope key (upstream_error's may follow a per-target override).
+ */
+function isScopeQuiet(state: MonitorState, data: TargetData): boolean {
+  return !scopeHasRecords(state.engine, targetScopeKey(data.spec));
+}
+
+/** Run one rule on a target and feed its measures to the alert engine; `scopeQuiet` from isScopeQuiet. */
 function evaluate(
   state: MonitorState,
   data: TargetData,
   slot: RuleSlot,
   nowMs: number,
   out: AlertPayload[],
+  scopeQuiet: boolean,
 ): void {
   const rule = slot.rule;
   const spot =
@@ -231,9 +250,11 @@ function evaluate(
   probe.slot = slot;
   probe.scopeKey = slot.scopeKey;
   probe.settings = slot.settings;
+  probe.scopeQuiet = scopeQuiet && rule.kind !== "upstream_error";
   const findings = runDetector(rule, data, spot, nowMs, probe);
   probe.engine = null;
   probe.slot = null;
+  probe.scopeQuiet = false;
   for (let i = 0; i < findings.length; i++) {
     const finding = findings[i]!;
     if (finding.kind === "no_data") continue;
@@ -259,7 +280,7 @@ function reevaluateOnchainPartners(
     const slots = targetPlanOf(plan, onchain).slots;
     for (let i = 0; i < slots.length; i++) {
       const slot = slots[i]!;
-      if (slot.rule.kind === "onchain_offchain_deviation") evaluate(state, onchain, slot, nowMs, out);
+      if (slot.rule.kind === "onchain_offchain_deviation") evaluate(state, onchain, slot, nowMs, out, false);
     }
   }
 }

@@ -1,5 +1,12 @@
 // Alert lifecycle timelines through the monitor API: time is an argument, no timers, no mocks.
 import { describe, expect, it } from "vitest";
+import {
+  createEngineState,
+  dropRecord,
+  putRecord,
+  scopeHasRecords,
+  type AlertRecord,
+} from "../../src/domain/alert-engine.js";
 import type { AlertPayload } from "../../src/domain/events.js";
 import {
   activeAlerts,
@@ -235,5 +242,45 @@ describe("alert engine", () => {
     const b = timeline([low()], [[50, 1]]).transitions[0]?.fingerprint;
     expect(a).toBe(b);
     expect(BTC_OFF.id).toBeDefined();
+  });
+});
+
+describe("records per scope", () => {
+  const record = (fingerprint: string, scopeKey: string): AlertRecord => ({
+    fingerprint,
+    ruleId: "low_sources",
+    ruleKind: "low_sources",
+    labels: {},
+    targetIds: [],
+    scopeKey,
+    status: "firing",
+    rawActive: true,
+    pendingSinceMs: T0,
+    startsAtMs: T0,
+    lastAnnouncedMs: T0,
+    flipTimesMs: [],
+    flapping: false,
+    finding: null,
+    announced: null,
+    checkedRule: null,
+  });
+
+  it("counts records per scope key through replace and drop, and treats an unknown scope as every scope", () => {
+    const engine = createEngineState();
+    expect(scopeHasRecords(engine, "BTC/USD")).toBe(false);
+    putRecord(engine, record("a", "BTC/USD"));
+    putRecord(engine, record("a", "BTC/USD")); // replaced, not added
+    putRecord(engine, record("b", "BTC/USD"));
+    expect([scopeHasRecords(engine, "BTC/USD"), scopeHasRecords(engine, "ETH/USD")]).toEqual([true, false]);
+    dropRecord(engine, "a");
+    dropRecord(engine, "a"); // already gone
+    expect(scopeHasRecords(engine, "BTC/USD")).toBe(true);
+    dropRecord(engine, "b");
+    expect(scopeHasRecords(engine, "BTC/USD")).toBe(false);
+    expect(engine.scopeRecords.size).toBe(0);
+    putRecord(engine, record("c", "")); // restored from the journal: scope unknown
+    expect(scopeHasRecords(engine, "ETH/USD")).toBe(true);
+    putRecord(engine, record("c", "ETH/USD")); // the same fingerprint learns its scope
+    expect([scopeHasRecords(engine, "BTC/USD"), scopeHasRecords(engine, "ETH/USD")]).toEqual([false, true]);
   });
 });
