@@ -19,14 +19,16 @@ const IN_OBJECTS = 255;
  * arrays (two 64-bit limbs and the scale, or the object itself for the rare negative / ≥ 2^128 raw value)
  * next to their nearest double, so appends allocate nothing that outlives the call and old prices do not
  * pile up in the old generation. priceAt rebuilds an equal ScaledPrice; approxAt reads the double.
+ * Values of one slot sit side by side: a push or a window lookup touches a few cache lines, not one
+ * per array (with hundreds of targets, the history is rarely still in cache when its target is polled).
  */
 export class PriceHistory {
   /** Points held at most; the arrays start smaller and double up to this as the history fills. */
   readonly capacity: number;
-  #timesMs: Float64Array;
-  #approx: Float64Array;
-  #lo: BigUint64Array;
-  #hi: BigUint64Array;
+  /** Per slot, side by side (one cache line serves a lookup): time, then the price's nearest double. */
+  #points: Float64Array;
+  /** Per slot, side by side: the low and high 64-bit limbs of the raw price. */
+  #limbs: BigUint64Array;
   /** Scale of each slot; 255 = the price is held in #objects. */
   #decimals: Uint8Array;
   #objects: (ScaledPrice | undefined)[] | null = null;
@@ -39,10 +41,8 @@ export class PriceHistory {
   constructor(retainMs: number, capacity = HISTORY_CAPACITY) {
     this.capacity = Math.max(4, capacity);
     this.#slots = Math.min(this.capacity, INITIAL_SLOTS);
-    this.#timesMs = new Float64Array(this.#slots);
-    this.#approx = new Float64Array(this.#slots);
-    this.#lo = new BigUint64Array(this.#slots);
-    this.#hi = new BigUint64Array(this.#slots);
+    this.#points = new Float64Array(2 * this.#slots);
+    this.#limbs = new BigUint64Array(2 * this.#slots);
     this.#decimals = new Uint8Array(this.#slots);
     this.#retainMs = retainMs;
   }
@@ -62,7 +62,7 @@ export class PriceHistory {
 
   /** Time of the i-th oldest point. */
   timeAt(index: number): number {
-    return this.#timesMs[(this.#start + index) % this.#slots] ?? Number.NaN;
+    return this.#points[2 * ((this.#start + index) % this.#slots)] ?? Number.NaN;
   }
 
   /** Price of the i-th oldest point (an equal, fresh ScaledPrice), or undefined outside the history. */
@@ -71,15 +71,15 @@ export class PriceHistory {
     const slot = (this.#start + index) % this.#slots;
     const decimals = this.#decimals[slot] ?? IN_OBJECTS;
     if (decimals === IN_OBJECTS) return this.#objects?.[slot];
-    const hi = this.#hi[slot] ?? 0n;
-    const lo = this.#lo[slot] ?? 0n;
+    const lo = this.#limbs[2 * slot] ?? 0n;
+    const hi = this.#limbs[2 * slot + 1] ?? 0n;
     return new ScaledPrice(hi === 0n ? lo : (hi << 64n) | lo, decimals);
   }
 
   /** The nearest double of the i-th oldest price (ScaledPrice.approx), NaN outside the history. */
   approxAt(index: number): number {
     if (!(index >= 0 && index < this.#size)) return Number.NaN;
-    return this.#approx[(this.#start + index) % this.#slots] ?? Number.NaN;
+    return this.#points[2 * ((this.#start + index) % this.#slots) + 1] ?? Number.NaN;
   }
 
   /** Append a newer price; same-time duplicates and points closer than the minimum spacing are skipped. */
@@ -98,7 +98,7 @@ export class PriceHistory {
       else this.#dropOldest();
     }
     const slot = (this.#start + this.#size) % this.#slots;
-    this.#timesMs[slot] = atMs;
+    this.#points[2 * slot] = atMs;
     this.#store(slot, price);
     this.#size++;
     this.#evictBefore(atMs - this.#retainMs);
@@ -148,39 +148,41 @@ export class PriceHistory {
   // Double the arrays (up to capacity), oldest point first at slot 0.
   #grow(): void {
     const slots = Math.min(this.capacity, this.#slots * 2);
-    const order = (from: Float64Array | BigUint64Array | Uint8Array, to: typeof from): void => {
-      for (let i = 0; i < this.#size; i++) to[i] = from[(this.#start + i) % this.#slots] as never;
+    // `width` values per slot
+    const order = (
+      from: Float64Array | BigUint64Array | Uint8Array,
+      to: typeof from,
+      width: number,
+    ): void => {
+      for (let i = 0; i < this.#size; i++) {
+        const slot = (this.#start + i) % this.#slots;
+        for (let k = 0; k < width; k++) to[width * i + k] = from[width * slot + k] as never;
+      }
     };
-    const timesMs = new Float64Array(slots);
-    const approx = new Float64Array(slots);
-    const lo = new BigUint64Array(slots);
-    const hi = new BigUint64Array(slots);
+    const points = new Float64Array(2 * slots);
+    const limbs = new BigUint64Array(2 * slots);
     const decimals = new Uint8Array(slots);
-    order(this.#timesMs, timesMs);
-    order(this.#approx, approx);
-    order(this.#lo, lo);
-    order(this.#hi, hi);
-    order(this.#decimals, decimals);
+    order(this.#points, points, 2);
+    order(this.#limbs, limbs, 2);
+    order(this.#decimals, decimals, 1);
     if (this.#objects !== null) {
       const objects = new Array<ScaledPrice | undefined>(slots);
       for (let i = 0; i < this.#size; i++) objects[i] = this.#objects[(this.#start + i) % this.#slots];
       this.#objects = objects;
     }
-    this.#timesMs = timesMs;
-    this.#approx = approx;
-    this.#lo = lo;
-    this.#hi = hi;
+    this.#points = points;
+    this.#limbs = limbs;
     this.#decimals = decimals;
     this.#slots = slots;
     this.#start = 0;
   }
 
   #store(slot: number, price: ScaledPrice): void {
-    this.#approx[slot] = price.approx;
+    this.#points[2 * slot + 1] = price.approx;
     const raw = price.raw;
     if (raw >= 0n && raw < TWO_128 && price.decimals < IN_OBJECTS) {
-      this.#lo[slot] = raw; // ToBigUint64: the low 64 bits
-      this.#hi[slot] = raw >> 64n;
+      this.#limbs[2 * slot] = raw; // ToBigUint64: the low 64 bits
+      this.#limbs[2 * slot + 1] = raw >> 64n;
       this.#decimals[slot] = price.decimals;
       if (this.#objects !== null) this.#objects[slot] = undefined;
     } else {
