@@ -102,7 +102,7 @@ export async function runPollingBench(options: PollingBenchOptions): Promise<Ben
 /** Bench entry: 500 pairs; `--quick` shortens the windows. */
 export function main(args: readonly string[] = []): Promise<BenchResult> {
   const quick = args.includes("--quick");
-  return runPollingBench({ pairs: 500, warmupS: 3, measureS: quick ? 5 : 10, rounds: quick ? 1 : 2 });
+  return runPollingBench({ pairs: 500, warmupS: 3, measureS: quick ? 5 : 10, rounds: quick ? 1 : 3 });
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) printResult(await main(process.argv.slice(2)));
