@@ -104,6 +104,9 @@ export async function main(argv: readonly string[]): Promise<void> {
   const args = argv.includes("--soak-seconds") ? argv : [...argv, "--soak-seconds", "60"];
   const results: BenchResult[] = [];
   for (const name of names.length > 0 ? names : Object.keys(BENCHES)) {
+    // in-process benches start from a collected heap, so one bench's garbage is not billed to the next
+    // (`npm run bench` passes --expose-gc)
+    (globalThis as { gc?: () => void }).gc?.();
     process.stdout.write(`running ${name}...\n`);
     const result = await BENCHES[name]!(args);
     printResult(result);

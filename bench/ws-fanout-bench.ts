@@ -309,7 +309,7 @@ export function main(args: readonly string[] = []): Promise<BenchResult> {
     clients: 1_000,
     burst: quick ? 100 : 200,
     paced: quick ? 40 : 100,
-    rounds: quick ? 1 : 2,
+    rounds: quick ? 1 : 3,
     reader: args.includes("--ws-client") ? "ws" : "socket",
     pin: !args.includes("--no-pin"),
   });
