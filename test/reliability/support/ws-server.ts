@@ -1,67 +1,20 @@
 // The real WebSocket server (hub, journal, HTTP server, ws server) on 127.0.0.1:0, and recording clients.
 import { randomBytes } from "node:crypto";
-import type { Server } from "node:http";
 import { connect as connectTcp, type Socket } from "node:net";
-import pino from "pino";
-import { Registry } from "prom-client";
 import WebSocket from "ws";
 import type { ServerConfig } from "../../../src/config/types.js";
-import { createHttpServer, listen } from "../../../src/http/server.js";
-import { createMetrics, type Metrics } from "../../../src/metrics.js";
-import { createEventHub, type EventHub } from "../../../src/pipeline/event-hub.js";
-import { createJournal } from "../../../src/pipeline/journal.js";
-import { createWsServer, type WsServer } from "../../../src/sinks/ws/server.js";
+import { startHarness, type Harness } from "../../sinks/ws/harness.js";
 import { Signal } from "./wait.js";
 
 export const WS_PAIRS = ["BTC/USD", "ETH/USD", "SOL/USD"] as const;
 export const WS_RULES = ["price_change", "stale_price", "upstream_error"] as const;
 
-/** A running server with its hub (to publish) and metrics (to check). */
-export interface WsHarness {
-  readonly hub: EventHub;
-  readonly metrics: Metrics;
-  readonly ws: WsServer;
-  readonly http: Server;
-  readonly port: number;
-  readonly url: string;
-  close(): Promise<void>;
-}
+/** A running server with its hub (to publish) and metrics (to check): the WebSocket tests' harness. */
+export type WsHarness = Harness;
 
 /** Start the server with `config` (a full ServerConfig, as the daemon would build it). */
-export async function startWsHarness(config: ServerConfig): Promise<WsHarness> {
-  const metrics = createMetrics(new Registry(), { collectProcess: false });
-  const hub = createEventHub({
-    journal: createJournal(config.journalSize),
-    nowMs: Date.now,
-    version: "0.0.0",
-  });
-  const logger = pino({ level: "silent" });
-  const http = createHttpServer({ metrics, readiness: () => ({ ready: true, reasons: [] }), logger });
-  const ws = createWsServer({
-    server: http,
-    path: "/ws",
-    source: hub,
-    config,
-    metrics,
-    logger,
-    knownPairs: () => new Set(WS_PAIRS),
-    knownRules: () => new Set(WS_RULES),
-    version: "0.0.0",
-  });
-  const { port } = await listen(http, "127.0.0.1", 0);
-  return {
-    hub,
-    metrics,
-    ws,
-    http,
-    port,
-    url: `ws://127.0.0.1:${port}/ws`,
-    async close() {
-      await ws.close(1_000);
-      http.closeAllConnections();
-      await new Promise<void>((resolve) => http.close(() => resolve()));
-    },
-  };
+export function startWsHarness(config: ServerConfig): Promise<WsHarness> {
+  return startHarness(config);
 }
 
 /** A server frame as parsed JSON. */

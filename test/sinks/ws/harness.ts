@@ -31,6 +31,7 @@ export interface Harness {
   readonly metrics: Metrics;
   readonly ws: WsServer;
   readonly http: Server;
+  readonly port: number;
   readonly url: string;
   close(): Promise<void>;
 }
@@ -67,6 +68,7 @@ export async function startHarness(
     metrics,
     ws,
     http,
+    port,
     url: `ws://127.0.0.1:${port}/ws`,
     async close() {
       await ws.close(1000);
