@@ -1,6 +1,7 @@
 // Decode benchmark: pair-price bodies through the client's decoder vs JSON.parse alone, side by side in one run.
 import { performance } from "node:perf_hooks";
 import { decodePairPriceBody } from "../src/upstream/pair-price.js";
+import { median, prng } from "./lib/stats.js";
 
 /** Settings of one bench run. */
 export interface DecodeBenchOptions {
@@ -23,18 +24,6 @@ export interface DecodeBenchResult {
 const PAIRS = ["BTC/USD", "ETH/USD", "SOL/USD", "STRK/USD", "USDC/USD", "USDT/USD", "EUR/USD", "XAU/USD"];
 const PRICES = [82_069, 1_905, 127, 0.16, 1, 1, 1.08, 2_915];
 const SOURCES = ["BINANCE", "BYBIT", "COINBASE", "OKX", "KUCOIN", "GATEIO", "BITSTAMP", "MEXC"];
-
-/** Small deterministic PRNG (mulberry32) so every run benches the same bodies. */
-function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** An 18-decimal hex price near `price` (exact bigint arithmetic from a 1e-8 grid). */
 function hexPrice(price: number, random: () => number): string {
@@ -69,13 +58,6 @@ export function generatePairPriceBodies(count: number, seed: number): string[] {
     });
   }
   return bodies;
-}
-
-/** Median of a non-empty list. */
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
 /** Time JSON.parse alone over every body; the checksum keeps the work observable. */
