@@ -98,7 +98,7 @@ export async function runLatencyBench(options: LatencyBenchOptions): Promise<Ben
     name: "latency",
     title: "detection latency: simulator price step → alert at a WebSocket client",
     method: [
-      `simulator child (${options.steps} synthetic pairs) and daemon child (createApp, one off-chain monitor per pair, periodMs ${options.periodMs}, default jitter 0.1, shipped rules)`,
+      `simulator child (${options.steps} synthetic pairs) and daemon child (createApp, one off-chain monitor per pair, periodMs ${options.periodMs}, default spreadMs/jitter/coalesceMs, shipped rules)`,
       `${options.steps} steps: POST /_sim/faults {kind: spike, factor 1.05} on a new pair; t1 = price_change alert frame at a WebSocket client in the bench process`,
       "t0 = first 100 ms tick at which the step is visible in the pair-price response (checked every 20 ms); also shown from the fault's start (from /_sim/state) — the gap is the simulated sources' own quoting cadence",
     ],
@@ -111,7 +111,8 @@ export async function runLatencyBench(options: LatencyBenchOptions): Promise<Ben
     ],
     checks: [atMost("p99 detection latency", p99, limit, " ms")],
     notes: [
-      "polls are jittered ±5 % (monitors.jitter 0.1) and scheduled after the previous poll ends, so one poll gap can reach 1.05 × period + request time",
+      "each target polls exactly once per period at its own phase (monitors.jitter 0), so a step waits at most one period for the next poll; the rest is request, detection and delivery",
+      "the simulator prices in 100 ms ticks and coalesced polls start on 100 ms grid points, so a poll on a tick boundary may still see the previous tick: the worst case is then one period plus the request",
     ],
   };
 }

@@ -25,7 +25,7 @@ function pair(r: ElementReader, doc = "Pair to poll, LETTERS/LETTERS (upper-case
 
 function periodMs(r: ElementReader, defaultMs: number): number {
   return r.int("periodMs", {
-    doc: "Poll period in ms (jittered).",
+    doc: "Poll period in ms.",
     default: defaultMs,
     min: 100,
     max: DAY_MS,

@@ -35,13 +35,20 @@ export const monitorsSchema = {
     env: "PM_MONITORS_VAULTS",
   },
   jitter: {
-    doc: "Fraction of the period added as random jitter to each poll delay.",
+    doc: "Fraction of the period added as random jitter to each poll's start (0.1 = ±5 %). The default 0 keeps each target on its phase, polled exactly once per period, so a change upstream is seen at most one period later; jitter makes the phases drift.",
     format: "pm-number",
-    default: 0.1,
+    default: 0,
     env: "PM_MONITORS_JITTER",
     min: 0,
     max: 1,
   },
+  spreadMs: intKey(
+    "Poll phases: each target's first poll starts at a random offset within this many ms of start (at most its period), and later polls keep that phase, a period apart, so the polls of many targets stay spread over the period instead of hitting the upstream together. Also bounds how long readiness waits after a start or reload; 0 polls every target at once at start.",
+    "PM_MONITORS_SPREAD_MS",
+    10_000,
+    0,
+    3_600_000,
+  ),
   coalesceMs: intKey(
     "Timer coalescing: poll starts, poll timeouts and backoffs are rounded to the nearest multiple of this many ms (at most a tenth of the target's period), so polls due close together share one wake-up of the daemon and cost about half the CPU. Moves a poll by at most half of it; 0 turns coalescing off.",
     "PM_MONITORS_COALESCE_MS",

@@ -73,8 +73,10 @@ export interface MonitorsConfig {
   readonly publishers: readonly PublishersMonitorConfig[];
   readonly funding: readonly FundingMonitorConfig[];
   readonly vaults: readonly VaultMonitorConfig[];
-  /** Fraction of the period added as random jitter to each poll delay. */
+  /** Fraction of the period added as random jitter to each poll's start (0 = exactly one period apart). */
   readonly jitter: number;
+  /** Each target's poll phase is drawn once, uniformly within min(spreadMs, period) of start. */
+  readonly spreadMs: number;
   /** Poll starts are aligned to a grid of this many ms so polls due close together share one wake-up (0 = off). */
   readonly coalesceMs: number;
   /** Longest backoff between polls of a failing target. */

@@ -159,11 +159,12 @@ export function createMonitorRunner(deps: MonitorRunnerDeps, initialState: Monit
     const target: RunningTarget = { plan, subscription: new Subscription(), polled: false, failures: 0 };
     const poll = poll$((signal) => fetchTarget(deps.client, plan.spec, signal, nowMs()), {
       periodMs: plan.periodMs,
-      jitter: monitors?.jitter ?? 0.1,
+      jitter: monitors?.jitter ?? 0,
+      spreadMs: monitors?.spreadMs ?? 10_000,
       maxBackoffMs: Math.max(plan.periodMs, monitors?.maxBackoffMs ?? 60_000),
       timeoutMs: deps.pollTimeoutMs,
       random: deps.random,
-      // coalescing never moves a poll by more than 5 % of its period (the default jitter's order)
+      // coalescing never moves a poll by more than 5 % of its period
       scheduler: pollClock(Math.min(monitors?.coalesceMs ?? 0, Math.floor(plan.periodMs / 10))),
     });
     const { subscription } = target;

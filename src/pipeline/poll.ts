@@ -1,4 +1,4 @@
-// One poll stream per target: non-overlapping, jittered, timed out, backing off on failure; failures are values.
+// One poll stream per target: phase-locked, non-overlapping, timed out, backing off on failure; failures are values.
 import { Observable, Subscription, asyncScheduler, from, type ObservableInput } from "rxjs";
 import { PmError, isPmError, type Result } from "../errors.js";
 import type { PollClock } from "./coalescing-clock.js";
@@ -6,8 +6,10 @@ import type { PollClock } from "./coalescing-clock.js";
 /** Timing policy of a poll stream. */
 export interface PollOptions {
   readonly periodMs: number;
-  /** Fraction of the period used as random jitter (0.1 = ±5 %); also spreads the first poll over one period. */
+  /** Fraction of the period used as random jitter of each poll's start (0.1 = ±5 %); 0 keeps polls exactly one period apart. */
   readonly jitter: number;
+  /** The first poll starts at a random offset in [0, min(spreadMs, periodMs)); later polls keep that phase. */
+  readonly spreadMs: number;
   /** Upper bound of the delay between polls while failing. */
   readonly maxBackoffMs: number;
   /** Whole-poll deadline (covers the client's own retries). */
@@ -46,11 +48,15 @@ export function toPmError(error: unknown): PmError {
 }
 
 /**
- * Poll `fetch` forever: the first poll after a jittered offset within one period; after a success the
- * next one starts a jittered period after the previous one started (at once if that one took longer),
- * after a failure a backed-off delay after it finished. Polls never overlap: the next one is only
- * scheduled once the previous one is over. Unsubscribing aborts an in-flight request through its
- * AbortSignal.
+ * Poll `fetch` forever, phase-locked: the first poll starts at a random offset within
+ * min(spreadMs, period), and after a success the next one is planned one (jittered) period after the
+ * previous one was *planned*, not after it actually started, so timer lateness never accumulates and
+ * with no jitter a target is polled exactly once per period at its own phase (many targets stay spread
+ * over the period, and a change upstream is seen at most one period later). A poll that took longer than
+ * the period is followed at once (the phase moves to then); after a failure the next poll waits a
+ * backed-off delay after it finished, and the phase restarts from there. Polls never overlap: the next
+ * one is only scheduled once the previous one is over. Unsubscribing aborts an in-flight request through
+ * its AbortSignal.
  *
  * Hand-written on the scheduler rather than composed from defer/timeout/catchError/finalize/repeat/timer:
  * with hundreds of targets each polled every second, the operator chain rebuilt per poll (a dozen
@@ -72,6 +78,8 @@ export function poll$<T>(
     let current: { settled: boolean; timeout: Subscription; inner: Subscription | null } | null = null;
     /** The scheduled start of the next poll. */
     let next: Subscription | null = null;
+    /** When the current (or next) poll was planned to start: the phase that successes keep. */
+    let plannedStartMs = scheduler.now();
 
     const emit = (result: Result<T>, startedAtMs: number): void => {
       consecutiveFailures = result.ok ? 0 : consecutiveFailures + 1;
@@ -85,6 +93,7 @@ export function poll$<T>(
     };
     const scheduleNext = (delayMs: number): void => {
       if (subscriber.closed) return;
+      plannedStartMs = scheduler.now() + delayMs;
       next = scheduler.schedule(startPoll, delayMs);
     };
     const startPoll = (): void => {
@@ -103,10 +112,10 @@ export function poll$<T>(
         poll.timeout.unsubscribe();
         if (current === poll) current = null;
         const delayMs = nextPollDelayMs(options, consecutiveFailures, retryAfterMs);
-        // a success keeps the (jittered) period start to start, never earlier than the end of this poll;
-        // a failure waits its whole backoff after the end
+        // a success keeps the phase: the next start is planned from this one's plan, never earlier than
+        // the end of this poll; a failure waits its whole backoff after the end
         scheduleNext(
-          consecutiveFailures === 0 ? Math.max(0, delayMs - (scheduler.now() - startedAtMs)) : delayMs,
+          consecutiveFailures === 0 ? Math.max(0, plannedStartMs + delayMs - scheduler.now()) : delayMs,
         );
       };
       /** First outcome of the poll: a value or a failure; the timeout no longer applies. */
@@ -172,7 +181,7 @@ export function poll$<T>(
       if (current === poll && !inner.closed) poll.inner = inner;
     };
 
-    const firstDelayMs = Math.round(options.periodMs * options.jitter * options.random());
+    const firstDelayMs = Math.round(Math.min(options.spreadMs, options.periodMs) * options.random());
     if (firstDelayMs > 0) scheduleNext(firstDelayMs);
     else startPoll();
 

@@ -22,6 +22,8 @@ function fakeClient(failing: Set<string>) {
   const calls = new Map<string, number>();
   /** Virtual time of every pair-price call. */
   const callTimes: number[] = [];
+  /** Virtual times of the pair-price calls, per pair. */
+  const callTimesByPair = new Map<string, number[]>();
   const notUsed = (): never => {
     throw new Error("not used in this test");
   };
@@ -29,6 +31,7 @@ function fakeClient(failing: Set<string>) {
     getPairPrice: (query: PairPriceQuery) => {
       calls.set(query.pair, (calls.get(query.pair) ?? 0) + 1);
       callTimes.push(Date.now());
+      callTimesByPair.set(query.pair, [...(callTimesByPair.get(query.pair) ?? []), Date.now()]);
       if (failing.has(query.pair)) {
         return Promise.reject(
           new PmError("PM_ERR_UPSTREAM_HTTP", "503", { retryable: true, details: { status: 503 } }),
@@ -50,7 +53,7 @@ function fakeClient(failing: Set<string>) {
     getOnchainPublishers: notUsed,
     getVault: notUsed,
   };
-  return { client, calls, callTimes };
+  return { client, calls, callTimes, callTimesByPair };
 }
 
 const monitors = (offchain: Array<{ pair: string; periodMs: number }>): MonitorsConfig => ({
@@ -66,6 +69,7 @@ const monitors = (offchain: Array<{ pair: string; periodMs: number }>): Monitors
   funding: [],
   vaults: [],
   jitter: 0,
+  spreadMs: 0,
   coalesceMs: 0,
   maxBackoffMs: 8_000,
   warmup: { enabled: false, interval: "1min", lookbackMs: 0 },
@@ -82,7 +86,7 @@ describe("createMonitorRunner", () => {
   });
 
   const start = (failing = new Set<string>(), random = () => 0.5) => {
-    const { client, calls, callTimes } = fakeClient(failing);
+    const { client, calls, callTimes, callTimesByPair } = fakeClient(failing);
     const hub = createEventHub({ journal: createJournal(100), nowMs: Date.now, version: "test" });
     const journaled: JournaledEvent[] = [];
     hub.events$.subscribe((e) => {
@@ -104,7 +108,7 @@ describe("createMonitorRunner", () => {
       },
       createMonitorState(),
     );
-    return { calls, callTimes, hub, journaled, prices, runner };
+    return { calls, callTimes, callTimesByPair, hub, journaled, prices, runner };
   };
 
   it("polls each target on its own period and publishes price ticks", async () => {
@@ -135,6 +139,28 @@ describe("createMonitorRunner", () => {
     // each target still polls about once a period: 10 s of 1 s periods (± jitter and rounding)
     expect(callTimes.length).toBeGreaterThanOrEqual(40 * 9);
     expect(callTimes.length).toBeLessThanOrEqual(40 * 11);
+  });
+
+  it("keeps each target on its own phase (monitors.spreadMs): one poll per period, spread over the period", async () => {
+    let seed = 11;
+    const random = (): number => ((seed = (seed * 16_807) % 2_147_483_647) - 1) / 2_147_483_646;
+    const { callTimesByPair, runner } = start(new Set(), random);
+    const pairs = Array.from({ length: 40 }, (_, i) => ({ pair: `P${i}/USD`, periodMs: 1_000 }));
+    runner.update({ ...monitors(pairs), spreadMs: 10_000, coalesceMs: 100 }, []);
+    await vi.advanceTimersByTimeAsync(10_000);
+    const phases = new Set<number>();
+    for (const { pair } of pairs) {
+      const times = (callTimesByPair.get(pair) ?? []).map((t) => t - T0);
+      // the spread is capped at the period: the first poll within 1 s (rounded onto the 100 ms grid),
+      // then exactly every period
+      const first = times[0] ?? Number.NaN;
+      expect(first).toBeLessThanOrEqual(1_000);
+      expect(times).toEqual(Array.from({ length: times.length }, (_, k) => first + k * 1_000));
+      expect(times.length).toBeGreaterThanOrEqual(10);
+      phases.add(first % 1_000);
+    }
+    // 40 targets over the ten 100 ms slots of a period: none left empty, none holding most of them
+    expect(phases.size).toBe(10);
   });
 
   it("is not ready until every target has completed a first poll", async () => {

@@ -1,14 +1,16 @@
 // Marble tests of poll$: no overlap on slow responses, start-to-start period, backoff, recovery, Retry-After, timeout and teardown.
 import { TestScheduler } from "rxjs/testing";
 import { describe, expect, it } from "vitest";
-import { map, type Observable } from "rxjs";
+import { asyncScheduler, map, type Observable } from "rxjs";
 import { PmError } from "../../src/errors.js";
+import type { PollClock } from "../../src/pipeline/coalescing-clock.js";
 import { nextPollDelayMs, poll$, type PollOptions, type PollOutcome } from "../../src/pipeline/poll.js";
 
 const newScheduler = () => new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
 const base: Omit<PollOptions, "scheduler"> = {
   periodMs: 10,
   jitter: 0,
+  spreadMs: 0,
   maxBackoffMs: 80,
   timeoutMs: 50,
   random: () => 0.5,
@@ -116,11 +118,32 @@ describe("poll$", () => {
     });
   });
 
-  it("spreads the first poll over the period with jitter", () => {
+  it("starts at a random phase within min(spreadMs, period) and keeps it", () => {
+    newScheduler().run(({ cold, expectObservable }) => {
+      const result$ = summarise(poll$(() => cold("(a|)"), { ...base, spreadMs: 1_000, random: () => 0.4 }));
+      // offset min(1000, 10) * 0.4 = 4, then exactly every period: 4, 14, 24
+      expectObservable(result$, "^ 25ms !").toBe("4ms a 9ms a 9ms a");
+    });
+  });
+
+  it("jitters each start around the plan, so the phase drifts only by the jitter", () => {
     newScheduler().run(({ cold, expectObservable }) => {
       const result$ = summarise(poll$(() => cold("(a|)"), { ...base, jitter: 0.5, random: () => 0.8 }));
-      // first offset 10*0.5*0.8 = 4; then 10*(1+0.5*0.3) = 11.5 → 12
-      expectObservable(result$, "^ 20ms !").toBe("4ms a 11ms a");
+      // 10 * (1 + 0.5 * 0.3) = 11.5 → 12 after each planned start: 0, 12, 24
+      expectObservable(result$, "^ 25ms !").toBe("a 11ms a 11ms a");
+    });
+  });
+
+  it("plans from the previous plan, so timers that fire late do not make the phase drift", () => {
+    newScheduler().run(({ cold, expectObservable }) => {
+      // a clock whose timers all fire 2 ms late, like a busy event loop
+      const late: PollClock = {
+        now: () => asyncScheduler.now(),
+        schedule: (work, delayMs) => asyncScheduler.schedule(work, delayMs + 2),
+      };
+      const result$ = summarise(poll$(() => cold("(a|)"), { ...base, scheduler: late }));
+      // planned 0, 10, 20, 30: started at 0, 12, 22, 32 (not 0, 12, 24, 36)
+      expectObservable(result$, "^ 35ms !").toBe("a 11ms a 9ms a 9ms a");
     });
   });
 });
