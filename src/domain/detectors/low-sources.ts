@@ -1,12 +1,14 @@
 // low_sources: the aggregate is built from too few sources (fires when the count is at or below the threshold).
 import { toIso } from "../format.js";
-import { crossesFire, settingsFor, targetScopeKey } from "../rule-scope.js";
+import type { ScaledPrice } from "../price.js";
+import { crossesFire, settingsFor, targetScopeKey, type RuleSettings } from "../rule-scope.js";
 import type { TargetData } from "../target-state.js";
 import {
   NO_FINDINGS,
   noData,
   thresholdMeasure,
   type Finding,
+  type Measure,
   type QuietKeys,
   type RuleOf,
 } from "./finding.js";
@@ -27,19 +29,29 @@ export function detectLowSources(
   const settings = quiet === undefined ? settingsFor(rule, key) : quiet.settings;
   // Not firing and no alert record: the measure could change nothing, so nothing is allocated.
   if (quiet !== undefined && !crossesFire(count, settings) && quiet.isQuiet("")) return NO_FINDINGS;
-  const observedAtMs = data.observedAtMs;
-  return [
-    thresholdMeasure({
-      subKey: "",
-      scopeKey: key,
-      extraLabels: null,
-      magnitude: count,
-      value: count,
-      settings,
-      describe: () => ({
-        summary: `${key} ${rule.market} price aggregated from ${count} sources (threshold ≤ ${settings.threshold})`,
-        context: { numSources: count, price: snapshot.value.price.text, observedAt: toIso(observedAtMs) },
-      }),
+  return [lowSourcesMeasure(key, rule.market, settings, count, snapshot.value.price, data.observedAtMs)];
+}
+
+// The measure and its lazy description, outside the detector so its quiet path allocates no closure
+// context (see staleMeasure in stale-price.ts).
+function lowSourcesMeasure(
+  key: string,
+  market: string,
+  settings: RuleSettings,
+  count: number,
+  price: ScaledPrice,
+  observedAtMs: number,
+): Measure {
+  return thresholdMeasure({
+    subKey: "",
+    scopeKey: key,
+    extraLabels: null,
+    magnitude: count,
+    value: count,
+    settings,
+    describe: () => ({
+      summary: `${key} ${market} price aggregated from ${count} sources (threshold ≤ ${settings.threshold})`,
+      context: { numSources: count, price: price.text, observedAt: toIso(observedAtMs) },
     }),
-  ];
+  });
 }

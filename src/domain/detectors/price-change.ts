@@ -1,13 +1,14 @@
 // price_change: relative move of the latest price against the history point at or just before now − window.
 import { formatPercent, formatSignedPercent, formatWindowMs, toIso } from "../format.js";
-import { approxChangeProvablyBelow, relativeChange } from "../price.js";
-import { settingsFor, targetScopeKey } from "../rule-scope.js";
+import { approxChangeProvablyBelow, relativeChange, type ScaledPrice } from "../price.js";
+import { settingsFor, targetScopeKey, type RuleSettings } from "../rule-scope.js";
 import type { TargetData } from "../target-state.js";
 import {
   NO_FINDINGS,
   noData,
   thresholdMeasure,
   type Finding,
+  type Measure,
   type QuietKeys,
   type RuleOf,
 } from "./finding.js";
@@ -42,25 +43,47 @@ export function detectPriceChange(
   if (previous === undefined) return noData("history shorter than window");
   const change = relativeChange(previous, price);
   if (change === null) return noData("zero reference price");
-  const previousAtMs = history.timeAt(index);
-  const observedAtMs = data.observedAtMs;
   return [
-    thresholdMeasure({
-      subKey: "",
-      scopeKey: key,
-      extraLabels: null,
-      magnitude: Math.abs(change),
-      value: change,
+    changeMeasure(
+      key,
+      rule.windowMs,
       settings,
-      describe: () => ({
-        summary: `${key} moved ${formatSignedPercent(change)} in ${formatWindowMs(rule.windowMs)} (threshold ${formatPercent(settings.threshold)})`,
-        context: {
-          price: price.text,
-          previous: previous.text,
-          previousAt: toIso(previousAtMs),
-          observedAt: toIso(observedAtMs),
-        },
-      }),
-    }),
+      change,
+      price,
+      previous,
+      history.timeAt(index),
+      data.observedAtMs,
+    ),
   ];
+}
+
+// The measure and its lazy description, outside the detector so its quiet path allocates no closure
+// context (see staleMeasure in stale-price.ts).
+function changeMeasure(
+  key: string,
+  windowMs: number,
+  settings: RuleSettings,
+  change: number,
+  price: ScaledPrice,
+  previous: ScaledPrice,
+  previousAtMs: number,
+  observedAtMs: number,
+): Measure {
+  return thresholdMeasure({
+    subKey: "",
+    scopeKey: key,
+    extraLabels: null,
+    magnitude: Math.abs(change),
+    value: change,
+    settings,
+    describe: () => ({
+      summary: `${key} moved ${formatSignedPercent(change)} in ${formatWindowMs(windowMs)} (threshold ${formatPercent(settings.threshold)})`,
+      context: {
+        price: price.text,
+        previous: previous.text,
+        previousAt: toIso(previousAtMs),
+        observedAt: toIso(observedAtMs),
+      },
+    }),
+  });
 }
