@@ -20,8 +20,6 @@ const T0 = Date.UTC(2026, 10, 22, 10, 0, 0);
 /** A client whose pair-price calls are counted per pair and answered (or failed) on demand. */
 function fakeClient(failing: Set<string>) {
   const calls = new Map<string, number>();
-  /** Virtual time of every pair-price call. */
-  const callTimes: number[] = [];
   /** Virtual times of the pair-price calls, per pair. */
   const callTimesByPair = new Map<string, number[]>();
   const notUsed = (): never => {
@@ -30,8 +28,9 @@ function fakeClient(failing: Set<string>) {
   const client: PragmaClient = {
     getPairPrice: (query: PairPriceQuery) => {
       calls.set(query.pair, (calls.get(query.pair) ?? 0) + 1);
-      callTimes.push(Date.now());
-      callTimesByPair.set(query.pair, [...(callTimesByPair.get(query.pair) ?? []), Date.now()]);
+      const times = callTimesByPair.get(query.pair);
+      if (times === undefined) callTimesByPair.set(query.pair, [Date.now()]);
+      else times.push(Date.now());
       if (failing.has(query.pair)) {
         return Promise.reject(
           new PmError("PM_ERR_UPSTREAM_HTTP", "503", { retryable: true, details: { status: 503 } }),
@@ -53,7 +52,7 @@ function fakeClient(failing: Set<string>) {
     getOnchainPublishers: notUsed,
     getVault: notUsed,
   };
-  return { client, calls, callTimes, callTimesByPair };
+  return { client, calls, callTimesByPair };
 }
 
 const monitors = (offchain: Array<{ pair: string; periodMs: number }>): MonitorsConfig => ({
@@ -75,6 +74,15 @@ const monitors = (offchain: Array<{ pair: string; periodMs: number }>): Monitors
   warmup: { enabled: false, interval: "1min", lookbackMs: 0 },
 });
 
+/** Park–Miller minimal standard PRNG: uniform in [0, 1), deterministic per seed. */
+function parkMiller(seed: number): () => number {
+  let state = seed;
+  return () => ((state = (state * 16_807) % 2_147_483_647) - 1) / 2_147_483_646;
+}
+
+/** Forty distinct pairs polled every second: enough targets to fill a period's coalescing slots. */
+const fortyPairsAt1s = Array.from({ length: 40 }, (_, i) => ({ pair: `P${i}/USD`, periodMs: 1_000 }));
+
 describe("createMonitorRunner", () => {
   let runner: MonitorRunner | undefined;
   beforeEach(() => {
@@ -86,7 +94,7 @@ describe("createMonitorRunner", () => {
   });
 
   const start = (failing = new Set<string>(), random = () => 0.5) => {
-    const { client, calls, callTimes, callTimesByPair } = fakeClient(failing);
+    const { client, calls, callTimesByPair } = fakeClient(failing);
     const hub = createEventHub({ journal: createJournal(100), nowMs: Date.now, version: "test" });
     const journaled: JournaledEvent[] = [];
     hub.events$.subscribe((e) => {
@@ -108,7 +116,7 @@ describe("createMonitorRunner", () => {
       },
       createMonitorState(),
     );
-    return { calls, callTimes, callTimesByPair, hub, journaled, prices, runner };
+    return { calls, callTimesByPair, hub, journaled, prices, runner };
   };
 
   it("polls each target on its own period and publishes price ticks", async () => {
@@ -127,12 +135,10 @@ describe("createMonitorRunner", () => {
   });
 
   it("coalesces jittered polls onto the monitors.coalesceMs grid: fewer wake-ups, same poll rate", async () => {
-    let seed = 7;
-    const random = (): number => ((seed = (seed * 16_807) % 2_147_483_647) - 1) / 2_147_483_646;
-    const { callTimes, runner } = start(new Set(), random);
-    const pairs = Array.from({ length: 40 }, (_, i) => ({ pair: `P${i}/USD`, periodMs: 1_000 }));
-    runner.update({ ...monitors(pairs), jitter: 0.1, coalesceMs: 100 }, []);
+    const { callTimesByPair, runner } = start(new Set(), parkMiller(7));
+    runner.update({ ...monitors(fortyPairsAt1s), jitter: 0.1, coalesceMs: 100 }, []);
     await vi.advanceTimersByTimeAsync(10_000);
+    const callTimes = [...callTimesByPair.values()].flat();
     const offsets = callTimes.map((t) => t - T0);
     expect(offsets.every((t) => t % 100 === 0)).toBe(true);
     expect(new Set(offsets).size).toBeLessThanOrEqual(101); // at most one wake-up per grid point
@@ -142,14 +148,11 @@ describe("createMonitorRunner", () => {
   });
 
   it("keeps each target on its own phase (monitors.spreadMs): one poll per period, spread over the period", async () => {
-    let seed = 11;
-    const random = (): number => ((seed = (seed * 16_807) % 2_147_483_647) - 1) / 2_147_483_646;
-    const { callTimesByPair, runner } = start(new Set(), random);
-    const pairs = Array.from({ length: 40 }, (_, i) => ({ pair: `P${i}/USD`, periodMs: 1_000 }));
-    runner.update({ ...monitors(pairs), spreadMs: 10_000, coalesceMs: 100 }, []);
+    const { callTimesByPair, runner } = start(new Set(), parkMiller(11));
+    runner.update({ ...monitors(fortyPairsAt1s), spreadMs: 10_000, coalesceMs: 100 }, []);
     await vi.advanceTimersByTimeAsync(10_000);
     const phases = new Set<number>();
-    for (const { pair } of pairs) {
+    for (const { pair } of fortyPairsAt1s) {
       const times = (callTimesByPair.get(pair) ?? []).map((t) => t - T0);
       // the spread is capped at the period: the first poll within 1 s (rounded onto the 100 ms grid),
       // then exactly every period
