@@ -1,5 +1,6 @@
 // PriceHistory keeps prices exactly in typed arrays (limbs + scale, objects for the rare out-of-range raw):
-// every price read back equals the one pushed, through ring growth, wrap-around and warm-up merges.
+// every price read back equals the one pushed, through ring growth, wrap-around and warm-up merges, and
+// window lookups find the same point a linear scan does.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ScaledPrice } from "../../src/domain/price.js";
@@ -38,6 +39,39 @@ describe("PriceHistory storage", () => {
         },
       ),
       { numRuns: 200 },
+    );
+  });
+
+  it("finds the newest point at or before any time, whatever the spacing", () => {
+    // periodic with jitter, then gaps of up to 200 s: irregular rings of up to 300 points
+    const gap = fc.oneof(fc.integer({ min: 950, max: 1050 }), fc.integer({ min: 1_000, max: 200_000 }));
+    fc.assert(
+      fc.property(
+        fc.array(gap, { minLength: 1, maxLength: 300, size: "large" }),
+        fc.array(fc.double({ min: -0.1, max: 1.1, noNaN: true })),
+        (gaps, probes) => {
+          // retains the whole series (≤ 300 gaps of ≤ 200 s) with a minimum spacing of ~59 ms: every point is kept
+          const history = new PriceHistory(60_000_000, 1024);
+          let atMs = T0;
+          for (const step of gaps) history.push((atMs += step), new ScaledPrice(1n, 0));
+          const times = Array.from({ length: history.size }, (_, i) => history.timeAt(i));
+          const span = atMs - T0;
+          for (const probe of [...probes, 0, 1]) {
+            const at = Math.round(T0 + probe * span);
+            let expected = -1;
+            times.forEach((t, i) => {
+              if (t <= at) expected = i;
+            });
+            expect(history.indexAtOrBefore(at)).toBe(expected);
+          }
+          // every point itself, and the instant before it (integer times, gaps ≥ 1 ms)
+          times.forEach((t, i) => {
+            expect(history.indexAtOrBefore(t)).toBe(i);
+            expect(history.indexAtOrBefore(t - 1)).toBe(i - 1);
+          });
+        },
+      ),
+      { numRuns: 300 },
     );
   });
 
