@@ -103,6 +103,16 @@ export function scopeHasRecords(engine: EngineState, scopeKey: string): boolean 
   return counts.size !== 0 && (counts.has(scopeKey) || counts.has(""));
 }
 
+/**
+ * True when a measure that does not fire would change nothing for the key: it has no record, or an
+ * inactive one with its condition off (a resolved alert kept for flap damping). applyMeasure would
+ * only replace such a record's latest finding, which nothing reads before a firing measure replaces
+ * it again (promotion to firing and announcements need one; export skips inactive records).
+ */
+export function ignoresCalmMeasure(record: AlertRecord | null): boolean {
+  return record === null || (record.status === "inactive" && !record.rawActive);
+}
+
 /** The cell of a fingerprint (valid while engine.cellEpoch is unchanged): a record probe without a map lookup. */
 export function cellFor(engine: EngineState, fingerprint: string): AlertCell {
   let cell = engine.cells.get(fingerprint);

@@ -6,6 +6,7 @@ import {
   cellFor,
   createEngineState,
   dropRecord,
+  ignoresCalmMeasure,
   isDisposable,
   scopeHasRecords,
   resolve,
@@ -169,12 +170,13 @@ export function activeAlerts(state: MonitorState): readonly AlertPayload[] {
   return active;
 }
 
-// A key is quiet when it has no alert record: then a measure that does not fire would leave applyMeasure
-// with nothing to do, and detectors may skip computing it. Usually the whole scope (the target's pair,
-// vault or network) has no record at all, known from one count per observation (scopeQuiet); otherwise
-// the key's cached identity says. An uncached key in a scope with records is not quiet (the full path
-// caches it). One probe is reused: evaluation is synchronous and never re-entered. The probe also hands
-// the detector the slot's precomputed scope key and settings.
+// A key is quiet when a measure that does not fire would leave applyMeasure with nothing to do (no alert
+// record, or a resolved one kept for flap damping: ignoresCalmMeasure), and detectors may skip computing
+// it. Usually the whole scope (the target's pair, vault or network) has no record at all, known from one
+// count per observation (scopeQuiet); otherwise the key's cached identity says. An uncached key in a
+// scope with records is not quiet (the full path caches it). One probe is reused: evaluation is
+// synchronous and never re-entered. The probe also hands the detector the slot's precomputed scope key
+// and settings.
 class QuietProbe implements QuietKeys {
   engine: EngineState | null = null;
   slot: RuleSlot | null = null;
@@ -194,7 +196,7 @@ class QuietProbe implements QuietKeys {
       cached.cell = cellFor(engine, cached.fingerprint);
       cached.cellEpoch = engine.cellEpoch;
     }
-    return cached.cell.record === null;
+    return ignoresCalmMeasure(cached.cell.record);
   }
 }
 const probe = new QuietProbe();

@@ -103,6 +103,31 @@ describe("alert record cells", () => {
     }
   });
 
+  // A resolved record stays (inactive) for the flap window; calm measures of its key then take the quiet
+  // path. Firing again, flap damping and the final resolve must work as with every measure reported.
+  it("a resolved record kept for flap damping: calm polls change nothing, the next breach fires and damps", () => {
+    const state = createMonitorState();
+    const rules = [low({ threshold: 3, flapMaxTransitions: 3, flapWindowMs: 60_000 })];
+    const statuses = (t: readonly AlertPayload[]): string[] => t.map((x) => x.status);
+    expect(statuses(step(state, rules, T0, 2))).toEqual(["firing"]);
+    expect(statuses(step(state, rules, T0 + 1000, 5))).toEqual(["resolved"]);
+    for (let at = T0 + 2000; at <= T0 + 9000; at += 1000) {
+      expect(step(state, rules, at, 5)).toEqual([]);
+      expect(tick(state, rules, at + 500).transitions).toEqual([]);
+    }
+    const again = step(state, rules, T0 + 10_000, 2);
+    expect(again.map((t) => [t.status, t.value])).toEqual([["firing", 2]]);
+    // fourth flip within the window: held firing as flapping, no resolve
+    expect(step(state, rules, T0 + 11_000, 5)).toEqual([]);
+    // resolves once enough flips have left the window, while calm polls go on
+    let resolvedAt = Number.NaN;
+    for (let at = T0 + 12_000; at <= T0 + 80_000 && Number.isNaN(resolvedAt); at += 1000) {
+      if (statuses(step(state, rules, at, 5)).includes("resolved")) resolvedAt = at;
+    }
+    // the first flip (at T0) leaves the 60 s window at T0 + 60 s: three flips left, not more than three
+    expect(resolvedAt).toBe(T0 + 60_000);
+  });
+
   it("records restored into a live state are seen by cached keys", () => {
     const state = createMonitorState();
     const rules = [low({ threshold: 3 })];

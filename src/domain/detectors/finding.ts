@@ -40,10 +40,11 @@ export type Finding = Measure | NoData;
 
 /**
  * Lets a detector leave out a measure that cannot change anything: one that does not fire, for a key
- * with no alert record (applyMeasure would return at once). Without it every measure is reported.
+ * whose alert record it cannot move (none, or a resolved one: see ignoresCalmMeasure). Without it
+ * every measure is reported.
  */
 export interface QuietKeys {
-  /** True when the key `subKey` of the rule being evaluated has no alert record. */
+  /** True when a measure of key `subKey` (of the rule being evaluated) that does not fire would change nothing. */
   isQuiet(subKey: string): boolean;
   /** The target's scope key under the rule (targetScopeKey, or upstreamOverrideKey for upstream_error), precomputed. */
   readonly scopeKey: string;
