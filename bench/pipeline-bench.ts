@@ -18,7 +18,8 @@ export interface PipelineBenchOptions {
   readonly rounds: number;
 }
 
-type OffchainSpec = Extract<TargetSpec, { kind: "offchain" }>;
+/** The off-chain target specs the bench feeds. */
+export type OffchainSpec = Extract<TargetSpec, { kind: "offchain" }>;
 const SOURCES = ["BINANCE", "BYBIT", "COINBASE", "OKX", "KUCOIN", "GATEIO", "BITSTAMP"];
 const BASE_MS = 1_741_594_457_000;
 
@@ -65,7 +66,7 @@ function generateBodies(pairs: readonly string[], seconds: number, seed: number)
 }
 
 /** Time JSON.parse alone; the checksum keeps the work observable. */
-function timeParse(bodies: readonly string[]): number {
+export function timeParse(bodies: readonly string[]): number {
   let checksum = 0;
   const start = performance.now();
   for (const body of bodies) checksum += (JSON.parse(body) as { decimals: number }).decimals;
@@ -75,7 +76,7 @@ function timeParse(bodies: readonly string[]): number {
 }
 
 /** Time the whole pipeline over the bodies on a fresh monitor state: decode, observe, and the 1 s tick. */
-function timePipeline(
+export function timePipeline(
   bodies: readonly string[],
   specs: readonly OffchainSpec[],
   rules: readonly RuleConfig[],
@@ -107,13 +108,20 @@ function timePipeline(
   return { ms: performance.now() - start, transitions };
 }
 
-/** Run interleaved rounds (parse, decode, pipeline; rotating order) after a warm-up; medians. */
-export function runPipelineBench(options: PipelineBenchOptions): BenchResult {
-  const pairs = syntheticPairIds(options.targets);
+/** The bench's workload: one off-chain target per synthetic pair at 1 s, the shipped rules, and the bodies. */
+export function pipelineWorkload(
+  targets: number,
+  seconds: number,
+): { specs: OffchainSpec[]; rules: readonly RuleConfig[]; bodies: string[] } {
+  const pairs = syntheticPairIds(targets);
   const config = benchConfig({ monitors: { offchain: offchainMonitors(pairs, pairs.length, 1000) } });
   const specs = planTargets(config.monitors).map((p) => p.spec as OffchainSpec);
-  const rules = config.rules;
-  const bodies = generateBodies(pairs, options.seconds, 42);
+  return { specs, rules: config.rules, bodies: generateBodies(pairs, seconds, 42) };
+}
+
+/** Run interleaved rounds (parse, decode, pipeline; rotating order) after a warm-up; medians. */
+export function runPipelineBench(options: PipelineBenchOptions): BenchResult {
+  const { specs, rules, bodies } = pipelineWorkload(options.targets, options.seconds);
   const warm = bodies.slice(0, Math.min(bodies.length, 50 * specs.length));
   for (let i = 0; i < 3; i++) {
     timeParse(warm);
@@ -145,7 +153,7 @@ export function runPipelineBench(options: PipelineBenchOptions): BenchResult {
     name: "pipeline",
     title: "in-process decode + detect + alert vs JSON.parse of the same bodies",
     method: [
-      `${bodies.length.toLocaleString("en-US")} pair-price bodies (${options.targets} targets × ${options.seconds} simulated s, ~70 % with 5 components), ${config.rules.length} shipped rules (config/default.json)`,
+      `${bodies.length.toLocaleString("en-US")} pair-price bodies (${options.targets} targets × ${options.seconds} simulated s, ~70 % with 5 components), ${rules.length} shipped rules (config/default.json)`,
       `each round times JSON.parse, decode alone and decode → observe() (+ tick() every simulated second) on a fresh state; ${options.rounds} interleaved rounds, rotating order, medians`,
     ],
     figures: [
