@@ -24,7 +24,7 @@ type Job = "parse" | "pipeline";
 type Counts = ReadonlyMap<string, number>;
 
 /** The `summary:` totals of a cachegrind output file, by event name (Ir, I1mr, D1mr, DLmw…). */
-export function parseCachegrindSummary(text: string): Counts {
+function parseCachegrindSummary(text: string): Counts {
   const events = /^events:\s*(.+)$/m.exec(text)?.[1]?.trim().split(/\s+/);
   const summary = /^summary:\s*(.+)$/m.exec(text)?.[1]?.trim().split(/\s+/);
   if (events === undefined || summary === undefined || events.length !== summary.length)
@@ -32,8 +32,14 @@ export function parseCachegrindSummary(text: string): Counts {
   return new Map(events.map((event, i) => [event, Number(summary[i])]));
 }
 
-/** One child under cachegrind doing `rounds` measured passes of `job`; its totals. */
-function cachegrind(job: Job, rounds: number, options: PipelineCountsOptions, dir: string): Promise<Counts> {
+/** One child under cachegrind doing `rounds` measured passes of `job`; its totals. `signal` kills it. */
+function cachegrind(
+  job: Job,
+  rounds: number,
+  options: PipelineCountsOptions,
+  dir: string,
+  signal: AbortSignal,
+): Promise<Counts> {
   const out = join(dir, `${job}-${rounds}.out`);
   const args = [
     "--tool=cachegrind",
@@ -52,7 +58,7 @@ function cachegrind(job: Job, rounds: number, options: PipelineCountsOptions, di
     String(options.seconds),
   ];
   return new Promise((resolve, reject) => {
-    const child = spawn("valgrind", args, { stdio: ["ignore", "ignore", "pipe"] });
+    const child = spawn("valgrind", args, { stdio: ["ignore", "ignore", "pipe"], signal });
     let stderr = "";
     child.stderr.on("data", (chunk: Buffer) => {
       stderr = (stderr + chunk.toString()).slice(-2000);
@@ -73,10 +79,14 @@ function cachegrind(job: Job, rounds: number, options: PipelineCountsOptions, di
 
 /** Per-pass counts of a job: children with one and three measured passes, difference halved (start-up and warm-up cancel out). */
 async function perPass(job: Job, options: PipelineCountsOptions, dir: string): Promise<Counts> {
+  const children = new AbortController();
   const [one, three] = await Promise.all([
-    cachegrind(job, 1, options, dir),
-    cachegrind(job, 3, options, dir),
-  ]);
+    cachegrind(job, 1, options, dir, children.signal),
+    cachegrind(job, 3, options, dir, children.signal),
+  ]).catch((error: unknown) => {
+    children.abort(); // the other child is not left running
+    throw error;
+  });
   return new Map([...three].map(([event, total]) => [event, (total - (one.get(event) ?? 0)) / 2]));
 }
 
