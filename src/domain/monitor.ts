@@ -208,13 +208,15 @@ function targetPlanOf(plan: RulePlan, data: TargetData): TargetPlan {
   const spec = data.spec;
   const slots: RuleSlot[] = [];
   for (const rule of rulesForTarget(plan, spec)) {
-    const scopeKey = rule.kind === "upstream_error" ? upstreamOverrideKey(rule, spec) : targetScopeKey(spec);
+    const targetScope = targetScopeKey(spec);
+    const scopeKey = rule.kind === "upstream_error" ? upstreamOverrideKey(rule, spec) : targetScope;
     const timeDriven = isTimeDriven(rule);
     slots.push({
       rule,
       timeDriven,
       runsOnFailure: timeDriven || rule.kind === "upstream_error",
       scopeKey,
+      inTargetScope: scopeKey === targetScope,
       settings: settingsFor(rule, scopeKey),
       main: null,
       keys: new Map(),
@@ -227,8 +229,8 @@ function targetPlanOf(plan: RulePlan, data: TargetData): TargetPlan {
 
 /**
  * No alert record belongs to the target's scope. Taken once per observation: records created while
- * its rules run are for those rules' own keys, which have been probed by then. Every slot but
- * upstream_error's uses the target's scope key (upstream_error's may follow a per-target override).
+ * its rules run are for those rules' own keys, which have been probed by then. It speaks for every
+ * slot whose scope key is the target's (all but an upstream_error overridden for this target id).
  */
 function isScopeQuiet(state: MonitorState, data: TargetData): boolean {
   return !scopeHasRecords(state.engine, targetScopeKey(data.spec));
@@ -252,7 +254,7 @@ function evaluate(
   probe.slot = slot;
   probe.scopeKey = slot.scopeKey;
   probe.settings = slot.settings;
-  probe.scopeQuiet = scopeQuiet && rule.kind !== "upstream_error";
+  probe.scopeQuiet = scopeQuiet && slot.inTargetScope;
   const findings = runDetector(rule, data, spot, nowMs, probe);
   probe.engine = null;
   probe.slot = null;

@@ -56,6 +56,8 @@ export interface RuleSlot {
   readonly runsOnFailure: boolean;
   /** targetScopeKey of the target, or upstreamOverrideKey for upstream_error. */
   readonly scopeKey: string;
+  /** scopeKey is the target's scope key (false only for an upstream_error overridden for this target id). */
+  readonly inTargetScope: boolean;
   /** settingsFor(rule, scopeKey). */
   readonly settings: RuleSettings;
   /** Cached key of the measure with subkey "" (the target itself), built on first use. */
