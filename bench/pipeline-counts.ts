@@ -137,7 +137,7 @@ export async function runPipelineCounts(options: PipelineCountsOptions): Promise
       figures,
       checks: [],
       notes: [
-        "counts, not time: the pipeline's counts of one build repeat within ~2 % (instructions) to ~12 % (L1 instruction misses) on a busy or a quiet host, so they show what a change does where timings cannot; JSON.parse alone keeps its code and data in L1 (its L1 misses are noise, up to ±20 per body); cachegrind models no prefetching, so misses weigh more here than on the CPU",
+        "counts, not time: instructions of one build repeat within 0.1-2 % on a busy or a quiet host, so they show what a change does where timings cannot; cache misses move 10-20 % from run to run (heap layout), so judge small changes by instructions; JSON.parse alone keeps its code and data in L1 (its L1 misses are noise, up to ±20 per body); cachegrind models no prefetching, so misses weigh more here than on the CPU",
       ],
     };
   } finally {

@@ -6,11 +6,12 @@ import {
   createMonitorState,
   observe,
   restoreAnnounced,
+  retainTargets,
   tick,
   type MonitorState,
 } from "../../src/domain/monitor.js";
 import type { RuleConfig } from "../../src/domain/rules.js";
-import { BTC_OFF, ETH_OFF, T0, obs, pairPrice, rule } from "./helpers.js";
+import { BTC_OFF, BTC_ON, ETH_OFF, T0, entrySet, obs, pairPrice, rule } from "./helpers.js";
 
 const low = (common: Parameters<typeof rule<"low_sources">>[2]): RuleConfig =>
   rule("low_sources", { market: "offchain" }, common);
@@ -138,5 +139,32 @@ describe("alert record cells", () => {
     // the key is cached and has no record; a journal replay brings the firing alert back
     restoreAnnounced(state, fired);
     expect(step(state, rules, T0 + 2000, 5).map((t) => t.status)).toEqual(["resolved"]);
+  });
+});
+
+describe("cross-market links", () => {
+  const rules = [rule("onchain_offchain_deviation", { maxAgeMs: 120_000 }, { threshold: 0.01 })];
+  const deviation = (t: readonly AlertPayload[]): string[] =>
+    t.filter((x) => x.rule === "onchain_offchain_deviation").map((x) => x.status);
+  const off = (state: MonitorState, price: string, at: number, target = BTC_OFF): readonly AlertPayload[] =>
+    observe(state, obs.off(pairPrice(price, at), at, target), rules, at).transitions;
+  const twinSpot = { ...BTC_OFF, id: "offchain:BTC/USD:twap", aggregation: "twap" as const };
+
+  it("an off-chain spot poll re-evaluates its pair's on-chain target; a second spot target takes over when the first leaves", () => {
+    const state = createMonitorState();
+    expect(off(state, "100", T0)).toEqual([]);
+    expect(deviation(observe(state, obs.on(entrySet("100", T0), T0), rules, T0).transitions)).toEqual([]);
+    // the off-chain move alone fires the on-chain target's alert
+    expect(deviation(off(state, "103", T0 + 1000))).toEqual(["firing"]);
+    // another spot target of the pair does not represent it while the first is there
+    expect(deviation(off(state, "100", T0 + 1500, twinSpot))).toEqual([]);
+    // the first leaves, resolving the alert that compared against it; the twin now represents the pair
+    const removed = retainTargets(state, new Set([BTC_ON.id, twinSpot.id]), rules, T0 + 1800);
+    expect(deviation(removed.transitions)).toEqual(["resolved"]);
+    expect(deviation(off(state, "103", T0 + 2000, twinSpot))).toEqual(["firing"]);
+    expect(deviation(off(state, "100", T0 + 2200, twinSpot))).toEqual(["resolved"]);
+    // and without an on-chain target, spot polls re-evaluate nothing
+    expect(deviation(retainTargets(state, new Set([twinSpot.id]), rules, T0 + 2500).transitions)).toEqual([]);
+    expect(off(state, "110", T0 + 3000, twinSpot)).toEqual([]);
   });
 });
