@@ -207,8 +207,8 @@ function targetPlanOf(plan: RulePlan, data: TargetData): TargetPlan {
   if (current !== null && current.rulePlan === plan && current.spec === data.spec) return current;
   const spec = data.spec;
   const slots: RuleSlot[] = [];
+  const targetScope = targetScopeKey(spec);
   for (const rule of rulesForTarget(plan, spec)) {
-    const targetScope = targetScopeKey(spec);
     const scopeKey = rule.kind === "upstream_error" ? upstreamOverrideKey(rule, spec) : targetScope;
     const timeDriven = isTimeDriven(rule);
     slots.push({
