@@ -43,15 +43,21 @@ describe("PriceHistory storage", () => {
   });
 
   it("finds the newest point at or before any time, whatever the spacing", () => {
-    // periodic with jitter, then gaps of up to 200 s: irregular rings of up to 300 points
-    const gap = fc.oneof(fc.integer({ min: 950, max: 1050 }), fc.integer({ min: 1_000, max: 200_000 }));
+    // mostly periodic with jitter, some gaps of up to 200 s: irregular rings of up to 300 points,
+    // wrapped around when the capacity is small
+    const gap = fc.oneof(
+      { weight: 4, arbitrary: fc.integer({ min: 950, max: 1050 }) },
+      { weight: 1, arbitrary: fc.integer({ min: 1_000, max: 200_000 }) },
+    );
     fc.assert(
       fc.property(
         fc.array(gap, { minLength: 1, maxLength: 300, size: "large" }),
         fc.array(fc.double({ min: -0.1, max: 1.1, noNaN: true })),
-        (gaps, probes) => {
-          // retains the whole series (≤ 300 gaps of ≤ 200 s) with a minimum spacing of ~59 ms: every point is kept
-          const history = new PriceHistory(60_000_000, 1024);
+        fc.option(fc.integer({ min: 4, max: 100 })),
+        (gaps, probes, capacity) => {
+          // a minimum spacing of 900 ms keeps every point until the window (~15 min with the full
+          // capacity) or the capacity drops it
+          const history = new PriceHistory(900 * ((capacity ?? 1024) - 2), capacity ?? 1024);
           let atMs = T0;
           for (const step of gaps) history.push((atMs += step), new ScaledPrice(1n, 0));
           const times = Array.from({ length: history.size }, (_, i) => history.timeAt(i));
