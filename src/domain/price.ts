@@ -2,17 +2,76 @@
 
 // 10 ** -d for the usual scales (the same doubles, without Math.pow per price).
 const NEG_POW10: readonly number[] = Array.from({ length: 64 }, (_, d) => 10 ** -d);
+/** Most hex digits a price may have: 64 is 256 bits, so hostile text cannot make BigInt work hard. */
+const MAX_HEX_DIGITS = 64;
+/** Hex digits read into one exact double (13 × 4 = 52 bits). */
+const HALF_DIGITS = 13;
+const TWO_52 = 2 ** 52;
+// Value of each ASCII hex digit, -1 for every other code unit below 128.
+const HEX_VALUE: Int8Array = (() => {
+  const table = new Int8Array(128).fill(-1);
+  for (let i = 0; i < 10; i++) table[48 + i] = i;
+  for (let i = 0; i < 6; i++) table[65 + i] = table[97 + i] = 10 + i;
+  return table;
+})();
 
-/** An exact price: an integer `raw` scaled by 10^`decimals`; `text` is its decimal representation. */
+/** The double 10^-decimals the approx of a price is scaled by. */
+function scaleDown(decimals: number): number {
+  return NEG_POW10[decimals] ?? 10 ** -decimals;
+}
+
+/**
+ * An exact price: an integer `raw` scaled by 10^`decimals`; `text` is its decimal representation.
+ *
+ * A price decoded from hex (ScaledPrice.fromHex) keeps its text and builds the bigint on first use of
+ * `raw`: detectors judge calm prices on `approx`, which fromHex computes exactly from the digits, so the
+ * components of a calm body never become bigints (V8's BigInt parser and BigInt-to-double conversion
+ * were the decoder's largest cost).
+ */
 export class ScaledPrice {
-  readonly raw: bigint;
+  #raw: bigint | undefined;
+  /** The "0x…" text of a price from fromHex, until `raw` is built from it. */
+  #hex: string | undefined;
   readonly decimals: number;
   #text: string | undefined;
   #approx = Number.NaN;
 
   constructor(raw: bigint, decimals: number) {
-    this.raw = raw;
+    this.#raw = raw;
+    this.#hex = undefined;
     this.decimals = decimals;
+  }
+
+  /**
+   * The price of "0x"-prefixed hex text of 1 to 64 digits (either case), or null for any other text.
+   * Up to 26 digits are read as two exact 52-bit halves, so `approx` is the correctly rounded double
+   * of the integer, the same as Number(raw) gives; longer text is parsed by BigInt at once.
+   */
+  static fromHex(text: string, decimals: number): ScaledPrice | null {
+    const length = text.length;
+    if (length < 3 || length > 2 + MAX_HEX_DIGITS) return null;
+    if (text.charCodeAt(0) !== 48 || text.charCodeAt(1) !== 120) return null; // "0x"
+    const split = Math.max(2, length - HALF_DIGITS);
+    const high = hexValue(text, 2, split);
+    const low = hexValue(text, split, length);
+    if (Number.isNaN(high) || Number.isNaN(low)) return null;
+    if (length > 2 + 2 * HALF_DIGITS) return new ScaledPrice(BigInt(text), decimals); // digits checked
+    const price = new ScaledPrice(0n, decimals);
+    price.#raw = undefined;
+    price.#hex = text;
+    price.#approx = (high * TWO_52 + low) * scaleDown(decimals);
+    return price;
+  }
+
+  /** The exact scaled integer. */
+  get raw(): bigint {
+    let raw = this.#raw;
+    if (raw === undefined) {
+      raw = BigInt(this.#hex ?? "0");
+      this.#raw = raw;
+      this.#hex = undefined;
+    }
+    return raw;
   }
 
   /** Decimal string, e.g. "82069.2697737", trailing zeros trimmed; computed once on first use. */
@@ -23,8 +82,7 @@ export class ScaledPrice {
 
   /** Nearest double of the price (relative error ≈ 1e-16; ±Infinity or NaN beyond the double range); computed once. */
   get approx(): number {
-    if (Number.isNaN(this.#approx))
-      this.#approx = Number(this.raw) * (NEG_POW10[this.decimals] ?? 10 ** -this.decimals);
+    if (Number.isNaN(this.#approx)) this.#approx = Number(this.raw) * scaleDown(this.decimals);
     return this.#approx;
   }
 
@@ -32,6 +90,21 @@ export class ScaledPrice {
   toJSON(): string {
     return this.text;
   }
+}
+
+/**
+ * Value of the hex digits text[from, to) as a double (exact while there are at most 13 of them), NaN if
+ * one is not a hex digit; 0 for an empty range.
+ */
+function hexValue(text: string, from: number, to: number): number {
+  let value = 0;
+  for (let i = from; i < to; i++) {
+    const code = text.charCodeAt(i);
+    const digit = code < 128 ? (HEX_VALUE[code] ?? -1) : -1;
+    if (digit < 0) return Number.NaN;
+    value = value * 16 + digit;
+  }
+  return value;
 }
 
 const TEN = 10n;

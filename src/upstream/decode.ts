@@ -20,8 +20,6 @@ export type JsonObject = Readonly<Record<string, unknown>>;
 
 /** Largest `decimals` accepted: 10^77 already exceeds a 256-bit integer. */
 const MAX_DECIMALS = 77;
-/** Longest hex price accepted ("0x" + 64 digits = 256 bits), so a hostile body cannot make BigInt work hard. */
-const MAX_HEX_LENGTH = 66;
 /** Longest decimal price accepted (a 256-bit integer has at most 78 digits). */
 const MAX_DECIMAL_DIGITS = 78;
 /** Below this a timestamp is read as unix seconds, above as milliseconds (1e11 s is the year 5138). */
@@ -162,18 +160,12 @@ export function readSecondsOrMs(o: JsonObject, key: string): number {
   return value < SECONDS_MS_BOUNDARY ? value * 1000 : value;
 }
 
-/** A required 0x-prefixed hex integer string, returned as an exact ScaledPrice. */
+/** A required 0x-prefixed hex integer string (at most 64 digits), returned as an exact ScaledPrice. */
 export function readHexPrice(o: JsonObject, key: string, decimals: number): ScaledPrice {
   const value = o[key];
-  if (typeof value === "string" && hasHexShape(value)) {
-    try {
-      // BigInt validates the digits itself; hasHexShape has excluded the other forms it would accept.
-      return new ScaledPrice(BigInt(value), decimals);
-    } catch {
-      // fall through to the field error
-    }
-  }
-  throw new FieldError(key, "0x-prefixed hex string");
+  const price = typeof value === "string" ? ScaledPrice.fromHex(value, decimals) : null;
+  if (price === null) throw new FieldError(key, "0x-prefixed hex string");
+  return price;
 }
 
 /** A required decimal-digit integer string (candle OHLC), returned as an exact ScaledPrice. */
@@ -196,16 +188,4 @@ export function readIsoTimeMs(o: JsonObject, key: string): number {
     }
   }
   throw new FieldError(key, "ISO 8601 date-time");
-}
-
-/**
- * "0x", at most 64 more characters, and no trailing whitespace: with that, BigInt(text) accepts exactly
- * the hex integers (it would otherwise also take "0b"/"0o" forms, decimals and surrounding whitespace).
- */
-function hasHexShape(text: string): boolean {
-  const length = text.length;
-  if (length < 3 || length > MAX_HEX_LENGTH) return false;
-  if (text.charCodeAt(0) !== 48 || text.charCodeAt(1) !== 120) return false; // "0x"
-  const last = text.charCodeAt(length - 1);
-  return (last >= 48 && last <= 57) || (last >= 97 && last <= 102) || (last >= 65 && last <= 70);
 }

@@ -1,0 +1,101 @@
+// ScaledPrice.fromHex: accepts exactly "0x" + 1..64 hex digits, and a lazily built price equals the eager one
+// (raw, the approx double bit for bit, text), on both sides of the 26-digit lazy limit.
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { ScaledPrice } from "../../src/domain/price.js";
+
+/** Hex digits of `raw`, left-padded to `width` with zeros, each letter upper- or lower-cased by `upper`. */
+function hexText(raw: bigint, width: number, upper: readonly boolean[]): string {
+  const digits = raw.toString(16).padStart(width, "0");
+  return `0x${[...digits].map((c, i) => (upper[i % Math.max(1, upper.length)] ? c.toUpperCase() : c)).join("")}`;
+}
+
+const raw = fc.oneof(
+  fc.bigInt({ min: 0n, max: (1n << 64n) - 1n }),
+  fc.bigInt({ min: 1n << 64n, max: (1n << 104n) - 1n }), // up to 26 digits: lazy
+  fc.bigInt({ min: 1n << 104n, max: (1n << 256n) - 1n }), // 27..64 digits: eager
+);
+
+describe("ScaledPrice.fromHex", () => {
+  it("equals the price BigInt parses: raw, approx (same double) and text", () => {
+    fc.assert(
+      fc.property(
+        raw,
+        fc.integer({ min: 0, max: 30 }),
+        fc.array(fc.boolean(), { maxLength: 8 }),
+        fc.integer({ min: 0, max: 77 }),
+        (value, padding, upper, decimals) => {
+          const width = Math.min(64, value.toString(16).length + padding);
+          const text = hexText(value, width, upper);
+          const eager = new ScaledPrice(value, decimals);
+          // approx before raw: the lazy double must not depend on the bigint having been built
+          const approx = ScaledPrice.fromHex(text, decimals)?.approx;
+          expect(Object.is(approx, eager.approx)).toBe(true);
+          const lazy = ScaledPrice.fromHex(text, decimals);
+          expect(lazy?.raw).toBe(value);
+          expect(lazy?.text).toBe(eager.text);
+          expect(lazy?.decimals).toBe(decimals);
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+
+  it("reads the largest lazy and the smallest eager digit counts exactly", () => {
+    // 0x80000000000004_0000000000001 (27 digits): read as 14 + 13 digits, the 56-bit upper half would be
+    // rounded to even first and the sum rounded down, while the integer itself rounds up
+    const doubleRounding = "0x800000000000040000000000001";
+    for (const text of [
+      `0x${"f".repeat(26)}`,
+      `0x1${"0".repeat(26)}`,
+      doubleRounding,
+      `0x${"F".repeat(64)}`,
+      "0x0",
+      "0x1",
+    ]) {
+      const price = ScaledPrice.fromHex(text, 18);
+      expect(price?.raw).toBe(BigInt(text));
+      expect(price?.approx).toBe(new ScaledPrice(BigInt(text), 18).approx);
+    }
+  });
+
+  it("rejects everything but 0x and 1 to 64 hex digits", () => {
+    const rejected = [
+      "",
+      "0",
+      "0x",
+      "0X1f",
+      "1f",
+      "x1f",
+      " 0x1f",
+      "0x1f ",
+      "0x1f\n",
+      "0x1 2",
+      "0x-1",
+      "0x+1",
+      "0x1.5",
+      "0x1g",
+      "0xnothex",
+      "0b101",
+      "0o17",
+      "0x\u0661", // a non-ASCII digit
+      "0x１", // full-width 1
+      `0x${"1".repeat(65)}`,
+      `0x${"1".repeat(30)}z`,
+    ];
+    for (const text of rejected) expect(ScaledPrice.fromHex(text, 18), JSON.stringify(text)).toBeNull();
+  });
+
+  it("rejects any text BigInt would not read as a bare hex integer", () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 70, unit: "binary" }), (tail) => {
+        const text = `0x${tail}`;
+        const valid = tail.length >= 1 && tail.length <= 64 && /^[0-9a-fA-F]+$/.test(tail);
+        const price = ScaledPrice.fromHex(text, 0);
+        expect(price === null).toBe(!valid);
+        if (valid) expect(price?.raw).toBe(BigInt(text));
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
