@@ -20,6 +20,20 @@ export default tseslint.config(
       "@typescript-eslint/consistent-type-imports": "error",
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
       eqeqeq: ["error", "always", { null: "ignore" }],
+      // Tests own their data: nothing reads the shared spec folder or a machine's absolute paths.
+      "no-restricted-syntax": [
+        "error",
+        {
+          selector: "Literal[value=/\\.\\.\\/shared\\/|^\\/(work|home|root)\\//]",
+          message:
+            "Read files from inside the repository (test/fixtures/), never ../shared or an absolute path.",
+        },
+        {
+          selector: "TemplateElement[value.raw=/\\.\\.\\/shared\\/|^\\/(work|home|root)\\//]",
+          message:
+            "Read files from inside the repository (test/fixtures/), never ../shared or an absolute path.",
+        },
+      ],
     },
   },
   {

@@ -6,7 +6,13 @@ import type {
   WireFundingRatePage,
   WirePairPrice,
 } from "../../src/upstream/wire.js";
-import { getJson, raw, startTestSim, T0_MS, validateAgainst, type TestSim } from "./helpers.js";
+import { getJson, raw, startTestSim, T0_MS, type TestSim } from "./helpers.js";
+import {
+  candlestickResponse,
+  fundingRatesResponse,
+  pairPriceResponse,
+  responseErrors,
+} from "../fixtures/response-schemas.js";
 
 let t: TestSim;
 beforeAll(async () => {
@@ -24,7 +30,7 @@ describe("GET /node/v1/data/{base}/{quote}", () => {
       "/node/v1/data/BTC/USD?interval=1s&aggregation=median",
     );
     expect(status).toBe(200);
-    expect(validateAgainst("GetEntryResponse", body)).toEqual([]);
+    expect(responseErrors(pairPriceResponse, body)).toEqual([]);
     expect(Object.keys(body)).toEqual([
       "num_sources_aggregated",
       "pair_id",
@@ -50,7 +56,7 @@ describe("GET /node/v1/data/{base}/{quote}", () => {
       t.sim,
       "/node/v1/data/ETH/USD?with_components=true&interval=1s",
     );
-    expect(validateAgainst("GetEntryResponse", body)).toEqual([]);
+    expect(responseErrors(pairPriceResponse, body)).toEqual([]);
     const components = body.components ?? [];
     expect(components.map((c) => c.source)).toEqual([
       "BINANCE",
@@ -221,7 +227,7 @@ describe("GET /node/v1/aggregation/candlestick/{base}/{quote}", () => {
       "/node/v1/aggregation/candlestick/BTC/USD?interval=15min",
     );
     expect(status).toBe(200);
-    expect(validateAgainst("GetOHLCResponse", body)).toEqual([]);
+    expect(responseErrors(candlestickResponse, body)).toEqual([]);
     expect(body.data.length).toBe(100);
     const first = body.data[0]!;
     expect(Object.keys(first)).toEqual(["time", "open", "low", "high", "close"]);
@@ -272,7 +278,7 @@ describe("GET /node/v1/funding_rates/history/{base}/{quote}", () => {
       `${base}?source=HYPERLIQUID&timestamp=${startS},${endS}&frequency=Hour`,
     );
     expect(status).toBe(200);
-    expect(validateAgainst("GetHistoricalFundingRateResponse", body)).toEqual([]);
+    expect(responseErrors(fundingRatesResponse, body)).toEqual([]);
     expect(body).toMatchObject({ page: 1, page_size: 1000, has_next_page: false });
     expect(body.data.length).toBe(25);
     expect(body.data[0]).toMatchObject({

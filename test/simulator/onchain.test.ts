@@ -8,7 +8,13 @@ import type {
   WireVaultEnvelope,
 } from "../../src/upstream/wire.js";
 import { parseScenario } from "../../src/simulator/scenario.js";
-import { checkSchema, getJson, raw, startTestSim, T0_MS, validateAgainst, type TestSim } from "./helpers.js";
+import { getJson, raw, startTestSim, T0_MS, type TestSim } from "./helpers.js";
+import {
+  onchainEntryResponse,
+  onchainPublishersResponse,
+  vaultResponse,
+  responseErrors,
+} from "../fixtures/response-schemas.js";
 
 let t: TestSim;
 beforeAll(async () => {
@@ -26,7 +32,7 @@ describe("GET /node/v1/onchain/{base}/{quote}", () => {
       `${onchain}/BTC/USD?network=starknet-mainnet&aggregation=median`,
     );
     expect(status).toBe(200);
-    expect(validateAgainst("GetOnchainEntryResponse", body)).toEqual([]);
+    expect(responseErrors(onchainEntryResponse, body)).toEqual([]);
     expect(body).toMatchObject({
       pair_id: "BTC/USD",
       decimals: 8,
@@ -44,7 +50,7 @@ describe("GET /node/v1/onchain/{base}/{quote}", () => {
       t.sim,
       `${onchain}/BTC/USD?network=starknet-mainnet&components=true&variations=true`,
     );
-    expect(validateAgainst("GetOnchainEntryResponse", body)).toEqual([]);
+    expect(responseErrors(onchainEntryResponse, body)).toEqual([]);
     const components = body.components ?? [];
     expect(components.length).toBe(body.nb_sources_aggregated);
     expect(new Set(components.map((c) => c.publisher))).toEqual(
@@ -132,7 +138,7 @@ describe("GET /node/v1/onchain/publishers", () => {
       `${onchain}/publishers?network=starknet-mainnet&data_type=Spot`,
     );
     expect(status).toBe(200);
-    expect(validateAgainst("GetOnchainPublishersResponse", body)).toEqual([]);
+    expect(responseErrors(onchainPublishersResponse, body)).toEqual([]);
     const names = body.map((p) => p.publisher);
     expect(names).toEqual([
       "ALENO",
@@ -183,59 +189,11 @@ describe("GET /node/v1/onchain/publishers", () => {
   });
 });
 
-const VAULT_SCHEMA = {
-  type: "object",
-  required: [
-    "id",
-    "name",
-    "description",
-    "inception_date",
-    "chain",
-    "chain_id",
-    "symbol",
-    "base_asset",
-    "status",
-    "tvl",
-    "share_price",
-    "mgmt_fee_bps",
-    "perf_fee_bps",
-    "strategy_brief",
-    "docs_url",
-    "contract",
-    "deposit_constraints",
-    "withdraw_constraints",
-    "icons",
-  ],
-  properties: {
-    status: { type: "string", enum: ["live", "paused", "retired"] },
-    tvl: { type: "string", pattern: "^\\d+(\\.\\d+)?$" },
-    share_price: { type: "string", pattern: "^\\d+(\\.\\d+)?$" },
-    mgmt_fee_bps: { type: "integer", minimum: 0 },
-    perf_fee_bps: { type: "integer", minimum: 0 },
-    contract: { type: "object", required: ["address", "abi_version"] },
-    deposit_constraints: {
-      type: "object",
-      required: ["min_deposit", "max_deposit", "paused"],
-      properties: { paused: { type: "boolean" } },
-    },
-    withdraw_constraints: {
-      type: "object",
-      required: [
-        "instant_liquidity",
-        "instant_slippage_max_bps",
-        "redeem_24h_threshold_pct_of_aum",
-        "redeem_48h_above_threshold",
-      ],
-    },
-    icons: { type: "object", required: ["light", "dark"] },
-  },
-};
-
 describe("GET /vault/api/v1/vaults/{id}", () => {
   it("returns the spec's bare object; share price drifts slowly", async () => {
     const { status, body } = await getJson<WireVault>(t.sim, "/vault/api/v1/vaults/pragma-btc-vault");
     expect(status).toBe(200);
-    expect(checkSchema(VAULT_SCHEMA, body)).toEqual([]);
+    expect(responseErrors(vaultResponse, body)).toEqual([]);
     expect(body).toMatchObject({
       id: "pragma-btc-vault",
       status: "live",
@@ -262,7 +220,7 @@ describe("GET /vault/api/v1/vaults/{id}", () => {
     try {
       const ok = await getJson<WireVaultEnvelope>(enveloped.sim, "/vault/api/v1/vaults/pragma-eth-vault");
       expect(ok.body.status).toBe("ok");
-      expect(ok.body.status === "ok" && checkSchema(VAULT_SCHEMA, ok.body.data)).toEqual([]);
+      expect(ok.body.status === "ok" && responseErrors(vaultResponse, ok.body.data)).toEqual([]);
       const missing = await getJson<WireVaultEnvelope>(enveloped.sim, "/vault/api/v1/vaults/nope");
       expect(missing.status).toBe(404);
       expect(missing.body).toEqual({ status: "error", msg: "Vault not found: nope" });

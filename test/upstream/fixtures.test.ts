@@ -1,5 +1,4 @@
-// Every shared spec fixture decodes through the public decoders, with units normalised.
-import { readdirSync } from "node:fs";
+// Every upstream fixture (test/fixtures/upstream/) decodes through the public decoders, with units normalised.
 import { describe, expect, it } from "vitest";
 import {
   decodeCandleSeriesBody,
@@ -10,23 +9,9 @@ import {
   decodeVault,
   parseUpstreamErrorBody,
 } from "../../src/upstream/index.js";
-import { FIXTURES_DIR, VAULT_JSON, fixture } from "./helpers.js";
+import { VAULT_JSON, fixture } from "./helpers.js";
 
 describe("spec fixtures", () => {
-  it("covers every fixture file", () => {
-    const known = [
-      "400_invalid_timestamp_end_in_future.json",
-      "404_entry_not_found.json",
-      "candlestick_btc_usd_15min.json",
-      "data_btc_usd_median_1min_with_components.json",
-      "data_eth_usd_default.json",
-      "funding_rates_history_btc_usd_hyperliquid_hour.json",
-      "onchain_btc_usd_mainnet.json",
-      "onchain_publishers_mainnet_spot.json",
-    ];
-    expect(readdirSync(FIXTURES_DIR).sort()).toEqual(known.sort());
-  });
-
   it("decodes pair price with components (ms timestamps, 18-decimal hex)", () => {
     const price = decodePairPriceBody(fixture("data_btc_usd_median_1min_with_components.json"));
     expect(price.pairId).toBe("BTC/USD");

@@ -7,8 +7,8 @@ import { fileURLToPath } from "node:url";
 
 /** Repository root (test/upstream/../..). */
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
-/** The shared spec fixtures beside the repository. */
-export const FIXTURES_DIR = resolve(REPO_ROOT, "../shared/spec/fixtures");
+/** Upstream bodies in the live server's formats, owned by the repository (see test/fixtures/README.md). */
+export const FIXTURES_DIR = resolve(REPO_ROOT, "test/fixtures/upstream");
 
 /** Read one fixture file as text. */
 export function fixture(name: string): string {
