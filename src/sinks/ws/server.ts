@@ -93,6 +93,7 @@ export function createWsServer(options: WsServerOptions): WsServer {
       maxBufferedBytes: config.maxBufferedBytes,
       messagesPerSecond: config.messagesPerSecond,
       startMs: nowMs(),
+      lastSeq: source.lastSeq(),
     });
     sessions.add(session);
     metrics.wsClients.set(sessions.size);
@@ -130,7 +131,6 @@ export function createWsServer(options: WsServerOptions): WsServer {
   const fanOut = (event: BusEvent): void => {
     let frame: Buffer | undefined;
     let sent = 0;
-    const seq = event.type === "price" ? null : event.seq;
     // filters are interned, so clients with identical filters share one evaluation per event
     let lastFilter: SubscriptionFilter | null = null;
     let matches = false;
@@ -140,10 +140,6 @@ export function createWsServer(options: WsServerOptions): WsServer {
         matches = matchesEvent(lastFilter, event);
       }
       if (!matches) continue;
-      if (seq !== null) {
-        if (seq <= session.lastSeq) continue;
-        session.lastSeq = seq;
-      }
       frame ??= encodeEvent(event);
       if (session.send(frame)) sent += 1;
     }

@@ -2,9 +2,10 @@
 import type { Logger } from "pino";
 import WebSocket from "ws";
 import type { Metrics } from "../../metrics.js";
-import { EMPTY_FILTER, type SubscriptionFilter } from "./filter.js";
+import type { SubscriptionFilter } from "./filter.js";
 import { encodeFrame, type ServerFrame } from "./frames.js";
 import { createRateLimiter, type RateLimiter } from "./rate-limit.js";
+import { initialDelivery, type DeliveryState } from "./resume.js";
 
 /** Close codes the server uses (RFC 6455 §7.4.1). */
 export const CLOSE_GOING_AWAY = 1001;
@@ -16,11 +17,12 @@ export interface Session {
   readonly socket: WebSocket;
   readonly logger: Logger;
   readonly limiter: RateLimiter;
-  filter: SubscriptionFilter;
-  /** Highest journaled seq delivered on this connection, so nothing is sent twice. */
-  lastSeq: number;
-  /** Seq from which this connection has received every matching event (null before any subscribe). */
-  coveredFromSeq: number | null;
+  /** The live filter (that of `delivery`). */
+  readonly filter: SubscriptionFilter;
+  /** The live filter and the record of what this connection was sent, replaced by the resume planner. */
+  delivery: DeliveryState;
+  /** Whether the record-limit warning was logged for this connection (once is enough). */
+  warnedForgotten: boolean;
   /** Whether a pong arrived since the last heartbeat ping. */
   alive: boolean;
   /** Send an already-encoded frame; false when not sent (closing, or closed now as a slow consumer). */
@@ -45,6 +47,8 @@ export function createSession(options: {
   readonly maxBufferedBytes: number;
   readonly messagesPerSecond: number;
   readonly startMs: number;
+  /** The journal's last seq at connect time (the `hello` seq). */
+  readonly lastSeq: number;
 }): Session {
   const { socket, metrics, maxBufferedBytes } = options;
   let closing = false;
@@ -54,9 +58,11 @@ export function createSession(options: {
     socket,
     logger: options.logger,
     limiter: createRateLimiter(options.messagesPerSecond, options.startMs),
-    filter: EMPTY_FILTER,
-    lastSeq: 0,
-    coveredFromSeq: null,
+    get filter() {
+      return session.delivery.filter;
+    },
+    delivery: initialDelivery(options.lastSeq),
+    warnedForgotten: false,
     alive: true,
     send(data) {
       if (closing || socket.readyState !== WebSocket.OPEN) return false;
