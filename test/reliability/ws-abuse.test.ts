@@ -39,7 +39,7 @@ const CYCLE_CONCURRENCY = 20;
 const STALLED = budget(1, 3);
 /** Events the publisher may have ahead of the good client (keeps the good client under its buffer limit). */
 const WINDOW = 64;
-const EVENT_TYPES = new Set(["hello", "alert", "price", "lifecycle", "gap"]);
+const EVENT_TYPES = new Set(["hello", "alert", "price", "lifecycle", "gap", "heartbeat"]);
 const REPLY_FOR: Readonly<Record<string, string>> = {
   subscribe: "subscribed",
   unsubscribe: "unsubscribed",

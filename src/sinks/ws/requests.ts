@@ -91,7 +91,8 @@ export function handleMessage(
       return;
     }
     case "ping":
-      session.reply({ type: "pong", id: message.id });
+      // the current seq lets a client with a sparse filter advance its resume point (no false gap later)
+      session.reply({ type: "pong", id: message.id, seq: context.source.lastSeq() });
       return;
   }
 }

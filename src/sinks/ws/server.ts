@@ -9,10 +9,10 @@ import type { Metrics } from "../../metrics.js";
 import type { EventSource } from "../../pipeline/event-hub.js";
 import { presentedToken, createTokenCheck } from "./auth.js";
 import { matchesEvent, type SubscriptionFilter } from "./filter.js";
-import { createEventEncoder } from "./frames.js";
+import { createEventEncoder, encodeFrame } from "./frames.js";
 import { PROTOCOL_VERSION } from "./protocol.js";
 import { handleMessage, type RequestContext } from "./requests.js";
-import { CLOSE_GOING_AWAY, createSession, type Session } from "./session.js";
+import { CLOSE_GOING_AWAY, createSession, heartbeatDue, type Session } from "./session.js";
 
 export interface WsServerOptions {
   readonly server: Server;
@@ -131,6 +131,7 @@ export function createWsServer(options: WsServerOptions): WsServer {
   const fanOut = (event: BusEvent): void => {
     let frame: Buffer | undefined;
     let sent = 0;
+    const seq = event.type === "price" ? null : event.seq;
     // filters are interned, so clients with identical filters share one evaluation per event
     let lastFilter: SubscriptionFilter | null = null;
     let matches = false;
@@ -141,7 +142,9 @@ export function createWsServer(options: WsServerOptions): WsServer {
       }
       if (!matches) continue;
       frame ??= encodeEvent(event);
-      if (session.send(frame)) sent += 1;
+      if (!session.send(frame)) continue;
+      sent += 1;
+      if (seq !== null) session.toldSeq = seq;
     }
     // counted once per event, not per client
     if (sent > 0) metrics.wsMessagesOut.inc({ type: event.type }, sent);
@@ -149,6 +152,10 @@ export function createWsServer(options: WsServerOptions): WsServer {
   const subscription = source.events$.subscribe({ next: fanOut });
 
   const heartbeat = setInterval(() => {
+    const lastSeq = source.lastSeq();
+    // one buffer per tick for every client that gets the heartbeat frame
+    let frame: Buffer | undefined;
+    let beats = 0;
     for (const session of sessions) {
       if (!session.alive) {
         session.logger.info("terminating WebSocket client that missed a heartbeat");
@@ -158,7 +165,17 @@ export function createWsServer(options: WsServerOptions): WsServer {
       }
       session.alive = false;
       if (session.socket.readyState === WebSocket.OPEN) session.socket.ping();
+      // a quiet client, or one whose filter skipped newer events, learns the seq it can resume from
+      if (heartbeatDue(session, lastSeq)) {
+        frame ??= encodeFrame({ type: "heartbeat", seq: lastSeq });
+        if (session.send(frame)) {
+          session.toldSeq = lastSeq;
+          beats += 1;
+        }
+      }
+      session.sentInPeriod = false;
     }
+    if (beats > 0) metrics.wsMessagesOut.inc({ type: "heartbeat" }, beats);
   }, config.heartbeatMs);
   heartbeat.unref();
 

@@ -21,6 +21,10 @@ export interface Session {
   readonly filter: SubscriptionFilter;
   /** The live filter and the record of what this connection was sent, replaced by the resume planner. */
   delivery: DeliveryState;
+  /** Highest seq this connection was told of (events, hello, subscribed, snapshot, pong, heartbeat). */
+  toldSeq: number;
+  /** Whether any frame was sent since the last heartbeat tick. */
+  sentInPeriod: boolean;
   /** Whether the record-limit warning was logged for this connection (once is enough). */
   warnedForgotten: boolean;
   /** Whether a pong arrived since the last heartbeat ping. */
@@ -33,6 +37,14 @@ export interface Session {
   readonly closing: boolean;
   /** Close with a code and reason once (later calls are ignored). */
   close(code: number, reason: string): void;
+}
+
+/**
+ * Whether a heartbeat frame is due at a tick: the client was sent nothing in the period (it learns the
+ * link is alive), or it was not told the journal's last seq (its filter skipped the newer events).
+ */
+export function heartbeatDue(session: Pick<Session, "sentInPeriod" | "toldSeq">, lastSeq: number): boolean {
+  return !session.sentInPeriod || session.toldSeq < lastSeq;
 }
 
 /** `WebSocket#send` options of every server frame: one constant object, not one per send. */
@@ -62,6 +74,8 @@ export function createSession(options: {
       return session.delivery.filter;
     },
     delivery: initialDelivery(options.lastSeq),
+    toldSeq: 0,
+    sentInPeriod: false,
     warnedForgotten: false,
     alive: true,
     send(data) {
@@ -78,10 +92,13 @@ export function createSession(options: {
         return false;
       }
       socket.send(data, SEND_OPTIONS);
+      session.sentInPeriod = true;
       return true;
     },
     reply(frame) {
-      if (session.send(encodeFrame(frame))) metrics.wsMessagesOut.inc({ type: frame.type });
+      if (!session.send(encodeFrame(frame))) return;
+      metrics.wsMessagesOut.inc({ type: frame.type });
+      if ("seq" in frame) session.toldSeq = Math.max(session.toldSeq, frame.seq);
     },
     get closing() {
       return closing;
