@@ -120,31 +120,42 @@ describe("parseTailArgs", () => {
   );
 });
 
+/** Start a tail client against `harness` with extra arguments; resolves once it has subscribed. */
+async function startTail(
+  harness: Harness,
+  args: readonly string[],
+  onFrame: (frame: { type: string; seq?: number }) => void = () => undefined,
+) {
+  const outputs: TailOutput[] = [];
+  const sockets: WebSocket[] = [];
+  const options = parseTailArgs(["--url", harness.url, ...args], {});
+  if (!options.ok) throw new Error(options.message);
+  const client = createTailClient({
+    options: options.options,
+    output: (out) => outputs.push(out),
+    random: () => 0,
+    createSocket: (url, headers) => {
+      const socket = new WebSocket(url, { headers });
+      socket.on("message", (data: Buffer) => onFrame(JSON.parse(data.toString("utf8")) as { type: string }));
+      sockets.push(socket);
+      return socket;
+    },
+  });
+  const seqs = (): number[] =>
+    outputs.flatMap((out) => (out.kind === "event" && out.event.type !== "price" ? [out.event.seq] : []));
+  // subscribe is handled synchronously on receipt, so once counted the subscription is in place
+  const subscribes = () => metricValue(harness.metrics.wsMessagesIn, { op: "subscribe" });
+  await until(async () => (await subscribes()) === 1);
+  return { client, outputs, sockets, seqs, subscribes };
+}
+
 describe("tail against a real server", () => {
   let harness: Harness;
   afterEach(async () => harness.close());
 
   it("reconnects after a forced disconnect and resumes with no gap and no duplicate", async () => {
     harness = await startHarness();
-    const outputs: TailOutput[] = [];
-    const sockets: WebSocket[] = [];
-    const options = parseTailArgs(["--url", harness.url], {});
-    if (!options.ok) throw new Error(options.message);
-    const client = createTailClient({
-      options: options.options,
-      output: (out) => outputs.push(out),
-      random: () => 0,
-      createSocket: (url, headers) => {
-        const socket = new WebSocket(url, { headers });
-        sockets.push(socket);
-        return socket;
-      },
-    });
-    const seqs = (): number[] =>
-      outputs.flatMap((out) => (out.kind === "event" && out.event.type !== "price" ? [out.event.seq] : []));
-    // subscribe is handled synchronously on receipt, so once counted the subscription is in place
-    const subscribes = () => metricValue(harness.metrics.wsMessagesIn, { op: "subscribe" });
-    await until(async () => (await subscribes()) === 1);
+    const { client, outputs, sockets, seqs, subscribes } = await startTail(harness, []);
     harness.hub.publishAlert(alert({ summary: "before" }));
     await until(() => seqs().includes(1));
     sockets[0]!.terminate();
@@ -162,32 +173,14 @@ describe("tail against a real server", () => {
 
   it("resumes a sparse filter from the heartbeat seq: no false gap after many non-matching events", async () => {
     harness = await startHarness({ heartbeatMs: 40, journalSize: 100 });
-    const outputs: TailOutput[] = [];
-    const sockets: WebSocket[] = [];
     const heartbeats: number[] = [];
-    const options = parseTailArgs(
-      ["--url", harness.url, "--pairs", "SOL/USD", "--min-severity", "critical"],
-      {},
-    );
-    if (!options.ok) throw new Error(options.message);
-    const client = createTailClient({
-      options: options.options,
-      output: (out) => outputs.push(out),
-      random: () => 0,
-      createSocket: (url, headers) => {
-        const socket = new WebSocket(url, { headers });
-        socket.on("message", (data: Buffer) => {
-          const frame = JSON.parse(data.toString("utf8")) as { type: string; seq?: number };
-          if (frame.type === "heartbeat" && frame.seq !== undefined) heartbeats.push(frame.seq);
-        });
-        sockets.push(socket);
-        return socket;
+    const { client, outputs, sockets, seqs } = await startTail(
+      harness,
+      ["--pairs", "SOL/USD", "--min-severity", "critical"],
+      (frame) => {
+        if (frame.type === "heartbeat" && frame.seq !== undefined) heartbeats.push(frame.seq);
       },
-    });
-    const seqs = (): number[] =>
-      outputs.flatMap((out) => (out.kind === "event" && out.event.type !== "price" ? [out.event.seq] : []));
-    const subscribes = () => metricValue(harness.metrics.wsMessagesIn, { op: "subscribe" });
-    await until(async () => (await subscribes()) === 1);
+    );
     harness.hub.publishAlert(alert({ pair: "SOL/USD", severity: "critical", summary: "seen" }));
     await until(() => seqs().includes(1));
     // three journals' worth of events the filter never matches: the last one seen falls out of the journal
