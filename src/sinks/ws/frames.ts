@@ -14,7 +14,7 @@ export type ServerFrame =
   | ({ readonly type: "subscribed"; readonly id: RequestId; readonly seq: number } & FilterView & {
         readonly active: readonly AlertPayload[];
       })
-  | ({ readonly type: "unsubscribed"; readonly id: RequestId } & FilterView)
+  | ({ readonly type: "unsubscribed"; readonly id: RequestId; readonly seq: number } & FilterView)
   | {
       readonly type: "snapshot";
       readonly id: RequestId;

@@ -70,13 +70,13 @@ export function handleMessage(
         sendError(session, message.id, "bad_request", result.message);
         return;
       }
-      const change = changeFilter(session.delivery, result.filter, {
-        lastSeq: context.source.lastSeq(),
-        oldestSeq: context.source.oldestSeq(),
-      });
+      const journal = { lastSeq: context.source.lastSeq(), oldestSeq: context.source.oldestSeq() };
+      const change = changeFilter(session.delivery, result.filter, journal);
       session.delivery = change.state;
       noteForgotten(context, session, change.forgotten);
-      session.reply({ type: "unsubscribed", id: message.id, ...viewFilter(session.filter) });
+      // the seq tells the client where the narrower filter took effect (its resume point under it)
+      const seq = journal.lastSeq;
+      session.reply({ type: "unsubscribed", id: message.id, seq, ...viewFilter(session.filter) });
       return;
     }
     case "snapshot": {

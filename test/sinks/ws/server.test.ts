@@ -72,6 +72,7 @@ describe("WebSocket API", () => {
     expect(removed).toEqual({
       type: "unsubscribed",
       id: "c",
+      seq: 0,
       channels: ["lifecycle"],
       pairs: ["BTC/USD"],
       rules: [],
