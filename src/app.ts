@@ -99,6 +99,7 @@ export function createApp(deps: AppDeps): App {
       return requireHub().events$;
     },
     lastSeq: () => requireHub().lastSeq(),
+    oldestSeq: () => requireHub().oldestSeq(),
     replay: (since) => requireHub().replay(since),
     activeAlerts: () => requireHub().activeAlerts(),
     latestPrices: () => requireHub().latestPrices(),

@@ -21,6 +21,7 @@ export interface Metrics {
   readonly wsMessagesOut: Counter<"type">;
   readonly wsSlowConsumers: Counter;
   readonly wsRejected: Counter<"reason">;
+  readonly wsResumeRangesForgotten: Counter;
   // chat-ops sinks
   readonly sinkDeliveries: Counter<"sink" | "outcome">;
   readonly sinkOutboxSize: Gauge<"sink">;
@@ -118,6 +119,11 @@ export function createMetrics(
       name: "pragma_monitor_ws_rejected_total",
       help: "WebSocket connections or messages refused, by reason.",
       labelNames: ["reason"],
+      registers,
+    }),
+    wsResumeRangesForgotten: new Counter({
+      name: "pragma_monitor_ws_resume_ranges_forgotten_total",
+      help: "Ranges of a WebSocket connection's sent-events record forgotten at its limit (a later since below them is refused).",
       registers,
     }),
     sinkDeliveries: new Counter({

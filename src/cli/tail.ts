@@ -185,6 +185,8 @@ export function createTailClient(client: TailClientOptions): TailClient {
     let fatal: number | null = null;
     let subscribeId = "";
     let subscribedSince: number | null = null;
+    // a heartbeat's seq speaks of the filter only once the subscribe is answered on this connection
+    let subscribed = false;
     let silenceMs = 0;
     const feedWatchdog = (): void => {
       // a half-open connection never closes by itself: give up after two missed heartbeats
@@ -223,6 +225,7 @@ export function createTailClient(client: TailClientOptions): TailClient {
           return subscribe(lastSeq);
         case "subscribed":
           attempt = 0;
+          subscribed = true;
           if (subscribedSince === null && typeof frame["seq"] === "number") lastSeq = frame["seq"];
           return;
         case "alert":
@@ -234,6 +237,14 @@ export function createTailClient(client: TailClientOptions): TailClient {
         }
         case "price":
           return output({ kind: "event", raw, event: frame as unknown as PriceEvent });
+        case "heartbeat":
+        case "pong": {
+          // every matching event up to this seq was sent: resume after it (a sparse filter then never sees
+          // a false gap once the events it skipped leave the journal)
+          const seq = frame["seq"];
+          if (subscribed && typeof seq === "number" && (lastSeq === null || seq > lastSeq)) lastSeq = seq;
+          return;
+        }
         case "gap":
           return output({ kind: "gap", raw, from: frame["from"] as number, to: frame["to"] as number });
         case "error": {

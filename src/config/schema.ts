@@ -40,7 +40,7 @@ export const configSchema = {
       sensitive: true,
     },
     heartbeatMs: intKey(
-      "Ping interval; a peer that misses a pong is terminated (ms).",
+      "Ping and heartbeat-frame interval; a peer that misses a pong is terminated (ms).",
       "PM_SERVER_HEARTBEAT_MS",
       30_000,
       1_000,

@@ -17,6 +17,8 @@ export interface EventSource {
   readonly events$: Observable<BusEvent>;
   /** Seq of the last journaled event (0 when none). */
   lastSeq(): number;
+  /** Seq of the oldest journaled event still held for replay (`lastSeq() + 1` when none). */
+  oldestSeq(): number;
   /** Journaled events after `since`, with a gap marker when older ones were dropped. */
   replay(since: number): Replay;
   /** Alerts currently firing, oldest first. */
@@ -59,6 +61,7 @@ export function createEventHub(options: {
   return {
     events$: subject.asObservable(),
     lastSeq: () => journal.lastSeq,
+    oldestSeq: () => journal.oldestSeq,
     replay: (since) => journal.after(since),
     activeAlerts: () => [...active.values()],
     latestPrices: () => [...prices.values()],

@@ -16,6 +16,8 @@ export interface Journal {
   append(event: UnnumberedEvent): JournaledEvent;
   after(since: number): Replay;
   readonly lastSeq: number;
+  /** Seq of the oldest event held (`lastSeq + 1` when empty). */
+  readonly oldestSeq: number;
   readonly size: number;
   readonly capacity: number;
   /** Every held event, oldest first (for persistence). */
@@ -73,6 +75,9 @@ export function createJournal(
     },
     get lastSeq() {
       return seq;
+    },
+    get oldestSeq() {
+      return size === 0 ? seq + 1 : at(0).seq;
     },
     get size() {
       return size;

@@ -1,6 +1,6 @@
 // Tests of `pragma-monitor tail`: pure line formatting and argument parsing, and reconnect/resume against a real server.
 import { afterEach, describe, expect, it } from "vitest";
-import WebSocket from "ws";
+import WebSocket, { WebSocketServer } from "ws";
 import type { AlertEvent } from "../../src/domain/events.js";
 import {
   createTailClient,
@@ -120,31 +120,42 @@ describe("parseTailArgs", () => {
   );
 });
 
+/** Start a tail client against `harness` with extra arguments; resolves once it has subscribed. */
+async function startTail(
+  harness: Harness,
+  args: readonly string[],
+  onFrame: (frame: { type: string; seq?: number }) => void = () => undefined,
+) {
+  const outputs: TailOutput[] = [];
+  const sockets: WebSocket[] = [];
+  const options = parseTailArgs(["--url", harness.url, ...args], {});
+  if (!options.ok) throw new Error(options.message);
+  const client = createTailClient({
+    options: options.options,
+    output: (out) => outputs.push(out),
+    random: () => 0,
+    createSocket: (url, headers) => {
+      const socket = new WebSocket(url, { headers });
+      socket.on("message", (data: Buffer) => onFrame(JSON.parse(data.toString("utf8")) as { type: string }));
+      sockets.push(socket);
+      return socket;
+    },
+  });
+  const seqs = (): number[] =>
+    outputs.flatMap((out) => (out.kind === "event" && out.event.type !== "price" ? [out.event.seq] : []));
+  // subscribe is handled synchronously on receipt, so once counted the subscription is in place
+  const subscribes = () => metricValue(harness.metrics.wsMessagesIn, { op: "subscribe" });
+  await until(async () => (await subscribes()) === 1);
+  return { client, outputs, sockets, seqs, subscribes };
+}
+
 describe("tail against a real server", () => {
   let harness: Harness;
   afterEach(async () => harness.close());
 
   it("reconnects after a forced disconnect and resumes with no gap and no duplicate", async () => {
     harness = await startHarness();
-    const outputs: TailOutput[] = [];
-    const sockets: WebSocket[] = [];
-    const options = parseTailArgs(["--url", harness.url], {});
-    if (!options.ok) throw new Error(options.message);
-    const client = createTailClient({
-      options: options.options,
-      output: (out) => outputs.push(out),
-      random: () => 0,
-      createSocket: (url, headers) => {
-        const socket = new WebSocket(url, { headers });
-        sockets.push(socket);
-        return socket;
-      },
-    });
-    const seqs = (): number[] =>
-      outputs.flatMap((out) => (out.kind === "event" && out.event.type !== "price" ? [out.event.seq] : []));
-    // subscribe is handled synchronously on receipt, so once counted the subscription is in place
-    const subscribes = () => metricValue(harness.metrics.wsMessagesIn, { op: "subscribe" });
-    await until(async () => (await subscribes()) === 1);
+    const { client, outputs, sockets, seqs, subscribes } = await startTail(harness, []);
     harness.hub.publishAlert(alert({ summary: "before" }));
     await until(() => seqs().includes(1));
     sockets[0]!.terminate();
@@ -158,6 +169,32 @@ describe("tail against a real server", () => {
     expect(seqs()).toEqual([1, 2, 3, 4]);
     expect(await subscribes()).toBe(2);
     expect(outputs.some((out) => out.kind === "gap")).toBe(false);
+  });
+
+  it("resumes a sparse filter from the heartbeat seq: no false gap after many non-matching events", async () => {
+    harness = await startHarness({ heartbeatMs: 40, journalSize: 100 });
+    const heartbeats: number[] = [];
+    const { client, outputs, sockets, seqs } = await startTail(
+      harness,
+      ["--pairs", "SOL/USD", "--min-severity", "critical"],
+      (frame) => {
+        if (frame.type === "heartbeat" && frame.seq !== undefined) heartbeats.push(frame.seq);
+      },
+    );
+    harness.hub.publishAlert(alert({ pair: "SOL/USD", severity: "critical", summary: "seen" }));
+    await until(() => seqs().includes(1));
+    // three journals' worth of events the filter never matches: the last one seen falls out of the journal
+    for (let i = 0; i < 300; i++)
+      harness.hub.publishAlert(alert({ pair: i % 2 === 0 ? "BTC/USD" : "SOL/USD" }));
+    await until(() => heartbeats.some((seq) => seq >= 301), 5_000);
+    sockets[0]!.terminate();
+    harness.hub.publishAlert(alert({ pair: "ETH/USD", severity: "critical" }));
+    harness.hub.publishAlert(alert({ pair: "SOL/USD", severity: "critical", summary: "while away" }));
+    await until(() => seqs().includes(303), 5_000);
+    client.stop();
+    expect(await client.done).toBe(0);
+    expect(seqs()).toEqual([1, 303]);
+    expect(outputs.filter((out) => out.kind === "gap")).toEqual([]);
   });
 
   it("runTail prints JSON lines and exits 0 when stopped", async () => {
@@ -196,5 +233,38 @@ describe("tail against a real server", () => {
     });
     expect(code).toBe(3);
     expect(stderr.join("")).toMatch(/unauthorized/);
+  });
+});
+
+describe("tail against a scripted server", () => {
+  it("ignores a heartbeat that arrives before its subscribe is answered (it speaks of no filter yet)", async () => {
+    // a scripted server: the heartbeat tick falls between hello and the subscribe reply
+    const server = new WebSocketServer({ host: "127.0.0.1", port: 0 });
+    await new Promise<void>((resolve) => server.once("listening", () => resolve()));
+    const subscribes: Record<string, unknown>[] = [];
+    server.on("connection", (socket) => {
+      socket.send(JSON.stringify({ type: "hello", protocol: 1, version: "x", seq: 4, heartbeatMs: 30_000 }));
+      socket.on("message", (data: Buffer) => {
+        const message = JSON.parse(data.toString("utf8")) as Record<string, unknown>;
+        subscribes.push(message);
+        socket.send(JSON.stringify({ type: "heartbeat", seq: 9 }));
+        socket.send(JSON.stringify({ type: "subscribed", id: message["id"], seq: 9 }));
+        for (const seq of [5, 6]) socket.send(JSON.stringify({ type: "alert", seq, alert: alert() }));
+      });
+    });
+    const { port } = server.address() as { port: number };
+    const options = parseTailArgs(["--url", `ws://127.0.0.1:${port}`, "--since", "4"], {});
+    if (!options.ok) throw new Error(options.message);
+    const outputs: TailOutput[] = [];
+    const client = createTailClient({ options: options.options, output: (out) => outputs.push(out) });
+    try {
+      // before the fix the early heartbeat moved the resume point to 9 and both replayed events were dropped
+      await until(() => outputs.filter((out) => out.kind === "event").length === 2);
+      expect(subscribes[0]).toMatchObject({ since: 4 });
+    } finally {
+      client.stop();
+      await client.done;
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 });

@@ -3,7 +3,7 @@ import fc from "fast-check";
 import WebSocket from "ws";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ServerConfig } from "../../src/config/types.js";
-import type { AlertPayload } from "../../src/domain/events.js";
+import type { AlertPayload, JournaledEvent, Severity } from "../../src/domain/events.js";
 import { SEED, budget, randomInt, seededRandom } from "./support/mode.js";
 import { reportSuite } from "./support/report.js";
 import {
@@ -37,9 +37,10 @@ const OVERSIZE = budget(3, 10);
 const CYCLES = budget(2_000, 10_000);
 const CYCLE_CONCURRENCY = 20;
 const STALLED = budget(1, 3);
+const RESUBSCRIBES = budget(150, 600);
 /** Events the publisher may have ahead of the good client (keeps the good client under its buffer limit). */
 const WINDOW = 64;
-const EVENT_TYPES = new Set(["hello", "alert", "price", "lifecycle", "gap"]);
+const EVENT_TYPES = new Set(["hello", "alert", "price", "lifecycle", "gap", "heartbeat"]);
 const REPLY_FOR: Readonly<Record<string, string>> = {
   subscribe: "subscribed",
   unsubscribe: "unsubscribed",
@@ -169,6 +170,13 @@ describe("WebSocket abuse against the real server", () => {
     cycles: 0,
     refusedAtMaxClients: 0,
     stalled: 0,
+    resubscribes: 0,
+    resubscribesWithSince: 0,
+    replayed: 0,
+    liveOnResubscriber: 0,
+    resubscribeMissed: 0,
+    resubscribeDuplicated: 0,
+    resubscribeUnexpected: 0,
   };
 
   beforeAll(async () => {
@@ -467,6 +475,50 @@ describe("WebSocket abuse against the real server", () => {
     publisher.padBytes = 200;
   });
 
+  it("re-subscribes with since under live traffic: every matching event not yet sent, once", async () => {
+    const events = new Map<number, JournaledEvent>();
+    for (const event of harness.hub.replay(0).events) events.set(event.seq, event);
+    const tap = harness.hub.events$.subscribe((event) => {
+      if (event.type !== "price") events.set(event.seq, event);
+    });
+    const client = await connectClient(harness.url);
+    const sinceOf = new Map<unknown, number>();
+    try {
+      for (let i = 0; i < RESUBSCRIBES; i++) {
+        const id = `r${i}`;
+        const lastSeq = harness.hub.lastSeq();
+        const since = random() < 0.6 ? Math.max(0, lastSeq - randomInt(random, 0, 300)) : undefined;
+        if (since !== undefined) sinceOf.set(id, since);
+        client.send({
+          op: "subscribe",
+          id,
+          channels: ["alerts"],
+          pairs: WS_PAIRS.filter(() => random() < 0.5),
+          minSeverity: SEVERITY_ORDER[randomInt(random, 0, 2)],
+          ...(since === undefined ? {} : { since }),
+        });
+        await client.changed.until(() => client.frames.some((f) => f["id"] === id), `reply ${id}`, 10_000);
+        // let live traffic flow under this filter before the next change
+        const target = lastSeq + randomInt(random, 1, 12);
+        await pollUntil(() => harness.hub.lastSeq() >= target, "live traffic", 10_000);
+      }
+      client.send({ op: "ping", id: "end" });
+      await client.changed.until(() => client.frames.some((f) => f["id"] === "end"), "the last pong", 10_000);
+    } finally {
+      tap.unsubscribe();
+      client.socket.terminate();
+    }
+    const result = checkResubscribes(client.frames, sinceOf, events);
+    counts.resubscribes += RESUBSCRIBES;
+    counts.resubscribesWithSince += sinceOf.size;
+    counts.replayed += result.replayed;
+    counts.liveOnResubscriber += result.live;
+    counts.resubscribeMissed += result.missed.length;
+    counts.resubscribeDuplicated += result.duplicated.length;
+    counts.resubscribeUnexpected += result.unexpected.length;
+    expect(result).toMatchObject({ missed: [], duplicated: [], unexpected: [] });
+  });
+
   it("delivered every event to the good client, in order, with bounded memory", async () => {
     await publisher.stop();
     // push the large events out of the journal ring before measuring
@@ -499,6 +551,13 @@ describe("WebSocket abuse against the real server", () => {
         "connect/disconnect cycles": counts.cycles,
         "upgrades refused at maxClients (503)": counts.refusedAtMaxClients,
         "stalled readers closed (1013)": counts.stalled,
+        "filter changes by re-subscribe on one connection": counts.resubscribes,
+        "  of which with since": counts.resubscribesWithSince,
+        "  events replayed to it": counts.replayed,
+        "  live events to it": counts.liveOnResubscriber,
+        "  matching events never sent to it": counts.resubscribeMissed,
+        "  events sent to it twice": counts.resubscribeDuplicated,
+        "  events sent to it that did not match": counts.resubscribeUnexpected,
         "events published during abuse": expected.length,
         "events delivered to the good client": received.length,
         "price ticks delivered to the good client": good.ticks,
@@ -547,4 +606,85 @@ function checkReply(sent: string | null, reply: Frame): void {
   expect(request, `a reply to a non-object: ${JSON.stringify(reply)}`).not.toBeNull();
   expect(reply.type).toBe(REPLY_FOR[String(request?.["op"])]);
   expect(reply["id"]).toEqual(validId);
+}
+
+const SEVERITY_ORDER: readonly Severity[] = ["info", "warning", "critical"];
+
+/**
+ * Check a re-subscribing client's frames against the journal: each `since` replay is exactly the
+ * matching events of (since, seq] it was not sent yet (minus a gap), and between replies it got exactly
+ * the live events matching the filter in force. Returns the seqs that broke the contract.
+ */
+function checkResubscribes(
+  frames: readonly Frame[],
+  sinceOf: ReadonlyMap<unknown, number>,
+  events: ReadonlyMap<number, JournaledEvent>,
+): { replayed: number; live: number; missed: number[]; duplicated: number[]; unexpected: number[] } {
+  const out = {
+    replayed: 0,
+    live: 0,
+    missed: [] as number[],
+    duplicated: [] as number[],
+    unexpected: [] as number[],
+  };
+  const sent = new Set<number>();
+  type Filter = { pairs: readonly string[]; minSeverity: Severity };
+  const matches = (filter: Filter, seq: number): boolean => {
+    const event = events.get(seq);
+    if (event?.type !== "alert") return false;
+    const pair = event.alert.labels["pair"] ?? "";
+    const rank = (severity: Severity): number => SEVERITY_ORDER.indexOf(severity);
+    return (
+      (filter.pairs.length === 0 || filter.pairs.includes(pair)) &&
+      rank(event.alert.severity) >= rank(filter.minSeverity)
+    );
+  };
+  /** Compare what was received for (fromSeq, toSeq] with what the filter should have brought. */
+  const settle = (fromSeq: number, toSeq: number, want: (seq: number) => boolean, got: readonly number[]) => {
+    const gotSet = new Set(got);
+    for (let seq = fromSeq + 1; seq <= toSeq; seq++) if (want(seq) && !gotSet.has(seq)) out.missed.push(seq);
+    for (const seq of got) if (!want(seq)) out.unexpected.push(seq);
+  };
+  let live: { filter: Filter; fromSeq: number; got: number[] } | null = null;
+  let replay: {
+    filter: Filter;
+    since: number;
+    toSeq: number;
+    sentBefore: Set<number>;
+    got: number[];
+    gapTo: number;
+  } | null = null;
+  const closeReplay = (): void => {
+    if (replay === null) return;
+    const { filter, since, toSeq, sentBefore, gapTo } = replay;
+    settle(Math.max(since, gapTo), toSeq, (seq) => matches(filter, seq) && !sentBefore.has(seq), replay.got);
+    replay = null;
+  };
+  for (const frame of frames) {
+    const seq = typeof frame["seq"] === "number" ? frame["seq"] : null;
+    if (frame.type === "subscribed" || (frame.type === "pong" && frame["id"] === "end")) {
+      closeReplay();
+      if (live !== null && seq !== null) settle(live.fromSeq, seq, (s) => matches(live!.filter, s), live.got);
+      if (frame.type === "pong" || seq === null) break;
+      const filter = { pairs: frame["pairs"] as string[], minSeverity: frame["minSeverity"] as Severity };
+      live = { filter, fromSeq: seq, got: [] };
+      const since = sinceOf.get(frame["id"]);
+      if (since !== undefined)
+        replay = { filter, since, toSeq: seq, sentBefore: new Set(sent), got: [], gapTo: 0 };
+    } else if (frame.type === "gap" && replay !== null) {
+      replay.gapTo = frame["to"] as number;
+    } else if (frame.type === "alert" && seq !== null) {
+      if (sent.has(seq)) out.duplicated.push(seq);
+      sent.add(seq);
+      if (replay !== null && seq <= replay.toSeq) {
+        replay.got.push(seq);
+        out.replayed += 1;
+      } else {
+        closeReplay();
+        live?.got.push(seq);
+        out.live += 1;
+      }
+    }
+  }
+  return out;
 }

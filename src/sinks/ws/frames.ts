@@ -14,7 +14,7 @@ export type ServerFrame =
   | ({ readonly type: "subscribed"; readonly id: RequestId; readonly seq: number } & FilterView & {
         readonly active: readonly AlertPayload[];
       })
-  | ({ readonly type: "unsubscribed"; readonly id: RequestId } & FilterView)
+  | ({ readonly type: "unsubscribed"; readonly id: RequestId; readonly seq: number } & FilterView)
   | {
       readonly type: "snapshot";
       readonly id: RequestId;
@@ -22,7 +22,9 @@ export type ServerFrame =
       readonly active: readonly AlertPayload[];
       readonly prices: readonly PriceTick[];
     }
-  | { readonly type: "pong"; readonly id: RequestId }
+  | { readonly type: "pong"; readonly id: RequestId; readonly seq: number }
+  /** Sent every `heartbeatMs` to a client that was sent nothing, or is behind the journal: its resume point. */
+  | { readonly type: "heartbeat"; readonly seq: number }
   | { readonly type: "gap"; readonly from: number; readonly to: number }
   | { readonly type: "error"; readonly id: RequestId; readonly code: ErrorCode; readonly message: string };
 

@@ -2,14 +2,7 @@
 import type { BusEvent } from "../../domain/events.js";
 import type { Metrics } from "../../metrics.js";
 import type { EventSource } from "../../pipeline/event-hub.js";
-import {
-  applySubscribe,
-  applyUnsubscribe,
-  matchesAlert,
-  matchesEvent,
-  matchesPrice,
-  viewFilter,
-} from "./filter.js";
+import { applySubscribe, applyUnsubscribe, matchesAlert, matchesPrice, viewFilter } from "./filter.js";
 import {
   parseClientMessage,
   type ErrorCode,
@@ -17,6 +10,7 @@ import {
   type RequestId,
   type SubscribeMessage,
 } from "./protocol.js";
+import { MAX_SENT_RANGES, changeFilter, planReplay } from "./resume.js";
 import { CLOSE_POLICY_VIOLATION, type Session } from "./session.js";
 
 export interface RequestContext {
@@ -76,8 +70,13 @@ export function handleMessage(
         sendError(session, message.id, "bad_request", result.message);
         return;
       }
-      session.filter = result.filter;
-      session.reply({ type: "unsubscribed", id: message.id, ...viewFilter(session.filter) });
+      const journal = { lastSeq: context.source.lastSeq(), oldestSeq: context.source.oldestSeq() };
+      const change = changeFilter(session.delivery, result.filter, journal);
+      session.delivery = change.state;
+      noteForgotten(context, session, change.forgotten);
+      // the seq tells the client where the narrower filter took effect (its resume point under it)
+      const seq = journal.lastSeq;
+      session.reply({ type: "unsubscribed", id: message.id, seq, ...viewFilter(session.filter) });
       return;
     }
     case "snapshot": {
@@ -92,7 +91,8 @@ export function handleMessage(
       return;
     }
     case "ping":
-      session.reply({ type: "pong", id: message.id });
+      // the current seq lets a client with a sparse filter advance its resume point (no false gap later)
+      session.reply({ type: "pong", id: message.id, seq: context.source.lastSeq() });
       return;
   }
 }
@@ -100,37 +100,57 @@ export function handleMessage(
 /**
  * Update the filter, reply with the firing alerts it matches, then replay `since` — all in this one
  * synchronous call, so no live event (the hub emits synchronously) can slip between replay and live.
+ * What to replay is planned from the connection's record of what it was sent (resume.ts).
  */
 function subscribe(context: RequestContext, session: Session, message: SubscribeMessage): void {
   const { source, metrics } = context;
-  const lastSeq = source.lastSeq();
+  const journal = { lastSeq: source.lastSeq(), oldestSeq: source.oldestSeq() };
+  const { lastSeq } = journal;
   if (message.since !== undefined && message.since > lastSeq) {
     const text = `"since" ${message.since} is ahead of the last seq ${lastSeq}`;
     sendError(session, message.id, "bad_request", text);
     return;
   }
-  const previous = session.filter;
-  session.filter = applySubscribe(previous, message);
-  const active = session.filter.channels.has("alerts")
-    ? source.activeAlerts().filter((alert) => matchesAlert(session.filter, alert))
+  const filter = applySubscribe(session.filter, message);
+  const since = message.since;
+  const plan =
+    since === undefined
+      ? null
+      : planReplay(session.delivery, { filter, since, journal, replay: source.replay(since) });
+  if (plan !== null && !plan.ok) {
+    const text =
+      `"since" ${since} is older than what this connection can resume exactly (seq ${plan.floorSeq}, ` +
+      `after ${MAX_SENT_RANGES} filter changes): reconnect and subscribe with "since" ${since}`;
+    sendError(session, message.id, "bad_request", text);
+    return;
+  }
+  const change = plan ?? changeFilter(session.delivery, filter, journal);
+  session.delivery = change.state;
+  noteForgotten(context, session, change.forgotten);
+  const active = filter.channels.has("alerts")
+    ? source.activeAlerts().filter((alert) => matchesAlert(filter, alert))
     : [];
-  session.reply({ type: "subscribed", id: message.id, seq: lastSeq, ...viewFilter(session.filter), active });
-  // live delivery is continuous from here on; a replay only reaches further back
-  const coveredFrom = session.coveredFromSeq ?? lastSeq;
-  session.coveredFromSeq = Math.min(coveredFrom, message.since ?? lastSeq);
-  if (message.since === undefined) return;
-  const replay = source.replay(message.since);
-  if (replay.gap !== null) session.reply({ type: "gap", from: replay.gap.from, to: replay.gap.to });
-  const deliveredUpTo = session.lastSeq;
+  session.reply({ type: "subscribed", id: message.id, seq: lastSeq, ...viewFilter(filter), active });
+  if (plan === null) return;
+  if (plan.gap !== null) session.reply({ type: "gap", from: plan.gap.from, to: plan.gap.to });
   const sent = { alert: 0, lifecycle: 0 };
-  for (const event of replay.events) {
-    // skip what this connection already received live under its previous filter
-    if (event.seq > coveredFrom && event.seq <= deliveredUpTo && matchesEvent(previous, event)) continue;
-    if (!matchesEvent(session.filter, event)) continue;
-    if (!session.send(context.encodeEvent(event))) return;
+  for (const event of plan.events) {
+    if (!session.send(context.encodeEvent(event))) break;
     sent[event.type] += 1;
   }
   if (sent.alert > 0) metrics.wsMessagesOut.inc({ type: "alert" }, sent.alert);
   if (sent.lifecycle > 0) metrics.wsMessagesOut.inc({ type: "lifecycle" }, sent.lifecycle);
-  session.lastSeq = Math.max(deliveredUpTo, lastSeq);
+}
+
+/** Count ranges the record forgot at its limit; warn once per connection (a `since` below them is refused). */
+function noteForgotten(context: RequestContext, session: Session, forgotten: number): void {
+  if (forgotten === 0) return;
+  context.metrics.wsResumeRangesForgotten.inc(forgotten);
+  if (!session.warnedForgotten) {
+    session.warnedForgotten = true;
+    session.logger.warn(
+      { maxRanges: MAX_SENT_RANGES, floorSeq: session.delivery.floorSeq },
+      "WebSocket client changed its filter too often to resume older events exactly on this connection",
+    );
+  }
 }

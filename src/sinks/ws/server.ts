@@ -9,10 +9,10 @@ import type { Metrics } from "../../metrics.js";
 import type { EventSource } from "../../pipeline/event-hub.js";
 import { presentedToken, createTokenCheck } from "./auth.js";
 import { matchesEvent, type SubscriptionFilter } from "./filter.js";
-import { createEventEncoder } from "./frames.js";
+import { createEventEncoder, encodeFrame } from "./frames.js";
 import { PROTOCOL_VERSION } from "./protocol.js";
 import { handleMessage, type RequestContext } from "./requests.js";
-import { CLOSE_GOING_AWAY, createSession, type Session } from "./session.js";
+import { CLOSE_GOING_AWAY, createSession, heartbeatDue, type Session } from "./session.js";
 
 export interface WsServerOptions {
   readonly server: Server;
@@ -93,6 +93,7 @@ export function createWsServer(options: WsServerOptions): WsServer {
       maxBufferedBytes: config.maxBufferedBytes,
       messagesPerSecond: config.messagesPerSecond,
       startMs: nowMs(),
+      lastSeq: source.lastSeq(),
     });
     sessions.add(session);
     metrics.wsClients.set(sessions.size);
@@ -140,12 +141,10 @@ export function createWsServer(options: WsServerOptions): WsServer {
         matches = matchesEvent(lastFilter, event);
       }
       if (!matches) continue;
-      if (seq !== null) {
-        if (seq <= session.lastSeq) continue;
-        session.lastSeq = seq;
-      }
       frame ??= encodeEvent(event);
-      if (session.send(frame)) sent += 1;
+      if (!session.send(frame)) continue;
+      sent += 1;
+      if (seq !== null) session.toldSeq = seq;
     }
     // counted once per event, not per client
     if (sent > 0) metrics.wsMessagesOut.inc({ type: event.type }, sent);
@@ -153,6 +152,10 @@ export function createWsServer(options: WsServerOptions): WsServer {
   const subscription = source.events$.subscribe({ next: fanOut });
 
   const heartbeat = setInterval(() => {
+    const lastSeq = source.lastSeq();
+    // one buffer per tick for every client that gets the heartbeat frame
+    let frame: Buffer | undefined;
+    let beats = 0;
     for (const session of sessions) {
       if (!session.alive) {
         session.logger.info("terminating WebSocket client that missed a heartbeat");
@@ -162,7 +165,17 @@ export function createWsServer(options: WsServerOptions): WsServer {
       }
       session.alive = false;
       if (session.socket.readyState === WebSocket.OPEN) session.socket.ping();
+      // a quiet client, or one whose filter skipped newer events, learns the seq it can resume from
+      if (heartbeatDue(session, lastSeq)) {
+        frame ??= encodeFrame({ type: "heartbeat", seq: lastSeq });
+        if (session.send(frame)) {
+          session.toldSeq = lastSeq;
+          beats += 1;
+        }
+      }
+      session.sentInPeriod = false;
     }
+    if (beats > 0) metrics.wsMessagesOut.inc({ type: "heartbeat" }, beats);
   }, config.heartbeatMs);
   heartbeat.unref();
 

@@ -2,9 +2,10 @@
 import type { Logger } from "pino";
 import WebSocket from "ws";
 import type { Metrics } from "../../metrics.js";
-import { EMPTY_FILTER, type SubscriptionFilter } from "./filter.js";
+import type { SubscriptionFilter } from "./filter.js";
 import { encodeFrame, type ServerFrame } from "./frames.js";
 import { createRateLimiter, type RateLimiter } from "./rate-limit.js";
+import { initialDelivery, type DeliveryState } from "./resume.js";
 
 /** Close codes the server uses (RFC 6455 §7.4.1). */
 export const CLOSE_GOING_AWAY = 1001;
@@ -16,11 +17,16 @@ export interface Session {
   readonly socket: WebSocket;
   readonly logger: Logger;
   readonly limiter: RateLimiter;
-  filter: SubscriptionFilter;
-  /** Highest journaled seq delivered on this connection, so nothing is sent twice. */
-  lastSeq: number;
-  /** Seq from which this connection has received every matching event (null before any subscribe). */
-  coveredFromSeq: number | null;
+  /** The live filter (that of `delivery`). */
+  readonly filter: SubscriptionFilter;
+  /** The live filter and the record of what this connection was sent, replaced by the resume planner. */
+  delivery: DeliveryState;
+  /** Highest seq this connection was told of (events, hello, subscribed, snapshot, pong, heartbeat). */
+  toldSeq: number;
+  /** Whether any frame was sent since the last heartbeat tick. */
+  sentInPeriod: boolean;
+  /** Whether the record-limit warning was logged for this connection (once is enough). */
+  warnedForgotten: boolean;
   /** Whether a pong arrived since the last heartbeat ping. */
   alive: boolean;
   /** Send an already-encoded frame; false when not sent (closing, or closed now as a slow consumer). */
@@ -31,6 +37,14 @@ export interface Session {
   readonly closing: boolean;
   /** Close with a code and reason once (later calls are ignored). */
   close(code: number, reason: string): void;
+}
+
+/**
+ * Whether a heartbeat frame is due at a tick: the client was sent nothing in the period (it learns the
+ * link is alive), or it was not told the journal's last seq (its filter skipped the newer events).
+ */
+export function heartbeatDue(session: Pick<Session, "sentInPeriod" | "toldSeq">, lastSeq: number): boolean {
+  return !session.sentInPeriod || session.toldSeq < lastSeq;
 }
 
 /** `WebSocket#send` options of every server frame: one constant object, not one per send. */
@@ -45,6 +59,8 @@ export function createSession(options: {
   readonly maxBufferedBytes: number;
   readonly messagesPerSecond: number;
   readonly startMs: number;
+  /** The journal's last seq at connect time (the `hello` seq). */
+  readonly lastSeq: number;
 }): Session {
   const { socket, metrics, maxBufferedBytes } = options;
   let closing = false;
@@ -54,9 +70,13 @@ export function createSession(options: {
     socket,
     logger: options.logger,
     limiter: createRateLimiter(options.messagesPerSecond, options.startMs),
-    filter: EMPTY_FILTER,
-    lastSeq: 0,
-    coveredFromSeq: null,
+    get filter() {
+      return session.delivery.filter;
+    },
+    delivery: initialDelivery(options.lastSeq),
+    toldSeq: 0,
+    sentInPeriod: false,
+    warnedForgotten: false,
     alive: true,
     send(data) {
       if (closing || socket.readyState !== WebSocket.OPEN) return false;
@@ -72,10 +92,13 @@ export function createSession(options: {
         return false;
       }
       socket.send(data, SEND_OPTIONS);
+      session.sentInPeriod = true;
       return true;
     },
     reply(frame) {
-      if (session.send(encodeFrame(frame))) metrics.wsMessagesOut.inc({ type: frame.type });
+      if (!session.send(encodeFrame(frame))) return;
+      metrics.wsMessagesOut.inc({ type: frame.type });
+      if ("seq" in frame) session.toldSeq = Math.max(session.toldSeq, frame.seq);
     },
     get closing() {
       return closing;

@@ -55,7 +55,9 @@ What each suite does:
 - **ws-abuse**: the real WebSocket server (hub, journal, HTTP) under fast-check random and malformed
   frames (every text frame gets exactly one reply or error frame), raw protocol garbage, floods,
   oversize messages, connect/disconnect cycles and stalled readers, while a good client must receive
-  every published event, in order; heap (after GC) or RSS growth is bounded.
+  every published event, in order; heap (after GC) or RSS growth is bounded. A client re-subscribing
+  with random filters and \`since\` under live traffic must get every matching event it was not sent
+  yet, exactly once, and nothing else.
 - **sink-faults**: the generic webhook sink against a receiver that is down (connection refused), slow
   (beyond the sink timeout), or answering 429 with Retry-After, with a restart during an outage; every
   transition is delivered (dedupe key seq + status), the outbox holds while the receiver is down and

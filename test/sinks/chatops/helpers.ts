@@ -206,6 +206,7 @@ export function createTestSource(
   return {
     events$: subject.asObservable(),
     lastSeq: () => 0,
+    oldestSeq: () => 1,
     replay: () => ({ gap: null, events: [] }),
     activeAlerts: () => active,
     latestPrices: () => [],

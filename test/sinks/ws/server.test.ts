@@ -1,6 +1,7 @@
 // Integration tests of the WebSocket API: hello, filters, active alerts, snapshot, resume and gaps, bad input.
 import { afterEach, describe, expect, it } from "vitest";
-import { alert, connect, startHarness, tick, type Frame, type Harness } from "./harness.js";
+import { alert, connect, metricValue, startHarness, tick, type Frame, type Harness } from "./harness.js";
+import { heartbeatDue } from "../../../src/sinks/ws/session.js";
 
 const isEvent = (frame: Frame): boolean => ["alert", "price", "lifecycle"].includes(frame.type);
 
@@ -71,6 +72,7 @@ describe("WebSocket API", () => {
     expect(removed).toEqual({
       type: "unsubscribed",
       id: "c",
+      seq: 0,
       channels: ["lifecycle"],
       pairs: ["BTC/USD"],
       rules: [],
@@ -108,6 +110,32 @@ describe("WebSocket API", () => {
     expect(reply["active"]).toEqual([btc]);
     const narrowed = await client.request({ op: "snapshot", id: "n" });
     expect(narrowed["prices"]).toEqual([tick("BTC/USD")]);
+  });
+
+  it("tells the current seq on pong, so a client with a sparse filter can advance its resume point", async () => {
+    harness = await startHarness();
+    const client = await connect(harness.url);
+    await client.request({ op: "subscribe", id: "1", channels: ["alerts"], pairs: ["SOL/USD"] });
+    for (let i = 0; i < 5; i++) harness.hub.publishAlert(alert({ pair: "BTC/USD" }));
+    expect(await client.request({ op: "ping", id: "p" })).toEqual({ type: "pong", id: "p", seq: 5 });
+  });
+
+  it("sends a heartbeat with the current seq to clients that were sent nothing or are behind", async () => {
+    harness = await startHarness({ heartbeatMs: 60 });
+    const quiet = await connect(harness.url);
+    const sparse = await connect(harness.url);
+    const busy = await connect(harness.url);
+    await quiet.request({ op: "subscribe", id: "1", channels: ["lifecycle"] });
+    await sparse.request({ op: "subscribe", id: "1", channels: ["alerts"], pairs: ["SOL/USD"] });
+    await busy.request({ op: "subscribe", id: "1", channels: ["alerts"] });
+    // the quiet client gets a heartbeat although the journal did not move
+    expect(await quiet.next((frame) => frame.type === "heartbeat")).toEqual({ type: "heartbeat", seq: 0 });
+    harness.hub.publishAlert(alert({ pair: "SOL/USD" }));
+    harness.hub.publishAlert(alert({ pair: "BTC/USD" }));
+    // the sparse client was sent seq 1 in this period but is behind (seq 2 did not match): it learns seq 2
+    expect(await sparse.next((frame) => frame.type === "heartbeat" && frame["seq"] === 2)).toBeDefined();
+    expect(await busy.next((frame) => frame.type === "heartbeat" && frame["seq"] === 2)).toBeDefined();
+    expect(await metricValue(harness.metrics.wsMessagesOut, { type: "heartbeat" })).toBeGreaterThanOrEqual(3);
   });
 
   it("resumes across a forced disconnect with no gap and no duplicate", async () => {
@@ -197,6 +225,7 @@ describe("WebSocket API", () => {
       expect(await client.request({ op: "ping", id: "still-open" })).toEqual({
         type: "pong",
         id: "still-open",
+        seq: 0,
       });
     },
   );
@@ -209,6 +238,17 @@ describe("WebSocket API", () => {
       code: "bad_request",
       id: null,
     });
-    expect(await client.request({ op: "ping", id: "p" })).toEqual({ type: "pong", id: "p" });
+    expect(await client.request({ op: "ping", id: "p" })).toEqual({ type: "pong", id: "p", seq: 0 });
+  });
+});
+
+describe("heartbeatDue", () => {
+  it.each([
+    ["sent nothing in the period, up to date", false, 7, 7, true],
+    ["sent nothing in the period, behind", false, 3, 7, true],
+    ["sent frames, behind the journal", true, 3, 7, true],
+    ["sent frames, up to date", true, 7, 7, false],
+  ])("%s", (_name, sentInPeriod, toldSeq, lastSeq, due) => {
+    expect(heartbeatDue({ sentInPeriod, toldSeq }, lastSeq)).toBe(due);
   });
 });
