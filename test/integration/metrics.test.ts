@@ -113,7 +113,7 @@ describe("/metrics of the real daemon", () => {
   it.skipIf(SKIP_WITHOUT_PROMTOOL)("passes `promtool check metrics` without a single lint", async () => {
     const { t } = await startFailingSink();
     const { text } = await scrape(t);
-    const result = promtool(["check", "metrics"], text);
+    const result = promtool(["check", "metrics"], { input: text });
     expect(result.output).toBe("");
     expect(result.status).toBe(0);
   });

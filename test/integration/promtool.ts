@@ -16,8 +16,12 @@ export interface PromtoolResult {
   readonly output: string;
 }
 
-/** Run `promtool ...args` (with `input` on stdin); throws a clear error when promtool is missing. */
-export function promtool(args: readonly string[], input?: string): PromtoolResult {
+/** Run `promtool ...args` (with `input` on stdin, in `cwd`); throws a clear error when promtool is missing. */
+export function promtool(
+  args: readonly string[],
+  options: { readonly input?: string; readonly cwd?: string } = {},
+): PromtoolResult {
+  const { input, cwd } = options;
   if (!PROMTOOL_INSTALLED)
     throw new Error(
       "promtool is not installed but CI is set: install it (Debian: apt-get install prometheus)",
@@ -26,6 +30,7 @@ export function promtool(args: readonly string[], input?: string): PromtoolResul
     encoding: "utf8",
     timeout: 30_000,
     ...(input === undefined ? {} : { input }),
+    ...(cwd === undefined ? {} : { cwd }),
   });
   return { status: result.status, output: `${result.stdout}${result.stderr}` };
 }
