@@ -13,7 +13,7 @@ import {
 } from "../domain/monitor.js";
 import type { TargetHealth, TargetReadiness } from "../domain/readiness.js";
 import type { RuleConfig } from "../domain/rules.js";
-import type { TargetSpec } from "../domain/types.js";
+import type { TargetKind, TargetSpec } from "../domain/types.js";
 import type { Metrics } from "../metrics.js";
 import type { PragmaClient } from "../upstream/types.js";
 import type { EventHub } from "./event-hub.js";
@@ -225,13 +225,21 @@ export function createMonitorRunner(deps: MonitorRunnerDeps, initialState: Monit
       }
       for (const plan of plans) if (!running.has(plan.spec.id)) startTarget(plan);
       publish(retainTargets(state, new Set(wanted.keys()), rules, nowMs()));
-      metrics.targets.reset();
+      // every kind is exported (0 when none), so a reload that drops the last target of a kind shows 0
+      const perKind: Record<TargetKind, number> = {
+        offchain: 0,
+        onchain: 0,
+        publishers: 0,
+        funding: 0,
+        vault: 0,
+      };
       for (const plan of plans) {
-        metrics.targets.inc({ kind: plan.spec.kind });
+        perKind[plan.spec.kind] += 1;
         // every endpoint polled has both outcome series from the start, so rate(...error) is 0, not absent
         for (const outcome of ["ok", "error"])
           metrics.polls.inc({ endpoint: endpointOf(plan.spec), outcome }, 0);
       }
+      for (const [kind, count] of Object.entries(perKind)) metrics.targets.set({ kind }, count);
     },
     targetHealth: () => [...running.values()].map((t) => ({ id: t.plan.spec.id, health: t.health })),
     state: () => state,

@@ -105,9 +105,32 @@ describe("/metrics of the real daemon", () => {
     expect(sampleValue(samples, "pragma_monitor_polls_total", { endpoint: "vault", outcome: "error" })).toBe(
       0,
     );
+    expect(sampleValue(samples, "pragma_monitor_targets", { kind: "funding" })).toBe(0);
     // prom-client's defaults under their stock names
     expect(sampleValue(samples, "nodejs_eventloop_lag_p99_seconds")).toBeDefined();
     expect(samples.filter((s) => s.name.startsWith("pragma_monitor_nodejs_"))).toEqual([]);
+  });
+
+  it("drops a removed target's series on reload and shows its kind at 0, not absent", async () => {
+    const { t } = await startFailingSink();
+    await vi.waitFor(
+      async () =>
+        expect(
+          sampleValue((await scrape(t)).samples, "pragma_monitor_target_last_success_timestamp_seconds", {
+            target: "vault:pragma-btc-vault",
+          }),
+        ).toBeDefined(),
+      { timeout: 3_000, interval: 50 },
+    );
+    await t.app.reload({ ...t.config, monitors: { ...t.config.monitors, vaults: [] } });
+    const { samples } = await scrape(t);
+    expect(sampleValue(samples, "pragma_monitor_targets", { kind: "vault" })).toBe(0);
+    expect(
+      sampleValue(samples, "pragma_monitor_target_last_success_timestamp_seconds", {
+        target: "vault:pragma-btc-vault",
+      }),
+    ).toBeUndefined();
+    expect(sampleValue(samples, "pragma_monitor_targets", { kind: "offchain" })).toBe(1);
   });
 
   it.skipIf(SKIP_WITHOUT_PROMTOOL)("passes `promtool check metrics` without a single lint", async () => {
