@@ -51,7 +51,8 @@ describe("/readyz of the real daemon", () => {
     await vi.waitFor(
       async () => {
         const { body } = await readyz(t);
-        expect(body.reasons?.some((r) => r.includes("failing"))).toBe(true);
+        // first polls are spread over the period: wait until both targets have failed one
+        expect(body.reasons?.some((r) => r.startsWith("2 target(s) failing"))).toBe(true);
       },
       { timeout: 5_000, interval: 50 },
     );
