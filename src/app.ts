@@ -17,7 +17,7 @@ import { createHttpServer, listen } from "./http/server.js";
 import { createMetrics, type Metrics } from "./metrics.js";
 import { createEventHub, type EventHub, type EventSource } from "./pipeline/event-hub.js";
 import { createMonitorRunner, type MonitorRunner } from "./pipeline/monitor-runner.js";
-import { decideReadiness, type Readiness, type SinkReadiness } from "./domain/readiness.js";
+import { decideReadiness, type Readiness } from "./domain/readiness.js";
 import { startSimulator, type RunningSimulator } from "./simulator/server.js";
 import { createSystemClock } from "./simulator/clock.js";
 import { resolveScenario } from "./simulator/scenario.js";
@@ -111,7 +111,7 @@ export function createApp(deps: AppDeps): App {
       listening: httpServer?.listening === true,
       pipelineStarted: runner !== undefined,
       targets: runner?.targetHealth() ?? [],
-      sinks: chatops === undefined ? [] : sinkReadiness(config.sinks, chatops),
+      sinks: (chatops?.status() ?? []).map((sink) => ({ ...sink, alertFiring: sink.failing })),
     });
 
   return {
@@ -336,24 +336,6 @@ function resolveOrphanSinkErrors(
       context: { ...alert.context, resolvedBy: "sink_removed" },
     });
   }
-}
-
-/** Each enabled sink of the config with its worker's health; one without a running worker is named as such. */
-function sinkReadiness(sinks: AppConfig["sinks"], chatops: ChatOpsSinks): readonly SinkReadiness[] {
-  const running = new Map(chatops.status().map((status) => [status.name, status]));
-  return sinks
-    .filter((sink) => sink.enabled)
-    .map((sink) => {
-      const status = running.get(sink.name);
-      return {
-        name: sink.name,
-        kind: sink.kind,
-        running: status !== undefined,
-        alertFiring: status?.failing ?? false,
-        consecutiveFailures: status?.consecutiveFailures ?? 0,
-        lastError: status?.lastError ?? null,
-      };
-    });
 }
 
 /** Every pair the config monitors (for WebSocket filter validation). */

@@ -23,7 +23,7 @@ export interface TargetReadiness {
 export interface SinkReadiness {
   readonly name: string;
   readonly kind: string;
-  /** False when the sink is configured and enabled but its worker is not running (outbox could not open). */
+  /** False when the sink is configured and enabled but its worker is not running (`lastError` says why). */
   readonly running: boolean;
   /** A `sink_error` alert is firing for this sink. */
   readonly alertFiring: boolean;
@@ -85,7 +85,7 @@ function describeTargetFailure(health: Extract<TargetHealth, { kind: "failing" }
 }
 
 function describeSink(sink: SinkReadiness): string {
-  if (!sink.running) return `${sink.kind}, not running: its outbox could not be opened`;
+  if (!sink.running) return `${sink.kind}, not running: ${sink.lastError ?? "not started"}`;
   const parts = [sink.kind];
   if (sink.alertFiring) parts.push("sink_error firing");
   if (sink.consecutiveFailures > 0) parts.push(`${sink.consecutiveFailures} consecutive failed deliveries`);

@@ -88,7 +88,7 @@ describe("decideReadiness", () => {
     },
     {
       name: "a configured sink whose worker is not running",
-      status: status({ sinks: [sink({ running: false })] }),
+      status: status({ sinks: [sink({ running: false, lastError: "outbox could not be opened" })] }),
       reasons: ["1 sink(s) failing: pager (pagerduty, not running: its outbox could not be opened)"],
     },
     {

@@ -35,6 +35,8 @@ export interface SinkStatus {
   readonly consecutiveFailures: number;
   /** The latest failure since the last success (`outcome [status] [code]`), null when none. */
   readonly lastError: string | null;
+  /** False for an enabled sink whose outbox could not be opened on a reload (nothing is delivered). */
+  readonly running: boolean;
 }
 
 /** A running sink: `enqueue` only appends to the outbox; the loop delivers on its own schedule. */
@@ -326,6 +328,7 @@ export async function openSinkWorker(options: {
       failing: health.failing,
       consecutiveFailures: health.consecutiveFailures,
       lastError: health.lastError,
+      running: true,
     }),
   };
 }
