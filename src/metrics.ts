@@ -58,7 +58,7 @@ export interface Metrics {
   readonly sinkDigests: Counter<"sink">;
   readonly sinkDeliveryDuration: Histogram<"sink">;
   // the daemon itself
-  readonly buildInfo: Gauge<"version" | "node_version">;
+  readonly buildInfo: Gauge<"version">;
   readonly ready: Gauge;
   /** Bind the scrape-time sources (alerts firing, journal size, readiness); until then those read 0. */
   bind(sources: MetricSources): void;
@@ -213,8 +213,8 @@ export function createMetrics(
     }),
     buildInfo: new Gauge({
       name: "pragma_monitor_build_info",
-      help: "Always 1; the labels carry the daemon's version and the Node.js version it runs on.",
-      labelNames: ["version", "node_version"],
+      help: "Always 1; the label carries the daemon's version (the Node.js version is in nodejs_version_info).",
+      labelNames: ["version"],
       registers,
     }),
     ready: new Gauge({
@@ -226,7 +226,7 @@ export function createMetrics(
       },
     }),
   };
-  metrics.buildInfo.set({ version: VERSION, node_version: process.versions.node }, 1);
+  metrics.buildInfo.set({ version: VERSION }, 1);
   for (const rule of RULE_KINDS)
     for (const { status, reason } of TRANSITIONS) metrics.alertTransitions.inc({ rule, status, reason }, 0);
   return metrics;
