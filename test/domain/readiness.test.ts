@@ -89,7 +89,7 @@ describe("decideReadiness", () => {
     {
       name: "a configured sink whose worker is not running",
       status: status({ sinks: [sink({ running: false, lastError: "outbox could not be opened" })] }),
-      reasons: ["1 sink(s) failing: pager (pagerduty, not running: its outbox could not be opened)"],
+      reasons: ["1 sink(s) failing: pager (pagerduty, not running: outbox could not be opened)"],
     },
     {
       name: "every reason at once, in a fixed order",
