@@ -16,7 +16,8 @@ import {
 import { createHttpServer, listen } from "./http/server.js";
 import { createMetrics, type Metrics } from "./metrics.js";
 import { createEventHub, type EventHub, type EventSource } from "./pipeline/event-hub.js";
-import { createMonitorRunner, type MonitorRunner, type Readiness } from "./pipeline/monitor-runner.js";
+import { createMonitorRunner, type MonitorRunner } from "./pipeline/monitor-runner.js";
+import { decideReadiness, type Readiness } from "./domain/readiness.js";
 import { startSimulator, type RunningSimulator } from "./simulator/server.js";
 import { createSystemClock } from "./simulator/clock.js";
 import { resolveScenario } from "./simulator/scenario.js";
@@ -47,6 +48,7 @@ export interface App {
   stop(deadlineMs: number): Promise<void>;
   /** Apply a new, already validated config: only changed targets, rules and sinks are rebuilt. */
   reload(config: AppConfig): Promise<void>;
+  /** What /readyz answers: ready when listening, every target's latest poll succeeded and no sink fails. */
   readiness(): Readiness;
   readonly events: EventSource;
   readonly metrics: Metrics;
@@ -105,17 +107,19 @@ export function createApp(deps: AppDeps): App {
     latestPrices: () => requireHub().latestPrices(),
   };
 
+  const readiness = (): Readiness =>
+    decideReadiness({
+      listening: httpServer?.listening === true,
+      pipelineStarted: runner !== undefined,
+      targets: runner?.targetHealth() ?? [],
+      sinks: (chatops?.status() ?? []).map((sink) => ({ ...sink, alertFiring: sink.failing })),
+    });
+
   return {
     events,
     metrics,
     upstreamUrl: () => upstreamUrl,
-    readiness() {
-      const reasons: string[] = [];
-      if (httpServer === undefined || !httpServer.listening) reasons.push("HTTP server not listening");
-      if (runner === undefined) reasons.push("pipeline not started");
-      else reasons.push(...runner.readiness().reasons);
-      return { ready: reasons.length === 0, reasons };
-    },
+    readiness,
 
     async start() {
       // 0. market time: an embedded simulator running faster than real time carries the daemon's
@@ -157,7 +161,20 @@ export function createApp(deps: AppDeps): App {
         recovered.alertsAfterCheckpoint.map((e) => e.alert),
       );
       const persist = store.persistEvent.bind(store);
-      hub = createEventHub({ journal: recovered.journal, nowMs: marketNowMs, version: VERSION, persist });
+      const { journal } = recovered;
+      hub = createEventHub({
+        journal,
+        nowMs: marketNowMs,
+        version: VERSION,
+        persist,
+        onAlert: ({ rule, status, reason }) => metrics.alertTransitions.inc({ rule, status, reason }),
+      });
+      const bus = hub;
+      metrics.bind({
+        activeAlerts: () => bus.activeAlerts(),
+        journalSize: () => journal.size,
+        ready: () => readiness().ready,
+      });
       // sink_error alerts come from the sinks, not the engine: restore them from the journal so the
       // sink resolves its own on recovery; one whose sink is gone from the config resolves below
       const sinkErrors = firingSinkErrors(recovered.journal.entries());
@@ -200,7 +217,6 @@ export function createApp(deps: AppDeps): App {
 
       // 3. sinks: stdout, chat-ops, then the HTTP + WebSocket server
       logSink = startLogSink(hub, logger);
-      const bus = hub;
       chatops = createChatOpsSinks({
         sinks: config.sinks,
         source: bus,
@@ -214,7 +230,7 @@ export function createApp(deps: AppDeps): App {
       });
       await chatops.start();
       resolveOrphanSinkErrors(hub, sinkErrors, config.sinks, nowMs());
-      httpServer = createHttpServer({ metrics, readiness: () => this.readiness(), logger: log("http") });
+      httpServer = createHttpServer({ metrics, readiness, logger: log("http") });
       ws = createWsServer({
         server: httpServer,
         path: "/ws",
@@ -236,6 +252,7 @@ export function createApp(deps: AppDeps): App {
           metrics,
           logger: log("pipeline"),
           nowMs: marketNowMs,
+          wallNowMs: nowMs,
           random,
           pollTimeoutMs: config.upstream.retry.maxElapsedMs + config.upstream.timeoutMs,
         },

@@ -1,5 +1,34 @@
 // Every Prometheus metric the daemon exports, created on one injected registry (no global default registry).
 import { Counter, Gauge, Histogram, collectDefaultMetrics, type Registry } from "prom-client";
+import { RULE_KINDS, SEVERITIES, type AlertPayload } from "./domain/events.js";
+import { VERSION } from "./version.js";
+
+/** State the daemon owns that some metrics read at scrape time (bound once the app has started). */
+export interface MetricSources {
+  /** Every alert firing on the event bus, whatever published it (rule engine or sinks). */
+  activeAlerts(): readonly Pick<AlertPayload, "rule" | "severity">[];
+  /** Events held in the in-memory journal. */
+  journalSize(): number;
+  /** The app's readiness verdict (what /readyz answers). */
+  ready(): boolean;
+}
+
+/**
+ * prom-client's default metrics that promtool rejects: gauges named `_total`. Each is the sum over the
+ * `type` label of the gauge of the same name without `_total`, which stays exported, so nothing is lost.
+ */
+const LINT_FAILING_DEFAULTS = [
+  "nodejs_active_handles_total",
+  "nodejs_active_requests_total",
+  "nodejs_active_resources_total",
+];
+
+/** Status/reason pairs an alert transition can carry (Alertmanager's vocabulary, DESIGN §3). */
+const TRANSITIONS = [
+  { status: "firing", reason: "first" },
+  { status: "firing", reason: "repeat" },
+  { status: "resolved", reason: "resolved" },
+] as const;
 
 /** The daemon's metrics, grouped by the component that records them. */
 export interface Metrics {
@@ -11,6 +40,7 @@ export interface Metrics {
   readonly upstreamRequests: Counter<"endpoint" | "status">;
   readonly targets: Gauge<"kind">;
   // alerting
+  readonly targetLastSuccess: Gauge<"target">;
   readonly alertsFiring: Gauge<"rule" | "severity">;
   readonly alertTransitions: Counter<"rule" | "status" | "reason">;
   readonly journalSize: Gauge;
@@ -27,18 +57,33 @@ export interface Metrics {
   readonly sinkOutboxSize: Gauge<"sink">;
   readonly sinkDeadLetters: Counter<"sink">;
   readonly sinkDigests: Counter<"sink">;
+  readonly sinkDeliveryDuration: Histogram<"sink">;
+  // the daemon itself
+  readonly buildInfo: Gauge<"version">;
+  readonly ready: Gauge;
+  /** Bind the scrape-time sources (alerts firing, journal size, readiness); until then those read 0. */
+  bind(sources: MetricSources): void;
 }
 
-/** Create every metric on `registry`; `collectProcess` adds process stats and event-loop lag (prom-client defaults). */
+/**
+ * Create every metric on `registry`; `collectProcess` adds prom-client's default process and Node.js
+ * metrics under their usual unprefixed names (`process_*`, `nodejs_*`), so stock dashboards match.
+ */
 export function createMetrics(
   registry: Registry,
   options: { readonly collectProcess?: boolean } = {},
 ): Metrics {
-  if (options.collectProcess ?? true)
-    collectDefaultMetrics({ register: registry, prefix: "pragma_monitor_" });
+  if (options.collectProcess ?? true) {
+    collectDefaultMetrics({ register: registry });
+    for (const name of LINT_FAILING_DEFAULTS) registry.removeSingleMetric(name);
+  }
   const registers = [registry];
-  return {
+  let sources: MetricSources | undefined;
+  const metrics: Metrics = {
     registry,
+    bind(next) {
+      sources = next;
+    },
     polls: new Counter({
       name: "pragma_monitor_polls_total",
       help: "Polls completed, by endpoint and outcome (ok|error).",
@@ -70,11 +115,23 @@ export function createMetrics(
       labelNames: ["kind"],
       registers,
     }),
+    targetLastSuccess: new Gauge({
+      name: "pragma_monitor_target_last_success_timestamp_seconds",
+      help: "Unix time of each target's latest successful poll (one series per configured target; absent until its first success).",
+      labelNames: ["target"],
+      registers,
+    }),
     alertsFiring: new Gauge({
       name: "pragma_monitor_alerts_firing",
-      help: "Alerts currently firing, by rule and severity.",
+      help: "Alerts currently firing on the event bus (rule engine and sinks alike), by rule and severity.",
       labelNames: ["rule", "severity"],
       registers,
+      collect() {
+        // every known rule × severity is exported, 0 when none fires, so series never vanish
+        for (const rule of RULE_KINDS) for (const severity of SEVERITIES) this.set({ rule, severity }, 0);
+        for (const alert of sources?.activeAlerts() ?? [])
+          this.inc({ rule: alert.rule, severity: alert.severity });
+      },
     }),
     alertTransitions: new Counter({
       name: "pragma_monitor_alert_transitions_total",
@@ -86,6 +143,9 @@ export function createMetrics(
       name: "pragma_monitor_journal_events",
       help: "Events held in the in-memory journal.",
       registers,
+      collect() {
+        this.set(sources?.journalSize() ?? 0);
+      },
     }),
     droppedEvents: new Counter({
       name: "pragma_monitor_dropped_events_total",
@@ -150,5 +210,30 @@ export function createMetrics(
       labelNames: ["sink"],
       registers,
     }),
+    sinkDeliveryDuration: new Histogram({
+      name: "pragma_monitor_sink_delivery_duration_seconds",
+      help: "Duration of each chat-ops delivery attempt (request sent to response or failure), by sink.",
+      labelNames: ["sink"],
+      buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers,
+    }),
+    buildInfo: new Gauge({
+      name: "pragma_monitor_build_info",
+      help: "Always 1; the label carries the daemon's version (the Node.js version is in nodejs_version_info).",
+      labelNames: ["version"],
+      registers,
+    }),
+    ready: new Gauge({
+      name: "pragma_monitor_ready",
+      help: "1 when /readyz answers 200, 0 when it answers 503.",
+      registers,
+      collect() {
+        this.set(sources?.ready() === true ? 1 : 0);
+      },
+    }),
   };
+  metrics.buildInfo.set({ version: VERSION }, 1);
+  for (const rule of RULE_KINDS)
+    for (const { status, reason } of TRANSITIONS) metrics.alertTransitions.inc({ rule, status, reason }, 0);
+  return metrics;
 }

@@ -2,13 +2,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Logger } from "pino";
+import type { Readiness } from "../domain/readiness.js";
 import type { Metrics } from "../metrics.js";
-
-/** Whether the daemon is ready, with the reasons it is not. */
-export interface Readiness {
-  readonly ready: boolean;
-  readonly reasons: readonly string[];
-}
 
 export interface HttpServerOptions {
   readonly metrics: Metrics;

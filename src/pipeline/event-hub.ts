@@ -46,8 +46,10 @@ export function createEventHub(options: {
   readonly version: string;
   /** Called with each journaled event before any subscriber sees it (durable journal write). */
   readonly persist?: (event: JournaledEvent) => void;
+  /** Called with every alert published, whatever made it (rule engine, sinks, the composition root). */
+  readonly onAlert?: (alert: AlertPayload) => void;
 }): EventHub {
-  const { journal, nowMs, version, persist } = options;
+  const { journal, nowMs, version, persist, onAlert } = options;
   const subject = new Subject<BusEvent>();
   const active = new Map<string, AlertPayload>();
   const prices = new Map<string, PriceTick>();
@@ -68,7 +70,9 @@ export function createEventHub(options: {
     publishAlert(alert) {
       if (alert.status === "firing") active.set(alert.fingerprint, alert);
       else active.delete(alert.fingerprint);
-      return emit(journal.append({ type: "alert", alert }) as AlertEvent);
+      const event = emit(journal.append({ type: "alert", alert }) as AlertEvent);
+      onAlert?.(alert);
+      return event;
     },
     publishLifecycle(phase, detail) {
       const base = { type: "lifecycle" as const, event: phase, at: new Date(nowMs()).toISOString(), version };

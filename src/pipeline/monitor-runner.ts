@@ -4,7 +4,6 @@ import type { Logger } from "pino";
 import type { MonitorsConfig } from "../config/types.js";
 import type { AlertPayload } from "../domain/events.js";
 import {
-  activeAlerts,
   observe,
   retainTargets,
   tick,
@@ -12,8 +11,9 @@ import {
   type MonitorState,
   type Observation,
 } from "../domain/monitor.js";
+import type { TargetHealth, TargetReadiness } from "../domain/readiness.js";
 import type { RuleConfig } from "../domain/rules.js";
-import type { TargetSpec } from "../domain/types.js";
+import type { TargetKind, TargetSpec } from "../domain/types.js";
 import type { Metrics } from "../metrics.js";
 import type { PragmaClient } from "../upstream/types.js";
 import type { EventHub } from "./event-hub.js";
@@ -35,19 +35,16 @@ export interface MonitorRunnerDeps {
   /** How often time-driven alert work (pending → firing, reminders) runs. */
   readonly tickMs?: number;
   readonly scheduler?: SchedulerLike;
-}
-
-/** Readiness of the pipeline: every target has completed its first poll. */
-export interface Readiness {
-  readonly ready: boolean;
-  readonly reasons: readonly string[];
+  /** Wall clock for the last-success metric (the market clock may run faster with a fast simulator). */
+  readonly wallNowMs?: () => number;
 }
 
 /** The running pipeline: reconfigurable without restarting unaffected targets. */
 export interface MonitorRunner {
   /** Apply a (new) config: start added targets, stop removed ones, restart changed ones; rules swap in place. */
   update(monitors: MonitorsConfig, rules: readonly RuleConfig[]): void;
-  readiness(): Readiness;
+  /** Each running target with what its latest poll showed (the input of readiness). */
+  targetHealth(): readonly TargetReadiness[];
   /** Current engine state (for persistence). */
   state(): MonitorState;
   /** Ids of the targets being polled. */
@@ -58,7 +55,8 @@ export interface MonitorRunner {
 interface RunningTarget {
   readonly plan: TargetPlan;
   readonly subscription: Subscription;
-  polled: boolean;
+  health: TargetHealth;
+  everSucceeded: boolean;
   failures: number;
 }
 
@@ -77,6 +75,7 @@ export function createMonitorRunner(deps: MonitorRunnerDeps, initialState: Monit
     }
     return clock;
   };
+  const wallNowMs = deps.wallNowMs ?? nowMs;
   let state = initialState;
   let rules: readonly RuleConfig[] = [];
   let monitors: MonitorsConfig | undefined;
@@ -87,16 +86,11 @@ export function createMonitorRunner(deps: MonitorRunnerDeps, initialState: Monit
   };
   const publishTransition = (alert: AlertPayload): void => {
     hub.publishAlert(alert);
-    metrics.alertTransitions.inc({ rule: alert.rule, status: alert.status, reason: alert.reason });
-    metrics.alertsFiring.reset();
-    for (const firing of activeAlerts(state))
-      metrics.alertsFiring.inc({ rule: firing.rule, severity: firing.severity });
   };
 
   const onOutcome = (target: RunningTarget, outcome: PollOutcome<unknown>): void => {
     const spec = target.plan.spec;
     const endpoint = endpointOf(spec);
-    target.polled = true;
     metrics.polls.inc({ endpoint, outcome: outcome.ok ? "ok" : "error" });
     if (!outcome.ok) {
       metrics.pollFailures.inc({ endpoint, code: outcome.error.code });
@@ -115,6 +109,18 @@ export function createMonitorRunner(deps: MonitorRunnerDeps, initialState: Monit
       logger.info({ target: spec.id, failures: target.failures }, "poll recovered");
     }
     target.failures = outcome.ok ? 0 : outcome.consecutiveFailures;
+    if (outcome.ok) {
+      target.everSucceeded = true;
+      target.health = { kind: "ok" };
+      metrics.targetLastSuccess.set({ target: spec.id }, wallNowMs() / 1000);
+    } else {
+      target.health = {
+        kind: "failing",
+        code: outcome.error.code,
+        consecutiveFailures: outcome.consecutiveFailures,
+        everSucceeded: target.everSucceeded,
+      };
+    }
     const observedAtMs = nowMs();
     const observation = toObservation(spec, outcome, observedAtMs);
     publish(observe(state, observation, rules, observedAtMs));
@@ -156,7 +162,13 @@ export function createMonitorRunner(deps: MonitorRunnerDeps, initialState: Monit
   };
 
   const startTarget = (plan: TargetPlan): void => {
-    const target: RunningTarget = { plan, subscription: new Subscription(), polled: false, failures: 0 };
+    const target: RunningTarget = {
+      plan,
+      subscription: new Subscription(),
+      health: { kind: "waiting" },
+      everSucceeded: false,
+      failures: 0,
+    };
     const poll = poll$((signal) => fetchTarget(deps.client, plan.spec, signal, nowMs()), {
       periodMs: plan.periodMs,
       jitter: monitors?.jitter ?? 0,
@@ -205,26 +217,31 @@ export function createMonitorRunner(deps: MonitorRunnerDeps, initialState: Monit
         if (plan === undefined || plan.key !== target.plan.key) {
           target.subscription.unsubscribe();
           running.delete(id);
-          if (plan === undefined) hub.forgetTarget(id);
+          if (plan === undefined) {
+            hub.forgetTarget(id);
+            metrics.targetLastSuccess.remove({ target: id });
+          }
         }
       }
       for (const plan of plans) if (!running.has(plan.spec.id)) startTarget(plan);
       publish(retainTargets(state, new Set(wanted.keys()), rules, nowMs()));
-      metrics.targets.reset();
-      for (const plan of plans) metrics.targets.inc({ kind: plan.spec.kind });
-    },
-    readiness() {
-      const waiting = [...running.values()].filter((t) => !t.polled).map((t) => t.plan.spec.id);
-      return {
-        ready: waiting.length === 0,
-        reasons:
-          waiting.length === 0
-            ? []
-            : [
-                `waiting for the first poll of ${waiting.length} target(s): ${waiting.slice(0, 5).join(", ")}`,
-              ],
+      // every kind is exported (0 when none), so a reload that drops the last target of a kind shows 0
+      const perKind: Record<TargetKind, number> = {
+        offchain: 0,
+        onchain: 0,
+        publishers: 0,
+        funding: 0,
+        vault: 0,
       };
+      for (const plan of plans) {
+        perKind[plan.spec.kind] += 1;
+        // every endpoint polled has both outcome series from the start, so rate(...error) is 0, not absent
+        for (const outcome of ["ok", "error"])
+          metrics.polls.inc({ endpoint: endpointOf(plan.spec), outcome }, 0);
+      }
+      for (const [kind, count] of Object.entries(perKind)) metrics.targets.set({ kind }, count);
     },
+    targetHealth: () => [...running.values()].map((t) => ({ id: t.plan.spec.id, health: t.health })),
     state: () => state,
     targetIds: () => [...running.keys()],
     stop() {

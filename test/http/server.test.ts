@@ -68,7 +68,12 @@ describe("HTTP endpoints", () => {
       labels: '{reason="unauthorized"}',
       value: 1,
     });
-    expect(samples.some((sample) => sample.name.startsWith("pragma_monitor_process_"))).toBe(true);
+    // prom-client's defaults under their usual names (stock Node.js dashboards), minus the `_total` gauges
+    expect(samples.some((sample) => sample.name === "process_cpu_seconds_total")).toBe(true);
+    expect(samples.some((sample) => sample.name === "nodejs_eventloop_lag_p99_seconds")).toBe(true);
+    expect(samples.some((sample) => sample.name === "nodejs_active_handles")).toBe(true);
+    expect(samples.filter((sample) => /^pragma_monitor_(process|nodejs)_/.test(sample.name))).toEqual([]);
+    expect(samples.filter((sample) => /^nodejs_active_\w+_total$/.test(sample.name))).toEqual([]);
   });
 
   it("answers unknown paths with 404 JSON and other methods with 405", async () => {

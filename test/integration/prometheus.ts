@@ -43,7 +43,8 @@ export function parsePrometheusText(text: string): readonly Sample[] {
     }
     const value =
       valueText === "+Inf" ? Infinity : valueText === "-Inf" ? -Infinity : Number(valueText ?? "");
-    if (Number.isNaN(value) && valueText !== "NaN") fail("bad value");
+    // Prometheus parses values with Go's ParseFloat: NaN in any case (prom-client writes "Nan")
+    if (Number.isNaN(value) && valueText?.toLowerCase() !== "nan") fail("bad value");
     const family = [
       name!,
       ...SUFFIXES.filter((s) => name!.endsWith(s)).map((s) => name!.slice(0, -s.length)),

@@ -211,7 +211,7 @@ describe("WebSocket API of the real daemon", () => {
     expect(before.status).toBe(503);
     expect(JSON.parse(before.text)).toEqual({
       status: "not_ready",
-      reasons: [expect.stringContaining("waiting for the first poll")],
+      reasons: ["1 target(s) waiting for their first poll: offchain:BTC/USD:spot:median:1s"],
     });
     expect(t.app.readiness().ready).toBe(false);
     expect((await http("GET", `${t.httpUrl}/healthz`)).status).toBe(200);

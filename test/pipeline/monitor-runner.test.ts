@@ -7,6 +7,7 @@ import type { JournaledEvent } from "../../src/domain/events.js";
 import { createMonitorState } from "../../src/domain/monitor.js";
 import { ScaledPrice } from "../../src/domain/price.js";
 import type { PairPrice } from "../../src/domain/types.js";
+import type { TargetHealth } from "../../src/domain/readiness.js";
 import { PmError } from "../../src/errors.js";
 import { createMetrics } from "../../src/metrics.js";
 import { createEventHub } from "../../src/pipeline/event-hub.js";
@@ -166,13 +167,35 @@ describe("createMonitorRunner", () => {
     expect(phases.size).toBe(10);
   });
 
-  it("is not ready until every target has completed a first poll", async () => {
-    const { runner } = start();
-    runner.update(monitors([{ pair: "BTC/USD", periodMs: 1_000 }]), []);
-    expect(runner.readiness().ready).toBe(false);
-    expect(runner.readiness().reasons.join()).toContain("offchain:BTC/USD");
+  it("reports each target as waiting until its first poll, then the latest outcome with its error code", async () => {
+    const failing = new Set(["ETH/USD"]);
+    const { runner } = start(failing);
+    runner.update(
+      monitors([
+        { pair: "BTC/USD", periodMs: 1_000 },
+        { pair: "ETH/USD", periodMs: 1_000 },
+      ]),
+      [],
+    );
+    const health = (): Record<string, TargetHealth> =>
+      Object.fromEntries(runner.targetHealth().map((t) => [t.id.split(":")[1] ?? t.id, t.health]));
+    expect(health()).toEqual({ "BTC/USD": { kind: "waiting" }, "ETH/USD": { kind: "waiting" } });
     await vi.advanceTimersByTimeAsync(1);
-    expect(runner.readiness()).toEqual({ ready: true, reasons: [] });
+    expect(health()).toEqual({
+      "BTC/USD": { kind: "ok" },
+      "ETH/USD": {
+        kind: "failing",
+        code: "PM_ERR_UPSTREAM_HTTP",
+        consecutiveFailures: 1,
+        everSucceeded: false,
+      },
+    });
+    failing.delete("ETH/USD");
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(health()["ETH/USD"]).toEqual({ kind: "ok" });
+    failing.add("ETH/USD");
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(health()["ETH/USD"]).toMatchObject({ kind: "failing", everSucceeded: true });
   });
 
   it("restarts only the targets whose config changed on update", async () => {

@@ -41,6 +41,7 @@ export interface ChatOpsSinks {
    * for at most `deadlineMs` and stop (their outbox stays on disk); added or changed ones open and start.
    */
   reconfigure(sinks: readonly SinkConfig[], deadlineMs: number): Promise<void>;
+  /** Every enabled sink: the running ones, then those whose outbox could not be opened (`running: false`). */
   status(): readonly SinkStatus[];
 }
 
@@ -69,6 +70,8 @@ export function createChatOpsSinks(options: ChatOpsOptions): ChatOpsSinks {
   const workers: { readonly sink: SinkConfig; readonly worker: SinkWorker }[] = [];
   let subscription: Subscription | undefined;
   let early: AlertEvent[] | undefined;
+  /** Enabled sinks the latest reconfigure could not open: reported by status() until a reload opens them. */
+  let unopened: readonly SinkConfig[] = [];
   let state: "new" | "started" | "stopped" = "new";
 
   const dispatchTo = (sink: SinkConfig, worker: SinkWorker, event: AlertEvent): void => {
@@ -191,7 +194,7 @@ export function createChatOpsSinks(options: ChatOpsOptions): ChatOpsSinks {
       const kept = workers.filter(({ sink }) => same(sink, wanted.get(sink.name)));
       const retired = workers.filter((entry) => !kept.includes(entry));
       const release = holdEvents();
-      const failures: string[] = [];
+      const failures: SinkConfig[] = [];
       try {
         const deadlineAtMs = nowMs() + Math.max(0, deadlineMs);
         await Promise.allSettled(retired.map(({ worker }) => worker.stop(deadlineAtMs)));
@@ -205,10 +208,11 @@ export function createChatOpsSinks(options: ChatOpsOptions): ChatOpsSinks {
             workers.push({ sink, worker });
             worker.start();
           } catch {
-            failures.push(sink.name);
+            failures.push(sink);
           }
         }
       } finally {
+        unopened = failures;
         release();
       }
       const started = next.filter((sink) => !kept.some((entry) => entry.sink.name === sink.name));
@@ -222,9 +226,23 @@ export function createChatOpsSinks(options: ChatOpsOptions): ChatOpsSinks {
         "chat-ops sinks reconfigured",
       );
       if (failures.length > 0)
-        throw new PmError("PM_ERR_STATE", `could not open the outbox of sink(s) ${failures.join(", ")}`);
+        throw new PmError(
+          "PM_ERR_STATE",
+          `could not open the outbox of sink(s) ${failures.map((sink) => sink.name).join(", ")}`,
+        );
     },
-    status: () => workers.map(({ worker }) => worker.status()),
+    status: () => [
+      ...workers.map(({ worker }) => worker.status()),
+      ...unopened.map((sink) => ({
+        name: sink.name,
+        kind: sink.kind,
+        pending: 0,
+        failing: false,
+        consecutiveFailures: 0,
+        lastError: "outbox could not be opened",
+        running: false,
+      })),
+    ],
   };
 }
 

@@ -16,6 +16,8 @@ export interface SinkHealth {
   readonly consecutiveFailures: number;
   /** True while a `sink_error` alert is firing for this sink. */
   readonly failing: boolean;
+  /** The latest failure since the last success (`outcome [status] [code]`), null when none. */
+  readonly lastError: string | null;
   onFailure(info: FailureInfo): void;
   onSuccess(): void;
 }
@@ -35,6 +37,7 @@ export function createSinkHealth(options: {
   const fingerprint = fingerprintOf("sink_error", labels);
   const threshold = Math.max(1, sink.failureThreshold);
   let failures = 0;
+  let lastError: string | null = null;
   let firing: AlertPayload | undefined =
     options.restoredFiring?.fingerprint === fingerprint ? options.restoredFiring : undefined;
 
@@ -53,8 +56,12 @@ export function createSinkHealth(options: {
     get failing() {
       return firing !== undefined;
     },
+    get lastError() {
+      return lastError;
+    },
     onFailure(info) {
       failures += 1;
+      lastError = [info.outcome, info.status, info.code].filter((part) => part !== undefined).join(" ");
       // Logged once per burst: the first failure and the threshold at warn, the rest at debug.
       const level = failures === 1 || failures === threshold ? "warn" : "debug";
       logger[level]({ host, failures, ...info }, "chat-ops delivery failed");
@@ -78,6 +85,7 @@ export function createSinkHealth(options: {
     },
     onSuccess() {
       failures = 0;
+      lastError = null;
       if (firing === undefined) return;
       const endsAt = new Date(options.nowMs()).toISOString();
       logger.info({ host }, "chat-ops sink recovered");

@@ -21,12 +21,22 @@ export interface WorkerPolicy {
   readonly maxDigestEntries: number;
 }
 
+/** Every `outcome` label of `pragma_monitor_sink_deliveries_total` (ok, rejected, and the retry outcomes). */
+const DELIVERY_OUTCOMES = ["ok", "rejected", "http_error", "rate_limited", "timeout", "network"] as const;
+
 /** What `status()` reports per sink. */
 export interface SinkStatus {
   readonly name: string;
   readonly kind: SinkKind;
   readonly pending: number;
+  /** A `sink_error` alert is firing for this sink. */
   readonly failing: boolean;
+  /** Failed deliveries since the last success. */
+  readonly consecutiveFailures: number;
+  /** The latest failure since the last success (`outcome [status] [code]`), null when none. */
+  readonly lastError: string | null;
+  /** False for an enabled sink whose outbox could not be opened on a reload (nothing is delivered). */
+  readonly running: boolean;
 }
 
 /** A running sink: `enqueue` only appends to the outbox; the loop delivers on its own schedule. */
@@ -134,6 +144,7 @@ export async function openSinkWorker(options: {
   /** Send `message`; returns the outcome after metrics, health and backoff bookkeeping. */
   const attempt = async (message: AnyMessage, deliveryId: string): Promise<DeliveryOutcome> => {
     const rendered = renderFor(sink, message, { nowMs: nowMs(), deliveryId });
+    const startedAtMs = nowMs();
     const outcome = await deliver({
       dispatcher: options.dispatcher,
       url,
@@ -144,6 +155,7 @@ export async function openSinkWorker(options: {
       stopSignal: stopController.signal,
     });
     if (outcome.kind === "aborted") return outcome;
+    metrics.sinkDeliveryDuration.observe(labels, (nowMs() - startedAtMs) / 1000);
     metrics.sinkDeliveries.inc({
       ...labels,
       outcome: outcome.kind === "ok" ? "ok" : outcome.kind === "rejected" ? "rejected" : outcome.outcome,
@@ -256,6 +268,10 @@ export async function openSinkWorker(options: {
   };
 
   updateGauge();
+  // every series of this sink exists from the start (0), so rate() and increase() see its first event
+  for (const outcome of DELIVERY_OUTCOMES) metrics.sinkDeliveries.inc({ ...labels, outcome }, 0);
+  metrics.sinkDeadLetters.inc(labels, 0);
+  metrics.sinkDigests.inc(labels, 0);
   return {
     get highWater() {
       return outbox.highWater;
@@ -305,7 +321,15 @@ export async function openSinkWorker(options: {
         updateGauge();
       }
     },
-    status: () => ({ name: sink.name, kind: sink.kind, pending: outbox.size, failing: health.failing }),
+    status: () => ({
+      name: sink.name,
+      kind: sink.kind,
+      pending: outbox.size,
+      failing: health.failing,
+      consecutiveFailures: health.consecutiveFailures,
+      lastError: health.lastError,
+      running: true,
+    }),
   };
 }
 

@@ -1,4 +1,6 @@
 // SIGHUP reconfiguration of the chat-ops sinks: unchanged sinks keep running, changed/removed stop, new ones start.
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { startHarness, type Harness } from "./harness.js";
 import { nthAlert, sinkOf } from "./helpers.js";
@@ -50,5 +52,28 @@ describe("chat-ops reconfigure", () => {
     ).rejects.toThrow(/duplicate sink name "x"/);
     h.publish(nthAlert(1));
     await vi.waitFor(() => expect(h!.rx.requests.map((r) => r.url)).toEqual(["/a"]));
+  });
+
+  it("reports an enabled sink whose outbox could not be opened as not running, until a reload drops it", async () => {
+    h = await startHarness(() => []);
+    const url = h.rx.url;
+    // a file where the outbox directory must go: opening any outbox fails
+    writeFileSync(join(h.stateDir, "outbox"), "not a directory");
+    await expect(h.chatops.reconfigure([sinkOf("slack", `${url}/b`, { name: "broken" })], 0)).rejects.toThrow(
+      /broken/,
+    );
+    expect(h.chatops.status()).toEqual([
+      {
+        name: "broken",
+        kind: "slack",
+        pending: 0,
+        failing: false,
+        consecutiveFailures: 0,
+        lastError: "outbox could not be opened",
+        running: false,
+      },
+    ]);
+    await h.chatops.reconfigure([], 0);
+    expect(h.chatops.status()).toEqual([]);
   });
 });
