@@ -192,6 +192,8 @@ export function createMonitorRunner(deps: MonitorRunnerDeps, initialState: Monit
 
   const tickSubscription = interval(deps.tickMs ?? 1_000, scheduler).subscribe(() => {
     publish(tick(state, rules, nowMs()));
+    // firing alerts show their current value between announcements (snapshot, subscribe, API)
+    hub.refreshActive(activeAlerts(state));
   });
 
   return {
