@@ -305,13 +305,21 @@ function announce(
   out.push(payload);
 }
 
-/** Resolve a firing record (announcing it) and return it to inactive; `why` is added to the context if given. */
+/** Why an alert resolved without its condition clearing: the config no longer produces it. */
+export type RemovalCause = "target_removed" | "rule_removed";
+
+const REMOVAL_TEXT: Readonly<Record<RemovalCause, string>> = {
+  target_removed: "its target was removed from the config",
+  rule_removed: "its rule was removed, disabled or no longer covers it",
+};
+
+/** Resolve a firing record (announcing it) and return it to inactive; `why` (context.resolvedBy) says so in the summary. */
 export function resolve(
   engine: EngineState,
   record: AlertRecord,
   nowMs: number,
   out: AlertPayload[],
-  why: string | null,
+  why: RemovalCause | null,
 ): void {
   if (record.status === "firing") {
     out.push(buildPayload(record, "resolved", "resolved", nowMs, why, null));
@@ -337,7 +345,7 @@ function buildPayload(
   status: "firing" | "resolved",
   reason: AlertPayload["reason"],
   nowMs: number,
-  why: string | null,
+  why: RemovalCause | null,
   rule: RuleConfig | null,
 ): AlertPayload {
   const finding = record.finding;
@@ -359,7 +367,11 @@ function buildPayload(
       extended["heldUntil"] = toIso(heldUntilMs);
       summary = `${summary}; flapping: held firing until ${toIso(heldUntilMs)} unless it recurs`;
     }
-    if (why !== null) extended["resolvedBy"] = why;
+    if (why !== null) {
+      extended["resolvedBy"] = why;
+      // not "the condition cleared": the daemon stopped watching it, and the last state is kept as such
+      summary = `No longer monitored: ${REMOVAL_TEXT[why]} (last state: ${summary})`;
+    }
     context = extended;
   }
   return {

@@ -211,7 +211,15 @@ export function createMonitorRunner(deps: MonitorRunnerDeps, initialState: Monit
         }
       }
       for (const plan of plans) if (!running.has(plan.spec.id)) startTarget(plan);
-      publish(retainTargets(state, new Set(wanted.keys()), rules, nowMs()));
+      publish(
+        retainTargets(
+          state,
+          new Set(wanted.keys()),
+          rules,
+          nowMs(),
+          plans.map((plan) => plan.spec),
+        ),
+      );
       metrics.targets.reset();
       for (const plan of plans) metrics.targets.inc({ kind: plan.spec.kind });
     },
