@@ -1,15 +1,8 @@
 // Flap damping: a held alert shows its current value, reminds on schedule, and resolves once clear for the flap window.
 import { describe, expect, it } from "vitest";
-import type { AlertPayload } from "../../src/domain/events.js";
-import {
-  activeAlerts,
-  createMonitorState,
-  observe,
-  tick,
-  type MonitorState,
-} from "../../src/domain/monitor.js";
+import { activeAlerts, createMonitorState, observe } from "../../src/domain/monitor.js";
 import type { RuleConfig } from "../../src/domain/rules.js";
-import { T0, obs, pairPrice, rule } from "./helpers.js";
+import { T0, obs, pairPrice, rule, timeline } from "./helpers.js";
 
 const S = 1_000;
 const W = 60 * S;
@@ -21,29 +14,6 @@ const low = (extra: Parameters<typeof rule>[2] = {}) =>
   );
 
 type Step = readonly [number, number | "fail" | "tick"];
-
-function run(
-  rules: readonly RuleConfig[],
-  steps: readonly Step[],
-  state: MonitorState = createMonitorState(),
-) {
-  const log: string[] = [];
-  const transitions: AlertPayload[] = [];
-  for (const [offset, what] of steps) {
-    const at = T0 + offset;
-    const e =
-      what === "tick"
-        ? tick(state, rules, at)
-        : what === "fail"
-          ? observe(state, obs.offFail(at), rules, at)
-          : observe(state, obs.off(pairPrice("100", at, [], what), at), rules, at);
-    for (const t of e.transitions) {
-      log.push(`${t.rule}:${t.reason}@${offset / S}s`);
-      transitions.push(t);
-    }
-  }
-  return { log, transitions, state };
-}
 
 // fire, clear, fire, clear at 1 s steps: the fourth flip (at 3 s) is more than 3 in the window, so held
 const FLAP: readonly Step[] = [
@@ -60,10 +30,10 @@ describe("flap damping", () => {
       rules: [low()],
       steps: [...FLAP, [62 * S, 9], [62 * S + 999, "tick"], [63 * S, "tick"]],
       log: [
-        "low_sources:first@0s",
-        "low_sources:resolved@1s",
-        "low_sources:first@2s",
-        "low_sources:resolved@63s",
+        "low_sources:first@0",
+        "low_sources:resolved@1000",
+        "low_sources:first@2000",
+        "low_sources:resolved@63000",
       ],
     },
     {
@@ -71,10 +41,10 @@ describe("flap damping", () => {
       rules: [low()],
       steps: [...FLAP, [30 * S, 2], [31 * S, 9], [90 * S, "tick"], [91 * S, "tick"]],
       log: [
-        "low_sources:first@0s",
-        "low_sources:resolved@1s",
-        "low_sources:first@2s",
-        "low_sources:resolved@91s",
+        "low_sources:first@0",
+        "low_sources:resolved@1000",
+        "low_sources:first@2000",
+        "low_sources:resolved@91000",
       ],
     },
     {
@@ -82,12 +52,12 @@ describe("flap damping", () => {
       rules: [low({ repeatIntervalMs: 20 * S })],
       steps: [...FLAP, [22 * S, "tick"], [42 * S, "tick"], [63 * S, "tick"]],
       log: [
-        "low_sources:first@0s",
-        "low_sources:resolved@1s",
-        "low_sources:first@2s",
-        "low_sources:repeat@22s",
-        "low_sources:repeat@42s",
-        "low_sources:resolved@63s",
+        "low_sources:first@0",
+        "low_sources:resolved@1000",
+        "low_sources:first@2000",
+        "low_sources:repeat@22000",
+        "low_sources:repeat@42000",
+        "low_sources:resolved@63000",
       ],
     },
     {
@@ -95,34 +65,34 @@ describe("flap damping", () => {
       rules: [low({ minFiringMs: 120 * S })],
       // the fire at 0 s is held down to 120 s: the flips are not announced, and by then it is clear for the window
       steps: [...FLAP, [63 * S, "tick"], [119 * S, "tick"], [120 * S, "tick"]],
-      log: ["low_sources:first@0s", "low_sources:resolved@120s"],
+      log: ["low_sources:first@0", "low_sources:resolved@120000"],
     },
     {
       name: "damping off (flapMaxTransitions 0): every flip is announced",
       rules: [low({ flapMaxTransitions: 0 })],
       steps: FLAP,
       log: [
-        "low_sources:first@0s",
-        "low_sources:resolved@1s",
-        "low_sources:first@2s",
-        "low_sources:resolved@3s",
+        "low_sources:first@0",
+        "low_sources:resolved@1000",
+        "low_sources:first@2000",
+        "low_sources:resolved@3000",
       ],
     },
   ];
   it.each(cases)("$name", ({ rules, steps, log }) => {
-    expect(run(rules, steps).log).toEqual(log);
+    expect(timeline(rules, steps).log).toEqual(log);
   });
 
   it("a held alert shows the current value and says until when it is held, without a notification", () => {
     const rules = [low()];
-    const { state, transitions } = run(rules, [
+    const { state, transitions } = timeline(rules, [
       [0, 2],
       [1 * S, 9],
       [2 * S, 1],
     ]);
     expect(activeAlerts(state)[0]).toMatchObject({ value: 1, summary: transitions.at(-1)?.summary });
     // the clear that starts the hold: no transition, but the active alert follows it
-    expect(run(rules, [[3 * S, 8]], state).transitions).toEqual([]);
+    expect(timeline(rules, [[3 * S, 8]], state).transitions).toEqual([]);
     const held = activeAlerts(state)[0];
     const until = new Date(T0 + 3 * S + W).toISOString();
     expect(held).toMatchObject({
@@ -134,7 +104,7 @@ describe("flap damping", () => {
       context: { flapping: true, heldUntil: until },
     });
     // the resolve carries the value of the last measure
-    const resolved = run(rules, [[3 * S + W, "tick"]], state).transitions;
+    const resolved = timeline(rules, [[3 * S + W, "tick"]], state).transitions;
     expect(resolved).toMatchObject([{ status: "resolved", value: 8, context: { flapping: true } }]);
     expect(resolved[0]?.summary).not.toContain("held firing");
   });
@@ -144,20 +114,24 @@ describe("flap damping", () => {
       rule("upstream_error", {}, { threshold: 1, flapMaxTransitions: 3, flapWindowMs: W }),
       rule("low_sources", { market: "offchain" }, { threshold: 3 }),
     ];
-    const { state, log } = run(rules, [
+    const { state, log } = timeline(rules, [
       [0, "fail"],
       [1 * S, 9],
       [2 * S, "fail"],
       [3 * S, 9], // recovered; fourth flip: held
     ]);
-    expect(log).toEqual(["upstream_error:first@0s", "upstream_error:resolved@1s", "upstream_error:first@2s"]);
+    expect(log).toEqual([
+      "upstream_error:first@0",
+      "upstream_error:resolved@1000",
+      "upstream_error:first@2000",
+    ]);
     const held = activeAlerts(state).find((a) => a.rule === "upstream_error");
     expect(held?.summary).toMatch(/^offchain:BTC\/USD polls succeed again; flapping: held firing until /);
     expect(held).toMatchObject({ value: 0, context: { failures: 0, lastErrorCode: null } });
     // fresh data while upstream_error is held: the target's own alerts are evaluated (not inhibited)
-    expect(run(rules, [[4 * S, 2]], state).log).toEqual(["low_sources:first@4s"]);
+    expect(timeline(rules, [[4 * S, 2]], state).log).toEqual(["low_sources:first@4000"]);
     expect(
-      run(
+      timeline(
         rules,
         [
           [62 * S, 2],
@@ -165,7 +139,7 @@ describe("flap damping", () => {
         ],
         state,
       ).log,
-    ).toEqual(["upstream_error:resolved@63s"]);
+    ).toEqual(["upstream_error:resolved@63000"]);
   });
 
   it("a price_change held by flap damping follows the current move (the ETH/USD 10 s report)", () => {
