@@ -249,7 +249,7 @@ export function advance(
           return;
         }
         record.flapping = true;
-      }
+      } else if (flapping) record.flapping = true; // cleared in hold-down: flap damping may hold it after
       // Still firing (active, in hold-down, or held): reminders go on, with the current value.
       if (rule.repeatIntervalMs > 0 && nowMs - record.lastAnnouncedMs >= rule.repeatIntervalMs)
         announce(record, "repeat", nowMs, out, rule);
@@ -339,6 +339,18 @@ function adjustUpstream(engine: EngineState, record: AlertRecord, delta: number)
   else engine.upstreamFiring.delete(targetId);
 }
 
+/** The note buildPayload appends to the summary of a firing alert whose condition has cleared. */
+const HELD_NOTE = /; (flapping: )?held firing until \S+ unless it recurs$/;
+
+// Until when a firing alert whose condition cleared stays firing: its hold-down, and the flap window
+// after its last flip when flapping (NaN when nothing holds it, as at the instant it resolves).
+function heldUntil(record: AlertRecord, rule: RuleConfig): number {
+  const holdDownEndMs = record.startsAtMs + rule.minFiringMs;
+  if (!record.flapping) return holdDownEndMs > record.startsAtMs ? holdDownEndMs : Number.NaN;
+  const lastFlipMs = record.flipTimesMs[record.flipTimesMs.length - 1] ?? Number.NaN;
+  return Math.max(lastFlipMs + rule.flapWindowMs, holdDownEndMs);
+}
+
 // `rule` is given while firing: a firing alert held by flap damping then says until when.
 function buildPayload(
   record: AlertRecord,
@@ -351,21 +363,20 @@ function buildPayload(
   const finding = record.finding;
   const previous = record.announced;
   const description = finding?.describe() ?? {
-    summary: previous?.summary ?? record.fingerprint,
+    // without fresh data (restored), the last payload's text, less a hold note it may carry
+    summary: (previous?.summary ?? record.fingerprint).replace(HELD_NOTE, ""),
     context: previous?.context ?? {},
   };
   let summary = description.summary;
   let context: AlertContext = description.context;
   const heldUntilMs =
-    status === "firing" && !record.rawActive && record.flapping && rule !== null
-      ? (record.flipTimesMs[record.flipTimesMs.length - 1] ?? Number.NaN) + rule.flapWindowMs
-      : Number.NaN;
-  if (record.flapping || why !== null) {
+    status === "firing" && !record.rawActive && rule !== null ? heldUntil(record, rule) : Number.NaN;
+  if (record.flapping || why !== null || Number.isFinite(heldUntilMs)) {
     const extended: Record<string, string | number | boolean | null> = { ...context };
     if (record.flapping) extended["flapping"] = true;
     if (Number.isFinite(heldUntilMs)) {
       extended["heldUntil"] = toIso(heldUntilMs);
-      summary = `${summary}; flapping: held firing until ${toIso(heldUntilMs)} unless it recurs`;
+      summary = `${summary}; ${record.flapping ? "flapping: " : ""}held firing until ${toIso(heldUntilMs)} unless it recurs`;
     }
     if (why !== null) {
       extended["resolvedBy"] = why;

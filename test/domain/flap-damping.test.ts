@@ -1,6 +1,12 @@
 // Flap damping: a held alert shows its current value, reminds on schedule, and resolves once clear for the flap window.
 import { describe, expect, it } from "vitest";
-import { activeAlerts, createMonitorState, observe } from "../../src/domain/monitor.js";
+import {
+  activeAlerts,
+  createMonitorState,
+  exportAlertState,
+  importAlertState,
+  observe,
+} from "../../src/domain/monitor.js";
 import type { RuleConfig } from "../../src/domain/rules.js";
 import { T0, obs, pairPrice, rule, timeline } from "./helpers.js";
 
@@ -165,5 +171,36 @@ describe("flap damping", () => {
     expect(active[0]?.summary).toMatch(
       /^BTC\/USD moved \+0\.38% in 10s \(threshold 2%\); flapping: held firing until /,
     );
+  });
+
+  it("a held alert restored from a checkpoint reminds with one hold note, not one per restart", () => {
+    const rules = [low({ repeatIntervalMs: 20 * S })];
+    const { state } = timeline(rules, FLAP);
+    const restored = importAlertState(JSON.parse(JSON.stringify(exportAlertState(state))));
+    const { transitions } = timeline(rules, [[22 * S, "tick"]], restored);
+    expect(transitions.map((t) => t.reason)).toEqual(["repeat"]);
+    expect(transitions[0]?.summary.match(/flapping: held firing until/g)).toHaveLength(1);
+    expect(transitions[0]?.context["heldUntil"]).toBe(new Date(T0 + 3 * S + W).toISOString());
+  });
+
+  it("held until the later of the flap window and the hold-down", () => {
+    const { state } = timeline([low({ minFiringMs: 120 * S })], FLAP);
+    expect(activeAlerts(state)[0]?.context["heldUntil"]).toBe(new Date(T0 + 120 * S).toISOString());
+  });
+
+  it("an alert in hold-down whose condition cleared says so too (no flapping)", () => {
+    const { state } = timeline(
+      [low({ minFiringMs: 30 * S, flapMaxTransitions: 0 })],
+      [
+        [0, 2],
+        [1 * S, 9],
+      ],
+    );
+    const until = new Date(T0 + 30 * S).toISOString();
+    expect(activeAlerts(state)[0]).toMatchObject({
+      summary: `BTC/USD offchain price aggregated from 9 sources (threshold ≤ 3); held firing until ${until} unless it recurs`,
+      context: { heldUntil: until },
+    });
+    expect(activeAlerts(state)[0]?.context["flapping"]).toBeUndefined();
   });
 });
