@@ -1,8 +1,8 @@
 // The alert lifecycle as a pure reducer: inactive → pending → firing → resolved, with hysteresis, hold-down,
 // reminders, flap damping and inhibition. State is mutated in place; transitions are appended to `out`.
-import type { AlertContext, AlertLabels, AlertPayload, RuleKind } from "./events.js";
+import type { AlertLabels, AlertPayload, RuleKind } from "./events.js";
 import type { Measure } from "./detectors/finding.js";
-import { toIso } from "./format.js";
+import { buildPayload, type RemovalCause } from "./alert-payload.js";
 import type { RuleConfig } from "./rules.js";
 
 /** Lifecycle state of one fingerprint. */
@@ -305,14 +305,6 @@ function announce(
   out.push(payload);
 }
 
-/** Why an alert resolved without its condition clearing: the config no longer produces it. */
-export type RemovalCause = "target_removed" | "rule_removed";
-
-const REMOVAL_TEXT: Readonly<Record<RemovalCause, string>> = {
-  target_removed: "its target was removed from the config",
-  rule_removed: "its rule was removed, disabled or no longer covers it",
-};
-
 /** Resolve a firing record (announcing it) and return it to inactive; `why` (context.resolvedBy) says so in the summary. */
 export function resolve(
   engine: EngineState,
@@ -337,68 +329,6 @@ function adjustUpstream(engine: EngineState, record: AlertRecord, delta: number)
   const count = (engine.upstreamFiring.get(targetId) ?? 0) + delta;
   if (count > 0) engine.upstreamFiring.set(targetId, count);
   else engine.upstreamFiring.delete(targetId);
-}
-
-/** The note buildPayload appends to the summary of a firing alert whose condition has cleared. */
-const HELD_NOTE = /; (flapping: )?held firing until \S+ unless it recurs$/;
-
-// Until when a firing alert whose condition cleared stays firing: its hold-down, and the flap window
-// after its last flip when flapping (NaN when nothing holds it, as at the instant it resolves).
-function heldUntil(record: AlertRecord, rule: RuleConfig): number {
-  const holdDownEndMs = record.startsAtMs + rule.minFiringMs;
-  if (!record.flapping) return holdDownEndMs > record.startsAtMs ? holdDownEndMs : Number.NaN;
-  const lastFlipMs = record.flipTimesMs[record.flipTimesMs.length - 1] ?? Number.NaN;
-  return Math.max(lastFlipMs + rule.flapWindowMs, holdDownEndMs);
-}
-
-// `rule` is given while firing: a firing alert held by flap damping then says until when.
-function buildPayload(
-  record: AlertRecord,
-  status: "firing" | "resolved",
-  reason: AlertPayload["reason"],
-  nowMs: number,
-  why: RemovalCause | null,
-  rule: RuleConfig | null,
-): AlertPayload {
-  const finding = record.finding;
-  const previous = record.announced;
-  const description = finding?.describe() ?? {
-    // without fresh data (restored), the last payload's text, less a hold note it may carry
-    summary: (previous?.summary ?? record.fingerprint).replace(HELD_NOTE, ""),
-    context: previous?.context ?? {},
-  };
-  let summary = description.summary;
-  let context: AlertContext = description.context;
-  const heldUntilMs =
-    status === "firing" && !record.rawActive && rule !== null ? heldUntil(record, rule) : Number.NaN;
-  if (record.flapping || why !== null || Number.isFinite(heldUntilMs)) {
-    const extended: Record<string, string | number | boolean | null> = { ...context };
-    if (record.flapping) extended["flapping"] = true;
-    if (Number.isFinite(heldUntilMs)) {
-      extended["heldUntil"] = toIso(heldUntilMs);
-      summary = `${summary}; ${record.flapping ? "flapping: " : ""}held firing until ${toIso(heldUntilMs)} unless it recurs`;
-    }
-    if (why !== null) {
-      extended["resolvedBy"] = why;
-      // not "the condition cleared": the daemon stopped watching it, and the last state is kept as such
-      summary = `No longer monitored: ${REMOVAL_TEXT[why]} (last state: ${summary})`;
-    }
-    context = extended;
-  }
-  return {
-    fingerprint: record.fingerprint,
-    status,
-    rule: record.ruleKind,
-    severity: finding?.severity ?? previous?.severity ?? "warning",
-    labels: record.labels,
-    summary,
-    value: finding !== null ? finding.value : (previous?.value ?? null),
-    threshold: finding !== null ? finding.threshold : (previous?.threshold ?? null),
-    startsAt: toIso(record.startsAtMs),
-    endsAt: status === "resolved" ? toIso(nowMs) : null,
-    reason,
-    context,
-  };
 }
 
 /** An inactive record with no flip left inside the flap window carries no information and may be dropped. */
