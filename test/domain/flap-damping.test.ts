@@ -134,6 +134,9 @@ describe("flap damping", () => {
     const held = activeAlerts(state).find((a) => a.rule === "upstream_error");
     expect(held?.summary).toMatch(/^offchain:BTC\/USD polls succeed again; flapping: held firing until /);
     expect(held).toMatchObject({ value: 0, context: { failures: 0, lastErrorCode: null } });
+    // restored from a checkpoint, the held upstream_error does not inhibit either
+    const restored = importAlertState(JSON.parse(JSON.stringify(exportAlertState(state))));
+    expect(timeline(rules, [[4 * S, 2]], restored).log).toEqual(["low_sources:first@4000"]);
     // fresh data while upstream_error is held: the target's own alerts are evaluated (not inhibited)
     expect(timeline(rules, [[4 * S, 2]], state).log).toEqual(["low_sources:first@4000"]);
     expect(
