@@ -14,12 +14,21 @@ export interface RuleKindDefaults {
   readonly firesBelow: boolean;
   readonly severity: Severity;
   readonly forMs: number;
+  /**
+   * Default clearThreshold as a multiple of the threshold (1 = none). Measured values that hover at the
+   * threshold (moves, deviations, rates) get a band so they fire and resolve once, not on every poll;
+   * ages reset to ~0 on fresh data and counts are integers, so those need none; a price level's band
+   * depends on the market and is left to the user.
+   */
+  readonly clearFactor: number;
   /** How the threshold reads for this kind (docs and messages). */
   readonly thresholdDoc: string;
 }
 
 const MINUTE = 60_000;
 const fixed = (value: number) => () => value;
+/** Default hysteresis of measured fractions: 2 % fires, back below 1.5 % resolves. */
+const BAND = 0.75;
 
 /** Defaults by kind. Reasons: off-chain data is fresh for 60 s, on-chain feeds are pushed ~60 s or on a
  * 2.5 % move, publisher stats are cached ~20 min upstream, funding rates are fractions per hour. */
@@ -30,6 +39,7 @@ export const RULE_DEFAULTS: Readonly<Record<RuleConfigKind, RuleKindDefaults>> =
     firesBelow: false,
     severity: "warning",
     forMs: 0,
+    clearFactor: BAND,
     thresholdDoc: "|relative move| over windowMs, as a fraction (0.02 = 2 %)",
   },
   price_level: {
@@ -38,6 +48,7 @@ export const RULE_DEFAULTS: Readonly<Record<RuleConfigKind, RuleKindDefaults>> =
     firesBelow: false,
     severity: "warning",
     forMs: 0,
+    clearFactor: 1,
     thresholdDoc: "the price level (quote units, e.g. 100000 for BTC/USD)",
   },
   variation: {
@@ -46,6 +57,7 @@ export const RULE_DEFAULTS: Readonly<Record<RuleConfigKind, RuleKindDefaults>> =
     firesBelow: false,
     severity: "warning",
     forMs: 0,
+    clearFactor: BAND,
     thresholdDoc: "|on-chain variations[window]| as a fraction",
   },
   stale_price: {
@@ -54,6 +66,7 @@ export const RULE_DEFAULTS: Readonly<Record<RuleConfigKind, RuleKindDefaults>> =
     firesBelow: false,
     severity: "critical",
     forMs: 0,
+    clearFactor: 1,
     thresholdDoc: "age of the latest price in ms (default 60 s off-chain, 5 min on-chain)",
   },
   low_sources: {
@@ -62,6 +75,7 @@ export const RULE_DEFAULTS: Readonly<Record<RuleConfigKind, RuleKindDefaults>> =
     firesBelow: true,
     severity: "warning",
     forMs: 10_000,
+    clearFactor: 1,
     thresholdDoc: "fires when the number of aggregated sources is ≤ this count",
   },
   component_deviation: {
@@ -70,6 +84,7 @@ export const RULE_DEFAULTS: Readonly<Record<RuleConfigKind, RuleKindDefaults>> =
     firesBelow: false,
     severity: "warning",
     forMs: 30_000,
+    clearFactor: BAND,
     thresholdDoc:
       "a source/publisher's distance from the aggregate, as a fraction (1 % off-chain, 3 % on-chain)",
   },
@@ -79,6 +94,7 @@ export const RULE_DEFAULTS: Readonly<Record<RuleConfigKind, RuleKindDefaults>> =
     firesBelow: false,
     severity: "critical",
     forMs: MINUTE,
+    clearFactor: BAND,
     thresholdDoc: "|on-chain − off-chain| / off-chain as a fraction (above the 2.5 % push deviation)",
   },
   publisher_stale: {
@@ -87,6 +103,7 @@ export const RULE_DEFAULTS: Readonly<Record<RuleConfigKind, RuleKindDefaults>> =
     firesBelow: false,
     severity: "warning",
     forMs: 0,
+    clearFactor: 1,
     thresholdDoc: "ms since the publisher (or feed) last updated (upstream caches stats ~20 min)",
   },
   publisher_missing: {
@@ -95,6 +112,7 @@ export const RULE_DEFAULTS: Readonly<Record<RuleConfigKind, RuleKindDefaults>> =
     firesBelow: false,
     severity: "warning",
     forMs: MINUTE,
+    clearFactor: 1,
     thresholdDoc: "unused (fires when an expected publisher is absent)",
   },
   funding_rate: {
@@ -103,6 +121,7 @@ export const RULE_DEFAULTS: Readonly<Record<RuleConfigKind, RuleKindDefaults>> =
     firesBelow: false,
     severity: "warning",
     forMs: 0,
+    clearFactor: BAND,
     thresholdDoc: "|hourly funding rate| as a fraction per hour (0.001 = 0.1 %/h ≈ 876 %/year)",
   },
   vault_status: {
@@ -111,6 +130,7 @@ export const RULE_DEFAULTS: Readonly<Record<RuleConfigKind, RuleKindDefaults>> =
     firesBelow: false,
     severity: "critical",
     forMs: 0,
+    clearFactor: 1,
     thresholdDoc: "unused (fires when status is not live or deposits are paused)",
   },
   vault_share_price: {
@@ -119,6 +139,7 @@ export const RULE_DEFAULTS: Readonly<Record<RuleConfigKind, RuleKindDefaults>> =
     firesBelow: false,
     severity: "critical",
     forMs: 0,
+    clearFactor: BAND,
     thresholdDoc: "share-price drop over windowMs as a fraction",
   },
   upstream_error: {
@@ -127,6 +148,7 @@ export const RULE_DEFAULTS: Readonly<Record<RuleConfigKind, RuleKindDefaults>> =
     firesBelow: false,
     severity: "critical",
     forMs: 0,
+    clearFactor: 1,
     thresholdDoc: "consecutive failed polls of a target",
   },
 };

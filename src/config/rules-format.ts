@@ -129,7 +129,10 @@ function readCommon(r: ElementReader, kind: RuleConfigKind, d: RuleKindDefaults,
   const before = r.ctx.problems.length;
   const threshold = readThreshold(r, "threshold", kind, d, d.threshold?.(market));
   const thresholdOk = r.ctx.problems.length === before;
-  const clearDoc = "Resolve once back past this (default = threshold).";
+  const clearDoc =
+    d.clearFactor === 1
+      ? "Resolve once back past this (default = threshold)."
+      : `Resolve once back past this (hysteresis; default = threshold × ${d.clearFactor}, so the alert does not flap at the threshold).`;
   const common: RuleCommon = {
     id: r.string("id", {
       doc: "Unique rule id (label rule_id when it differs from the kind).",
@@ -143,7 +146,15 @@ function readCommon(r: ElementReader, kind: RuleConfigKind, d: RuleKindDefaults,
     // With a bad threshold, an unset clearThreshold has no meaningful default: report the threshold only.
     clearThreshold:
       thresholdOk || r.has("clearThreshold")
-        ? readThreshold(r, "clearThreshold", kind, d, threshold, clearDoc, "= threshold")
+        ? readThreshold(
+            r,
+            "clearThreshold",
+            kind,
+            d,
+            defaultClear(threshold, d),
+            clearDoc,
+            d.clearFactor === 1 ? "= threshold" : `= threshold × ${d.clearFactor}`,
+          )
         : threshold,
     forMs: ms(r, "forMs", d.forMs, "Condition must hold this long before firing."),
     minFiringMs: ms(
@@ -158,9 +169,14 @@ function readCommon(r: ElementReader, kind: RuleConfigKind, d: RuleKindDefaults,
       LIFECYCLE_DEFAULTS.repeatIntervalMs,
       "Re-announce a firing alert this often (0 = never).",
     ),
-    flapWindowMs: ms(r, "flapWindowMs", LIFECYCLE_DEFAULTS.flapWindowMs, "Flap-damping window."),
+    flapWindowMs: ms(
+      r,
+      "flapWindowMs",
+      LIFECYCLE_DEFAULTS.flapWindowMs,
+      "Flap-damping window; a flapping alert held firing resolves once clear this long.",
+    ),
     flapMaxTransitions: r.int("flapMaxTransitions", {
-      doc: "More fire/resolve flips than this within flapWindowMs holds the alert firing.",
+      doc: "More condition flips than this within flapWindowMs make the alert flapping: held firing when it clears.",
       default: LIFECYCLE_DEFAULTS.flapMaxTransitions,
       min: 2,
       max: 1_000,
@@ -170,7 +186,7 @@ function readCommon(r: ElementReader, kind: RuleConfigKind, d: RuleKindDefaults,
       item: scopeName,
     }),
     overrides: r.record("overrides", {
-      doc: "Per pair (publisher, vault id): {threshold, clearThreshold, severity}; clearThreshold defaults to the override's threshold.",
+      doc: "Per pair (publisher, vault id): {threshold, clearThreshold, severity}; clearThreshold defaults to the override's threshold (× the kind's band, as for the rule).",
       key: scopeName,
       item: (o) => readOverride(o, kind, d),
     }),
@@ -182,7 +198,11 @@ function readCommon(r: ElementReader, kind: RuleConfigKind, d: RuleKindDefaults,
 function readOverride(o: ElementReader, kind: RuleConfigKind, d: RuleKindDefaults): RuleOverride {
   o.allow("threshold", "clearThreshold", "severity");
   const threshold = o.has("threshold") ? readThreshold(o, "threshold", kind, d, undefined) : undefined;
-  const clear = o.has("clearThreshold") ? readThreshold(o, "clearThreshold", kind, d, undefined) : threshold;
+  const clear = o.has("clearThreshold")
+    ? readThreshold(o, "clearThreshold", kind, d, undefined)
+    : threshold === undefined
+      ? undefined
+      : defaultClear(threshold, d);
   return {
     ...(threshold === undefined ? {} : { threshold }),
     ...(clear === undefined ? {} : { clearThreshold: clear }),
@@ -211,6 +231,11 @@ function readThreshold(
   if (range.integer) return r.int(key, opts);
   const unit = d.unit === "fraction" ? { unit: "a fraction: 0.02 = 2 %" } : {};
   return r.number(key, { ...opts, ...unit, minExclusive: range.minExclusive });
+}
+
+/** The clear threshold a rule (or override) gets when it sets none: the kind's band, rounded off float noise. */
+function defaultClear(threshold: number, d: RuleKindDefaults): number {
+  return d.clearFactor === 1 ? threshold : Number((threshold * d.clearFactor).toPrecision(12));
 }
 
 function checkHysteresis(r: ElementReader, rule: RuleCommon, firesBelow: boolean): void {

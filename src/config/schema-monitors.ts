@@ -71,7 +71,7 @@ export const monitorsSchema = {
       env: "PM_MONITORS_WARMUP_ENABLED",
     },
     interval: {
-      doc: "Candle interval used for warm-up.",
+      doc: "Candle interval used for warm-up. A candle close stands in for a window's start only within the window tolerance (10 % of the window, at least 2 s): 1min candles serve windows of 10 min and more, 10s candles windows of 100 s and more; shorter windows wait for polled history.",
       format: INTERVALS,
       default: "1min",
       env: "PM_MONITORS_WARMUP_INTERVAL",

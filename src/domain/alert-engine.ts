@@ -1,8 +1,8 @@
 // The alert lifecycle as a pure reducer: inactive → pending → firing → resolved, with hysteresis, hold-down,
 // reminders, flap damping and inhibition. State is mutated in place; transitions are appended to `out`.
-import type { AlertContext, AlertLabels, AlertPayload, RuleKind } from "./events.js";
+import type { AlertLabels, AlertPayload, RuleKind } from "./events.js";
 import type { Measure } from "./detectors/finding.js";
-import { toIso } from "./format.js";
+import { buildPayload, type RemovalCause } from "./alert-payload.js";
 import type { RuleConfig } from "./rules.js";
 
 /** Lifecycle state of one fingerprint. */
@@ -166,8 +166,17 @@ export function applyMeasure(
   if (record.targetIds !== key.targetIds) record.targetIds = key.targetIds;
   const wasActive = record.rawActive;
   record.rawActive = wasActive ? !finding.clears : finding.fires;
-  if (record.rawActive !== wasActive) recordFlip(record, rule, nowMs);
+  if (record.rawActive !== wasActive) {
+    recordFlip(record, rule, nowMs);
+    // A firing upstream_error inhibits only while polls fail: a held one must not mute fresh data.
+    if (record.status === "firing" && record.ruleKind === "upstream_error")
+      adjustUpstream(engine, record, record.rawActive ? +1 : -1);
+  }
   advance(engine, record, rule, nowMs, out);
+  // A firing alert that was not announced now still shows its current value (activeAlerts, the API,
+  // a later checkpoint): no notification, the next reminder or the resolve carries it.
+  if (record.status === "firing" && record.lastAnnouncedMs !== nowMs && record.announced !== null)
+    record.announced = buildPayload(record, "firing", record.announced.reason, nowMs, null, rule);
 }
 
 function createRecord(key: AlertKey, finding: Measure, rule: RuleConfig): AlertRecord {
@@ -233,20 +242,38 @@ export function advance(
       if (record.rawActive) {
         // Calm again: the flag drops and the next reminder says so.
         record.flapping = flapping;
-        if (rule.repeatIntervalMs > 0 && nowMs - record.lastAnnouncedMs >= rule.repeatIntervalMs)
-          announce(record, "repeat", nowMs, out);
-        return;
-      }
-      // Condition cleared: hold-down first, then flap damping, else resolve.
-      if (nowMs - record.startsAtMs < rule.minFiringMs) return;
-      if (flapping) {
+      } else if (nowMs - record.startsAtMs >= rule.minFiringMs) {
+        // Condition cleared and hold-down over: a flapping alert is held until clear for the flap window.
+        if (!isHeldByFlapping(record, rule, flapping, nowMs)) {
+          resolve(engine, record, nowMs, out, null);
+          return;
+        }
         record.flapping = true;
-        return;
-      }
-      resolve(engine, record, nowMs, out, null);
+      } else if (flapping) record.flapping = true; // cleared in hold-down: flap damping may hold it after
+      // Still firing (active, in hold-down, or held): reminders go on, with the current value.
+      if (rule.repeatIntervalMs > 0 && nowMs - record.lastAnnouncedMs >= rule.repeatIntervalMs)
+        announce(record, "repeat", nowMs, out, rule);
       return;
     }
   }
+}
+
+/**
+ * The flap-damping rule for a firing alert whose condition has cleared: when it flapped (more than
+ * flapMaxTransitions flips within flapWindowMs, now or when last evaluated) it stays firing until
+ * the condition has stayed clear for flapWindowMs since its last flip, so a flapping condition ends
+ * with one resolve instead of another fire/resolve pair.
+ */
+export function isHeldByFlapping(
+  record: AlertRecord,
+  rule: RuleConfig,
+  flappingNow: boolean,
+  nowMs: number,
+): boolean {
+  if (rule.flapMaxTransitions <= 0 || rule.flapWindowMs <= 0) return false;
+  if (!flappingNow && !record.flapping) return false;
+  const clearSinceMs = record.flipTimesMs[record.flipTimesMs.length - 1];
+  return clearSinceMs !== undefined && nowMs - clearSinceMs < rule.flapWindowMs;
 }
 
 function promoteIfDue(
@@ -262,27 +289,33 @@ function promoteIfDue(
   record.startsAtMs = nowMs;
   record.flapping = isFlapping(record, rule, nowMs);
   if (record.ruleKind === "upstream_error") adjustUpstream(engine, record, +1);
-  announce(record, "first", nowMs, out);
+  announce(record, "first", nowMs, out, rule);
 }
 
-function announce(record: AlertRecord, reason: "first" | "repeat", nowMs: number, out: AlertPayload[]): void {
-  const payload = buildPayload(record, "firing", reason, nowMs, null);
+function announce(
+  record: AlertRecord,
+  reason: "first" | "repeat",
+  nowMs: number,
+  out: AlertPayload[],
+  rule: RuleConfig,
+): void {
+  const payload = buildPayload(record, "firing", reason, nowMs, null, rule);
   record.announced = payload;
   record.lastAnnouncedMs = nowMs;
   out.push(payload);
 }
 
-/** Resolve a firing record (announcing it) and return it to inactive; `why` is added to the context if given. */
+/** Resolve a firing record (announcing it) and return it to inactive; `why` (context.resolvedBy) says so in the summary. */
 export function resolve(
   engine: EngineState,
   record: AlertRecord,
   nowMs: number,
   out: AlertPayload[],
-  why: string | null,
+  why: RemovalCause | null,
 ): void {
   if (record.status === "firing") {
-    out.push(buildPayload(record, "resolved", "resolved", nowMs, why));
-    if (record.ruleKind === "upstream_error") adjustUpstream(engine, record, -1);
+    out.push(buildPayload(record, "resolved", "resolved", nowMs, why, null));
+    if (record.ruleKind === "upstream_error" && record.rawActive) adjustUpstream(engine, record, -1);
   }
   record.status = "inactive";
   record.rawActive = false;
@@ -296,42 +329,6 @@ function adjustUpstream(engine: EngineState, record: AlertRecord, delta: number)
   const count = (engine.upstreamFiring.get(targetId) ?? 0) + delta;
   if (count > 0) engine.upstreamFiring.set(targetId, count);
   else engine.upstreamFiring.delete(targetId);
-}
-
-function buildPayload(
-  record: AlertRecord,
-  status: "firing" | "resolved",
-  reason: AlertPayload["reason"],
-  nowMs: number,
-  why: string | null,
-): AlertPayload {
-  const finding = record.finding;
-  const previous = record.announced;
-  const description = finding?.describe() ?? {
-    summary: previous?.summary ?? record.fingerprint,
-    context: previous?.context ?? {},
-  };
-  let context: AlertContext = description.context;
-  if (record.flapping || why !== null) {
-    const extended: Record<string, string | number | boolean | null> = { ...context };
-    if (record.flapping) extended["flapping"] = true;
-    if (why !== null) extended["resolvedBy"] = why;
-    context = extended;
-  }
-  return {
-    fingerprint: record.fingerprint,
-    status,
-    rule: record.ruleKind,
-    severity: finding?.severity ?? previous?.severity ?? "warning",
-    labels: record.labels,
-    summary: description.summary,
-    value: finding !== null ? finding.value : (previous?.value ?? null),
-    threshold: finding !== null ? finding.threshold : (previous?.threshold ?? null),
-    startsAt: toIso(record.startsAtMs),
-    endsAt: status === "resolved" ? toIso(nowMs) : null,
-    reason,
-    context,
-  };
 }
 
 /** An inactive record with no flip left inside the flap window carries no information and may be dropped. */

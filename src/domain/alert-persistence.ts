@@ -72,7 +72,9 @@ export function importEngine(persisted: unknown): EngineState {
     if (engine.alerts.has(record.fingerprint))
       throw stateError(`alert state: duplicate fingerprint at ${index}`);
     putRecord(engine, record);
-    if (record.status === "firing" && record.ruleKind === "upstream_error") adjustCount(engine, record, +1);
+    // Inhibition counts a firing upstream_error only while its polls fail (not while held by flap damping).
+    if (record.status === "firing" && record.ruleKind === "upstream_error" && record.rawActive)
+      adjustCount(engine, record, +1);
   });
   return engine;
 }
@@ -85,7 +87,7 @@ export function restoreEngine(engine: EngineState, alerts: readonly AlertPayload
     const existing = engine.alerts.get(alert.fingerprint);
     if (alert.status === "resolved") {
       if (existing === undefined) continue;
-      if (existing.status === "firing" && existing.ruleKind === "upstream_error")
+      if (existing.status === "firing" && existing.ruleKind === "upstream_error" && existing.rawActive)
         adjustCount(engine, existing, -1);
       dropRecord(engine, alert.fingerprint);
       continue;

@@ -16,7 +16,7 @@ import {
 import { exportEngine, importEngine, restoreEngine, type PersistedAlertState } from "./alert-persistence.js";
 import { isTimeDriven, runDetector } from "./detectors/index.js";
 import type { Measure, QuietKeys } from "./detectors/finding.js";
-import type { AlertPayload } from "./events.js";
+import type { AlertLabels, AlertPayload } from "./events.js";
 import { fingerprintOf } from "./fingerprint.js";
 import {
   createTargetRegistry,
@@ -40,6 +40,7 @@ import {
   type RuleSettings,
 } from "./rule-scope.js";
 import type { RuleConfig } from "./rules.js";
+import type { TargetSpec } from "./types.js";
 import {
   applyPoll,
   MAX_KEYS_PER_RULE,
@@ -127,23 +128,43 @@ export function tick(state: MonitorState, rules: readonly RuleConfig[], nowMs: n
   return { state, transitions: out };
 }
 
-/** Forget per-target data of targets no longer configured; firing alerts of removed targets/rules resolve. */
+/**
+ * Forget per-target data of targets no longer configured; firing alerts of removed targets/rules resolve
+ * (context.resolvedBy `target_removed` / `rule_removed`). With `specs` (the configured targets), an alert
+ * restored from the journal, whose targets are not known yet, resolves too when no configured target
+ * could have produced its labels.
+ */
 export function retainTargets(
   state: MonitorState,
   targetIds: ReadonlySet<string>,
   rules: readonly RuleConfig[],
   nowMs: number,
+  specs?: readonly TargetSpec[],
 ): Evaluation {
   const out: AlertPayload[] = [];
   for (const id of [...state.targets.byId.keys()]) if (!targetIds.has(id)) removeTarget(state.targets, id);
   const { engine } = state;
   for (const record of engine.alerts.values()) {
-    if (record.targetIds.every((id) => targetIds.has(id))) continue;
+    const kept =
+      record.targetIds.length === 0
+        ? specs === undefined || specs.some((spec) => couldOwn(spec, record.labels))
+        : record.targetIds.every((id) => targetIds.has(id));
+    if (kept) continue;
     resolve(engine, record, nowMs, out, "target_removed");
     dropRecord(engine, record.fingerprint);
   }
   sweep(state, planFor(rules), nowMs, out);
   return { state, transitions: out };
+}
+
+// Whether a target's alerts carry these labels: its target, upstream or cross-market labels are all among them.
+function couldOwn(spec: TargetSpec, labels: AlertLabels): boolean {
+  const within = (base: AlertLabels): boolean => Object.entries(base).every(([k, v]) => labels[k] === v);
+  return (
+    within(targetLabels(spec)) ||
+    within(upstreamLabels(spec)) ||
+    (spec.kind === "onchain" && within({ pair: spec.pair, network: spec.network }))
+  );
 }
 
 /** Persistable alert state (JSON-safe, no bigint): firing/pending alerts with their timing, so a restart neither re-announces firing alerts nor loses resolves. */

@@ -91,7 +91,7 @@ export class PriceHistory {
         this.insertAll([{ atMs, price }]);
         return;
       }
-      if (atMs - lastMs < this.#minSpacingMs() || atMs === lastMs) return;
+      if (atMs - lastMs < this.minSpacingMs || atMs === lastMs) return;
     }
     if (this.#size === this.#slots) {
       if (this.#slots < this.capacity) this.#grow();
@@ -136,7 +136,8 @@ export class PriceHistory {
     return found;
   }
 
-  #minSpacingMs(): number {
+  /** The least time between two kept points (a thinner history for a longer retention). */
+  get minSpacingMs(): number {
     return this.#retainMs / (this.capacity - 2);
   }
 

@@ -36,6 +36,8 @@ export interface EventHub extends EventSource {
   forgetTarget(targetId: string): void;
   /** Seed the firing set from persisted state without announcing anything. */
   restoreActive(alerts: readonly AlertPayload[]): void;
+  /** Show the current payload of alerts already firing (a held alert's value), journaling and announcing nothing. */
+  refreshActive(alerts: readonly AlertPayload[]): void;
   complete(): void;
 }
 
@@ -87,6 +89,10 @@ export function createEventHub(options: {
     },
     restoreActive(alerts) {
       for (const alert of alerts) active.set(alert.fingerprint, alert);
+    },
+    refreshActive(alerts) {
+      // only fingerprints still firing here: a late refresh never brings back a resolved alert
+      for (const alert of alerts) if (active.has(alert.fingerprint)) active.set(alert.fingerprint, alert);
     },
     complete() {
       subject.complete();

@@ -4,6 +4,7 @@ import type { Logger } from "pino";
 import type { MonitorsConfig } from "../config/types.js";
 import type { AlertPayload } from "../domain/events.js";
 import {
+  activeAlerts,
   observe,
   retainTargets,
   tick,
@@ -204,6 +205,8 @@ export function createMonitorRunner(deps: MonitorRunnerDeps, initialState: Monit
 
   const tickSubscription = interval(deps.tickMs ?? 1_000, scheduler).subscribe(() => {
     publish(tick(state, rules, nowMs()));
+    // firing alerts show their current value between announcements (snapshot, subscribe, API)
+    hub.refreshActive(activeAlerts(state));
   });
 
   return {
@@ -224,7 +227,15 @@ export function createMonitorRunner(deps: MonitorRunnerDeps, initialState: Monit
         }
       }
       for (const plan of plans) if (!running.has(plan.spec.id)) startTarget(plan);
-      publish(retainTargets(state, new Set(wanted.keys()), rules, nowMs()));
+      publish(
+        retainTargets(
+          state,
+          new Set(wanted.keys()),
+          rules,
+          nowMs(),
+          plans.map((plan) => plan.spec),
+        ),
+      );
       // every kind is exported (0 when none), so a reload that drops the last target of a kind shows 0
       const perKind: Record<TargetKind, number> = {
         offchain: 0,

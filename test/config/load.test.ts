@@ -96,6 +96,36 @@ describe("loadConfig layers", () => {
     for (const secret of Object.values(PROD_ENV)) expect(shown).not.toContain(secret);
   });
 
+  it("ships hysteresis and its own state dir in the production example", () => {
+    const { config } = loadConfig({ env: PROD_ENV, cwd: ROOT, configFile: "config/production.example.json" });
+    // sharing the demo's ./var made a production start resolve the demo's vault alerts
+    expect(config.state.dir).toBe("/var/lib/pragma-monitor");
+    const demo = loadConfig({ env: {}, cwd: ROOT });
+    expect(config.state.dir).not.toBe(demo.config.state.dir);
+  });
+
+  it.each(["config/default.json", "config/production.example.json"])(
+    "%s: every rule on a measured fraction resolves below its fire threshold (no flapping at it)",
+    (file) => {
+      const { config } = loadConfig({ env: PROD_ENV, cwd: ROOT, configFile: file });
+      const banded = new Set([
+        "price_change",
+        "variation",
+        "component_deviation",
+        "onchain_offchain_deviation",
+        "funding_rate",
+        "vault_share_price",
+      ]);
+      const rules = config.rules.filter((r) => banded.has(r.kind));
+      expect(rules.length).toBeGreaterThan(0);
+      for (const r of rules) {
+        expect(r.clearThreshold, r.id).toBeLessThan(r.threshold);
+        for (const [key, o] of Object.entries(r.overrides))
+          expect(o.clearThreshold ?? 0, `${r.id} ${key}`).toBeLessThan(o.threshold ?? 0);
+      }
+    },
+  );
+
   it("names the missing env vars of the production example", () => {
     const lines = problemLines(() =>
       loadConfig({ env: {}, cwd: ROOT, configFile: "config/production.example.json" }),

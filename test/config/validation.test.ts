@@ -228,7 +228,7 @@ describe("element defaults", () => {
       enabled: true,
       severity: "warning",
       threshold: 0.02,
-      clearThreshold: 0.02,
+      clearThreshold: 0.015,
       forMs: 0,
       minFiringMs: 0,
       repeatIntervalMs: 4 * 3_600_000,
@@ -258,8 +258,24 @@ describe("element defaults", () => {
     ).config;
     expect(rules[0]).toMatchObject({
       pairs: ["BTC/USD", "PRAGMA"],
-      overrides: { "ETH/USD": { threshold: 0.05, clearThreshold: 0.05 } },
+      overrides: { "ETH/USD": { threshold: 0.05, clearThreshold: 0.0375 } },
     });
+  });
+
+  it.each([
+    // kind, threshold, default clear: measured fractions get a 25 % band, ages/counts/levels none
+    ["price_change", 0.02, 0.015],
+    ["variation", 0.05, 0.0375],
+    ["component_deviation", 0.005, 0.00375],
+    ["onchain_offchain_deviation", 0.03, 0.0225],
+    ["funding_rate", 0.001, 0.00075],
+    ["vault_share_price", 0.01, 0.0075],
+    ["stale_price", 60_000, 60_000],
+    ["low_sources", 2, 2],
+    ["upstream_error", 3, 3],
+  ])("a %s rule without clearThreshold gets hysteresis by default (%d → %d)", (kind, threshold, clear) => {
+    const { rules } = loadWith({ rules: [{ kind, threshold }] }, bare).config;
+    expect(rules[0]).toMatchObject({ threshold, clearThreshold: clear });
   });
 
   it("fills sink defaults per kind", () => {

@@ -7,50 +7,20 @@ import {
   scopeHasRecords,
   type AlertRecord,
 } from "../../src/domain/alert-engine.js";
-import type { AlertPayload } from "../../src/domain/events.js";
 import {
   activeAlerts,
   createMonitorState,
   exportAlertState,
   importAlertState,
-  observe,
   restoreAnnounced,
   retainTargets,
   tick,
-  type MonitorState,
 } from "../../src/domain/monitor.js";
 import { isPmError } from "../../src/errors.js";
-import type { RuleConfig } from "../../src/domain/rules.js";
-import { BTC_OFF, T0, obs, pairPrice, rule } from "./helpers.js";
+import { BTC_OFF, T0, rule, timeline } from "./helpers.js";
 
 const low = (extra: Parameters<typeof rule>[2] = {}) =>
   rule("low_sources", { market: "offchain" }, { threshold: 3, ...extra });
-
-/** Drive a timeline of [atMs, sources | "fail" | "tick"] and collect "reason@offset" strings. */
-function timeline(
-  rules: readonly RuleConfig[],
-  steps: readonly (readonly [number, number | "fail" | "tick"])[],
-  start: MonitorState = createMonitorState(),
-): { log: string[]; state: MonitorState; transitions: AlertPayload[] } {
-  let state = start;
-  const log: string[] = [];
-  const transitions: AlertPayload[] = [];
-  for (const [offset, what] of steps) {
-    const at = T0 + offset;
-    const e =
-      what === "tick"
-        ? tick(state, rules, at)
-        : what === "fail"
-          ? observe(state, obs.offFail(at), rules, at)
-          : observe(state, obs.off(pairPrice("100", at, [], what), at), rules, at);
-    state = e.state;
-    for (const t of e.transitions) {
-      log.push(`${t.rule}:${t.reason}@${offset}`);
-      transitions.push(t);
-    }
-  }
-  return { log, state, transitions };
-}
 
 describe("alert engine", () => {
   it("pending that never fires announces nothing", () => {

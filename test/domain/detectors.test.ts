@@ -79,7 +79,7 @@ const cases: Case[] = [
     firing: [["price_change", 0.05]],
   },
   {
-    name: "price_change warm-up history counts",
+    name: "price_change warm-up history counts (within the window tolerance)",
     rules: [pc(0.02)],
     steps: [
       {
@@ -87,7 +87,7 @@ const cases: Case[] = [
         o: {
           kind: "history",
           target: BTC_OFF,
-          points: [{ atMs: T0 - 120_000, price: pairPrice("100", 0).price }],
+          points: [{ atMs: T0 - 65_000, price: pairPrice("100", 0).price }],
         },
       },
       offAt("110", T0),

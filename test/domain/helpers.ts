@@ -1,6 +1,13 @@
 // Builders for domain tests: rules with neutral lifecycle settings, targets, snapshots and observations.
 import { PmError } from "../../src/errors.js";
-import type { Observation } from "../../src/domain/monitor.js";
+import type { AlertPayload } from "../../src/domain/events.js";
+import {
+  createMonitorState,
+  observe,
+  tick,
+  type MonitorState,
+  type Observation,
+} from "../../src/domain/monitor.js";
 import { parseDecimalPrice, type ScaledPrice } from "../../src/domain/price.js";
 import type { RuleCommon, RuleConfig, RuleConfigKind } from "../../src/domain/rules.js";
 import type {
@@ -229,3 +236,29 @@ export const obs = {
     observedAtMs,
   }),
 };
+
+/** Drive a timeline of [offsetMs from T0, BTC/USD sources | "fail" | "tick"] and collect "rule:reason@offset" strings. */
+export function timeline(
+  rules: readonly RuleConfig[],
+  steps: readonly (readonly [number, number | "fail" | "tick"])[],
+  start: MonitorState = createMonitorState(),
+): { log: string[]; state: MonitorState; transitions: AlertPayload[] } {
+  let state = start;
+  const log: string[] = [];
+  const transitions: AlertPayload[] = [];
+  for (const [offset, what] of steps) {
+    const at = T0 + offset;
+    const e =
+      what === "tick"
+        ? tick(state, rules, at)
+        : what === "fail"
+          ? observe(state, obs.offFail(at), rules, at)
+          : observe(state, obs.off(pairPrice("100", at, [], what), at), rules, at);
+    state = e.state;
+    for (const t of e.transitions) {
+      log.push(`${t.rule}:${t.reason}@${offset}`);
+      transitions.push(t);
+    }
+  }
+  return { log, state, transitions };
+}

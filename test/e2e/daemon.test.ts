@@ -1,6 +1,7 @@
 // End-to-end: the built daemon as systemd or Docker runs it — alerts over WebSocket, signals, restarts, damaged state.
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { setTimeout as delay } from "node:timers/promises";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { AlertEvent, LifecycleEvent } from "../../src/domain/events.js";
 import { ensureBuilt, killAllDaemons, spawnDaemon, startDaemon, type LogLine } from "./daemon.js";
@@ -21,6 +22,15 @@ const SECRET = "e2e-webhook-secret-0123456789";
 /** shutdown.drainTimeoutMs in testConfig; main.ts forces exit 1 one second after it. */
 const DRAIN_MS = 2_000;
 const ALERT_TIMEOUT_MS = 8_000;
+/**
+ * The rule's 10 s window needs 10 s of polled prices before it gives a verdict (a warm-up candle up to a
+ * minute old is no reference for it), so a spike is injected, and a resolve after a restart awaited,
+ * only once that much history can exist.
+ */
+const WINDOW_HISTORY_MS = 10_500;
+/** Tests that wait for the window's history once or twice. */
+const WINDOW_TEST_TIMEOUT_MS = 50_000;
+const windowHistory = (): Promise<void> => delay(WINDOW_HISTORY_MS);
 
 const receivers: WebhookReceiver[] = [];
 const receiver = async (status: number): Promise<WebhookReceiver> => {
@@ -63,77 +73,87 @@ afterEach(async () => {
 });
 
 describe("pragma-monitor run (spawned from dist)", () => {
-  it("delivers an alert over WebSocket, then SIGTERM: lifecycle stopping, close 1001, exit 0", async () => {
-    const work = makeWorkDir();
-    writeConfig(work, testConfig(work));
-    const daemon = await startDaemon(work.configFile, { cwd: work.dir });
-    const client = await connectWs(daemon.wsUrl);
-    await client.subscribe({ channels: ["alerts", "lifecycle"] });
+  it(
+    "delivers an alert over WebSocket, then SIGTERM: lifecycle stopping, close 1001, exit 0",
+    async () => {
+      const work = makeWorkDir();
+      writeConfig(work, testConfig(work));
+      const daemon = await startDaemon(work.configFile, { cwd: work.dir });
+      const client = await connectWs(daemon.wsUrl);
+      await client.subscribe({ channels: ["alerts", "lifecycle"] });
+      await windowHistory();
 
-    await injectSpike(daemon.simulatorUrl, 30_000);
-    const alert = await client.frames.waitFor(isFiring, {
-      timeoutMs: ALERT_TIMEOUT_MS,
-      what: "BTC/USD alert",
-    });
-    expect(alert.alert).toMatchObject({ reason: "first", labels: { window: "10s" } });
-    // sources pick the spike up on their own 1–3 s cadence, so the median may cross 2 % before reaching 6 %
-    expect(alert.alert.value).toBeGreaterThanOrEqual(0.02);
-    expect(alert.alert.threshold).toBe(0.02);
+      await injectSpike(daemon.simulatorUrl, 30_000);
+      const alert = await client.frames.waitFor(isFiring, {
+        timeoutMs: ALERT_TIMEOUT_MS,
+        what: "BTC/USD alert",
+      });
+      expect(alert.alert).toMatchObject({ reason: "first", labels: { window: "10s" } });
+      // sources pick the spike up on their own 1–3 s cadence, so the median may cross 2 % before reaching 6 %
+      expect(alert.alert.value).toBeGreaterThanOrEqual(0.02);
+      expect(alert.alert.threshold).toBe(0.02);
 
-    const elapsedMs = await stopGracefully(daemon);
-    expect(elapsedMs).toBeLessThan(DRAIN_MS);
-    const stopping = await client.frames.waitFor(isLifecycle("stopping"), {
-      timeoutMs: 1_000,
-      what: "stopping",
-    });
-    expect(stopping.seq).toBeGreaterThan(alert.seq);
-    expect(await client.closed).toBe(1001);
-    await daemon.waitLog("stopped", 1_000);
-    expect(existsSync(join(work.stateDir, "pragma-monitor.pid"))).toBe(false);
-  });
+      const elapsedMs = await stopGracefully(daemon);
+      expect(elapsedMs).toBeLessThan(DRAIN_MS);
+      const stopping = await client.frames.waitFor(isLifecycle("stopping"), {
+        timeoutMs: 1_000,
+        what: "stopping",
+      });
+      expect(stopping.seq).toBeGreaterThan(alert.seq);
+      expect(await client.closed).toBe(1001);
+      await daemon.waitLog("stopped", 1_000);
+      expect(existsSync(join(work.stateDir, "pragma-monitor.pid"))).toBe(false);
+    },
+    WINDOW_TEST_TIMEOUT_MS,
+  );
 
-  it("SIGTERM with a pending webhook message: exit 0, message kept on disk, delivered once after restart", async () => {
-    const work = makeWorkDir();
-    const hook = await receiver(503);
-    writeConfig(work, testConfig(work, { webhook: { url: hook.url, secret: SECRET } }));
-    const outboxFile = join(work.stateDir, "outbox", "hook.jsonl");
+  it(
+    "SIGTERM with a pending webhook message: exit 0, message kept on disk, delivered once after restart",
+    async () => {
+      const work = makeWorkDir();
+      const hook = await receiver(503);
+      writeConfig(work, testConfig(work, { webhook: { url: hook.url, secret: SECRET } }));
+      const outboxFile = join(work.stateDir, "outbox", "hook.jsonl");
 
-    const first = await startDaemon(work.configFile, { cwd: work.dir });
-    await injectSpike(first.simulatorUrl, 30_000);
-    const refused = await hook.deliveries.waitFor((d) => d.event?.alert.status === "firing", {
-      timeoutMs: ALERT_TIMEOUT_MS,
-      what: "a first (refused) webhook delivery",
-    });
-    expect(refused).toMatchObject({ answeredStatus: 503, verified: true });
-    const fingerprint = refused.event!.alert.fingerprint;
+      const first = await startDaemon(work.configFile, { cwd: work.dir });
+      await windowHistory();
+      await injectSpike(first.simulatorUrl, 30_000);
+      const refused = await hook.deliveries.waitFor((d) => d.event?.alert.status === "firing", {
+        timeoutMs: ALERT_TIMEOUT_MS,
+        what: "a first (refused) webhook delivery",
+      });
+      expect(refused).toMatchObject({ answeredStatus: 503, verified: true });
+      const fingerprint = refused.event!.alert.fingerprint;
 
-    await stopGracefully(first);
-    const pending = readOutbox(outboxFile);
-    expect(pending.map((e) => [e.id, e.payload.alert.fingerprint, e.payload.alert.status])).toContainEqual([
-      refused.deliveryId,
-      fingerprint,
-      "firing",
-    ]);
+      await stopGracefully(first);
+      const pending = readOutbox(outboxFile);
+      expect(pending.map((e) => [e.id, e.payload.alert.fingerprint, e.payload.alert.status])).toContainEqual([
+        refused.deliveryId,
+        fingerprint,
+        "firing",
+      ]);
 
-    hook.status = 200;
-    const sinceRestart = hook.deliveries.mark();
-    const second = await startDaemon(work.configFile, { cwd: work.dir });
-    const delivered = await hook.deliveries.waitFor((d) => d.deliveryId === refused.deliveryId, {
-      from: sinceRestart,
-      timeoutMs: 10_000,
-      what: "the pending message after restart",
-    });
-    expect(delivered).toMatchObject({ answeredStatus: 200, verified: true });
-    expect(JSON.parse(delivered.rawBody)).toEqual(JSON.parse(refused.rawBody));
-    await waitForFiles(
-      join(work.stateDir, "outbox"),
-      () => !readOutbox(outboxFile).some((e) => e.id === refused.deliveryId),
-      { timeoutMs: 5_000, what: "the delivery acknowledged in the outbox" },
-    );
-    await stopGracefully(second);
-    expect(accepted(hook.deliveries.items, fingerprint, "firing")).toHaveLength(1);
-    expect(hook.deliveries.items.every((d) => d.verified)).toBe(true);
-  });
+      hook.status = 200;
+      const sinceRestart = hook.deliveries.mark();
+      const second = await startDaemon(work.configFile, { cwd: work.dir });
+      const delivered = await hook.deliveries.waitFor((d) => d.deliveryId === refused.deliveryId, {
+        from: sinceRestart,
+        timeoutMs: 10_000,
+        what: "the pending message after restart",
+      });
+      expect(delivered).toMatchObject({ answeredStatus: 200, verified: true });
+      expect(JSON.parse(delivered.rawBody)).toEqual(JSON.parse(refused.rawBody));
+      await waitForFiles(
+        join(work.stateDir, "outbox"),
+        () => !readOutbox(outboxFile).some((e) => e.id === refused.deliveryId),
+        { timeoutMs: 5_000, what: "the delivery acknowledged in the outbox" },
+      );
+      await stopGracefully(second);
+      expect(accepted(hook.deliveries.items, fingerprint, "firing")).toHaveLength(1);
+      expect(hook.deliveries.items.every((d) => d.verified)).toBe(true);
+    },
+    WINDOW_TEST_TIMEOUT_MS,
+  );
 
   it("SIGHUP applies a valid new config and keeps the running one when the file is invalid", async () => {
     const work = makeWorkDir();
@@ -171,69 +191,75 @@ describe("pragma-monitor run (spawned from dist)", () => {
     await stopGracefully(daemon);
   });
 
-  it("kill -9 then restart: no duplicate notification, seq continues, the cleared alert resolves and is notified", async () => {
-    const work = makeWorkDir();
-    const hook = await receiver(200);
-    writeConfig(work, testConfig(work, { webhook: { url: hook.url, secret: SECRET } }));
-    const outboxFile = join(work.stateDir, "outbox", "hook.jsonl");
+  it(
+    "kill -9 then restart: no duplicate notification, seq continues, the cleared alert resolves and is notified",
+    async () => {
+      const work = makeWorkDir();
+      const hook = await receiver(200);
+      writeConfig(work, testConfig(work, { webhook: { url: hook.url, secret: SECRET } }));
+      const outboxFile = join(work.stateDir, "outbox", "hook.jsonl");
 
-    const first = await startDaemon(work.configFile, { cwd: work.dir });
-    const before = await connectWs(first.wsUrl);
-    await before.subscribe({ channels: ["alerts", "lifecycle"] });
-    // The spike lives in this simulator only: the restarted one has none, so the condition is gone after the restart.
-    await injectSpike(first.simulatorUrl, 20_000);
-    const firing = await before.frames.waitFor(isFiring, {
-      timeoutMs: ALERT_TIMEOUT_MS,
-      what: "firing alert",
-    });
-    const { fingerprint } = firing.alert;
-    const sent = await hook.deliveries.waitFor((d) => accepted([d], fingerprint, "firing").length === 1, {
-      timeoutMs: 5_000,
-      what: "firing webhook delivery",
-    });
-    // at-least-once is documented for a crash between the 200 and the ack: kill only once the ack is on disk
-    await waitForFiles(
-      join(work.stateDir, "outbox"),
-      () => existsSync(outboxFile) && !readOutbox(outboxFile).some((e) => e.id === sent.deliveryId),
-      { timeoutMs: 5_000, what: "the firing delivery acknowledged in the outbox" },
-    );
-    const lastSeqBeforeKill = Math.max(...before.frames.items.map((f) => seqOf(f) ?? 0));
+      const first = await startDaemon(work.configFile, { cwd: work.dir });
+      const before = await connectWs(first.wsUrl);
+      await before.subscribe({ channels: ["alerts", "lifecycle"] });
+      // The spike lives in this simulator only: the restarted one has none, so the condition is gone after the restart.
+      await windowHistory();
+      await injectSpike(first.simulatorUrl, 20_000);
+      const firing = await before.frames.waitFor(isFiring, {
+        timeoutMs: ALERT_TIMEOUT_MS,
+        what: "firing alert",
+      });
+      const { fingerprint } = firing.alert;
+      const sent = await hook.deliveries.waitFor((d) => accepted([d], fingerprint, "firing").length === 1, {
+        timeoutMs: 5_000,
+        what: "firing webhook delivery",
+      });
+      // at-least-once is documented for a crash between the 200 and the ack: kill only once the ack is on disk
+      await waitForFiles(
+        join(work.stateDir, "outbox"),
+        () => existsSync(outboxFile) && !readOutbox(outboxFile).some((e) => e.id === sent.deliveryId),
+        { timeoutMs: 5_000, what: "the firing delivery acknowledged in the outbox" },
+      );
+      const lastSeqBeforeKill = Math.max(...before.frames.items.map((f) => seqOf(f) ?? 0));
 
-    first.signal("SIGKILL");
-    expect(await first.waitExit(5_000)).toEqual({ code: null, signal: "SIGKILL" });
-    expect(existsSync(join(work.stateDir, "pragma-monitor.pid"))).toBe(true); // stale lock, taken over below
+      first.signal("SIGKILL");
+      expect(await first.waitExit(5_000)).toEqual({ code: null, signal: "SIGKILL" });
+      expect(existsSync(join(work.stateDir, "pragma-monitor.pid"))).toBe(true); // stale lock, taken over below
 
-    const second = await startDaemon(work.configFile, { cwd: work.dir });
-    const after = await connectWs(second.wsUrl);
-    await after.subscribe({ channels: ["alerts", "lifecycle"], since: lastSeqBeforeKill });
-    const resolved = await after.frames.waitFor(
-      (f) => f.type === "alert" && f.alert.fingerprint === fingerprint && f.alert.status === "resolved",
-      { timeoutMs: ALERT_TIMEOUT_MS, what: "the alert resolved after the restart" },
-    );
-    expect(resolved.type === "alert" && resolved.alert.startsAt).toBe(firing.alert.startsAt);
-    await hook.deliveries.waitFor((d) => accepted([d], fingerprint, "resolved").length === 1, {
-      timeoutMs: 5_000,
-      what: "resolved webhook delivery",
-    });
+      const second = await startDaemon(work.configFile, { cwd: work.dir });
+      const after = await connectWs(second.wsUrl);
+      await after.subscribe({ channels: ["alerts", "lifecycle"], since: lastSeqBeforeKill });
+      const resolved = await after.frames.waitFor(
+        (f) => f.type === "alert" && f.alert.fingerprint === fingerprint && f.alert.status === "resolved",
+        // held (no verdict is not "all clear") until the restarted daemon has the window's history again
+        { timeoutMs: WINDOW_HISTORY_MS + ALERT_TIMEOUT_MS, what: "the alert resolved after the restart" },
+      );
+      expect(resolved.type === "alert" && resolved.alert.startsAt).toBe(firing.alert.startsAt);
+      await hook.deliveries.waitFor((d) => accepted([d], fingerprint, "resolved").length === 1, {
+        timeoutMs: 5_000,
+        what: "resolved webhook delivery",
+      });
 
-    const seqs = after.frames.items.map(seqOf).filter((s): s is number => s !== undefined);
-    expect(seqs.length).toBeGreaterThanOrEqual(2); // lifecycle started + the resolve
-    expect(Math.min(...seqs)).toBeGreaterThan(lastSeqBeforeKill);
-    expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
-    expect(new Set(seqs).size).toBe(seqs.length);
-    expect(alertFrames(after.frames.items, fingerprint, "firing")).toHaveLength(0);
+      const seqs = after.frames.items.map(seqOf).filter((s): s is number => s !== undefined);
+      expect(seqs.length).toBeGreaterThanOrEqual(2); // lifecycle started + the resolve
+      expect(Math.min(...seqs)).toBeGreaterThan(lastSeqBeforeKill);
+      expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+      expect(new Set(seqs).size).toBe(seqs.length);
+      expect(alertFrames(after.frames.items, fingerprint, "firing")).toHaveLength(0);
 
-    await stopGracefully(second);
-    expect(accepted(hook.deliveries.items, fingerprint, "firing")).toHaveLength(1);
-    expect(accepted(hook.deliveries.items, fingerprint, "resolved")).toHaveLength(1);
-    const loggedFiring = second.logs.items.filter(
-      (line: LogLine) =>
-        line.event === "alert" &&
-        JSON.stringify(line.alert).includes(`"status":"firing"`) &&
-        line.raw.includes(fingerprint),
-    );
-    expect(loggedFiring).toHaveLength(0);
-  });
+      await stopGracefully(second);
+      expect(accepted(hook.deliveries.items, fingerprint, "firing")).toHaveLength(1);
+      expect(accepted(hook.deliveries.items, fingerprint, "resolved")).toHaveLength(1);
+      const loggedFiring = second.logs.items.filter(
+        (line: LogLine) =>
+          line.event === "alert" &&
+          JSON.stringify(line.alert).includes(`"status":"firing"`) &&
+          line.raw.includes(fingerprint),
+      );
+      expect(loggedFiring).toHaveLength(0);
+    },
+    WINDOW_TEST_TIMEOUT_MS,
+  );
 
   it("starts on a garbage alerts.json and a torn journal line: moves the file aside, seq continues", async () => {
     const work = makeWorkDir();

@@ -246,6 +246,27 @@ describe("createMonitorRunner", () => {
     expect(journaled.map((e) => e.seq)).toEqual([1, 2]);
   });
 
+  it("shows a held alert's current value to snapshots without journaling or announcing it", async () => {
+    const failing = new Set(["BTC/USD"]);
+    const { hub, journaled, runner } = start(failing);
+    const rules = [
+      rule("upstream_error", {}, { threshold: 1, flapMaxTransitions: 3, flapWindowMs: 600_000 }),
+    ];
+    runner.update(monitors([{ pair: "BTC/USD", periodMs: 1_000 }]), rules);
+    for (const fail of [false, true, false]) {
+      await vi.advanceTimersByTimeAsync(5_000);
+      if (fail) failing.add("BTC/USD");
+      else failing.clear();
+    }
+    await vi.advanceTimersByTimeAsync(5_000); // recovered: the fourth flip, held by flap damping
+    const statuses = journaled.flatMap((e) => (e.type === "alert" ? [e.alert.status] : []));
+    expect(statuses).toEqual(["firing", "resolved", "firing"]);
+    const shown = hub.activeAlerts();
+    expect(shown).toHaveLength(1);
+    expect(shown[0]?.summary).toMatch(/polls succeed again; flapping: held firing until /);
+    expect(shown[0]).toMatchObject({ value: 0, reason: "first", context: { flapping: true } });
+  });
+
   it("stops polling on stop()", async () => {
     const { calls, runner } = start();
     runner.update(monitors([{ pair: "BTC/USD", periodMs: 1_000 }]), []);

@@ -1,5 +1,5 @@
-// price_change: relative move of the latest price against the history point at or just before now − window.
-import { formatPercent, formatSignedPercent, formatWindowMs, toIso } from "../format.js";
+// price_change: relative move of the latest price against the history point at or just before now − window (within tolerance).
+import { formatPercent, formatSignedPercent, toIso } from "../format.js";
 import { approxChangeProvablyBelow, relativeChange, type ScaledPrice } from "../price.js";
 import { settingsFor, targetScopeKey, type RuleSettings } from "../rule-scope.js";
 import type { TargetData } from "../target-state.js";
@@ -12,6 +12,7 @@ import {
   type QuietKeys,
   type RuleOf,
 } from "./finding.js";
+import { describeSpan, NO_REFERENCE, REFERENCE_TOO_OLD, windowReferenceIndex } from "./window-reference.js";
 
 /** |move| over `windowMs` ≥ threshold (fraction); needs a fresh comparable price and history reaching back far enough. With `quiet`, a calm move of an alert-free key is left out. */
 export function detectPriceChange(
@@ -22,12 +23,14 @@ export function detectPriceChange(
 ): readonly Finding[] {
   const price = data.price;
   if (price === null || !data.priceComparable) return noData("no comparable price");
-  const referenceAtMs = nowMs - rule.windowMs;
   // A price older than the window would be compared with itself and look calm: no verdict.
-  if (!(data.priceTimestampMs > referenceAtMs)) return noData("price older than window");
+  if (!(data.priceTimestampMs > nowMs - rule.windowMs)) return noData("price older than window");
   const history = data.history;
-  const index = history === null ? -1 : history.indexAtOrBefore(referenceAtMs);
-  if (history === null || index < 0) return noData("history shorter than window");
+  if (history === null) return noData("history shorter than window");
+  const index = windowReferenceIndex(history, nowMs, rule.windowMs);
+  if (index === NO_REFERENCE) return noData("history shorter than window");
+  // A reference far older than now − window (a warm-up candle, a gap) would pass a longer span off as the window.
+  if (index === REFERENCE_TOO_OLD) return noData("no price near the window start");
   const key = quiet === undefined ? targetScopeKey(data.spec) : quiet.scopeKey;
   const settings = quiet === undefined ? settingsFor(rule, key) : quiet.settings;
   // Proven calm on doubles (no bigint, no allocation: the reference is read as its double) when no alert
@@ -52,6 +55,7 @@ export function detectPriceChange(
       price,
       previous,
       history.timeAt(index),
+      data.priceTimestampMs,
       data.observedAtMs,
     ),
   ];
@@ -67,6 +71,7 @@ function changeMeasure(
   price: ScaledPrice,
   previous: ScaledPrice,
   previousAtMs: number,
+  priceAtMs: number,
   observedAtMs: number,
 ): Measure {
   return thresholdMeasure({
@@ -76,14 +81,18 @@ function changeMeasure(
     magnitude: Math.abs(change),
     value: change,
     settings,
-    describe: () => ({
-      summary: `${key} moved ${formatSignedPercent(change)} in ${formatWindowMs(windowMs)} (threshold ${formatPercent(settings.threshold)})`,
-      context: {
-        price: price.text,
-        previous: previous.text,
-        previousAt: toIso(previousAtMs),
-        observedAt: toIso(observedAtMs),
-      },
-    }),
+    describe: () => {
+      const { span, window } = describeSpan(windowMs, priceAtMs - previousAtMs);
+      return {
+        summary: `${key} moved ${formatSignedPercent(change)} in ${span} (${window}threshold ${formatPercent(settings.threshold)})`,
+        context: {
+          price: price.text,
+          previous: previous.text,
+          previousAt: toIso(previousAtMs),
+          spanMs: priceAtMs - previousAtMs,
+          observedAt: toIso(observedAtMs),
+        },
+      };
+    },
   });
 }

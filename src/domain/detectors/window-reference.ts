@@ -1,0 +1,50 @@
+// The reference point of a windowed rule: the history point at or just before now − window, close enough to judge.
+import { formatWindowMs } from "../format.js";
+import type { PriceHistory } from "../price-history.js";
+
+/**
+ * The least tolerance, whatever the window: prices are polled about every second with jitter and the
+ * upstream's timestamps advance in steps of about a second, so a reference up to 2 s before
+ * now − window is ordinary sampling, not a gap.
+ */
+export const MIN_WINDOW_TOLERANCE_MS = 2_000;
+
+/**
+ * How far before now − window a reference point may lie and still give a verdict: 10 % of the window
+ * (the move is then measured over at most 1.1 × the window, and the summary names that span), at least
+ * MIN_WINDOW_TOLERANCE_MS, and never finer than the history's own spacing between kept points (a long
+ * window on the same target thins the history; a tolerance below its resolution would drop verdicts at
+ * random). Anything older, such as a warm-up candle 29 s old for a 10 s window, is no verdict yet.
+ */
+export function windowToleranceMs(windowMs: number, history: PriceHistory): number {
+  return Math.max(windowMs / 10, MIN_WINDOW_TOLERANCE_MS, history.minSpacingMs);
+}
+
+/** No point at or before now − window: the history does not reach back that far yet. */
+export const NO_REFERENCE = -1;
+/** The newest point at or before now − window is older than the tolerance allows (a gap in the history). */
+export const REFERENCE_TOO_OLD = -2;
+
+/** Index of the reference point of a `windowMs` window ending at `nowMs`, or NO_REFERENCE / REFERENCE_TOO_OLD. */
+export function windowReferenceIndex(history: PriceHistory, nowMs: number, windowMs: number): number {
+  const referenceAtMs = nowMs - windowMs;
+  const index = history.indexAtOrBefore(referenceAtMs);
+  if (index < 0) return NO_REFERENCE;
+  if (referenceAtMs - history.timeAt(index) > windowToleranceMs(windowMs, history)) return REFERENCE_TOO_OLD;
+  return index;
+}
+
+/**
+ * The span a summary names: the configured window ("10s"), or the span the move was really measured
+ * over when it differs by a whole second or more ("29s", with `window` set to "window 10s, " for the
+ * parenthesis), so a summary never claims a span it did not measure.
+ */
+export function describeSpan(
+  windowMs: number,
+  spanMs: number,
+): { readonly span: string; readonly window: string } {
+  const spanS = Math.round(spanMs / 1_000);
+  if (!Number.isFinite(spanS) || spanS === Math.round(windowMs / 1_000))
+    return { span: formatWindowMs(windowMs), window: "" };
+  return { span: `${spanS}s`, window: `window ${formatWindowMs(windowMs)}, ` };
+}

@@ -1,0 +1,43 @@
+// A windowed rule right after start, with candle warm-up on: judged against polled prices near the window's start, never a stale candle.
+import { afterEach, expect, it } from "vitest";
+import { startTestApp, type TestApp } from "./harness.js";
+
+const PAIR = "STRK/USD";
+const WINDOW_MS = 3_000;
+/** windowToleranceMs for a 3 s window: the 2 s floor. */
+const TOLERANCE_MS = 2_000;
+
+let current: TestApp | undefined;
+afterEach(async () => {
+  await current?.stop();
+  current = undefined;
+});
+
+it("a spike right after start is measured against a polled price near now − window, not a warm-up candle", async () => {
+  const t = (current = await startTestApp({
+    monitors: {
+      offchain: [{ pair: PAIR, periodMs: 100 }],
+      // 1 min candles: their closes are up to a minute older than now − 3 s
+      warmup: { enabled: true, interval: "1min", lookbackMs: 600_000 },
+    },
+    rules: [{ kind: "price_change", windowMs: WINDOW_MS, threshold: 0.03 }],
+  }));
+  await t.waitForEvent(
+    (e) => e.type === "price" && e.tick.pair === PAIR && Date.parse(e.tick.observedAt) >= t.startedAtMs + 500,
+    5_000,
+    "half a second of polled prices",
+  );
+  await t.injectFault({ kind: "spike", pair: PAIR, factor: 1.05 });
+  const fired = await t.waitForAlert((e) => e.alert.status === "firing", 10_000, "price_change firing");
+  const observedAtMs = Date.parse(String(fired.alert.context["observedAt"]));
+  const previousAtMs = Date.parse(String(fired.alert.context["previousAt"]));
+  // the reference lies within the tolerance of now − window (a candle would be up to 60 s before it)
+  expect(observedAtMs - WINDOW_MS - previousAtMs).toBeLessThanOrEqual(TOLERANCE_MS);
+  expect(previousAtMs).toBeGreaterThanOrEqual(t.startedAtMs - 1_000);
+  const spanS = Math.round(Number(fired.alert.context["spanMs"]) / 1_000);
+  expect(fired.alert.summary).toMatch(
+    spanS === 3
+      ? /^STRK\/USD moved \+\d+\.\d\d% in 3s \(threshold 3%\)$/
+      : new RegExp(`in ${spanS}s \\(window 3s, threshold 3%\\)$`),
+  );
+});
