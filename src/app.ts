@@ -27,6 +27,7 @@ import type { ProcessIdentity } from "./state/lock-file.js";
 import { firingSinkErrors } from "./state/sink-errors.js";
 import { openStateStore, type StateStore } from "./state/state-store.js";
 import { createDispatcher, createPragmaClient } from "./upstream/client.js";
+import { createSkippedItemLog } from "./upstream/skip-log.js";
 import { VERSION } from "./version.js";
 
 /** Everything the daemon takes from the outside world. */
@@ -180,6 +181,7 @@ export function createApp(deps: AppDeps): App {
       }
       upstreamUrl = baseUrl;
       dispatcher = createDispatcher({ connections: config.upstream.connections });
+      const logSkippedItem = createSkippedItemLog({ logger: log("upstream"), nowMs });
       const client = createPragmaClient({
         baseUrl,
         vaultBaseUrl: vaultBaseUrl === "" ? baseUrl : vaultBaseUrl,
@@ -194,6 +196,10 @@ export function createApp(deps: AppDeps): App {
             endpoint: sample.endpoint,
             status: String(sample.status ?? sample.errorCode),
           });
+        },
+        onSkippedItem: (item) => {
+          metrics.upstreamSkippedItems.inc({ endpoint: item.endpoint });
+          logSkippedItem(item);
         },
       });
 

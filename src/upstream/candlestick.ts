@@ -2,13 +2,14 @@
 import type { Candle, CandleSeries } from "../domain/types.js";
 import {
   asObject,
-  decodeArray,
+  decodeItems,
   decodeWith,
   parseJsonBody,
   readArray,
   readDecimalPrice,
   readIsoTimeMs,
   readNonEmptyString,
+  type SkippedItemObserver,
 } from "./decode.js";
 import { pairPriceQueryString } from "./pair-price.js";
 import type { CandlestickQuery } from "./types.js";
@@ -35,18 +36,18 @@ function decodeCandle(value: unknown): Candle {
   };
 }
 
-/** Decode a parsed candlestick body into a CandleSeries (order kept as the server sent it). */
-export function decodeCandleSeries(json: unknown): CandleSeries {
+/** Decode a parsed candlestick body into a CandleSeries (order kept as the server sent it); bad candles are skipped and reported. */
+export function decodeCandleSeries(json: unknown, onSkip?: SkippedItemObserver): CandleSeries {
   return decodeWith("candlestick", json, (value) => {
     const o = asObject(value, "body");
     return {
       pairId: readNonEmptyString(o, "pair_id"),
-      candles: decodeArray(readArray(o, "data"), "data", decodeCandle),
+      candles: decodeItems("candlestick", readArray(o, "data"), "data", decodeCandle, onSkip),
     };
   });
 }
 
 /** Parse and decode a candlestick response body text. */
-export function decodeCandleSeriesBody(text: string): CandleSeries {
-  return decodeCandleSeries(parseJsonBody("candlestick", text));
+export function decodeCandleSeriesBody(text: string, onSkip?: SkippedItemObserver): CandleSeries {
+  return decodeCandleSeries(parseJsonBody("candlestick", text), onSkip);
 }

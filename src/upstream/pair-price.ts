@@ -8,8 +8,9 @@ import {
   type PriceComponent,
 } from "../domain/types.js";
 import {
+  FieldError,
+  asDecodeError,
   asObject,
-  decodeWith,
   parseJsonBody,
   readCount,
   readDecimals,
@@ -19,6 +20,7 @@ import {
   readSecondsOrMs,
   readString,
   withPrefix,
+  type SkippedItemObserver,
 } from "./decode.js";
 import type { EndpointName, PairPriceQuery } from "./types.js";
 import {
@@ -112,23 +114,36 @@ function decodeComponent(value: unknown, decimals: number): PriceComponent {
   );
 }
 
-/** Decode the components array without a per-body closure (this is the hottest decoder). */
-function decodeComponents(items: readonly unknown[], decimals: number): readonly PriceComponent[] {
+/**
+ * Decode the components array without a per-body closure (this is the hottest decoder). A bad component
+ * is left out and reported to `onSkip`; the others are kept.
+ */
+function decodeComponents(
+  items: readonly unknown[],
+  decimals: number,
+  onSkip: SkippedItemObserver | undefined,
+): readonly PriceComponent[] {
   if (items.length === 0) return NO_COMPONENTS;
   const out = new Array<PriceComponent>(items.length);
+  let kept = 0;
   for (let i = 0; i < items.length; i++) {
     try {
-      out[i] = decodeComponent(items[i], decimals);
+      const component = decodeComponent(items[i], decimals);
+      out[kept] = component;
+      kept++;
     } catch (error) {
-      throw withPrefix(error, `components[${i}]`);
+      if (!(error instanceof FieldError)) throw error;
+      withPrefix(error, `components[${i}]`);
+      onSkip?.({ endpoint: "pair_price", field: error.path, expected: error.expected });
     }
   }
+  if (kept < items.length) out.length = kept;
   return out;
 }
 const NO_COMPONENTS: readonly PriceComponent[] = Object.freeze([]);
 
-/** The pair-price decoder proper; FieldErrors are turned into PmErrors by decodeWith. */
-function decodePairPriceFields(value: unknown): PairPrice {
+/** The pair-price decoder proper; FieldErrors are turned into PmErrors by decodePairPrice. */
+function decodePairPriceFields(value: unknown, onSkip: SkippedItemObserver | undefined): PairPrice {
   const o = asObject(value, "body");
   const decimals = readDecimals(o, "decimals");
   return new DecodedPairPrice(
@@ -136,16 +151,20 @@ function decodePairPriceFields(value: unknown): PairPrice {
     readHexPrice(o, "price", decimals),
     readCount(o, "num_sources_aggregated"),
     readSecondsOrMs(o, "timestamp"),
-    decodeComponents(readOptionalArray(o, "components"), decimals),
+    decodeComponents(readOptionalArray(o, "components"), decimals, onSkip),
   );
 }
 
-/** Decode a parsed pair-price body into a PairPrice (validates every field; extra fields ignored). */
-export function decodePairPrice(json: unknown): PairPrice {
-  return decodeWith("pair_price", json, decodePairPriceFields);
+/** Decode a parsed pair-price body into a PairPrice (validates every field; extra fields ignored; bad components skipped). */
+export function decodePairPrice(json: unknown, onSkip?: SkippedItemObserver): PairPrice {
+  try {
+    return decodePairPriceFields(json, onSkip);
+  } catch (error) {
+    throw asDecodeError("pair_price", error);
+  }
 }
 
 /** Parse and decode a pair-price response body text. */
-export function decodePairPriceBody(text: string): PairPrice {
-  return decodePairPrice(parseJsonBody("pair_price", text));
+export function decodePairPriceBody(text: string, onSkip?: SkippedItemObserver): PairPrice {
+  return decodePairPrice(parseJsonBody("pair_price", text), onSkip);
 }
