@@ -28,6 +28,7 @@ import { firingSinkErrors } from "./state/sink-errors.js";
 import { openStateStore, type StateStore } from "./state/state-store.js";
 import { createDispatcher, createPragmaClient } from "./upstream/client.js";
 import { createSkippedItemLog } from "./upstream/skip-log.js";
+import { adaptationNotes } from "./config/notes.js";
 import { VERSION } from "./version.js";
 
 /** Everything the daemon takes from the outside world. */
@@ -247,6 +248,8 @@ export function createApp(deps: AppDeps): App {
         engineState,
       );
       runner.update(config.monitors, config.rules);
+      for (const note of adaptationNotes(config.monitors))
+        log("monitors").info({ note }, "request adapted to upstream rules");
 
       const { port } = await listen(httpServer, config.server.host, config.server.port);
       timers.push(setInterval(checkpoint, CHECKPOINT_INTERVAL_MS).unref());

@@ -33,7 +33,11 @@ import {
   validateTimestampS,
   type QueryParam,
 } from "./validate.js";
+import { componentsSupported, expiryReason, unsupportedIntervalReason } from "./server-rules.js";
 import { PATHS } from "./wire.js";
+
+/** The spec's default interval of /data, sent when the caller sets none. */
+const DEFAULT_INTERVAL = "2h";
 
 /** Validate a pair-price/candlestick query and return its path segments and query string (spec defaults filled in). */
 export function pairPriceQueryString(
@@ -42,10 +46,17 @@ export function pairPriceQueryString(
 ): { readonly base: string; readonly quote: string; readonly search: string } {
   const { base, quote } = validatePair(endpoint, query.pair);
   const aggregation = validateEnum(endpoint, "aggregation", query.aggregation, AGGREGATIONS, "median");
-  const interval = validateEnum(endpoint, "interval", query.interval, INTERVALS, "2h");
+  const interval = validateEnum(endpoint, "interval", query.interval, INTERVALS, DEFAULT_INTERVAL);
   const entryType = validateEnum(endpoint, "entryType", query.entryType, ENTRY_TYPES, "spot");
   const routing = validateBoolean(endpoint, "routing", query.routing, true);
   const withComponents = validateBoolean(endpoint, "withComponents", query.withComponents, false);
+  if (endpoint === "pair_price") {
+    // Candles ignore the aggregation; /data is refused what the live server always refuses.
+    const reason = unsupportedIntervalReason(aggregation, interval);
+    if (reason !== null) invalid(endpoint, "interval", reason);
+    if (withComponents && !componentsSupported(aggregation))
+      invalid(endpoint, "withComponents", `upstream fails ${aggregation} with components (500)`);
+  }
   const params: QueryParam[] = [];
   if (query.timestampS !== undefined) {
     const timestampS = validateTimestampS(endpoint, "timestampS", query.timestampS);
@@ -62,13 +73,19 @@ export function pairPriceQueryString(
   );
   if (query.expiry !== undefined) {
     if (entryType !== "future") invalid(endpoint, "expiry", "only valid with entryType future");
-    params.push(["expiry", validateIsoDate(endpoint, "expiry", query.expiry)]);
+    const expiry = validateIsoDate(endpoint, "expiry", query.expiry);
+    const reason = expiryReason(expiry);
+    if (reason !== null) invalid(endpoint, "expiry", reason);
+    params.push(["expiry", expiry]);
   }
   params.push(["with_components", withComponents]);
   return { base, quote, search: buildQuery(params) };
 }
 
-/** Path and query of GET /node/v1/data for a validated query. */
+/**
+ * Path and query of GET /node/v1/data for a validated query. Requests the live server always refuses
+ * (an unsupported interval for the aggregation, twap with components) are refused here, with its reason.
+ */
 export function pairPricePath(query: PairPriceQuery): string {
   const { base, quote, search } = pairPriceQueryString("pair_price", query);
   return PATHS.pairPrice(base, quote) + search;
