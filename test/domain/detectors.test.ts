@@ -473,6 +473,21 @@ describe("detectors", () => {
     });
   });
 
+  it.each([
+    { decimalsKnown: true, price: "999870", unknown: false },
+    { decimalsKnown: false, price: null, unknown: true },
+  ])(
+    "variation with decimals known $decimalsKnown shows price $price",
+    ({ decimalsKnown, price, unknown }) => {
+      const rules = [rule("variation", { window: "1h" }, { threshold: 0.05 })];
+      // decimals 0: the raw integer 999870 is no price, whatever scale it is read with
+      const set = { ...entrySet("999870", T0, [], { variations: { "1h": 0.06 } }), decimalsKnown };
+      const { transitions } = observe(createMonitorState(), obs.on(set, T0), rules, T0);
+      expect(transitions[0]?.context).toMatchObject({ price });
+      expect(transitions[0]?.summary.includes("price unknown")).toBe(unknown);
+    },
+  );
+
   it("onchain_offchain_deviation reports both ages", () => {
     const rules = [rule("onchain_offchain_deviation", { maxAgeMs: 120_000 }, { threshold: 0.01 })];
     const state = createMonitorState();
