@@ -113,19 +113,6 @@ export function decodeItems<T>(
   return out;
 }
 
-/** Decode every element of an array field; failures are reported as `key[i].field`. */
-export function decodeArray<T>(items: readonly unknown[], key: string, decode: (item: unknown) => T): T[] {
-  const out = new Array<T>(items.length);
-  for (let i = 0; i < items.length; i++) {
-    try {
-      out[i] = decode(items[i]);
-    } catch (error) {
-      throw withPrefix(error, `${key}[${i}]`);
-    }
-  }
-  return out;
-}
-
 /** A required array field. */
 export function readArray(o: JsonObject, key: string): readonly unknown[] {
   const value = o[key];
