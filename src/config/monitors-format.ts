@@ -10,7 +10,11 @@ import { AGGREGATIONS, ENTRY_TYPES, INTERVALS, NETWORKS, PUBLISHER_TYPES } from 
 import type { ElementReader } from "./element-reader.js";
 import { readElements, reportDuplicates, type ReaderContext } from "./element-reader.js";
 import { ID_PATTERN, normalisePair, PAIR_PATTERN } from "./checks.js";
-import { expiryReason, unsupportedIntervalReason } from "../upstream/server-rules.js";
+import {
+  expiryReason,
+  onchainAggregationReason,
+  unsupportedIntervalReason,
+} from "../upstream/server-rules.js";
 
 const DAY_MS = 86_400_000;
 /** Any date or date-time: the exact form upstream accepts is checked by expiryReason, with its own message. */
@@ -74,15 +78,20 @@ export function readOffchainMonitors(
 
 /** Read `monitors.onchain`: GET /node/v1/onchain per pair and network. */
 export function readOnchainMonitors(raw: unknown, path: string, ctx: ReaderContext): OnchainMonitorConfig[] {
-  const items = readElements(raw, path, ctx, (r) => ({
-    pair: pair(r),
-    network: r.oneOf("network", NETWORKS, { doc: "Starknet network.", default: "starknet-mainnet" }),
-    aggregation: r.oneOf("aggregation", AGGREGATIONS, {
-      doc: "Aggregation sent upstream (twap on /onchain fails upstream with 500).",
-      default: "median",
-    }),
-    periodMs: periodMs(r, 10_000),
-  }));
+  const items = readElements(raw, path, ctx, (r) => {
+    const item: OnchainMonitorConfig = {
+      pair: pair(r),
+      network: r.oneOf("network", NETWORKS, { doc: "Starknet network.", default: "starknet-mainnet" }),
+      aggregation: r.oneOf("aggregation", AGGREGATIONS, {
+        doc: "Aggregation sent upstream: median (the live server has no on-chain twap and fails it with 500, so twap is rejected).",
+        default: "median",
+      }),
+      periodMs: periodMs(r, 10_000),
+    };
+    const reason = onchainAggregationReason(item.aggregation);
+    if (reason !== null) r.problem("aggregation", reason);
+    return item;
+  });
   reportDuplicates(items, path, ctx, (m) => `${m.pair}|${m.network}|${m.aggregation}`, "");
   return items;
 }

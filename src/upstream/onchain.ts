@@ -35,11 +35,13 @@ import {
   validateTimestampS,
   type QueryParam,
 } from "./validate.js";
+import { onchainAggregationReason } from "./server-rules.js";
 import { PATHS } from "./wire.js";
 
 /**
  * Path and query of GET /node/v1/onchain. Defaults follow pragma-node (the spec is silent):
- * aggregation median (twap fails upstream), routing false, components true, variations true.
+ * aggregation median, routing false, components true, variations true. twap is refused: the live server
+ * has no on-chain twap view.
  */
 export function onchainPath(query: OnchainQuery): string {
   const endpoint = "onchain";
@@ -60,6 +62,8 @@ export function onchainPath(query: OnchainQuery): string {
       invalid(endpoint, "timestampS", "historical lookup requires median aggregation");
     params.push(["timestamp", timestampS]);
   }
+  const unserved = onchainAggregationReason(aggregation);
+  if (unserved !== null) invalid(endpoint, "aggregation", unserved);
   params.push(["components", components], ["variations", variations]);
   return PATHS.onchain(base, quote) + buildQuery(params);
 }

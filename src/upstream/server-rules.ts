@@ -35,6 +35,13 @@ export function candleEntryTypeReason(entryType: EntryType): string | null {
   return entryType === "spot" ? null : `upstream serves spot candles only, not ${entryType}`;
 }
 
+/** Why the live server fails /onchain with `aggregation`, or null: it has no on-chain twap view (500 every time). */
+export function onchainAggregationReason(aggregation: Aggregation): string | null {
+  return aggregation === "median"
+    ? null
+    : `upstream has no on-chain ${aggregation} (500 on every request); use median`;
+}
+
 /** The live server fails `aggregation=twap&with_components=true` with a 500 (a server bug). */
 export function componentsSupported(aggregation: Aggregation): boolean {
   return aggregation !== "twap";

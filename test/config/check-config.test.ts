@@ -136,6 +136,15 @@ describe("check-config and the live server's stricter rules", () => {
     expect(result.stderr).toContain(`monitors.offchain[0].${reason}`);
   });
 
+  it("monitors.onchain twap → 78 with the reason", () => {
+    const onchain = JSON.stringify([{ pair: "BTC/USD", aggregation: "twap" }]);
+    const result = run(["--set", "server.port=0", "--set", `monitors.onchain=${onchain}`]);
+    expect(result.code).toBe(EX_CONFIG);
+    expect(result.stderr).toContain(
+      "monitors.onchain[0].aggregation: upstream has no on-chain twap (500 on every request); use median",
+    );
+  });
+
   it.each(["2h", "1w", "5s", "1s", "100ms", "5min"])(
     "monitors.warmup.interval %s → 78 with the reason",
     (interval) => {

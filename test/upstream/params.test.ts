@@ -275,6 +275,11 @@ const invalidInputs: readonly { name: string; call: (c: PragmaClient) => Promise
       call: (c) => c.getPairPrice({ pair: "BTC/USD", entryType: "future", expiry: "2025-12-26T08:00:00Z" }),
       field: "expiry",
     },
+    {
+      name: "onchain twap (live: 500 every time)",
+      call: (c) => c.getOnchainEntry({ pair: "BTC/USD", network: "starknet-mainnet", aggregation: "twap" }),
+      field: "aggregation",
+    },
     ...(["5min", "100ms", "1s", "5s", "2h", "1w"] as const).map((interval) => ({
       name: `${interval} candles (no such view live)`,
       call: (c: PragmaClient) => c.getCandlesticks({ pair: "BTC/USD", interval }),
