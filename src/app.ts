@@ -28,6 +28,8 @@ import type { ProcessIdentity } from "./state/lock-file.js";
 import { firingSinkErrors } from "./state/sink-errors.js";
 import { openStateStore, type StateStore } from "./state/state-store.js";
 import { createDispatcher, createPragmaClient } from "./upstream/client.js";
+import { createSkippedItemLog } from "./upstream/skip-log.js";
+import { adaptationNotes } from "./config/notes.js";
 import { VERSION } from "./version.js";
 
 /** Everything the daemon takes from the outside world. */
@@ -198,6 +200,7 @@ export function createApp(deps: AppDeps): App {
       }
       upstreamUrl = baseUrl;
       dispatcher = createDispatcher({ connections: config.upstream.connections });
+      const logSkippedItem = createSkippedItemLog({ logger: log("upstream"), nowMs });
       const client = createPragmaClient({
         baseUrl,
         vaultBaseUrl: vaultBaseUrl === "" ? baseUrl : vaultBaseUrl,
@@ -212,6 +215,10 @@ export function createApp(deps: AppDeps): App {
             endpoint: sample.endpoint,
             status: String(sample.status ?? sample.errorCode),
           });
+        },
+        onSkippedItem: (item) => {
+          metrics.upstreamSkippedItems.inc({ endpoint: item.endpoint });
+          logSkippedItem(item);
         },
       });
 
@@ -259,6 +266,8 @@ export function createApp(deps: AppDeps): App {
         engineState,
       );
       runner.update(config.monitors, config.rules);
+      for (const note of adaptationNotes(config.monitors))
+        log("monitors").info({ note }, "request adapted to upstream rules");
 
       const { port } = await listen(httpServer, config.server.host, config.server.port);
       timers.push(setInterval(checkpoint, CHECKPOINT_INTERVAL_MS).unref());

@@ -38,6 +38,7 @@ export interface Metrics {
   readonly pollFailures: Counter<"endpoint" | "code">;
   readonly upstreamLatency: Histogram<"endpoint">;
   readonly upstreamRequests: Counter<"endpoint" | "status">;
+  readonly upstreamSkippedItems: Counter<"endpoint">;
   readonly targets: Gauge<"kind">;
   // alerting
   readonly targetLastSuccess: Gauge<"target">;
@@ -107,6 +108,12 @@ export function createMetrics(
       name: "pragma_monitor_upstream_requests_total",
       help: "Upstream HTTP attempts by endpoint and status (or error code).",
       labelNames: ["endpoint", "status"],
+      registers,
+    }),
+    upstreamSkippedItems: new Counter({
+      name: "pragma_monitor_upstream_skipped_items_total",
+      help: "Upstream list items left out because they failed validation (a publisher, feed, component, candle or funding rate), by endpoint.",
+      labelNames: ["endpoint"],
       registers,
     }),
     targets: new Gauge({

@@ -1,6 +1,7 @@
 // `pragma-monitor check-config`: validate the layered configuration and print it with secrets redacted.
 import { isPmError } from "../errors.js";
 import { loadConfig } from "../config/load.js";
+import { adaptationNotes } from "../config/notes.js";
 import { problemsOf } from "../config/problems.js";
 import { CONFIG_FLAGS_USAGE, EX_CONFIG, EX_USAGE, parseConfigArgs } from "./args.js";
 
@@ -14,8 +15,9 @@ export interface CheckConfigIo {
 
 const USAGE = `usage: pragma-monitor check-config [--config FILE] [--set KEY=VALUE ...]
 ${CONFIG_FLAGS_USAGE}
-Prints the effective configuration as JSON (secrets redacted) and exits 0; on a problem, lists each
-as "key: reason" on stderr and exits 78.`;
+Prints the effective configuration as JSON (secrets redacted) and exits 0, with a "note:" line on
+stderr for each request the daemon adapts to the live server's rules; on a problem, lists each as
+"key: reason" on stderr and exits 78.`;
 
 /** Run check-config; returns the exit code (0 valid, 64 usage, 78 invalid configuration). */
 export function runCheckConfig(argv: readonly string[], io: CheckConfigIo): number {
@@ -36,6 +38,7 @@ export function runCheckConfig(argv: readonly string[], io: CheckConfigIo): numb
       ...(args.value.configFile === undefined ? {} : { configFile: args.value.configFile }),
     });
     io.stdout(`${JSON.stringify(loaded.redacted(), null, 2)}\n`);
+    for (const note of adaptationNotes(loaded.config.monitors)) io.stderr(`note: ${note}\n`);
     io.stderr(`configuration OK (${loaded.sources.join(" < ")})\n`);
     return 0;
   } catch (error) {

@@ -1,5 +1,7 @@
 // Custom convict formats: strict scalar coercion from env/flags, and element-by-element array validation.
 import convict from "convict";
+import { INTERVALS, type Interval } from "../domain/types.js";
+import { CANDLE_INTERVALS, candleIntervalReason } from "../upstream/server-rules.js";
 import { httpUrlProblem } from "./checks.js";
 import type { ReaderContext } from "./element-reader.js";
 import {
@@ -114,6 +116,15 @@ const SCALAR_FORMATS: Record<string, convict.Format> = {
       assert(typeof x === "string", "must be a string");
       if (x !== "simulator")
         assert(httpUrlProblem(x) === undefined, 'must be "simulator" or an absolute http(s) URL');
+    },
+  },
+  "pm-candle-interval": {
+    validate(x: unknown) {
+      assert(typeof x === "string", `must be one of ${CANDLE_INTERVALS.join(", ")}`);
+      const reason = (INTERVALS as readonly string[]).includes(x)
+        ? candleIntervalReason(x as Interval)
+        : `not an interval`;
+      assert(reason === null, `must be one of ${CANDLE_INTERVALS.join(", ")}: ${reason ?? ""}`);
     },
   },
   "pm-optional-url": {

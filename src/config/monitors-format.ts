@@ -10,9 +10,15 @@ import { AGGREGATIONS, ENTRY_TYPES, INTERVALS, NETWORKS, PUBLISHER_TYPES } from 
 import type { ElementReader } from "./element-reader.js";
 import { readElements, reportDuplicates, type ReaderContext } from "./element-reader.js";
 import { ID_PATTERN, normalisePair, PAIR_PATTERN } from "./checks.js";
+import {
+  expiryReason,
+  onchainAggregationReason,
+  unsupportedIntervalReason,
+} from "../upstream/server-rules.js";
 
 const DAY_MS = 86_400_000;
-const ISO_DATE = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})?)?$/;
+/** Any date or date-time: the exact form upstream accepts is checked by expiryReason, with its own message. */
+const EXPIRY_SHAPE = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})?)?$/;
 
 function pair(r: ElementReader, doc = "Pair to poll, LETTERS/LETTERS (upper-cased)."): string {
   return r.string("pair", {
@@ -43,29 +49,27 @@ export function readOffchainMonitors(
       pair: pair(r),
       entryType: r.oneOf("entryType", ENTRY_TYPES, { doc: "Entry type.", default: "spot" }),
       aggregation: r.oneOf("aggregation", AGGREGATIONS, {
-        doc: "Aggregation sent upstream.",
+        doc: "Aggregation sent upstream. A twap target is polled without components (upstream fails twap with components), so component_deviation has no data for it.",
         default: "median",
       }),
       interval: r.oneOf("interval", INTERVALS, {
-        doc: "Aggregation interval; live prices use 1s with median (upstream rejects 1s/100ms with twap and 5min with median).",
+        doc: "Aggregation interval; live prices use 1s with median (upstream rejects 5min with median, and 100ms, 1s, 5s, 10s and 1w with twap).",
         default: "1s",
       }),
       expiry: r.nullableString("expiry", {
-        doc: "Expiry (ISO 8601) of a future entry; only with entryType future.",
-        pattern: ISO_DATE,
-        expected: "an ISO 8601 date or null",
+        doc: "Expiry of a future entry as YYYY-MM-DDTHH:MM:SS in UTC (the only form upstream accepts); only with entryType future.",
+        pattern: EXPIRY_SHAPE,
+        expected: "a date-time YYYY-MM-DDTHH:MM:SS or null",
       }),
       periodMs: periodMs(r, 1_000),
     };
-    if (item.aggregation === "twap" && (item.interval === "1s" || item.interval === "100ms")) {
-      r.problem("interval", `upstream rejects interval ${item.interval} with aggregation twap`);
-    }
-    if (item.aggregation === "median" && item.interval === "5min") {
-      r.problem("interval", "upstream rejects interval 5min with aggregation median");
-    }
+    const intervalReason = unsupportedIntervalReason(item.aggregation, item.interval);
+    if (intervalReason !== null) r.problem("interval", intervalReason);
     if (item.expiry !== null && item.entryType !== "future") {
       r.problem("expiry", "only applies to entryType future");
     }
+    const expiryProblem = item.expiry === null ? null : expiryReason(item.expiry);
+    if (expiryProblem !== null) r.problem("expiry", expiryProblem);
     return item;
   });
   reportDuplicates(items, path, ctx, (m) => JSON.stringify({ ...m, periodMs: 0 }), "");
@@ -74,15 +78,20 @@ export function readOffchainMonitors(
 
 /** Read `monitors.onchain`: GET /node/v1/onchain per pair and network. */
 export function readOnchainMonitors(raw: unknown, path: string, ctx: ReaderContext): OnchainMonitorConfig[] {
-  const items = readElements(raw, path, ctx, (r) => ({
-    pair: pair(r),
-    network: r.oneOf("network", NETWORKS, { doc: "Starknet network.", default: "starknet-mainnet" }),
-    aggregation: r.oneOf("aggregation", AGGREGATIONS, {
-      doc: "Aggregation sent upstream (twap on /onchain fails upstream with 500).",
-      default: "median",
-    }),
-    periodMs: periodMs(r, 10_000),
-  }));
+  const items = readElements(raw, path, ctx, (r) => {
+    const item: OnchainMonitorConfig = {
+      pair: pair(r),
+      network: r.oneOf("network", NETWORKS, { doc: "Starknet network.", default: "starknet-mainnet" }),
+      aggregation: r.oneOf("aggregation", AGGREGATIONS, {
+        doc: "Aggregation sent upstream: median (the live server has no on-chain twap and fails it with 500, so twap is rejected).",
+        default: "median",
+      }),
+      periodMs: periodMs(r, 10_000),
+    };
+    const reason = onchainAggregationReason(item.aggregation);
+    if (reason !== null) r.problem("aggregation", reason);
+    return item;
+  });
   reportDuplicates(items, path, ctx, (m) => `${m.pair}|${m.network}|${m.aggregation}`, "");
   return items;
 }

@@ -1,5 +1,4 @@
 // Schema of the `monitors` section: the targets polled and how polls are paced.
-import { INTERVALS } from "../domain/types.js";
 import { intKey, type SchemaSection } from "./schema-node.js";
 
 /** `monitors.*` keys; the arrays are validated element by element (see monitors-format.ts). */
@@ -71,8 +70,8 @@ export const monitorsSchema = {
       env: "PM_MONITORS_WARMUP_ENABLED",
     },
     interval: {
-      doc: "Candle interval used for warm-up. A candle close stands in for a window's start only within the window tolerance (10 % of the window, at least 2 s): 1min candles serve windows of 10 min and more, 10s candles windows of 100 s and more; shorter windows wait for polled history.",
-      format: INTERVALS,
+      doc: "Candle interval used for warm-up: one of the candle views the live server has (10s, 1min, 15min, 1h, 1d). Only spot targets with median aggregation are warmed (candles are spot medians); the others start with an empty history. A candle close stands in for a window's start only within the window tolerance (10 % of the window, at least 2 s): 1min candles serve windows of 10 min and more, 10s candles windows of 100 s and more; shorter windows wait for polled history.",
+      format: "pm-candle-interval",
       default: "1min",
       env: "PM_MONITORS_WARMUP_INTERVAL",
     },

@@ -2,6 +2,7 @@
 import type { Severity } from "../domain/events.js";
 import type { RuleConfig } from "../domain/rules.js";
 import type { Aggregation, EntryType, Interval, Network, PublisherType } from "../domain/types.js";
+import type { CandleInterval } from "../upstream/server-rules.js";
 
 export interface RetryConfig {
   /** Total attempts including the first (1 = no retry). */
@@ -82,7 +83,11 @@ export interface MonitorsConfig {
   /** Longest backoff between polls of a failing target. */
   readonly maxBackoffMs: number;
   /** Warm price history from candlesticks at start. */
-  readonly warmup: { readonly enabled: boolean; readonly interval: Interval; readonly lookbackMs: number };
+  readonly warmup: {
+    readonly enabled: boolean;
+    readonly interval: CandleInterval;
+    readonly lookbackMs: number;
+  };
 }
 
 export interface ServerConfig {

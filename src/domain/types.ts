@@ -137,40 +137,48 @@ export interface OnchainPublisher {
   readonly nbFeeds: number;
   readonly dailyUpdates: number;
   readonly totalUpdates: number;
-  readonly lastUpdatedMs: number;
+  /** null when the server sent none: a publisher with no component of this data type. */
+  readonly lastUpdatedMs: number | null;
   readonly feeds: readonly PublisherFeed[];
 }
 
-/** Vault metadata (GET {vault}/api/v1/vaults/{id}); numeric strings kept as the server sent them. */
+/**
+ * Vault metadata (GET {vault}/api/v1/vaults/{id}); numeric strings kept as the server sent them.
+ * The live vault API may leave any field but `id`, `status`, `tvl` and `sharePrice` absent or null:
+ * those read as null here (unknown), never as a default that could pass for a real value.
+ */
 export interface Vault {
   readonly id: string;
-  readonly name: string;
-  readonly description: string;
-  readonly inceptionDate: string;
-  readonly chain: string;
-  readonly chainId: string;
-  readonly symbol: string;
-  readonly baseAsset: string;
+  readonly name: string | null;
+  readonly description: string | null;
+  readonly inceptionDate: string | null;
+  readonly chain: string | null;
+  readonly chainId: string | null;
+  readonly symbol: string | null;
+  readonly baseAsset: string | null;
+  /** `live`, `paused`, `retired` (lower case; the live API's `active` reads as `live`) or another value as sent. */
   readonly status: string;
   readonly tvl: string;
   readonly sharePrice: string;
-  readonly mgmtFeeBps: number;
-  readonly perfFeeBps: number;
-  readonly strategyBrief: string;
-  readonly docsUrl: string;
-  readonly contract: { readonly address: string; readonly abiVersion: string };
+  readonly mgmtFeeBps: number | null;
+  readonly perfFeeBps: number | null;
+  readonly strategyBrief: string | null;
+  readonly docsUrl: string | null;
+  readonly contract: { readonly address: string | null; readonly abiVersion: string | null };
   readonly depositConstraints: {
-    readonly minDeposit: string;
-    readonly maxDeposit: string;
-    readonly paused: boolean;
+    readonly minDeposit: string | null;
+    readonly maxDeposit: string | null;
+    /** null when the server did not say (deposits neither known open nor known paused). */
+    readonly paused: boolean | null;
   };
   readonly withdrawConstraints: {
-    readonly instantLiquidity: boolean;
-    readonly instantSlippageMaxBps: number;
-    readonly redeem24hThresholdPctOfAum: number;
-    readonly redeem48hAboveThreshold: boolean;
+    readonly instantLiquidity: boolean | null;
+    readonly instantSlippageMaxBps: number | null;
+    /** A percentage of AUM, possibly fractional (5.5). */
+    readonly redeem24hThresholdPctOfAum: number | null;
+    readonly redeem48hAboveThreshold: boolean | null;
   };
-  readonly icons: { readonly light: string; readonly dark: string };
+  readonly icons: { readonly light: string | null; readonly dark: string | null };
 }
 
 /** A monitored target: what one poll stream fetches. `id` is stable and unique (used as the `endpoint` label). */

@@ -21,7 +21,7 @@ import type { EventHub } from "./event-hub.js";
 import { coalescingClock, type PollClock } from "./coalescing-clock.js";
 import { poll$, type PollOutcome } from "./poll.js";
 import { endpointOf, fetchTarget, planTargets, type TargetPlan } from "./targets.js";
-import { warmUpHistory } from "./warmup.js";
+import { canWarmUp, warmUpHistory } from "./warmup.js";
 
 /** What the runner needs from the outside world; time and randomness are injected. */
 export interface MonitorRunnerDeps {
@@ -185,6 +185,7 @@ export function createMonitorRunner(deps: MonitorRunnerDeps, initialState: Monit
     const warmup = monitors?.warmup;
     if (
       plan.spec.kind === "offchain" &&
+      canWarmUp(plan.spec) &&
       warmup?.enabled === true &&
       rules.some((r) => r.kind === "price_change")
     ) {
@@ -196,7 +197,7 @@ export function createMonitorRunner(deps: MonitorRunnerDeps, initialState: Monit
           }
         })
         .catch((error: unknown) =>
-          logger.warn({ target: spec.id, err: String(error) }, "price history warm-up failed"),
+          logger.warn({ target: spec.id, err: error }, "price history warm-up failed"),
         );
       subscription.add(() => void warm);
     }

@@ -3,6 +3,7 @@ import type { MonitorsConfig } from "../config/types.js";
 import type { FundingRate, TargetSpec } from "../domain/types.js";
 import type { PragmaClient } from "../upstream/types.js";
 import type { EndpointName } from "../upstream/types.js";
+import { componentsSupported } from "../upstream/server-rules.js";
 
 /** A target to poll: what to fetch, how often, and a key that changes whenever its stream must restart. */
 export interface TargetPlan {
@@ -88,7 +89,8 @@ export function fetchTarget(
           aggregation: spec.aggregation,
           interval: spec.interval,
           routing: true,
-          withComponents: true,
+          // The live server fails twap with components (500): a twap target is polled without them.
+          withComponents: componentsSupported(spec.aggregation),
           ...(spec.expiry === null ? {} : { expiry: spec.expiry }),
         },
         { signal },

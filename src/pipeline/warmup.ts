@@ -26,7 +26,15 @@ export function candlesToHistory(
   return points.sort((a, b) => a.atMs - b.atMs);
 }
 
-/** Fetch the candlesticks of an off-chain target and turn them into history points. */
+/**
+ * Whether candles can warm a target's history: the candlestick endpoint serves spot medians only, so a
+ * perp, future or twap target warmed from them would compare its own prices with another market's.
+ */
+export function canWarmUp(spec: Extract<TargetSpec, { kind: "offchain" }>): boolean {
+  return spec.entryType === "spot" && spec.aggregation === "median";
+}
+
+/** Fetch the candlesticks of a spot median target (see canWarmUp) and turn them into history points. */
 export async function warmUpHistory(
   client: PragmaClient,
   spec: Extract<TargetSpec, { kind: "offchain" }>,
@@ -36,7 +44,7 @@ export async function warmUpHistory(
 ): Promise<HistoryPoint[]> {
   const series = await client.getCandlesticks({
     pair: spec.pair,
-    entryType: spec.entryType,
+    entryType: "spot",
     aggregation: "median",
     interval,
     routing: true,

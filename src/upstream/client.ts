@@ -1,9 +1,17 @@
 // The typed Pragma client: validates queries, sends every parameter explicitly, retries, and decodes to domain types.
 import type { Dispatcher } from "undici";
-import type { FundingRate } from "../domain/types.js";
+import type {
+  CandleSeries,
+  FundingRate,
+  FundingRatePage,
+  OnchainEntrySet,
+  OnchainPublisher,
+  PairPrice,
+} from "../domain/types.js";
 import { USER_AGENT } from "../version.js";
 import { candlestickPath, decodeCandleSeriesBody } from "./candlestick.js";
 import { decodeFundingRatePageBody, fundingRatesPath, iterateFundingPages } from "./funding-rates.js";
+import type { SkippedItemObserver } from "./decode.js";
 import { createHttpTransport, defaultSleep, type GetRequest } from "./http.js";
 import { decodeOnchainEntrySetBody, onchainPath } from "./onchain.js";
 import { decodePairPriceBody, pairPricePath } from "./pair-price.js";
@@ -14,6 +22,7 @@ import { decodeVaultBody, vaultPath } from "./vault.js";
 
 export { createDispatcher, type DispatcherOptions } from "./dispatcher.js";
 export type { RetryPolicy } from "./retry.js";
+export type { SkippedItem, SkippedItemObserver } from "./decode.js";
 
 /** Default cap of a success body (the publishers list is the largest, well under 1 MiB). */
 const DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024;
@@ -35,6 +44,8 @@ export interface PragmaClientOptions {
   /** Monotonic clock in ms (durations, retry budget). */
   readonly nowMs?: () => number;
   readonly observer?: RequestObserver;
+  /** Told of each list item a decoder skipped (bad publisher, feed, component, candle, funding rate). */
+  readonly onSkippedItem?: SkippedItemObserver;
   readonly maxBodyBytes?: number;
   /** Bound of iterateFundingRates (default 1000 pages). */
   readonly maxFundingPages?: number;
@@ -80,21 +91,40 @@ export function createPragmaClient(options: PragmaClientOptions): PragmaClient {
     return transport(req, call);
   }
 
+  const onSkip = safeSkipObserver(options.onSkippedItem);
+  // Decoders bound to the skip observer once, so the hot path allocates no closure per request.
+  const decodePairPrice = (text: string): PairPrice => decodePairPriceBody(text, onSkip);
+  const decodeCandles = (text: string): CandleSeries => decodeCandleSeriesBody(text, onSkip);
+  const decodeFunding = (text: string): FundingRatePage => decodeFundingRatePageBody(text, onSkip);
+  const decodeOnchain = (text: string): OnchainEntrySet => decodeOnchainEntrySetBody(text, onSkip);
+  const decodePublishers = (text: string): readonly OnchainPublisher[] =>
+    decodeOnchainPublishersBody(text, onSkip);
+
   const client: PragmaClient = {
-    getPairPrice: (query, call) => get("pair_price", () => pairPricePath(query), decodePairPriceBody, call),
-    getCandlesticks: (query, call) =>
-      get("candlestick", () => candlestickPath(query), decodeCandleSeriesBody, call),
+    getPairPrice: (query, call) => get("pair_price", () => pairPricePath(query), decodePairPrice, call),
+    getCandlesticks: (query, call) => get("candlestick", () => candlestickPath(query), decodeCandles, call),
     getFundingRates: (query, call) =>
-      get("funding_rates", () => fundingRatesPath(query), decodeFundingRatePageBody, call),
+      get("funding_rates", () => fundingRatesPath(query), decodeFunding, call),
     iterateFundingRates: (query, call): AsyncIterable<FundingRate> =>
       iterateFundingPages((page) => client.getFundingRates(page, call), query, options.maxFundingPages),
-    getOnchainEntry: (query, call) =>
-      get("onchain", () => onchainPath(query), decodeOnchainEntrySetBody, call),
+    getOnchainEntry: (query, call) => get("onchain", () => onchainPath(query), decodeOnchain, call),
     getOnchainPublishers: (query, call) =>
-      get("publishers", () => publishersPath(query), decodeOnchainPublishersBody, call),
+      get("publishers", () => publishersPath(query), decodePublishers, call),
     getVault: (vaultId, call) => get("vault", () => vaultPath(vaultId), decodeVaultBody, call, true),
   };
   return client;
+}
+
+/** The observer made safe: a throwing observer must not turn a good body into a failed decode. */
+function safeSkipObserver(observer: SkippedItemObserver | undefined): SkippedItemObserver | undefined {
+  if (observer === undefined) return undefined;
+  return (item) => {
+    try {
+      observer(item);
+    } catch {
+      // Metrics and logs are best effort; the decoded list stands.
+    }
+  };
 }
 
 /** "http://h:1/x/" → "http://h:1/x", so path templates (which start with "/") concatenate cleanly. */

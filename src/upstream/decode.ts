@@ -32,14 +32,17 @@ export function decodeWith<T>(endpoint: EndpointName, json: unknown, decode: (js
   try {
     return decode(json);
   } catch (error) {
-    if (error instanceof FieldError) {
-      throw new PmError("PM_ERR_UPSTREAM_DECODE", `${endpoint}: ${error.path}: expected ${error.expected}`, {
-        details: { endpoint, field: error.path },
-        cause: error,
-      });
-    }
-    throw error;
+    throw asDecodeError(endpoint, error);
   }
+}
+
+/** A FieldError as the PmError naming the endpoint and the field path; anything else unchanged. */
+export function asDecodeError(endpoint: EndpointName, error: unknown): unknown {
+  if (!(error instanceof FieldError)) return error;
+  return new PmError("PM_ERR_UPSTREAM_DECODE", `${endpoint}: ${error.path}: expected ${error.expected}`, {
+    details: { endpoint, field: error.path },
+    cause: error,
+  });
 }
 
 /** Parse a response body as JSON; an empty body, an HTML page or a syntax error is a decode error. */
@@ -74,14 +77,37 @@ export function asObject(value: unknown, path: string): JsonObject {
   return value as JsonObject;
 }
 
-/** Decode every element of an array field; failures are reported as `key[i].field`. */
-export function decodeArray<T>(items: readonly unknown[], key: string, decode: (item: unknown) => T): T[] {
-  const out = new Array<T>(items.length);
+/** A list item the decoder left out because it failed validation: where, and what was expected. */
+export interface SkippedItem {
+  readonly endpoint: EndpointName;
+  /** Path of the item's bad field, e.g. `[2].components[0].price`. */
+  readonly field: string;
+  readonly expected: string;
+}
+
+/** Told of every skipped list item (for a metric and a log line); must not throw. */
+export type SkippedItemObserver = (item: SkippedItem) => void;
+
+/**
+ * Decode a list item by item: an item that fails validation is left out and reported to `onSkip`
+ * (as `key[i].field`), so one bad item never costs the whole list. Errors other than a FieldError
+ * (a bug, an upstream error envelope) still propagate.
+ */
+export function decodeItems<T>(
+  endpoint: EndpointName,
+  items: readonly unknown[],
+  key: string,
+  decode: (item: unknown) => T,
+  onSkip: SkippedItemObserver | undefined,
+): T[] {
+  const out: T[] = [];
   for (let i = 0; i < items.length; i++) {
     try {
-      out[i] = decode(items[i]);
+      out.push(decode(items[i]));
     } catch (error) {
-      throw withPrefix(error, `${key}[${i}]`);
+      if (!(error instanceof FieldError)) throw error;
+      withPrefix(error, `${key}[${i}]`);
+      onSkip?.({ endpoint, field: error.path, expected: error.expected });
     }
   }
   return out;
@@ -188,4 +214,41 @@ export function readIsoTimeMs(o: JsonObject, key: string): number {
     }
   }
   throw new FieldError(key, "ISO 8601 date-time");
+}
+
+/*
+ * Lenient readers, for fields a monitor does not judge (vault metadata): absent, null or of another
+ * type all read as null, so one odd field never costs the snapshot.
+ */
+
+/** An optional string field; anything but a string reads as null. */
+export function readLenientString(o: JsonObject, key: string): string | null {
+  const value = o[key];
+  return typeof value === "string" ? value : null;
+}
+
+/** An optional number field (integer or not); anything but a finite number reads as null. */
+export function readLenientNumber(o: JsonObject, key: string): number | null {
+  const value = o[key];
+  return typeof value === "number" && Number.isFinite(value) ? value : null;
+}
+
+/** An optional boolean field; anything but a boolean reads as null. */
+export function readLenientBoolean(o: JsonObject, key: string): boolean | null {
+  const value = o[key];
+  return typeof value === "boolean" ? value : null;
+}
+
+/** An optional nested object; absent, null or not an object reads as an empty object. */
+export function readLenientObject(o: JsonObject, key: string): JsonObject {
+  const value = o[key];
+  return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as JsonObject) : {};
+}
+
+/** A boolean that may be absent or null (read as null, unknown), but is a boolean whenever it is sent. */
+export function readNullableBoolean(o: JsonObject, key: string): boolean | null {
+  const value = o[key];
+  if (value === undefined || value === null) return null;
+  if (typeof value !== "boolean") throw new FieldError(key, "boolean or null");
+  return value;
 }

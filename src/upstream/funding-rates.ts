@@ -3,7 +3,7 @@ import { PmError } from "../errors.js";
 import { FUNDING_FREQUENCIES, type FundingRate, type FundingRatePage } from "../domain/types.js";
 import {
   asObject,
-  decodeArray,
+  decodeItems,
   decodeWith,
   parseJsonBody,
   readArray,
@@ -11,6 +11,7 @@ import {
   readCount,
   readFiniteNumber,
   readString,
+  type SkippedItemObserver,
 } from "./decode.js";
 import type { FundingRateQuery } from "./types.js";
 import {
@@ -68,22 +69,22 @@ function decodeFundingRate(value: unknown): FundingRate {
   };
 }
 
-/** Decode a parsed funding-rate page. */
-export function decodeFundingRatePage(json: unknown): FundingRatePage {
+/** Decode a parsed funding-rate page; a bad observation is skipped and reported to `onSkip`. */
+export function decodeFundingRatePage(json: unknown, onSkip?: SkippedItemObserver): FundingRatePage {
   return decodeWith("funding_rates", json, (value) => {
     const o = asObject(value, "body");
     return {
       hasNextPage: readBoolean(o, "has_next_page"),
       page: readCount(o, "page"),
       pageSize: readCount(o, "page_size"),
-      rates: decodeArray(readArray(o, "data"), "data", decodeFundingRate),
+      rates: decodeItems("funding_rates", readArray(o, "data"), "data", decodeFundingRate, onSkip),
     };
   });
 }
 
 /** Parse and decode a funding-rate page body text. */
-export function decodeFundingRatePageBody(text: string): FundingRatePage {
-  return decodeFundingRatePage(parseJsonBody("funding_rates", text));
+export function decodeFundingRatePageBody(text: string, onSkip?: SkippedItemObserver): FundingRatePage {
+  return decodeFundingRatePage(parseJsonBody("funding_rates", text), onSkip);
 }
 
 /** Walk every page from `query.page` (default 1) until has_next_page is false; fails past `maxPages`. */

@@ -4,7 +4,7 @@ import type { Dispatcher } from "undici";
 import { PmError, type PmErrorDetails } from "../errors.js";
 import { parseRetryAfterMs } from "../retry-after.js";
 import { describeErrorBody, parseUpstreamErrorBody } from "./error-body.js";
-import { retryDelayMs, type RetryPolicy } from "./retry.js";
+import { isTransientHttpFailure, retryDelayMs, type RetryPolicy } from "./retry.js";
 import type { CallOptions, EndpointName, RequestObserver } from "./types.js";
 
 /** Error bodies are only read this far: enough for any message, bounded against hostile servers. */
@@ -283,7 +283,7 @@ function watchAbort(signal: AbortSignal, onAbort: () => void): () => void {
   };
 }
 
-/** The PM_ERR_UPSTREAM_HTTP error of a non-2xx response; 5xx and 429 are retryable. */
+/** The PM_ERR_UPSTREAM_HTTP error of a non-2xx response; retryable when isTransientHttpFailure says so. */
 function httpError(
   endpoint: EndpointName,
   status: number,
@@ -296,7 +296,7 @@ function httpError(
   const details: PmErrorDetails =
     retryAfterMs === null ? { endpoint, status, body } : { endpoint, status, body, retryAfterMs };
   return new PmError("PM_ERR_UPSTREAM_HTTP", `${endpoint}: HTTP ${status}: ${describeErrorBody(body)}`, {
-    retryable: status === 429 || status >= 500,
+    retryable: isTransientHttpFailure(status, body),
     details,
   });
 }

@@ -8,7 +8,7 @@ export { decodeFundingRatePage, decodeFundingRatePageBody } from "./funding-rate
 export { decodeOnchainEntrySet, decodeOnchainEntrySetBody } from "./onchain.js";
 export { decodeOnchainPublishers, decodeOnchainPublishersBody } from "./publishers.js";
 export { decodeVault, decodeVaultBody } from "./vault.js";
-export { parseJsonBody } from "./decode.js";
+export { parseJsonBody, type SkippedItem, type SkippedItemObserver } from "./decode.js";
 export { parseUpstreamErrorBody } from "./error-body.js";
 export { parseRetryAfterMs } from "../retry-after.js";
 export type * from "./types.js";

@@ -11,7 +11,7 @@ import {
 import {
   FieldError,
   asObject,
-  decodeArray,
+  decodeItems,
   decodeWith,
   parseJsonBody,
   readCount,
@@ -22,6 +22,7 @@ import {
   readSecondsAsMs,
   readString,
   type JsonObject,
+  type SkippedItemObserver,
 } from "./decode.js";
 import type { OnchainQuery } from "./types.js";
 import {
@@ -34,11 +35,13 @@ import {
   validateTimestampS,
   type QueryParam,
 } from "./validate.js";
+import { onchainAggregationReason } from "./server-rules.js";
 import { PATHS } from "./wire.js";
 
 /**
  * Path and query of GET /node/v1/onchain. Defaults follow pragma-node (the spec is silent):
- * aggregation median (twap fails upstream), routing false, components true, variations true.
+ * aggregation median, routing false, components true, variations true. twap is refused: the live server
+ * has no on-chain twap view.
  */
 export function onchainPath(query: OnchainQuery): string {
   const endpoint = "onchain";
@@ -59,6 +62,8 @@ export function onchainPath(query: OnchainQuery): string {
       invalid(endpoint, "timestampS", "historical lookup requires median aggregation");
     params.push(["timestamp", timestampS]);
   }
+  const unserved = onchainAggregationReason(aggregation);
+  if (unserved !== null) invalid(endpoint, "aggregation", unserved);
   params.push(["components", components], ["variations", variations]);
   return PATHS.onchain(base, quote) + buildQuery(params);
 }
@@ -78,7 +83,7 @@ function decodeEntry(value: unknown, decimals: number): OnchainEntry {
 const KNOWN_INTERVALS: ReadonlySet<string> = new Set(INTERVALS);
 const NO_VARIATIONS: Variations = Object.freeze({});
 
-/** Decode `variations`: null or absent → {}; only known interval keys kept; values are fractions. */
+/** Decode `variations`: null or absent → {}; only known interval keys with a non-null value kept; values are fractions. */
 function readVariations(o: JsonObject): Variations {
   const value = o["variations"];
   if (value === undefined || value === null) return NO_VARIATIONS;
@@ -88,6 +93,8 @@ function readVariations(o: JsonObject): Variations {
   for (const key of Object.keys(variations)) {
     if (!KNOWN_INTERVALS.has(key)) continue;
     const fraction = variations[key];
+    // The live server sends null for a window it cannot compute: that window is absent, not an error.
+    if (fraction === null) continue;
     if (typeof fraction !== "number" || !Number.isFinite(fraction)) {
       throw new FieldError(`variations.${key}`, "finite number");
     }
@@ -97,8 +104,11 @@ function readVariations(o: JsonObject): Variations {
   return any ? out : NO_VARIATIONS;
 }
 
-/** Decode a parsed on-chain entry-set body; `decimals: 0` means the server failed to read them. */
-export function decodeOnchainEntrySet(json: unknown): OnchainEntrySet {
+/**
+ * Decode a parsed on-chain entry-set body; `decimals: 0` means the server failed to read them. A bad
+ * component is skipped and reported to `onSkip`; the aggregate fields are judged strictly.
+ */
+export function decodeOnchainEntrySet(json: unknown, onSkip?: SkippedItemObserver): OnchainEntrySet {
   return decodeWith("onchain", json, (value) => {
     const o = asObject(value, "body");
     const decimals = readDecimals(o, "decimals");
@@ -110,13 +120,19 @@ export function decodeOnchainEntrySet(json: unknown): OnchainEntrySet {
       lastUpdatedMs: readSecondsAsMs(o, "last_updated_timestamp"),
       numSources: readCount(o, "nb_sources_aggregated"),
       assetType: readString(o, "asset_type"),
-      components: decodeArray(rawComponents, "components", (item) => decodeEntry(item, decimals)),
+      components: decodeItems(
+        "onchain",
+        rawComponents,
+        "components",
+        (item) => decodeEntry(item, decimals),
+        onSkip,
+      ),
       variations: readVariations(o),
     };
   });
 }
 
 /** Parse and decode an on-chain entry-set body text. */
-export function decodeOnchainEntrySetBody(text: string): OnchainEntrySet {
-  return decodeOnchainEntrySet(parseJsonBody("onchain", text));
+export function decodeOnchainEntrySetBody(text: string, onSkip?: SkippedItemObserver): OnchainEntrySet {
+  return decodeOnchainEntrySet(parseJsonBody("onchain", text), onSkip);
 }

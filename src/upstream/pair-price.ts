@@ -8,8 +8,9 @@ import {
   type PriceComponent,
 } from "../domain/types.js";
 import {
+  FieldError,
+  asDecodeError,
   asObject,
-  decodeWith,
   parseJsonBody,
   readCount,
   readDecimals,
@@ -19,6 +20,7 @@ import {
   readSecondsOrMs,
   readString,
   withPrefix,
+  type SkippedItemObserver,
 } from "./decode.js";
 import type { EndpointName, PairPriceQuery } from "./types.js";
 import {
@@ -31,7 +33,11 @@ import {
   validateTimestampS,
   type QueryParam,
 } from "./validate.js";
+import { componentsSupported, expiryReason, unsupportedIntervalReason } from "./server-rules.js";
 import { PATHS } from "./wire.js";
+
+/** The spec's default interval of /data, sent when the caller sets none. */
+const DEFAULT_INTERVAL = "2h";
 
 /** Validate a pair-price/candlestick query and return its path segments and query string (spec defaults filled in). */
 export function pairPriceQueryString(
@@ -40,10 +46,17 @@ export function pairPriceQueryString(
 ): { readonly base: string; readonly quote: string; readonly search: string } {
   const { base, quote } = validatePair(endpoint, query.pair);
   const aggregation = validateEnum(endpoint, "aggregation", query.aggregation, AGGREGATIONS, "median");
-  const interval = validateEnum(endpoint, "interval", query.interval, INTERVALS, "2h");
+  const interval = validateEnum(endpoint, "interval", query.interval, INTERVALS, DEFAULT_INTERVAL);
   const entryType = validateEnum(endpoint, "entryType", query.entryType, ENTRY_TYPES, "spot");
   const routing = validateBoolean(endpoint, "routing", query.routing, true);
   const withComponents = validateBoolean(endpoint, "withComponents", query.withComponents, false);
+  if (endpoint === "pair_price") {
+    // Candles ignore the aggregation; /data is refused what the live server always refuses.
+    const reason = unsupportedIntervalReason(aggregation, interval);
+    if (reason !== null) invalid(endpoint, "interval", reason);
+    if (withComponents && !componentsSupported(aggregation))
+      invalid(endpoint, "withComponents", `upstream fails ${aggregation} with components (500)`);
+  }
   const params: QueryParam[] = [];
   if (query.timestampS !== undefined) {
     const timestampS = validateTimestampS(endpoint, "timestampS", query.timestampS);
@@ -60,13 +73,19 @@ export function pairPriceQueryString(
   );
   if (query.expiry !== undefined) {
     if (entryType !== "future") invalid(endpoint, "expiry", "only valid with entryType future");
-    params.push(["expiry", validateIsoDate(endpoint, "expiry", query.expiry)]);
+    const expiry = validateIsoDate(endpoint, "expiry", query.expiry);
+    const reason = expiryReason(expiry);
+    if (reason !== null) invalid(endpoint, "expiry", reason);
+    params.push(["expiry", expiry]);
   }
   params.push(["with_components", withComponents]);
   return { base, quote, search: buildQuery(params) };
 }
 
-/** Path and query of GET /node/v1/data for a validated query. */
+/**
+ * Path and query of GET /node/v1/data for a validated query. Requests the live server always refuses
+ * (an unsupported interval for the aggregation, twap with components) are refused here, with its reason.
+ */
 export function pairPricePath(query: PairPriceQuery): string {
   const { base, quote, search } = pairPriceQueryString("pair_price", query);
   return PATHS.pairPrice(base, quote) + search;
@@ -112,23 +131,36 @@ function decodeComponent(value: unknown, decimals: number): PriceComponent {
   );
 }
 
-/** Decode the components array without a per-body closure (this is the hottest decoder). */
-function decodeComponents(items: readonly unknown[], decimals: number): readonly PriceComponent[] {
+/**
+ * Decode the components array without a per-body closure (this is the hottest decoder). A bad component
+ * is left out and reported to `onSkip`; the others are kept.
+ */
+function decodeComponents(
+  items: readonly unknown[],
+  decimals: number,
+  onSkip: SkippedItemObserver | undefined,
+): readonly PriceComponent[] {
   if (items.length === 0) return NO_COMPONENTS;
   const out = new Array<PriceComponent>(items.length);
+  let kept = 0;
   for (let i = 0; i < items.length; i++) {
     try {
-      out[i] = decodeComponent(items[i], decimals);
+      const component = decodeComponent(items[i], decimals);
+      out[kept] = component;
+      kept++;
     } catch (error) {
-      throw withPrefix(error, `components[${i}]`);
+      if (!(error instanceof FieldError)) throw error;
+      withPrefix(error, `components[${i}]`);
+      onSkip?.({ endpoint: "pair_price", field: error.path, expected: error.expected });
     }
   }
+  if (kept < items.length) out.length = kept;
   return out;
 }
 const NO_COMPONENTS: readonly PriceComponent[] = Object.freeze([]);
 
-/** The pair-price decoder proper; FieldErrors are turned into PmErrors by decodeWith. */
-function decodePairPriceFields(value: unknown): PairPrice {
+/** The pair-price decoder proper; FieldErrors are turned into PmErrors by decodePairPrice. */
+function decodePairPriceFields(value: unknown, onSkip: SkippedItemObserver | undefined): PairPrice {
   const o = asObject(value, "body");
   const decimals = readDecimals(o, "decimals");
   return new DecodedPairPrice(
@@ -136,16 +168,20 @@ function decodePairPriceFields(value: unknown): PairPrice {
     readHexPrice(o, "price", decimals),
     readCount(o, "num_sources_aggregated"),
     readSecondsOrMs(o, "timestamp"),
-    decodeComponents(readOptionalArray(o, "components"), decimals),
+    decodeComponents(readOptionalArray(o, "components"), decimals, onSkip),
   );
 }
 
-/** Decode a parsed pair-price body into a PairPrice (validates every field; extra fields ignored). */
-export function decodePairPrice(json: unknown): PairPrice {
-  return decodeWith("pair_price", json, decodePairPriceFields);
+/** Decode a parsed pair-price body into a PairPrice (validates every field; extra fields ignored; bad components skipped). */
+export function decodePairPrice(json: unknown, onSkip?: SkippedItemObserver): PairPrice {
+  try {
+    return decodePairPriceFields(json, onSkip);
+  } catch (error) {
+    throw asDecodeError("pair_price", error);
+  }
 }
 
 /** Parse and decode a pair-price response body text. */
-export function decodePairPriceBody(text: string): PairPrice {
-  return decodePairPrice(parseJsonBody("pair_price", text));
+export function decodePairPriceBody(text: string, onSkip?: SkippedItemObserver): PairPrice {
+  return decodePairPrice(parseJsonBody("pair_price", text), onSkip);
 }

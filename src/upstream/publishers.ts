@@ -3,16 +3,19 @@ import { NETWORKS, PUBLISHER_TYPES, type OnchainPublisher, type PublisherFeed } 
 import {
   FieldError,
   asObject,
-  decodeArray,
+  decodeItems,
   decodeWith,
   parseJsonBody,
-  readArray,
   readCount,
   readDecimals,
   readHexPrice,
   readNonEmptyString,
+  readOptionalArray,
   readSecondsAsMs,
   readString,
+  withPrefix,
+  type JsonObject,
+  type SkippedItemObserver,
 } from "./decode.js";
 import type { PublishersQuery } from "./types.js";
 import { buildQuery, validateRequiredEnum } from "./validate.js";
@@ -45,8 +48,14 @@ function decodeFeed(value: unknown): PublisherFeed {
   };
 }
 
-/** Decode one publisher with its stats and feeds. */
-function decodePublisher(value: unknown): OnchainPublisher {
+/** A publisher's last update: unix seconds as ms, or null (absent or null: the live server's "no component"). */
+function readLastUpdatedMs(o: JsonObject): number | null {
+  const value = o["last_updated_timestamp"];
+  return value === null || value === undefined ? null : readSecondsAsMs(o, "last_updated_timestamp");
+}
+
+/** Decode one publisher with its stats and feeds; a bad feed is skipped and reported, not the publisher. */
+function decodePublisher(value: unknown, onSkip: SkippedItemObserver | undefined): OnchainPublisher {
   const o = asObject(value, "");
   return {
     publisher: readNonEmptyString(o, "publisher"),
@@ -55,20 +64,40 @@ function decodePublisher(value: unknown): OnchainPublisher {
     nbFeeds: readCount(o, "nb_feeds"),
     dailyUpdates: readCount(o, "daily_updates"),
     totalUpdates: readCount(o, "total_updates"),
-    lastUpdatedMs: readSecondsAsMs(o, "last_updated_timestamp"),
-    feeds: decodeArray(readArray(o, "components"), "components", decodeFeed),
+    lastUpdatedMs: readLastUpdatedMs(o),
+    feeds: decodeItems("publishers", readOptionalArray(o, "components"), "components", decodeFeed, onSkip),
   };
 }
 
-/** Decode a parsed publishers body (a JSON array). */
-export function decodeOnchainPublishers(json: unknown): readonly OnchainPublisher[] {
+/** Decode a parsed publishers body (a JSON array); bad publishers and feeds are skipped and reported to `onSkip`. */
+export function decodeOnchainPublishers(
+  json: unknown,
+  onSkip?: SkippedItemObserver,
+): readonly OnchainPublisher[] {
   return decodeWith("publishers", json, (value) => {
     if (!Array.isArray(value)) throw new FieldError("body", "array");
-    return decodeArray(value as readonly unknown[], "", decodePublisher);
+    const items = value as readonly unknown[];
+    const out: OnchainPublisher[] = [];
+    for (let i = 0; i < items.length; i++) {
+      // a bad feed is reported under its publisher's index: `[i].components[j].field`
+      const feedSkip: SkippedItemObserver | undefined =
+        onSkip === undefined ? undefined : (item) => onSkip({ ...item, field: `[${i}].${item.field}` });
+      try {
+        out.push(decodePublisher(items[i], feedSkip));
+      } catch (error) {
+        if (!(error instanceof FieldError)) throw error;
+        withPrefix(error, `[${i}]`);
+        onSkip?.({ endpoint: "publishers", field: error.path, expected: error.expected });
+      }
+    }
+    return out;
   });
 }
 
 /** Parse and decode a publishers response body text. */
-export function decodeOnchainPublishersBody(text: string): readonly OnchainPublisher[] {
-  return decodeOnchainPublishers(parseJsonBody("publishers", text));
+export function decodeOnchainPublishersBody(
+  text: string,
+  onSkip?: SkippedItemObserver,
+): readonly OnchainPublisher[] {
+  return decodeOnchainPublishers(parseJsonBody("publishers", text), onSkip);
 }

@@ -25,12 +25,15 @@ export interface PairPriceQuery {
   readonly routing?: boolean;
   readonly aggregation?: Aggregation;
   readonly entryType?: EntryType;
-  /** ISO 8601 date; only with entryType "future". */
+  /** Only with entryType "future": `YYYY-MM-DDTHH:MM:SS` in UTC, the one form the live server parses. */
   readonly expiry?: string;
   readonly withComponents?: boolean;
 }
 
-/** Options of GET /node/v1/aggregation/candlestick/{base}/{quote}. */
+/**
+ * Options of GET /node/v1/aggregation/candlestick/{base}/{quote}. Only the candle views the live server
+ * has are accepted (interval 10s, 1min, 15min, 1h or 1d, default 1h; entry type spot), see server-rules.ts.
+ */
 export type CandlestickQuery = PairPriceQuery;
 
 /** Options of GET /node/v1/funding_rates/history/{base}/{quote}. */

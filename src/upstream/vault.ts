@@ -1,13 +1,16 @@
-// GET {vault_base_url}/api/v1/vaults/{id}: the vault decoder, tolerant of the bare object and the {status,data} envelope.
+// GET {vault_base_url}/api/v1/vaults/{id}: the vault decoder, tolerant of the bare object, the {status,data} envelope and absent or null optional fields.
 import { PmError } from "../errors.js";
 import type { Vault } from "../domain/types.js";
 import {
   asObject,
   decodeWith,
   parseJsonBody,
-  readBoolean,
-  readCount,
+  readLenientBoolean,
+  readLenientNumber,
+  readLenientObject,
+  readLenientString,
   readNonEmptyString,
+  readNullableBoolean,
   readString,
   withPrefix,
   type JsonObject,
@@ -20,50 +23,65 @@ export function vaultPath(vaultId: string): string {
   return PATHS.vault(validateVaultId(vaultId));
 }
 
-/** Decode a nested object field, prefixing failures with the field name. */
-function nested<T>(o: JsonObject, key: string, decode: (inner: JsonObject) => T): T {
-  const inner = asObject(o[key], key);
+/** `active` is the live vault API's word for `live`; statuses are compared in lower case. */
+function normaliseStatus(status: string): string {
+  const lower = status.toLowerCase();
+  return lower === "active" ? "live" : lower;
+}
+
+/** Where deposits stand: `deposit_constraints.paused` is judged (a boolean when sent), the limits are not. */
+function decodeDepositConstraints(o: JsonObject): Vault["depositConstraints"] {
+  const value = o["deposit_constraints"];
+  if (value === undefined || value === null) return { minDeposit: null, maxDeposit: null, paused: null };
+  const c = asObject(value, "deposit_constraints");
   try {
-    return decode(inner);
+    return {
+      minDeposit: readLenientString(c, "min_deposit"),
+      maxDeposit: readLenientString(c, "max_deposit"),
+      paused: readNullableBoolean(c, "paused"),
+    };
   } catch (error) {
-    throw withPrefix(error, key);
+    throw withPrefix(error, "deposit_constraints");
   }
 }
 
-/** Decode the bare vault object. */
+/**
+ * Decode the bare vault object. What a monitor judges (`id`, `status`, `tvl`, `share_price`,
+ * `deposit_constraints.paused`) is decoded strictly; every other field of the live vault API may be
+ * absent, null or oddly typed (pragma-api-facts.md, "Vault metadata") and reads as null.
+ */
 function decodeVaultObject(o: JsonObject): Vault {
+  const contract = readLenientObject(o, "contract");
+  const withdraw = readLenientObject(o, "withdraw_constraints");
+  const icons = readLenientObject(o, "icons");
   return {
     id: readNonEmptyString(o, "id"),
-    name: readString(o, "name"),
-    description: readString(o, "description"),
-    inceptionDate: readString(o, "inception_date"),
-    chain: readString(o, "chain"),
-    chainId: readString(o, "chain_id"),
-    symbol: readString(o, "symbol"),
-    baseAsset: readString(o, "base_asset"),
-    status: readNonEmptyString(o, "status"),
+    name: readLenientString(o, "name"),
+    description: readLenientString(o, "description"),
+    inceptionDate: readLenientString(o, "inception_date"),
+    chain: readLenientString(o, "chain"),
+    chainId: readLenientString(o, "chain_id"),
+    symbol: readLenientString(o, "symbol"),
+    baseAsset: readLenientString(o, "base_asset"),
+    status: normaliseStatus(readNonEmptyString(o, "status")),
     tvl: readString(o, "tvl"),
     sharePrice: readString(o, "share_price"),
-    mgmtFeeBps: readCount(o, "mgmt_fee_bps"),
-    perfFeeBps: readCount(o, "perf_fee_bps"),
-    strategyBrief: readString(o, "strategy_brief"),
-    docsUrl: readString(o, "docs_url"),
-    contract: nested(o, "contract", (c) => ({
-      address: readString(c, "address"),
-      abiVersion: readString(c, "abi_version"),
-    })),
-    depositConstraints: nested(o, "deposit_constraints", (c) => ({
-      minDeposit: readString(c, "min_deposit"),
-      maxDeposit: readString(c, "max_deposit"),
-      paused: readBoolean(c, "paused"),
-    })),
-    withdrawConstraints: nested(o, "withdraw_constraints", (c) => ({
-      instantLiquidity: readBoolean(c, "instant_liquidity"),
-      instantSlippageMaxBps: readCount(c, "instant_slippage_max_bps"),
-      redeem24hThresholdPctOfAum: readCount(c, "redeem_24h_threshold_pct_of_aum"),
-      redeem48hAboveThreshold: readBoolean(c, "redeem_48h_above_threshold"),
-    })),
-    icons: nested(o, "icons", (c) => ({ light: readString(c, "light"), dark: readString(c, "dark") })),
+    mgmtFeeBps: readLenientNumber(o, "mgmt_fee_bps"),
+    perfFeeBps: readLenientNumber(o, "perf_fee_bps"),
+    strategyBrief: readLenientString(o, "strategy_brief"),
+    docsUrl: readLenientString(o, "docs_url"),
+    contract: {
+      address: readLenientString(contract, "address"),
+      abiVersion: readLenientString(contract, "abi_version"),
+    },
+    depositConstraints: decodeDepositConstraints(o),
+    withdrawConstraints: {
+      instantLiquidity: readLenientBoolean(withdraw, "instant_liquidity"),
+      instantSlippageMaxBps: readLenientNumber(withdraw, "instant_slippage_max_bps"),
+      redeem24hThresholdPctOfAum: readLenientNumber(withdraw, "redeem_24h_threshold_pct_of_aum"),
+      redeem48hAboveThreshold: readLenientBoolean(withdraw, "redeem_48h_above_threshold"),
+    },
+    icons: { light: readLenientString(icons, "light"), dark: readLenientString(icons, "dark") },
   };
 }
 

@@ -100,3 +100,81 @@ describe("parseConfigArgs", () => {
     expect(parsed.ok && parsed.value.overrides).toEqual({ "upstream.url": "http://h/?a=b" });
   });
 });
+
+describe("check-config and the live server's stricter rules", () => {
+  it.each([
+    [
+      { aggregation: "twap", interval: "5s" },
+      "interval: upstream rejects interval 5s with aggregation twap (400",
+    ],
+    [
+      { aggregation: "twap", interval: "10s" },
+      "interval: upstream rejects interval 10s with aggregation twap",
+    ],
+    [{ aggregation: "twap", interval: "1w" }, "interval: upstream rejects interval 1w with aggregation twap"],
+    [
+      { aggregation: "median", interval: "5min" },
+      "interval: upstream rejects interval 5min with aggregation median",
+    ],
+    [
+      { entryType: "future", expiry: "2026-12-25" },
+      "expiry: upstream accepts only YYYY-MM-DDTHH:MM:SS in UTC",
+    ],
+    [
+      { entryType: "future", expiry: "2026-12-25T09:00:00+01:00" },
+      'expiry: upstream accepts only YYYY-MM-DDTHH:MM:SS in UTC, without zone or fraction (else 400 Invalid expiry) (in UTC: "2026-12-25T08:00:00")',
+    ],
+    [{ entryType: "future", expiry: "2026-12-25T08:00:00Z" }, "expiry: upstream accepts only"],
+  ])("monitors.offchain %j → 78 with the reason", (fields, reason) => {
+    const result = run([
+      "--set",
+      "server.port=0",
+      "--set",
+      `monitors.offchain=${JSON.stringify([{ pair: "BTC/USD", ...fields }])}`,
+    ]);
+    expect(result.code).toBe(EX_CONFIG);
+    expect(result.stderr).toContain(`monitors.offchain[0].${reason}`);
+  });
+
+  it("monitors.onchain twap → 78 with the reason", () => {
+    const onchain = JSON.stringify([{ pair: "BTC/USD", aggregation: "twap" }]);
+    const result = run(["--set", "server.port=0", "--set", `monitors.onchain=${onchain}`]);
+    expect(result.code).toBe(EX_CONFIG);
+    expect(result.stderr).toContain(
+      "monitors.onchain[0].aggregation: upstream has no on-chain twap (500 on every request); use median",
+    );
+  });
+
+  it.each(["2h", "1w", "5s", "1s", "100ms", "5min"])(
+    "monitors.warmup.interval %s → 78 with the reason",
+    (interval) => {
+      const result = run(["--set", "server.port=0", "--set", `monitors.warmup.interval=${interval}`]);
+      expect(result.code).toBe(EX_CONFIG);
+      expect(result.stderr).toContain(
+        `monitors.warmup.interval: must be one of 10s, 1min, 15min, 1h, 1d: upstream has no ${interval} candles`,
+      );
+    },
+  );
+
+  it("accepts the forms the live server serves, and says what it adapts (twap without components, no warm-up)", () => {
+    const monitors = [
+      { pair: "BTC/USD", aggregation: "twap", interval: "1h" },
+      { pair: "BTC/USD", entryType: "future", expiry: "2026-12-25T08:00:00" },
+    ];
+    const result = run([
+      "--set",
+      "server.port=0",
+      "--set",
+      "monitors.warmup.interval=15min",
+      "--set",
+      `monitors.offchain=${JSON.stringify(monitors)}`,
+    ]);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain(
+      "note: monitors.offchain[0]: BTC/USD twap is polled without components (upstream fails twap with components: 500)",
+    );
+    expect(result.stderr).toContain(
+      "note: monitors.offchain[1]: BTC/USD future median is not warmed from candles",
+    );
+  });
+});

@@ -66,7 +66,7 @@ describe("types, enums and ranges", () => {
     ],
     [
       { monitors: { offchain: [{ pair: "BTC/USD", aggregation: "twap" }] } },
-      "monitors.offchain[0].interval: upstream rejects interval 1s with aggregation twap",
+      "monitors.offchain[0].interval: upstream rejects interval 1s with aggregation twap (400 Unsupported interval); twap supports 1min, 5min, 15min, 1h, 2h, 1d",
     ],
     [
       { monitors: { offchain: [{ pair: "BTC/USD", periodMs: 10 }] } },

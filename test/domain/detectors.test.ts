@@ -281,6 +281,12 @@ const cases: Case[] = [
     firing: [],
   },
   {
+    name: "publisher_stale: a publisher without a timestamp (no component) is no data, not stale",
+    rules: [rule("publisher_stale", { perFeed: false }, { threshold: 600_000 })],
+    steps: [{ at: T0, o: obs.pubs([publisher("KAIKO", null), publisher("PRAGMA", T0 - 600_000)], T0) }],
+    firing: [["publisher_stale", 600_000]],
+  },
+  {
     name: "publisher_missing from the publisher list",
     rules: [rule("publisher_missing", { publishers: ["AVNU", "KAIKO"] }, {})],
     steps: [{ at: T0, o: obs.pubs([publisher("AVNU", T0)], T0) }],
@@ -333,6 +339,18 @@ const cases: Case[] = [
     rules: [rule("vault_status", {}, {})],
     steps: [{ at: T0, o: obs.vault(vault("live", false, "1"), T0) }],
     firing: [],
+  },
+  {
+    name: "vault_status deposits unknown (paused null) on a live vault is quiet",
+    rules: [rule("vault_status", {}, {})],
+    steps: [{ at: T0, o: obs.vault(vault("live", null, "1"), T0) }],
+    firing: [],
+  },
+  {
+    name: "vault_status deposits unknown on a paused vault fires",
+    rules: [rule("vault_status", {}, {})],
+    steps: [{ at: T0, o: obs.vault(vault("paused", null, "1"), T0) }],
+    firing: [["vault_status", 1]],
   },
   {
     name: "vault_share_price drop at threshold fires",
@@ -454,6 +472,21 @@ describe("detectors", () => {
       context: { lastErrorCode: "PM_ERR_UPSTREAM_HTTP", lastErrorMessage: "503 down", failures: 1 },
     });
   });
+
+  it.each([
+    { decimalsKnown: true, price: "999870", unknown: false },
+    { decimalsKnown: false, price: null, unknown: true },
+  ])(
+    "variation with decimals known $decimalsKnown shows price $price",
+    ({ decimalsKnown, price, unknown }) => {
+      const rules = [rule("variation", { window: "1h" }, { threshold: 0.05 })];
+      // decimals 0: the raw integer 999870 is no price, whatever scale it is read with
+      const set = { ...entrySet("999870", T0, [], { variations: { "1h": 0.06 } }), decimalsKnown };
+      const { transitions } = observe(createMonitorState(), obs.on(set, T0), rules, T0);
+      expect(transitions[0]?.context).toMatchObject({ price });
+      expect(transitions[0]?.summary.includes("price unknown")).toBe(unknown);
+    },
+  );
 
   it("onchain_offchain_deviation reports both ages", () => {
     const rules = [rule("onchain_offchain_deviation", { maxAgeMs: 120_000 }, { threshold: 0.01 })];

@@ -137,7 +137,7 @@ export function entrySet(
 /** A publisher with feeds as [pair, lastUpdatedMs]. */
 export function publisher(
   name: string,
-  lastUpdatedMs: number,
+  lastUpdatedMs: number | null,
   feeds: readonly (readonly [string, number])[] = [],
 ): OnchainPublisher {
   return {
@@ -160,7 +160,7 @@ export function publisher(
 }
 
 /** A vault with the given status, paused flag and share price. */
-export function vault(status: string, paused: boolean, sharePrice: string): Vault {
+export function vault(status: string, paused: boolean | null, sharePrice: string): Vault {
   return {
     id: "v1",
     name: "Vault One",

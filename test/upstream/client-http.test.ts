@@ -37,7 +37,11 @@ describe("client over HTTP", () => {
   it("retries a 500 and returns the 200 that follows", async () => {
     const { server, harness } = await setup((_req, res, n) =>
       n === 1
-        ? sendJson(res, 500, '{"resource":"EntryModel","message":"Database error: x","happened_at":"t"}')
+        ? sendJson(
+            res,
+            500,
+            '{"resource":"EntryModel","message":"Database error: connection pool timed out","happened_at":"t"}',
+          )
         : sendJson(res, 200, ETH),
     );
     const price = await harness.client.getPairPrice({ pair: "ETH/USD" });
@@ -62,6 +66,35 @@ describe("client over HTTP", () => {
     });
     expect(server.requests).toHaveLength(3);
     expect(harness.sleepsMs).toEqual([50, 100]);
+  });
+
+  it.each([
+    ["a missing aggregate view", 'Database error: relation "twap_1w_candle" does not exist'],
+    ["twap on /onchain", 'Database error: relation "twap_onchain_aggregate" does not exist'],
+    ["a bad symbol", "Internal server error"],
+  ])(
+    "does not retry a 500 the server pins on the request (%s): one request per call, not retryable",
+    async (_what, message) => {
+      const body = JSON.stringify({ resource: "EntryModel", message, happened_at: "2026-11-25T00:00:00Z" });
+      const { server, harness } = await setup((_req, res) => sendJson(res, 500, body));
+      for (let call = 1; call <= 3; call++) {
+        const error = await rejection(
+          harness.client.getOnchainEntry({ pair: "BTC/USD", network: "starknet-mainnet" }),
+        );
+        expect(error).toMatchObject({ code: "PM_ERR_UPSTREAM_HTTP", retryable: false });
+        expect(error.details).toMatchObject({ status: 500, body: { kind: "entry", message } });
+        expect(server.requests).toHaveLength(call);
+      }
+      expect(harness.sleepsMs).toEqual([]);
+    },
+  );
+
+  it("retries a 500 without the server's own error body (a proxy or a crash)", async () => {
+    const { server, harness } = await setup((_req, res, n) =>
+      n === 1 ? sendJson(res, 500, "<html>Internal Server Error</html>") : sendJson(res, 200, ETH),
+    );
+    await harness.client.getPairPrice({ pair: "ETH/USD" });
+    expect(server.requests).toHaveLength(2);
   });
 
   it("honours Retry-After seconds on 429, beyond maxDelayMs but within the budget", async () => {

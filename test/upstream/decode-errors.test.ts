@@ -1,4 +1,5 @@
-// Table of malformed upstream bodies: each yields the right PmError code and names the offending field.
+// Table of malformed upstream bodies: each yields the right PmError code and names the offending field, or
+// (a bad list item) is left out and reported while the rest of the body decodes.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { isPmError, type PmError } from "../../src/errors.js";
@@ -10,6 +11,8 @@ import {
   decodePairPrice,
   decodePairPriceBody,
   decodeVaultBody,
+  type SkippedItem,
+  type SkippedItemObserver,
 } from "../../src/upstream/index.js";
 import { VAULT_JSON, fixture } from "./helpers.js";
 
@@ -92,24 +95,6 @@ const cases: readonly { name: string; decode: (text: string) => unknown; body: s
     field: "price",
   },
   {
-    name: "pair: component bad hex",
-    decode: decodePairPriceBody,
-    body: edit(pairPrice, (b) => (at(b, "components", 2)["price"] = "0xnothex")),
-    field: "components[2].price",
-  },
-  {
-    name: "pair: component missing source",
-    decode: decodePairPriceBody,
-    body: edit(pairPrice, (b) => delete at(b, "components", 0)["source"]),
-    field: "components[0].source",
-  },
-  {
-    name: "pair: component not an object",
-    decode: decodePairPriceBody,
-    body: edit(pairPrice, (b) => ((b["components"] as unknown[])[1] = 7)),
-    field: "components[1]",
-  },
-  {
     name: "pair: components an object",
     decode: decodePairPriceBody,
     body: edit(pairPrice, (b) => (b["components"] = {})),
@@ -157,6 +142,91 @@ const cases: readonly { name: string; decode: (text: string) => unknown; body: s
   { name: "pair: array body", decode: decodePairPriceBody, body: "[]", field: "body" },
   { name: "pair: null body", decode: decodePairPriceBody, body: "null", field: "body" },
   {
+    name: "candle: missing data",
+    decode: decodeCandleSeriesBody,
+    body: edit(candles, (b) => delete b["data"]),
+    field: "data",
+  },
+  {
+    name: "funding: missing has_next_page",
+    decode: decodeFundingRatePageBody,
+    body: edit(funding, (b) => delete b["has_next_page"]),
+    field: "has_next_page",
+  },
+  {
+    name: "onchain: bad variation",
+    decode: decodeOnchainEntrySetBody,
+    body: edit(onchain, (b) => (at(b, "variations")["1h"] = "x")),
+    field: "variations.1h",
+  },
+  {
+    name: "onchain: variations array",
+    decode: decodeOnchainEntrySetBody,
+    body: edit(onchain, (b) => (b["variations"] = [1])),
+    field: "variations",
+  },
+  {
+    name: "onchain: negative timestamp",
+    decode: decodeOnchainEntrySetBody,
+    body: edit(onchain, (b) => (b["last_updated_timestamp"] = -1)),
+    field: "last_updated_timestamp",
+  },
+  { name: "publishers: object body", decode: decodeOnchainPublishersBody, body: "{}", field: "body" },
+  {
+    name: "vault: paused as a string",
+    decode: decodeVaultBody,
+    body: edit(vault, (b) => (at(b, "deposit_constraints")["paused"] = "no")),
+    field: "deposit_constraints.paused",
+  },
+  {
+    name: "vault: share_price absent",
+    decode: decodeVaultBody,
+    body: edit(vault, (b) => delete b["share_price"]),
+    field: "share_price",
+  },
+  {
+    name: "vault: status null",
+    decode: decodeVaultBody,
+    body: edit(vault, (b) => (b["status"] = null)),
+    field: "status",
+  },
+  {
+    name: "vault: envelope tvl as a number",
+    decode: decodeVaultBody,
+    body: edit(
+      () => ({ status: "ok", data: vault() }),
+      (b) => (b.data["tvl"] = 1523400.12),
+    ),
+    field: "data.tvl",
+  },
+];
+
+/** List items that fail validation: the decoder leaves each out and reports it, the rest of the body stands. */
+const skippedCases: readonly {
+  name: string;
+  decode: (text: string, onSkip?: SkippedItemObserver) => unknown;
+  body: string;
+  field: string;
+}[] = [
+  {
+    name: "pair: component bad hex",
+    decode: decodePairPriceBody,
+    body: edit(pairPrice, (b) => (at(b, "components", 2)["price"] = "0xnothex")),
+    field: "components[2].price",
+  },
+  {
+    name: "pair: component missing source",
+    decode: decodePairPriceBody,
+    body: edit(pairPrice, (b) => delete at(b, "components", 0)["source"]),
+    field: "components[0].source",
+  },
+  {
+    name: "pair: component not an object",
+    decode: decodePairPriceBody,
+    body: edit(pairPrice, (b) => ((b["components"] as unknown[])[1] = 7)),
+    field: "components[1]",
+  },
+  {
     name: "candle: bad time",
     decode: decodeCandleSeriesBody,
     body: edit(candles, (b) => (at(b, "data", 0)["time"] = "yesterday")),
@@ -175,22 +245,10 @@ const cases: readonly { name: string; decode: (text: string) => unknown; body: s
     field: "data[3].close",
   },
   {
-    name: "candle: missing data",
-    decode: decodeCandleSeriesBody,
-    body: edit(candles, (b) => delete b["data"]),
-    field: "data",
-  },
-  {
     name: "funding: rate as string",
     decode: decodeFundingRatePageBody,
     body: edit(funding, (b) => (at(b, "data", 0)["hourly_rate"] = "1e-5")),
     field: "data[0].hourly_rate",
-  },
-  {
-    name: "funding: missing has_next_page",
-    decode: decodeFundingRatePageBody,
-    body: edit(funding, (b) => delete b["has_next_page"]),
-    field: "has_next_page",
   },
   {
     name: "funding: ms above 2^53",
@@ -199,28 +257,10 @@ const cases: readonly { name: string; decode: (text: string) => unknown; body: s
     field: "data[5].timestamp_ms",
   },
   {
-    name: "onchain: bad variation",
-    decode: decodeOnchainEntrySetBody,
-    body: edit(onchain, (b) => (at(b, "variations")["1h"] = "x")),
-    field: "variations.1h",
-  },
-  {
-    name: "onchain: variations array",
-    decode: decodeOnchainEntrySetBody,
-    body: edit(onchain, (b) => (b["variations"] = [1])),
-    field: "variations",
-  },
-  {
     name: "onchain: missing tx_hash",
     decode: decodeOnchainEntrySetBody,
     body: edit(onchain, (b) => delete at(b, "components", 0)["tx_hash"]),
     field: "components[0].tx_hash",
-  },
-  {
-    name: "onchain: negative timestamp",
-    decode: decodeOnchainEntrySetBody,
-    body: edit(onchain, (b) => (b["last_updated_timestamp"] = -1)),
-    field: "last_updated_timestamp",
   },
   {
     name: "publishers: fractional decimals",
@@ -228,29 +268,23 @@ const cases: readonly { name: string; decode: (text: string) => unknown; body: s
     body: edit(publishers, (b) => (at(b, 0, "components", 1)["decimals"] = 1.5)),
     field: "[0].components[1].decimals",
   },
-  { name: "publishers: object body", decode: decodeOnchainPublishersBody, body: "{}", field: "body" },
-  {
-    name: "vault: missing paused",
-    decode: decodeVaultBody,
-    body: edit(vault, (b) => delete at(b, "deposit_constraints")["paused"]),
-    field: "deposit_constraints.paused",
-  },
-  {
-    name: "vault: contract null",
-    decode: decodeVaultBody,
-    body: edit(vault, (b) => (b["contract"] = null)),
-    field: "contract",
-  },
-  {
-    name: "vault: envelope field",
-    decode: decodeVaultBody,
-    body: edit(
-      () => ({ status: "ok", data: vault() }),
-      (b) => (b.data["icons"] = { light: "x" }),
-    ),
-    field: "data.icons.dark",
-  },
 ];
+
+describe("skipped list items", () => {
+  it.each(skippedCases)("$name → item left out, reported at $field", ({ decode, body, field }) => {
+    const skipped: SkippedItem[] = [];
+    expect(() => decode(body, (item) => skipped.push(item))).not.toThrow();
+    expect(skipped).toHaveLength(1);
+    expect(skipped[0]!.field).toBe(field);
+    expect(skipped[0]!.expected.length).toBeGreaterThan(0);
+  });
+
+  it("keeps the other items of the list, in order", () => {
+    const body = skippedCases.find((c) => c.name === "pair: component bad hex")!.body;
+    const price = decodePairPriceBody(body);
+    expect(price.components.map((c) => c.source)).toEqual(["BINANCE", "BYBIT", "KUCOIN", "OKX"]);
+  });
+});
 
 describe("decode errors", () => {
   it.each(cases)("$name → PM_ERR_UPSTREAM_DECODE at $field", ({ decode, body, field }) => {
@@ -262,11 +296,8 @@ describe("decode errors", () => {
   });
 
   it("names endpoint, path and expectation in the message", () => {
-    const error = decodeError(
-      decodePairPriceBody,
-      cases.find((c) => c.name === "pair: component bad hex")!.body,
-    );
-    expect(error.message).toBe("pair_price: components[2].price: expected 0x-prefixed hex string");
+    const error = decodeError(decodePairPriceBody, cases.find((c) => c.name === "pair: bad hex")!.body);
+    expect(error.message).toBe("pair_price: price: expected 0x-prefixed hex string");
     expect(error.details.endpoint).toBe("pair_price");
   });
 

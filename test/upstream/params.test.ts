@@ -48,10 +48,10 @@ const wire: readonly { name: string; call: (c: PragmaClient) => Promise<unknown>
         routing: false,
         aggregation: "median",
         entryType: "future",
-        expiry: "2025-12-26T08:00:00Z",
+        expiry: "2025-12-26T08:00:00",
         withComponents: true,
       }),
-    url: "/node/v1/data/BTC/USD?timestamp=1741594457&interval=1min&routing=false&aggregation=median&entry_type=future&expiry=2025-12-26T08%3A00%3A00Z&with_components=true",
+    url: "/node/v1/data/BTC/USD?timestamp=1741594457&interval=1min&routing=false&aggregation=median&entry_type=future&expiry=2025-12-26T08%3A00%3A00&with_components=true",
   },
   {
     name: "pair price twap perp",
@@ -247,6 +247,48 @@ const invalidInputs: readonly { name: string; call: (c: PragmaClient) => Promise
       name: "funding range negative",
       call: (c) => c.getFundingRates({ pair: "BTC/USD", source: "BYBIT", rangeS: { start: -5, end: 10 } }),
       field: "rangeS.start",
+    },
+    // What the live server always refuses although the spec allows it (pragma-api-facts.md).
+    ...(["1s", "5s", "10s", "1w"] as const).map((interval) => ({
+      name: `twap with ${interval} (live: 400)`,
+      call: (c: PragmaClient) => c.getPairPrice({ pair: "BTC/USD", aggregation: "twap", interval }),
+      field: "interval",
+    })),
+    {
+      name: "median with 5min (live: 400)",
+      call: (c) => c.getPairPrice({ pair: "BTC/USD", aggregation: "median", interval: "5min" }),
+      field: "interval",
+    },
+    {
+      name: "twap with components (live: 500)",
+      call: (c) =>
+        c.getPairPrice({ pair: "BTC/USD", aggregation: "twap", interval: "1h", withComponents: true }),
+      field: "withComponents",
+    },
+    {
+      name: "expiry as a bare date (live: Invalid expiry)",
+      call: (c) => c.getPairPrice({ pair: "BTC/USD", entryType: "future", expiry: "2025-12-26" }),
+      field: "expiry",
+    },
+    {
+      name: "expiry with a zone (live: Invalid expiry)",
+      call: (c) => c.getPairPrice({ pair: "BTC/USD", entryType: "future", expiry: "2025-12-26T08:00:00Z" }),
+      field: "expiry",
+    },
+    {
+      name: "onchain twap (live: 500 every time)",
+      call: (c) => c.getOnchainEntry({ pair: "BTC/USD", network: "starknet-mainnet", aggregation: "twap" }),
+      field: "aggregation",
+    },
+    ...(["5min", "100ms", "1s", "5s", "2h", "1w"] as const).map((interval) => ({
+      name: `${interval} candles (no such view live)`,
+      call: (c: PragmaClient) => c.getCandlesticks({ pair: "BTC/USD", interval }),
+      field: "interval",
+    })),
+    {
+      name: "perp candles (spot only live)",
+      call: (c) => c.getCandlesticks({ pair: "BTC/USD", interval: "1min", entryType: "perp" }),
+      field: "entryType",
     },
     {
       name: "onchain unknown network",

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { PmError } from "../../src/errors.js";
 import { parseRetryAfterMs } from "../../src/retry-after.js";
 import { parseUpstreamErrorBody } from "../../src/upstream/error-body.js";
-import { backoffDelayMs, retryDelayMs } from "../../src/upstream/retry.js";
+import { backoffDelayMs, isTransientHttpFailure, retryDelayMs } from "../../src/upstream/retry.js";
 
 const policy = { maxAttempts: 5, baseDelayMs: 100, maxDelayMs: 1_000, maxElapsedMs: 5_000 };
 const retryable = (retryAfterMs?: number) =>
@@ -91,5 +91,36 @@ describe("Retry-After and error bodies", () => {
     { text: "<html>502</html>", want: { kind: "text", text: "<html>502</html>" } },
   ])("error body $text", ({ text, want }) => {
     expect(parseUpstreamErrorBody(text)).toEqual(want);
+  });
+});
+
+describe("transient or permanent HTTP failures", () => {
+  const entry = (message: string) => ({
+    kind: "entry" as const,
+    resource: "EntryModel",
+    message,
+    happenedAt: "",
+  });
+  it.each([
+    { status: 429, body: { kind: "empty" as const }, transient: true },
+    { status: 502, body: { kind: "text" as const, text: "bad gateway" }, transient: true },
+    { status: 503, body: entry("Service unavailable"), transient: true },
+    { status: 504, body: { kind: "empty" as const }, transient: true },
+    { status: 500, body: { kind: "empty" as const }, transient: true },
+    { status: 500, body: { kind: "text" as const, text: "<html>oops</html>" }, transient: true },
+    { status: 500, body: entry("Database error: connection pool timed out"), transient: true },
+    { status: 500, body: entry("Database error: Connection refused"), transient: true },
+    { status: 500, body: entry('Database error: relation "twap_1w" does not exist'), transient: false },
+    { status: 500, body: entry("Internal server error"), transient: false },
+    {
+      status: 500,
+      body: { kind: "signature" as const, conversionError: "FailedSerialization" },
+      transient: false,
+    },
+    { status: 501, body: { kind: "empty" as const }, transient: false },
+    { status: 400, body: entry("Unsupported interval 5min for aggregation median"), transient: false },
+    { status: 404, body: entry("Entry not found: BTC/USD"), transient: false },
+  ])("$status $body.kind $body.message → transient $transient", ({ status, body, transient }) => {
+    expect(isTransientHttpFailure(status, body)).toBe(transient);
   });
 });

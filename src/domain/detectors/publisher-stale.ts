@@ -1,6 +1,6 @@
 // publisher_stale: an on-chain publisher (and, when perFeed, each of its feeds) not updated for too long.
 import { formatDurationMs, toIso } from "../format.js";
-import { inScope, settingsFor } from "../rule-scope.js";
+import { inScope, settingsFor, type RuleSettings } from "../rule-scope.js";
 import type { TargetData } from "../target-state.js";
 import { noData, thresholdMeasure, type Finding, type Measure, type RuleOf } from "./finding.js";
 
@@ -19,21 +19,10 @@ export function detectPublisherStale(
     const name = publisher.publisher;
     if (!inScope(rule, name)) continue;
     const settings = settingsFor(rule, name);
-    const ageMs = nowMs - publisher.lastUpdatedMs;
-    findings.push(
-      thresholdMeasure({
-        subKey: name,
-        scopeKey: name,
-        extraLabels: { publisher: name },
-        magnitude: ageMs,
-        value: ageMs,
-        settings,
-        describe: () => ({
-          summary: `publisher ${name} on ${network} last updated ${formatDurationMs(ageMs)} ago (threshold ${formatDurationMs(settings.threshold)})`,
-          context: { ageMs, lastUpdatedAt: toIso(publisher.lastUpdatedMs), observedAt: toIso(observedAtMs) },
-        }),
-      }),
-    );
+    const lastUpdatedMs = publisher.lastUpdatedMs;
+    // No timestamp (no component of this data type) is no age: the publisher's alert keeps its state.
+    if (lastUpdatedMs !== null)
+      findings.push(publisherAge(name, network, lastUpdatedMs, nowMs, observedAtMs, settings));
     if (!rule.perFeed) continue;
     for (const feed of publisher.feeds) {
       const feedAgeMs = nowMs - feed.lastUpdatedMs;
@@ -59,4 +48,28 @@ export function detectPublisherStale(
     }
   }
   return findings;
+}
+
+/** The age measure of one publisher (its last update, any feed). */
+function publisherAge(
+  name: string,
+  network: string,
+  lastUpdatedMs: number,
+  nowMs: number,
+  observedAtMs: number,
+  settings: RuleSettings,
+): Measure {
+  const ageMs = nowMs - lastUpdatedMs;
+  return thresholdMeasure({
+    subKey: name,
+    scopeKey: name,
+    extraLabels: { publisher: name },
+    magnitude: ageMs,
+    value: ageMs,
+    settings,
+    describe: () => ({
+      summary: `publisher ${name} on ${network} last updated ${formatDurationMs(ageMs)} ago (threshold ${formatDurationMs(settings.threshold)})`,
+      context: { ageMs, lastUpdatedAt: toIso(lastUpdatedMs), observedAt: toIso(observedAtMs) },
+    }),
+  });
 }

@@ -25,10 +25,14 @@ export function detectVariation(
       magnitude: Math.abs(variation),
       value: variation,
       settings,
-      describe: () => ({
-        summary: `${key} on-chain varied ${formatSignedPercent(variation)} over ${rule.window} (threshold ${formatPercent(settings.threshold)})`,
-        context: { price: snapshot.value.price.text, observedAt: toIso(observedAtMs) },
-      }),
+      describe: () => {
+        // With decimals 0 (the server could not read them) the raw integer is no price: say it is unknown.
+        const known = snapshot.value.decimalsKnown;
+        return {
+          summary: `${key} on-chain varied ${formatSignedPercent(variation)} over ${rule.window} (threshold ${formatPercent(settings.threshold)})${known ? "" : "; price unknown (on-chain decimals unreadable)"}`,
+          context: { price: known ? snapshot.value.price.text : null, observedAt: toIso(observedAtMs) },
+        };
+      },
     }),
   ];
 }

@@ -13,8 +13,10 @@ export function detectVaultStatus(
   const snapshot = data.snapshot;
   if (snapshot?.kind !== "vault") return noData("no vault data");
   const { status, depositConstraints, name } = snapshot.value;
+  // Deposits the server says nothing about are unknown: the status alone decides, and the text says so.
   const paused = depositConstraints.paused;
-  const active = status !== "live" || paused;
+  const active = status !== "live" || paused === true;
+  const deposits = paused === null ? "deposits unknown" : paused ? "deposits paused" : "deposits open";
   const key = targetScopeKey(data.spec);
   const observedAtMs = data.observedAtMs;
   return [
@@ -25,7 +27,7 @@ export function detectVaultStatus(
       active,
       severity: settingsFor(rule, key).severity,
       describe: () => ({
-        summary: `vault ${name || key} is ${status}${paused ? ", deposits paused" : ", deposits open"}`,
+        summary: `vault ${name === null || name === "" ? key : name} is ${status}, ${deposits}`,
         context: { status, depositsPaused: paused, observedAt: toIso(observedAtMs) },
       }),
     }),
