@@ -11,9 +11,9 @@ export interface FloatCandle {
   readonly close: number;
 }
 
-/** Most candles one response carries. */
-export const MAX_CANDLES = 100;
-const SAMPLES_PER_CANDLE = 8;
+/** Most candles one response carries (the live server's limit). */
+export const MAX_CANDLES = 10_000;
+const SAMPLES_PER_CANDLE = 4;
 
 /** Mid price of a resolvable route at `tMs` (cross through USD for routed pairs). */
 export function routeMid(market: Market, route: Exclude<Route, { kind: "missing" }>, tMs: number): number {
@@ -23,17 +23,21 @@ export function routeMid(market: Market, route: Exclude<Route, { kind: "missing"
   return base / quote;
 }
 
-/** OHLC of the bucket starting at `startMs`, cut at `endMs` for the current (partial) bucket. */
+/**
+ * OHLC of the bucket starting at `startMs`, cut at `endMs` for the current (partial) bucket; `knownClose`
+ * is the mid at the close when the caller already has it (the next bucket's open).
+ */
 export function candleOf(
   market: Market,
   route: Exclude<Route, { kind: "missing" }>,
   startMs: number,
   intervalMs: number,
   endMs: number,
+  knownClose?: number,
 ): FloatCandle {
   const closeMs = Math.min(startMs + intervalMs, endMs);
   const open = routeMid(market, route, startMs);
-  const close = routeMid(market, route, closeMs);
+  const close = knownClose ?? routeMid(market, route, closeMs);
   let high = Math.max(open, close);
   let low = Math.min(open, close);
   for (let k = 1; k < SAMPLES_PER_CANDLE; k++) {
@@ -57,8 +61,12 @@ export function candleSeries(
 ): FloatCandle[] {
   const candles: FloatCandle[] = [];
   let startMs = Math.floor(atMs / intervalMs) * intervalMs;
+  // each bucket closes where the newer one opened: reuse that mid (up to 10 000 buckets per response)
+  let newerOpen: number | undefined;
   while (candles.length < MAX_CANDLES && startMs + intervalMs > market.genesisMs) {
-    candles.push(candleOf(market, route, Math.max(startMs, market.genesisMs), intervalMs, atMs));
+    const candle = candleOf(market, route, Math.max(startMs, market.genesisMs), intervalMs, atMs, newerOpen);
+    candles.push(candle);
+    newerOpen = candle.open;
     startMs -= intervalMs;
   }
   return candles;

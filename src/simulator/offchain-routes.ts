@@ -20,8 +20,24 @@ import { resolveRoute, routePrice, type OffchainSpec } from "./sources.js";
 /** Intervals the live server refuses per aggregation (pragma-api-facts.md). */
 const UNSUPPORTED: Readonly<Record<Aggregation, readonly Interval[]>> = {
   median: ["5min"],
-  twap: ["100ms", "1s", "5s", "10s"],
+  twap: ["100ms", "1s", "5s", "10s", "1w"],
 };
+
+/** The live server's names of intervals and aggregations in its error texts (Rust enum variants). */
+const INTERVAL_VARIANT: Readonly<Record<Interval, string>> = {
+  "100ms": "OneHundredMillisecond",
+  "1s": "OneSecond",
+  "5s": "FiveSeconds",
+  "10s": "TenSeconds",
+  "1min": "OneMinute",
+  "5min": "FiveMinutes",
+  "15min": "FifteenMinutes",
+  "1h": "OneHour",
+  "2h": "TwoHours",
+  "1d": "OneDay",
+  "1w": "OneWeek",
+};
+const AGGREGATION_VARIANT: Readonly<Record<Aggregation, string>> = { median: "Median", twap: "Twap" };
 
 /** Parse the shared pair-price/candlestick parameters; returns an error response or the evaluation spec. */
 function pairParams(
@@ -69,7 +85,7 @@ export function handlePairPrice(market: Market, base: string, quote: string, par
   if (UNSUPPORTED[spec.aggregation].includes(parsed.interval)) {
     return entryError(
       400,
-      `Unsupported interval ${parsed.interval} for aggregation ${spec.aggregation}`,
+      `Unsupported interval ${INTERVAL_VARIANT[parsed.interval]} for aggregation ${AGGREGATION_VARIANT[spec.aggregation]}`,
       realNowMs,
     );
   }
@@ -102,19 +118,24 @@ export function handlePairPrice(market: Market, base: string, quote: string, par
   return jsonOk(body);
 }
 
-/** GET /node/v1/aggregation/candlestick/{base}/{quote}: only timestamp and interval change the result. */
+/**
+ * GET /node/v1/aggregation/candlestick/{base}/{quote}: only timestamp and interval change the result.
+ * As on the live server, candles are read for the pair itself (no routing, spot only) and a pair with
+ * none (unknown, or a range before the history) is 200 with `data: []`, not a 404.
+ */
 export function handleCandlestick(market: Market, base: string, quote: string, params: Params): SimResponse {
   const nowMs = market.nowMs();
   const parsed = pairParams(market, params, nowMs);
   if ("status" in parsed) return parsed;
   const pairId = `${base}/${quote}`;
-  const route = resolveRoute(market, base, quote, parsed.routing);
-  const realNowMs = market.clock.nowMs();
-  if (route.kind === "missing") return entryError(404, route.message, realNowMs);
-  if (parsed.atMs < market.genesisMs) return entryError(404, `Entry not found: ${pairId}`, realNowMs);
+  const route = resolveRoute(market, base, quote, false);
+  const candles =
+    route.kind === "missing" || parsed.atMs < market.genesisMs
+      ? []
+      : candleSeries(market, route, parsed.spec.intervalMs, parsed.atMs);
   const body: WireCandleSeries = {
     pair_id: pairId,
-    data: candleSeries(market, route, parsed.spec.intervalMs, parsed.atMs).map((candle) => ({
+    data: candles.map((candle) => ({
       time: isoWithoutZone(candle.startMs),
       open: toDecimalPrice18(candle.open),
       low: toDecimalPrice18(candle.low),
@@ -134,26 +155,26 @@ export function handleFundingHistory(
 ): SimResponse {
   const nowMs = market.nowMs();
   const realNowMs = market.clock.nowMs();
-  const source = requiredString(params, "source");
+  // the live server upper-cases the source (`hyperliquid` works)
+  const source = requiredString(params, "source").toUpperCase();
   const range = rangeParam(params, "timestamp");
   const frequency = enumParam(params, "frequency", FUNDING_FREQUENCIES, "All");
   const page = intParam(params, "page") ?? 1;
   const pageSize = intParam(params, "page_size") ?? 1000;
+  // The spec states the limits (page from 1, page_size 1..1000); the live server clamps instead. We
+  // reject: a client that sends an out-of-range value has a bug that clamping would hide.
   if (page < 1) return entryError(400, "Invalid pagination: page must be at least 1", realNowMs);
   if (pageSize < 1 || pageSize > 1000) {
     return entryError(400, "Invalid pagination: page_size must be between 1 and 1000", realNowMs);
   }
-  if (range !== null && range.endS * 1000 > nowMs) return entryError(400, FUTURE_TIMESTAMP, realNowMs);
-  if (range !== null && range.startS > range.endS) {
-    return entryError(
-      400,
-      "Invalid timestamp: Timestamp range error: Start timestamp is after end timestamp",
-      realNowMs,
-    );
-  }
+  const rangeError = range === null ? null : fundingRangeError(range, nowMs);
+  if (rangeError !== null)
+    return entryError(400, `Invalid timestamp: Timestamp range error: ${rangeError}`, realNowMs);
   const pairId = `${base}/${quote}`;
   if (!hasFunding(market, pairId, source)) {
-    return entryError(404, `Entry not found: ${pairId}`, realNowMs);
+    // an unknown pair or source is an empty page on the live server, not a 404
+    const empty: WireFundingRatePage = { data: [], page, page_size: pageSize, has_next_page: false };
+    return jsonOk(empty);
   }
   const window =
     range === null
@@ -167,4 +188,15 @@ export function handleFundingHistory(
     has_next_page: result.hasNextPage,
   };
   return jsonOk(body);
+}
+
+/** The live server's range checks, in its order: start after end, end in the future, start equal to end. */
+function fundingRangeError(
+  range: { readonly startS: number; readonly endS: number },
+  nowMs: number,
+): string | null {
+  if (range.startS > range.endS) return "Start timestamp is after end timestamp";
+  if (range.endS * 1000 > nowMs) return "End timestamp is in the future";
+  if (range.startS === range.endS) return "Start timestamp equals end timestamp";
+  return null;
 }

@@ -16,7 +16,7 @@ import {
 import { boolParam, enumParam, intParam, requiredEnum, type Params } from "./query.js";
 import { entryError, FUTURE_TIMESTAMP, JSON_TYPE, jsonOk, type SimResponse } from "./responses.js";
 import { resolveRoute } from "./sources.js";
-import { vaultAt } from "./vaults.js";
+import { liveVaultBody, vaultAt } from "./vaults.js";
 
 const ONCHAIN_DECIMALS_ROUTED = 8;
 
@@ -27,11 +27,13 @@ function decimalsOf(market: Market, pairId: string): number {
 /** GET /node/v1/onchain/{base}/{quote}. */
 export function handleOnchain(market: Market, base: string, quote: string, params: Params): SimResponse {
   const network = requiredEnum(params, "network", NETWORKS);
-  const aggregation = enumParam(params, "aggregation", AGGREGATIONS, "median");
-  const routing = boolParam(params, "routing", true);
+  // The spec gives no defaults for this endpoint, so they are the live server's (pragma-api-facts.md):
+  // twap (which then fails with 500), no routing, components and variations included.
+  const aggregation = enumParam(params, "aggregation", AGGREGATIONS, "twap");
+  const routing = boolParam(params, "routing", false);
   const timestampS = intParam(params, "timestamp");
-  const withComponents = boolParam(params, "components", false);
-  const withVariations = boolParam(params, "variations", false);
+  const withComponents = boolParam(params, "components", true);
+  const withVariations = boolParam(params, "variations", true);
   const nowMs = market.nowMs();
   const realNowMs = market.clock.nowMs();
   const pairId = `${base}/${quote}`;
@@ -54,14 +56,14 @@ export function handleOnchain(market: Market, base: string, quote: string, param
   const basePrice = basePushes === null || basePushes === undefined ? 1 : onchainMedian(basePushes);
   const quotePrice = quotePushes === null || quotePushes === undefined ? 1 : onchainMedian(quotePushes);
   const all: Push[] = legPushes.flatMap((pushes) => pushes ?? []);
-  const counts = legPushes.flatMap((pushes) => (pushes === null ? [] : [pushes.length]));
   const decimals = route.kind === "direct" ? route.pair.def.onchainDecimals : ONCHAIN_DECIMALS_ROUTED;
   const body: WireOnchainEntrySet = {
     pair_id: pairId,
     last_updated_timestamp: Math.floor(Math.max(...all.map((push) => push.pushMs)) / 1000),
     price: toHexPrice(basePrice / quotePrice, decimals),
     decimals,
-    nb_sources_aggregated: Math.min(...counts),
+    // the live server counts the components ((publisher, source) pairs), across both legs when routed
+    nb_sources_aggregated: all.length,
     asset_type: route.kind === "direct" ? route.pair.def.assetType : "Crypto",
     components: withComponents
       ? all.map((push) => ({
@@ -124,11 +126,11 @@ export function handleVault(market: Market, vaultId: string, envelope: boolean):
   const vault = vaultId.length === 0 ? null : vaultAt(market, vaultId, market.nowMs());
   if (vault === null) {
     if (envelope) {
-      const body: WireVaultEnvelope = { status: "error", msg: `Vault not found: ${vaultId}` };
+      const body: WireVaultEnvelope = { status: "error", msg: `Vault ${vaultId} not found` };
       return { status: 404, contentType: JSON_TYPE, body: JSON.stringify(body) };
     }
     return entryError(404, `Vault not found: ${vaultId}`, market.clock.nowMs(), "Vault");
   }
-  const body: WireVaultEnvelope | typeof vault = envelope ? { status: "ok", data: vault } : vault;
-  return jsonOk(body);
+  const served = liveVaultBody(market.seed, vault);
+  return jsonOk(envelope ? { status: "ok", data: served } : served);
 }

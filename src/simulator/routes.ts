@@ -96,5 +96,5 @@ export function dispatch(
   }
 }
 
-/** Response for a path no endpoint serves. */
-export const NOT_FOUND: SimResponse = plainText(404, "Not Found");
+/** Response for a path no endpoint serves (the live server's fallback text). */
+export const NOT_FOUND: SimResponse = plainText(404, "The requested resource was not found");

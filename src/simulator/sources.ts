@@ -148,8 +148,10 @@ export function resolveRoute(market: Market, base: string, quote: string, routin
   if (direct !== undefined) return { kind: "direct", pair: direct };
   const baseLeg = base === "USD" ? null : market.pairs.get(`${base}/USD`);
   const quoteLeg = quote === "USD" ? null : market.pairs.get(`${quote}/USD`);
-  if (!routing || baseLeg === undefined || quoteLeg === undefined || base === quote) {
-    return { kind: "missing", message: `Entry not found: ${pairId}` };
+  if (!routing) return { kind: "missing", message: `Entry not found: ${pairId}` };
+  if (baseLeg === undefined || quoteLeg === undefined || base === quote) {
+    // the live server's message once a lookup through intermediate pairs has failed
+    return { kind: "missing", message: `Missing data for routing on pair: ${pairId}` };
   }
   return { kind: "routed", base: baseLeg, quote: quoteLeg };
 }

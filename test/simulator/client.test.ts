@@ -43,7 +43,7 @@ describe("createPragmaClient against the simulator", () => {
 
   it("decodes candles, funding pages and the funding iterator", async () => {
     const series = await client.getCandlesticks({ pair: "ETH/USD", interval: "1h" });
-    expect(series.candles.length).toBe(100);
+    expect(series.candles.length).toBe(15 * 24 + 2); // the whole 15-day history at 1 h
     expect(series.candles[0]!.timeMs).toBeGreaterThan(series.candles[1]!.timeMs);
     const startS = T0_MS / 1000 - 7_200;
     const page = await client.getFundingRates({

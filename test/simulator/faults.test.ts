@@ -77,7 +77,7 @@ describe("on-chain, funding and vault faults", () => {
   it("frozen publisher stops pushing (stale timestamps, same tx hash)", async () => {
     t = await startTestSim();
     t.sim.control.inject({ kind: "frozenPublisher", publisher: "FOURLEAF", network: "starknet-mainnet" });
-    const url = "/node/v1/onchain/BTC/USD?network=starknet-mainnet&components=true";
+    const url = "/node/v1/onchain/BTC/USD?network=starknet-mainnet&aggregation=median&components=true";
     const first = (await getJson<WireOnchainEntrySet>(t.sim, url)).body;
     t.clock.advance(300_000);
     const later = (await getJson<WireOnchainEntrySet>(t.sim, url)).body;
@@ -98,7 +98,7 @@ describe("on-chain, funding and vault faults", () => {
 
   it("a spike above 2.5 % triggers a deviation push before the next heartbeat", async () => {
     t = await startTestSim();
-    const url = "/node/v1/onchain/BTC/USD?network=starknet-mainnet";
+    const url = "/node/v1/onchain/BTC/USD?network=starknet-mainnet&aggregation=median";
     const before = (await getJson<WireOnchainEntrySet>(t.sim, url)).body;
     t.sim.control.inject({ kind: "spike", pair: "BTC/USD", factor: 1.06 });
     t.clock.advance(10_000);
@@ -165,7 +165,7 @@ describe("transport faults", () => {
   it("malformed body is invalid JSON with a 200", async () => {
     t = await startTestSim();
     t.sim.control.inject({ kind: "malformed", endpoint: "onchain" });
-    const response = await raw(t.sim, "/node/v1/onchain/BTC/USD?network=starknet-mainnet");
+    const response = await raw(t.sim, "/node/v1/onchain/BTC/USD?network=starknet-mainnet&aggregation=median");
     expect(response.status).toBe(200);
     expect(() => JSON.parse(response.text) as unknown).toThrow();
   });

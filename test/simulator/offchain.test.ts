@@ -180,12 +180,15 @@ describe("GET /node/v1/data/{base}/{quote}", () => {
     expect(tooOld.status).toBe(404);
   });
 
-  it("404s an unknown pair with the spec's JSON body", async () => {
+  it("404s an unknown pair with the spec's JSON body and the live server's texts", async () => {
     const { status, body, text } = await getJson<WireEntryError>(t.sim, "/node/v1/data/FOO/USD");
     expect(status).toBe(404);
     expect(Object.keys(body)).toEqual(["resource", "message", "happened_at"]);
-    expect(body.message).toBe("Entry not found: FOO/USD");
+    // routing is on by default (spec): the lookup through intermediate pairs is what failed
+    expect(body.message).toBe("Missing data for routing on pair: FOO/USD");
     expect(text).not.toContain("\n");
+    const direct = await getJson<WireEntryError>(t.sim, "/node/v1/data/FOO/USD?routing=false");
+    expect(direct.body.message).toBe("Entry not found: FOO/USD");
   });
 
   it.each([
@@ -203,10 +206,15 @@ describe("GET /node/v1/data/{base}/{quote}", () => {
   });
 
   it("rejects the intervals upstream does not support per aggregation, as JSON 400", async () => {
-    for (const query of ["aggregation=median&interval=5min", "aggregation=twap&interval=1s"]) {
+    for (const [query, message] of [
+      ["aggregation=median&interval=5min", "Unsupported interval FiveMinutes for aggregation Median"],
+      ["aggregation=twap&interval=1s", "Unsupported interval OneSecond for aggregation Twap"],
+      ["aggregation=twap&interval=10s", "Unsupported interval TenSeconds for aggregation Twap"],
+      ["aggregation=twap&interval=1w", "Unsupported interval OneWeek for aggregation Twap"],
+    ] as const) {
       const { status, body } = await getJson<WireEntryError>(t.sim, `/node/v1/data/BTC/USD?${query}`);
       expect(status).toBe(400);
-      expect(body.message).toMatch(/^Unsupported interval/);
+      expect(body.message).toBe(message);
     }
   });
 
@@ -214,7 +222,9 @@ describe("GET /node/v1/data/{base}/{quote}", () => {
     const bad = await getJson<WireEntryError>(t.sim, "/node/v1/data/BTC1/USD");
     expect(bad.status).toBe(500);
     expect(bad.body.resource).toBe("EntryModel");
-    expect((await raw(t.sim, "/node/v1/nope")).status).toBe(404);
+    const unknown = await raw(t.sim, "/node/v1/nope");
+    expect(unknown.status).toBe(404);
+    expect(unknown.text).toBe("The requested resource was not found");
     expect((await raw(t.sim, "/node/v1/data/BTC")).status).toBe(404);
     expect((await raw(t.sim, "/node/v1/data/BTC/USD", { method: "POST", body: "{}" })).status).toBe(405);
   });
@@ -228,7 +238,8 @@ describe("GET /node/v1/aggregation/candlestick/{base}/{quote}", () => {
     );
     expect(status).toBe(200);
     expect(responseErrors(candlestickResponse, body)).toEqual([]);
-    expect(body.data.length).toBe(100);
+    // 15 days of history at 15 min (the simulator's default), newest first; the live limit is 10 000
+    expect(body.data.length).toBe(15 * 96 + 5);
     const first = body.data[0]!;
     expect(Object.keys(first)).toEqual(["time", "open", "low", "high", "close"]);
     expect(first.time).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d$/);
@@ -247,21 +258,29 @@ describe("GET /node/v1/aggregation/candlestick/{base}/{quote}", () => {
     expect(body.data[1]!.close).toBe(body.data[0]!.open);
   });
 
-  it("honours timestamp, routing and validation like the pair price endpoint", async () => {
+  it("honours timestamp and validation like the pair price endpoint; no routing, empty when no candles", async () => {
     const atS = Math.floor((T0_MS + 1_800_000) / 1000);
     const past = await getJson<WireCandleSeries>(
       t.sim,
       `/node/v1/aggregation/candlestick/BTC/USD?interval=1min&timestamp=${atS}`,
     );
     expect(past.body.data[0]!.time).toBe("2026-11-22T10:30:00");
-    const routed = await getJson<WireCandleSeries>(
+    expect(past.body.data.length).toBe(10_000);
+    // as live: candles are read for the pair itself, so a cross pair or an unknown one is 200 with []
+    for (const pair of ["ETH/BTC", "NOPE/USD"]) {
+      const empty = await getJson<WireCandleSeries>(
+        t.sim,
+        `/node/v1/aggregation/candlestick/${pair}?interval=1h`,
+      );
+      expect(empty.status).toBe(200);
+      expect(empty.body).toEqual({ pair_id: pair, data: [] });
+    }
+    const beforeHistory = await getJson<WireCandleSeries>(
       t.sim,
-      "/node/v1/aggregation/candlestick/ETH/BTC?interval=1h",
+      "/node/v1/aggregation/candlestick/BTC/USD?interval=1h&timestamp=1000000000",
     );
-    expect(routed.status).toBe(200);
-    expect(routed.body.pair_id).toBe("ETH/BTC");
+    expect(beforeHistory.body.data).toEqual([]);
     expect((await raw(t.sim, "/node/v1/aggregation/candlestick/BTC/USD?interval=2min")).status).toBe(400);
-    expect((await raw(t.sim, "/node/v1/aggregation/candlestick/NOPE/USD")).status).toBe(404);
     const future = await raw(t.sim, `/node/v1/aggregation/candlestick/BTC/USD?timestamp=${atS + 86_400}`);
     expect(future.status).toBe(400);
   });
@@ -327,8 +346,30 @@ describe("GET /node/v1/funding_rates/history/{base}/{quote}", () => {
       /^Invalid timestamp: Timestamp range error:.*End timestamp is in the future$/,
     );
     expect((await raw(t.sim, `${base}?source=HYPERLIQUID&timestamp=${nowS},${nowS - 60}`)).status).toBe(400);
-    expect((await raw(t.sim, `${base}?source=NOPE`)).status).toBe(404);
-    expect((await raw(t.sim, "/node/v1/funding_rates/history/USDC/USD?source=HYPERLIQUID")).status).toBe(404);
+    const same = await getJson<WireEntryError>(
+      t.sim,
+      `${base}?source=HYPERLIQUID&timestamp=${nowS - 60},${nowS - 60}`,
+    );
+    expect(same.status).toBe(400);
+    expect(same.body.message).toBe(
+      "Invalid timestamp: Timestamp range error: Start timestamp equals end timestamp",
+    );
+  });
+
+  it("answers as the live server where the spec is silent: source upper-cased, unknown pair or source empty", async () => {
+    const startS = Math.floor(T0_MS / 1000) - 3_600;
+    const range = `timestamp=${startS},${startS + 3_600}&frequency=Hour`;
+    const lower = await getJson<WireFundingRatePage>(t.sim, `${base}?source=hyperliquid&${range}`);
+    expect(lower.status).toBe(200);
+    expect(lower.body.data.map((rate) => rate.source)).toEqual(["HYPERLIQUID", "HYPERLIQUID"]);
+    for (const path of [
+      `${base}?source=NOPE&${range}`,
+      `/node/v1/funding_rates/history/USDC/USD?source=HYPERLIQUID&${range}`,
+    ]) {
+      const empty = await getJson<WireFundingRatePage>(t.sim, path);
+      expect(empty.status).toBe(200);
+      expect(empty.body).toEqual({ data: [], page: 1, page_size: 1000, has_next_page: false });
+    }
   });
 
   it("defaults to the whole history when no range is given (page_size 1000 max per page)", async () => {

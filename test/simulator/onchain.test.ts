@@ -26,10 +26,10 @@ afterAll(() => t.sim.close());
 const onchain = "/node/v1/onchain";
 
 describe("GET /node/v1/onchain/{base}/{quote}", () => {
-  it("returns the entry set with 8 decimals, seconds timestamps, null components/variations by default", async () => {
+  it("returns the entry set with 8 decimals and seconds timestamps; components and variations only when asked", async () => {
     const { status, body } = await getJson<WireOnchainEntrySet>(
       t.sim,
-      `${onchain}/BTC/USD?network=starknet-mainnet&aggregation=median`,
+      `${onchain}/BTC/USD?network=starknet-mainnet&aggregation=median&components=false&variations=false`,
     );
     expect(status).toBe(200);
     expect(responseErrors(onchainEntryResponse, body)).toEqual([]);
@@ -45,10 +45,28 @@ describe("GET /node/v1/onchain/{base}/{quote}", () => {
     expect(Number(BigInt(body.price)) / 1e8).toBeGreaterThan(50_000);
   });
 
+  it("defaults as the live server does (the spec is silent): twap, no routing, components and variations", async () => {
+    const twap = await getJson<WireEntryError>(t.sim, `${onchain}/BTC/USD?network=starknet-mainnet`);
+    expect(twap.status).toBe(500);
+    expect(twap.body.message).toMatch(/^Database error:/);
+    const { body } = await getJson<WireOnchainEntrySet>(
+      t.sim,
+      `${onchain}/BTC/USD?network=starknet-mainnet&aggregation=median`,
+    );
+    expect(body.components?.length).toBe(body.nb_sources_aggregated);
+    expect(Object.keys(body.variations ?? {})).toEqual(["1h", "1d", "1w"]);
+    const unrouted = await getJson<WireEntryError>(
+      t.sim,
+      `${onchain}/BTC/EUR?network=starknet-mainnet&aggregation=median`,
+    );
+    expect(unrouted.status).toBe(404);
+    expect(unrouted.body.message).toBe("Entry not found: BTC/EUR");
+  });
+
   it("lists publisher components (tx hashes, pushed within the heartbeat) and 1h/1d/1w variations", async () => {
     const { body } = await getJson<WireOnchainEntrySet>(
       t.sim,
-      `${onchain}/BTC/USD?network=starknet-mainnet&components=true&variations=true`,
+      `${onchain}/BTC/USD?network=starknet-mainnet&aggregation=median&components=true&variations=true`,
     );
     expect(responseErrors(onchainEntryResponse, body)).toEqual([]);
     const components = body.components ?? [];
@@ -70,17 +88,22 @@ describe("GET /node/v1/onchain/{base}/{quote}", () => {
   });
 
   it("uses 6 decimals for USDC/USD and USDT/USD and per-network feed sets", async () => {
-    const usdc = await getJson<WireOnchainEntrySet>(t.sim, `${onchain}/USDC/USD?network=starknet-mainnet`);
+    const usdc = await getJson<WireOnchainEntrySet>(
+      t.sim,
+      `${onchain}/USDC/USD?network=starknet-mainnet&aggregation=median`,
+    );
     expect(usdc.body.decimals).toBe(6);
     expect(Number(BigInt(usdc.body.price)) / 1e6).toBeCloseTo(1, 1);
     const sepolia = await getJson<WireOnchainEntrySet>(
       t.sim,
-      `${onchain}/BTC/USD?network=starknet-sepolia&components=true`,
+      `${onchain}/BTC/USD?network=starknet-sepolia&aggregation=median&components=true`,
     );
     expect(new Set(sepolia.body.components?.map((c) => c.publisher))).toEqual(
       new Set(["PRAGMA", "FOURLEAF", "EQUILIBRIUM"]),
     );
-    expect((await raw(t.sim, `${onchain}/SOL/USD?network=starknet-sepolia`)).status).toBe(200);
+    expect((await raw(t.sim, `${onchain}/SOL/USD?network=starknet-sepolia&aggregation=median`)).status).toBe(
+      200,
+    );
   });
 
   it("omits variations whose previous candle predates the market history", async () => {
@@ -89,7 +112,7 @@ describe("GET /node/v1/onchain/{base}/{quote}", () => {
     try {
       const { body } = await getJson<WireOnchainEntrySet>(
         short.sim,
-        `${onchain}/ETH/USD?network=starknet-mainnet&variations=true`,
+        `${onchain}/ETH/USD?network=starknet-mainnet&aggregation=median&variations=true`,
       );
       expect(Object.keys(body.variations ?? {})).toEqual(["1h", "1d"]);
     } finally {
@@ -101,12 +124,23 @@ describe("GET /node/v1/onchain/{base}/{quote}", () => {
     const atS = Math.floor((T0_MS + 600_000) / 1000);
     const past = await getJson<WireOnchainEntrySet>(
       t.sim,
-      `${onchain}/BTC/USD?network=starknet-mainnet&timestamp=${atS}`,
+      `${onchain}/BTC/USD?network=starknet-mainnet&aggregation=median&timestamp=${atS}`,
     );
     expect(past.body.last_updated_timestamp).toBeLessThanOrEqual(atS);
-    const routed = await getJson<WireOnchainEntrySet>(t.sim, `${onchain}/BTC/EUR?network=starknet-mainnet`);
+    const routed = await getJson<WireOnchainEntrySet>(
+      t.sim,
+      `${onchain}/BTC/EUR?network=starknet-mainnet&aggregation=median&routing=true`,
+    );
     expect(routed.status).toBe(200);
-    expect((await raw(t.sim, `${onchain}/BTC/EUR?network=starknet-mainnet&routing=false`)).status).toBe(404);
+    // as live: the number of components ((publisher, source) pairs) of both legs
+    expect(routed.body.nb_sources_aggregated).toBe(routed.body.components?.length);
+    expect(routed.body.nb_sources_aggregated).toBeGreaterThan(7);
+    const impossible = await getJson<WireEntryError>(
+      t.sim,
+      `${onchain}/BTC/FOO?network=starknet-mainnet&aggregation=median&routing=true`,
+    );
+    expect(impossible.status).toBe(404);
+    expect(impossible.body.message).toBe("Missing data for routing on pair: BTC/FOO");
     expect((await raw(t.sim, `${onchain}/BTC/USD`)).text).toBe(
       "Failed to deserialize query string: missing field `network`",
     );
@@ -120,10 +154,12 @@ describe("GET /node/v1/onchain/{base}/{quote}", () => {
     );
     const future = await getJson<WireEntryError>(
       t.sim,
-      `${onchain}/BTC/USD?network=starknet-mainnet&timestamp=${atS + 86_400}`,
+      `${onchain}/BTC/USD?network=starknet-mainnet&aggregation=median&timestamp=${atS + 86_400}`,
     );
     expect(future.status).toBe(400);
-    expect((await raw(t.sim, `${onchain}/FOO/USD?network=starknet-mainnet`)).status).toBe(404);
+    expect((await raw(t.sim, `${onchain}/FOO/USD?network=starknet-mainnet&aggregation=median`)).status).toBe(
+      404,
+    );
     // upstream has no on-chain twap view: 500 (pragma-api-facts.md)
     expect((await raw(t.sim, `${onchain}/BTC/USD?network=starknet-mainnet&aggregation=twap`)).status).toBe(
       500,
@@ -208,6 +244,37 @@ describe("GET /vault/api/v1/vaults/{id}", () => {
     expect(retired.body.status).toBe("retired");
   });
 
+  it("serves the live API's variety of absent and null optional fields, fixed per seed and vault", async () => {
+    const ids = ["pragma-btc-vault", "pragma-eth-vault", "pragma-usdc-vault", "pragma-legacy-vault"];
+    const bodies = await Promise.all(
+      ids.map(
+        async (id) => (await getJson<Record<string, unknown>>(t.sim, `/vault/api/v1/vaults/${id}`)).body,
+      ),
+    );
+    for (const body of bodies) {
+      expect(responseErrors(vaultResponse, body)).toEqual([]);
+      expect(body["api_endpoint"]).toBe(`/api/v1/vaults/${String(body["id"])}`);
+    }
+    // across the vaults every optional field is missing somewhere, present somewhere, null somewhere
+    const text = (path: string, body: Record<string, unknown>): string => {
+      const [head, leaf] = path.split(".") as [string, string | undefined];
+      const parent = leaf === undefined ? body : (body[head] as Record<string, unknown> | null | undefined);
+      const key = leaf ?? head;
+      if (parent === null || parent === undefined || !(key in parent)) return "absent";
+      return parent[key] === null ? "null" : "present";
+    };
+    const seen = new Set(
+      bodies.flatMap((body) =>
+        ["description", "mgmt_fee_bps", "contract.abi_version", "icons.light"].map((path) =>
+          text(path, body),
+        ),
+      ),
+    );
+    expect(seen).toEqual(new Set(["absent", "null", "present"]));
+    const again = await getJson<Record<string, unknown>>(t.sim, "/vault/api/v1/vaults/pragma-btc-vault");
+    expect(Object.keys(again.body)).toEqual(Object.keys(bodies[0]!));
+  });
+
   it("404s unknown and empty ids", async () => {
     const unknown = await getJson<WireEntryError>(t.sim, "/vault/api/v1/vaults/nope");
     expect(unknown.status).toBe(404);
@@ -223,7 +290,7 @@ describe("GET /vault/api/v1/vaults/{id}", () => {
       expect(ok.body.status === "ok" && responseErrors(vaultResponse, ok.body.data)).toEqual([]);
       const missing = await getJson<WireVaultEnvelope>(enveloped.sim, "/vault/api/v1/vaults/nope");
       expect(missing.status).toBe(404);
-      expect(missing.body).toEqual({ status: "error", msg: "Vault not found: nope" });
+      expect(missing.body).toEqual({ status: "error", msg: "Vault nope not found" });
     } finally {
       await enveloped.sim.close();
     }
@@ -241,7 +308,9 @@ describe("x-api-key", () => {
         expect((await raw(secured.sim, path, { headers: { "x-api-key": "wrong" } })).status).toBe(401);
         expect((await raw(secured.sim, path, { headers: { "x-api-key": "k-2" } })).status).toBe(200);
       }
-      expect((await raw(secured.sim, `${onchain}/BTC/USD?network=starknet-mainnet`)).status).toBe(200);
+      expect(
+        (await raw(secured.sim, `${onchain}/BTC/USD?network=starknet-mainnet&aggregation=median`)).status,
+      ).toBe(200);
       expect((await raw(secured.sim, "/vault/api/v1/vaults/pragma-btc-vault")).status).toBe(200);
       expect(
         (await raw(secured.sim, "/node/v1/funding_rates/history/BTC/USD?source=KRAKEN&page_size=1")).status,
