@@ -14,6 +14,7 @@ import {
   restoreAnnounced,
 } from "./domain/monitor.js";
 import { createHttpServer, listen } from "./http/server.js";
+import { componentLogger } from "./logger.js";
 import { createMetrics, type Metrics } from "./metrics.js";
 import { createEventHub, type EventHub, type EventSource } from "./pipeline/event-hub.js";
 import { createMonitorRunner, type MonitorRunner, type Readiness } from "./pipeline/monitor-runner.js";
@@ -43,8 +44,11 @@ export interface AppDeps {
 export interface App {
   /** Start everything; resolves once the HTTP/WebSocket port listens. */
   start(): Promise<{ readonly port: number }>;
-  /** Graceful stop: `stopping` event, pollers off, sinks drained up to the deadline, clients closed with 1001. */
-  stop(deadlineMs: number): Promise<void>;
+  /**
+   * Graceful stop: `stopping` event, pollers off, sinks drained up to the deadline, clients closed with 1001.
+   * Every step runs even when one fails; the report names the failed ones (main.ts turns them into the exit code).
+   */
+  stop(deadlineMs: number): Promise<StopReport>;
   /** Apply a new, already validated config: only changed targets, rules and sinks are rebuilt. */
   reload(config: AppConfig): Promise<void>;
   readiness(): Readiness;
@@ -52,6 +56,11 @@ export interface App {
   readonly metrics: Metrics;
   /** Base URL of the upstream actually polled (the embedded simulator's when url = "simulator"). */
   upstreamUrl(): string;
+}
+
+/** What a stop achieved: the steps that failed (each logged with its error), empty when all went well. */
+export interface StopReport {
+  readonly failedSteps: readonly string[];
 }
 
 /** Every rule kind an alert can carry (WebSocket `rules` filters are checked against it). */
@@ -66,7 +75,7 @@ export function createApp(deps: AppDeps): App {
   const { logger, nowMs, random } = deps;
   let config = deps.config;
   const metrics = createMetrics(new Registry());
-  const log = (component: string): Logger => logger.child({ component });
+  const log = (component: string): Logger => componentLogger(logger, component);
 
   let store: StateStore | undefined;
   let hub: EventHub | undefined;
@@ -85,12 +94,19 @@ export function createApp(deps: AppDeps): App {
     return hub;
   };
 
+  let started = false;
+
+  /** Write the alert checkpoint; throws so the stop path can report a failure. */
   const checkpoint = (): void => {
     if (store === undefined || runner === undefined || hub === undefined) return;
+    store.saveCheckpoint({ lastSeq: hub.lastSeq(), engine: exportAlertState(runner.state()) });
+  };
+  /** The periodic checkpoint: a failure is logged and retried on the next tick. */
+  const periodicCheckpoint = (): void => {
     try {
-      store.saveCheckpoint({ lastSeq: hub.lastSeq(), engine: exportAlertState(runner.state()) });
+      checkpoint();
     } catch (error) {
-      log("state").error({ err: String(error) }, "could not write the alert checkpoint");
+      log("state").error({ err: error }, "could not write the alert checkpoint");
     }
   };
 
@@ -146,7 +162,7 @@ export function createApp(deps: AppDeps): App {
           engineState = importAlertState(recovered.checkpoint.engine);
         } catch (error) {
           log("state").error(
-            { err: String(error) },
+            { err: error },
             "alert checkpoint invalid: rebuilding alert state from the journal",
           );
         }
@@ -162,7 +178,23 @@ export function createApp(deps: AppDeps): App {
       const sinkErrors = firingSinkErrors(recovered.journal.entries());
       hub.restoreActive([...activeAlerts(engineState), ...sinkErrors]);
 
-      // 2. upstream: the embedded simulator or a real base URL, one keep-alive pool for everything
+      // 2. the port, before anything polls or sends: a second daemon on a busy port stops here, in one line
+      httpServer = createHttpServer({ metrics, readiness: () => this.readiness(), logger: log("http") });
+      ws = createWsServer({
+        server: httpServer,
+        path: "/ws",
+        source: hub,
+        config: config.server,
+        metrics,
+        logger: log("ws"),
+        knownPairs: () => knownPairs(config),
+        knownRules: () => ALL_RULES,
+        version: VERSION,
+        nowMs,
+      });
+      const { port } = await listen(httpServer, config.server.host, config.server.port);
+
+      // 3. upstream: the embedded simulator or a real base URL, one keep-alive pool for everything
       let baseUrl = config.upstream.url;
       let vaultBaseUrl = config.upstream.vaultUrl;
       if (embedded) {
@@ -197,8 +229,8 @@ export function createApp(deps: AppDeps): App {
         },
       });
 
-      // 3. sinks: stdout, chat-ops, then the HTTP + WebSocket server
-      logSink = startLogSink(hub, logger);
+      // 4. sinks: stdout and chat-ops
+      logSink = startLogSink(hub, log("alerts"));
       const bus = hub;
       chatops = createChatOpsSinks({
         sinks: config.sinks,
@@ -206,28 +238,14 @@ export function createApp(deps: AppDeps): App {
         stateDir: config.state.dir,
         dispatcher,
         metrics,
-        logger: log("sinks"),
+        logger: log("chatops"),
         raise: (alert) => bus.publishAlert(alert),
         nowMs,
         random,
       });
       await chatops.start();
       resolveOrphanSinkErrors(hub, sinkErrors, config.sinks, nowMs());
-      httpServer = createHttpServer({ metrics, readiness: () => this.readiness(), logger: log("http") });
-      ws = createWsServer({
-        server: httpServer,
-        path: "/ws",
-        source: hub,
-        config: config.server,
-        metrics,
-        logger: log("ws"),
-        knownPairs: () => knownPairs(config),
-        knownRules: () => ALL_RULES,
-        version: VERSION,
-        nowMs,
-      });
-
-      // 4. the pipeline
+      // 5. the pipeline
       runner = createMonitorRunner(
         {
           client,
@@ -242,10 +260,10 @@ export function createApp(deps: AppDeps): App {
       );
       runner.update(config.monitors, config.rules);
 
-      const { port } = await listen(httpServer, config.server.host, config.server.port);
-      timers.push(setInterval(checkpoint, CHECKPOINT_INTERVAL_MS).unref());
+      timers.push(setInterval(periodicCheckpoint, CHECKPOINT_INTERVAL_MS).unref());
       timers.push(setInterval(() => store?.sync(), JOURNAL_SYNC_INTERVAL_MS).unref());
       hub.publishLifecycle("started", { port, upstream: simulator === undefined ? "remote" : "simulator" });
+      started = true;
       logger.info({ port, host: config.server.host, upstream: baseUrl }, "pragma-monitor started");
       return { port };
     },
@@ -253,27 +271,30 @@ export function createApp(deps: AppDeps): App {
     async stop(deadlineMs) {
       const deadline = nowMs() + deadlineMs;
       const remaining = (): number => Math.max(0, deadline - nowMs());
+      const failedSteps: string[] = [];
       const step = async (name: string, action: () => unknown): Promise<void> => {
         try {
           await action();
         } catch (error) {
-          logger.error({ component: name, err: String(error) }, "error while stopping");
+          failedSteps.push(name);
+          logger.error({ step: name, err: error }, `error while stopping: ${name}`);
         }
       };
-      if (hub !== undefined) await step("hub", () => hub?.publishLifecycle("stopping"));
+      // after a failed start nothing ran: no `stopping` event for a daemon that never announced `started`
+      if (started) await step("hub", () => hub?.publishLifecycle("stopping"));
+      started = false;
       for (const timer of timers.splice(0)) clearInterval(timer);
       await step("pipeline", () => runner?.stop());
       await step("chatops", () => chatops?.stop(remaining()));
       await step("ws", () => ws?.close(Math.min(remaining(), 2_000)));
       await step("http", () => closeServer(httpServer));
-      await step("state", () => {
-        checkpoint();
-        store?.close();
-      });
+      await step("checkpoint", checkpoint);
+      await step("state", () => store?.close()); // fsyncs the journal and releases the lock even if the checkpoint failed
       await step("simulator", () => simulator?.close());
       await step("upstream", () => dispatcher?.close());
       logSink?.unsubscribe();
       hub?.complete();
+      return { failedSteps };
     },
 
     async reload(next) {

@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import type { Logger } from "pino";
 import type { Metrics } from "../metrics.js";
+import { PmError } from "../errors.js";
 
 /** Whether the daemon is ready, with the reasons it is not. */
 export interface Readiness {
@@ -18,7 +19,7 @@ export interface HttpServerOptions {
 
 /** Create the HTTP server (not listening yet); the WebSocket API attaches to its `upgrade` event. */
 export function createHttpServer(options: HttpServerOptions): Server {
-  const logger = options.logger.child({ component: "http" });
+  const { logger } = options;
   const server = createServer((request, response) => {
     route(options, request, response).catch((error: unknown) => {
       logger.error({ err: error, url: request.url }, "HTTP handler failed");
@@ -75,14 +76,35 @@ function sendJson(response: ServerResponse, status: number, body: unknown): void
   response.end(text);
 }
 
-/** Start listening; resolves with the bound port (useful with port 0), rejects on EADDRINUSE and the like. */
+/** Start listening; resolves with the bound port (useful with port 0), rejects with PM_ERR_LISTEN on EADDRINUSE and the like. */
 export function listen(server: Server, host: string, port: number): Promise<{ readonly port: number }> {
   return new Promise((resolve, reject) => {
-    const onError = (error: Error): void => reject(error);
+    const onError = (error: NodeJS.ErrnoException): void =>
+      reject(
+        new PmError(
+          "PM_ERR_LISTEN",
+          `cannot listen on ${host}:${port} (server.host, server.port): ${listenReason(error)}`,
+          {
+            cause: error,
+          },
+        ),
+      );
     server.once("error", onError);
     server.listen(port, host, () => {
       server.off("error", onError);
       resolve({ port: (server.address() as AddressInfo).port });
     });
   });
+}
+
+/** Listen errors in an operator's words (the errno code stays in the error's `cause`). */
+const LISTEN_REASONS: Readonly<Record<string, string>> = {
+  EADDRINUSE: "the port is already in use (another pragma-monitor?)",
+  EACCES: "permission denied (ports below 1024 need privileges)",
+  EADDRNOTAVAIL: "no such address on this machine",
+};
+
+/** Why listen failed, for the one line the daemon logs before it exits. */
+function listenReason(error: NodeJS.ErrnoException): string {
+  return LISTEN_REASONS[error.code ?? ""] ?? error.message;
 }

@@ -107,7 +107,7 @@ export function createMonitorRunner(deps: MonitorRunnerDeps, initialState: Monit
           target: spec.id,
           code: outcome.error.code,
           failures: outcome.consecutiveFailures,
-          err: outcome.error.message,
+          err: outcome.error,
         },
         "poll failed",
       );
@@ -183,7 +183,7 @@ export function createMonitorRunner(deps: MonitorRunnerDeps, initialState: Monit
           }
         })
         .catch((error: unknown) =>
-          logger.warn({ target: spec.id, err: String(error) }, "price history warm-up failed"),
+          logger.warn({ target: spec.id, err: error }, "price history warm-up failed"),
         );
       subscription.add(() => void warm);
     }

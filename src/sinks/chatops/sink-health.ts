@@ -26,6 +26,7 @@ export function createSinkHealth(options: {
   readonly host: string;
   readonly raise: (alert: AlertPayload) => void;
   readonly nowMs: () => number;
+  /** Already bound to the sink and its `host` (one binding per key: the lines here do not repeat them). */
   readonly logger: Logger;
   /** This sink's `sink_error` alert still firing from before a restart: the next success resolves it. */
   readonly restoredFiring?: AlertPayload;
@@ -42,7 +43,7 @@ export function createSinkHealth(options: {
     try {
       options.raise(alert);
     } catch (err) {
-      logger.error({ err: err instanceof Error ? err.name : "unknown" }, "raising sink_error failed");
+      logger.error({ err }, "raising sink_error failed");
     }
   };
 
@@ -57,7 +58,7 @@ export function createSinkHealth(options: {
       failures += 1;
       // Logged once per burst: the first failure and the threshold at warn, the rest at debug.
       const level = failures === 1 || failures === threshold ? "warn" : "debug";
-      logger[level]({ host, failures, ...info }, "chat-ops delivery failed");
+      logger[level]({ failures, ...info }, "chat-ops delivery failed");
       if (firing !== undefined || failures < threshold) return;
       const detail = info.status === undefined ? info.outcome : `${info.outcome} ${info.status}`;
       firing = {
@@ -80,7 +81,7 @@ export function createSinkHealth(options: {
       failures = 0;
       if (firing === undefined) return;
       const endsAt = new Date(options.nowMs()).toISOString();
-      logger.info({ host }, "chat-ops sink recovered");
+      logger.info("chat-ops sink recovered");
       publish({
         ...firing,
         status: "resolved",
