@@ -76,14 +76,22 @@ function sendJson(response: ServerResponse, status: number, body: unknown): void
   response.end(text);
 }
 
-/** Start listening; resolves with the bound port (useful with port 0), rejects with PM_ERR_LISTEN on EADDRINUSE and the like. */
-export function listen(server: Server, host: string, port: number): Promise<{ readonly port: number }> {
+/**
+ * Start listening; resolves with the bound port (useful with port 0), rejects with PM_ERR_LISTEN (the errno
+ * error as its cause) on EADDRINUSE and the like. `settings` names what the operator changes to fix it.
+ */
+export function listen(
+  server: Server,
+  host: string,
+  port: number,
+  settings = "server.host, server.port",
+): Promise<{ readonly port: number }> {
   return new Promise((resolve, reject) => {
     const onError = (error: NodeJS.ErrnoException): void =>
       reject(
         new PmError(
           "PM_ERR_LISTEN",
-          `cannot listen on ${host}:${port} (server.host, server.port): ${listenReason(error)}`,
+          `cannot listen on ${host}:${port} (${settings}): ${listenReason(error)}`,
           {
             cause: error,
           },
@@ -99,7 +107,7 @@ export function listen(server: Server, host: string, port: number): Promise<{ re
 
 /** Listen errors in an operator's words (the errno code stays in the error's `cause`). */
 const LISTEN_REASONS: Readonly<Record<string, string>> = {
-  EADDRINUSE: "the port is already in use (another pragma-monitor?)",
+  EADDRINUSE: "the port is already in use by another process",
   EACCES: "permission denied (ports below 1024 need privileges)",
   EADDRNOTAVAIL: "no such address on this machine",
 };

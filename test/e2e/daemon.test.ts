@@ -303,13 +303,16 @@ describe("pragma-monitor run (spawned from dist)", () => {
       cwd: work.dir,
     });
     const refused = await second.logs.waitFor(
-      (line) => line.msg === "could not start" || line.msg === "pragma-monitor started",
+      (line) => line.msg?.startsWith("could not start") === true || line.msg === "pragma-monitor started",
       { timeoutMs: 10_000, what: "the second daemon to give up" },
     );
-    expect(refused.msg).toBe("could not start");
+    // one clear line and exit 69 (EX_UNAVAILABLE), not 1 (reserved for a forced stop)
+    expect(refused.msg).toBe(
+      `could not start: state directory ${work.stateDir} is in use by another pragma-monitor (pid ${first.pid})`,
+    );
     expect(refused.level).toBe(60);
-    expect(String(refused.err)).toContain(`in use by another pragma-monitor (pid ${first.pid})`);
-    expect(await second.waitExit(5_000)).toEqual({ code: 1, signal: null });
+    expect(await second.waitExit(5_000)).toEqual({ code: 69, signal: null });
+    expect(second.logs.items.map((line) => line.msg)).toEqual([refused.msg]);
     expect(readFileSync(join(work.stateDir, "pragma-monitor.pid"), "utf8").trim()).toBe(String(first.pid));
     expect((await fetch(`${first.httpUrl}/healthz`)).status).toBe(200);
     await stopGracefully(first);

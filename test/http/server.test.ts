@@ -90,7 +90,7 @@ describe("HTTP endpoints", () => {
     });
     await expect(listen(other, "127.0.0.1", port)).rejects.toMatchObject({
       code: "PM_ERR_LISTEN",
-      message: expect.stringContaining("already in use") as unknown,
+      message: expect.stringContaining("already in use by another process") as unknown,
       cause: { code: "EADDRINUSE" },
     });
   });
