@@ -5,21 +5,9 @@ import { describe, expect, it } from "vitest";
 import type { AlertPayload } from "../../src/domain/events.js";
 import { PRETTY_OPTIONS } from "../../src/logger.js";
 import { alertMessage, logEvent } from "../../src/sinks/log-sink.js";
+import { makeAlert } from "./chatops/helpers.js";
 
-const ALERT: AlertPayload = {
-  fingerprint: "9f2c41d0a7b3e6f1",
-  status: "firing",
-  rule: "price_change",
-  severity: "critical",
-  labels: { pair: "BTC/USD", market: "offchain", entry_type: "spot", window: "1min" },
-  summary: "BTC/USD moved +5.02% in 1min (threshold 2%)",
-  value: 0.0502,
-  threshold: 0.02,
-  startsAt: "2026-11-22T10:00:03.120Z",
-  endsAt: null,
-  reason: "first",
-  context: { price: "86184.12", previous: "82069.27", observedAt: "2026-11-22T10:00:03.000Z" },
-};
+const ALERT = makeAlert();
 
 /** Log one alert event through a real pino logger and return the JSON line it wrote. */
 function logLine(alert: AlertPayload): string {
