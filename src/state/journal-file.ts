@@ -32,12 +32,12 @@ export interface JournalFile {
   /** Rewrite the file with just `events` (atomic, synchronous): at start, before anything is published. */
   compact(events: readonly JournaledEvent[]): void;
   /**
-   * The same rewrite off the publish path: the bulk is written and fsync'd asynchronously while appends go on
-   * to the old file; then, in one synchronous step, the events `entries()` gained meanwhile are appended to the
-   * new file, it replaces the old one and appends move to it. Resolves false when the file was closed meanwhile.
+   * The same rewrite off the publish path: `events` is written and fsync'd asynchronously while appends go on
+   * to the old file; then, in one synchronous step, the lines appended meanwhile are copied to the new file, it
+   * replaces the old one and appends move to it. Resolves false when the file was closed meanwhile.
    * One compaction at a time: a call while one runs returns the running one.
    */
-  compactInBackground(entries: () => readonly JournaledEvent[]): Promise<boolean>;
+  compactInBackground(events: readonly JournaledEvent[]): Promise<boolean>;
   /** Lines appended since the last compaction. */
   readonly linesSinceCompaction: number;
   /** fsync pending appends (called periodically and at shutdown; kill -9 alone loses nothing already written). */
@@ -96,21 +96,26 @@ export function openJournalFile(path: string): JournalFile {
   let dirty = false;
   let closed = false;
   let running: Promise<boolean> | undefined;
+  // lines appended while a compaction writes the new file (bounded by the events of one compaction's duration)
+  let appendedDuringCompaction: string[] | undefined;
   // one fixed name (the directory is locked to one daemon): a kill -9 mid-compaction leaves one stray file, overwritten next time
   const temp = join(dirname(path), `.${basename(path)}.compact.tmp`);
 
-  const compactAsync = async (entries: () => readonly JournaledEvent[]): Promise<boolean> => {
-    const head = entries();
-    const headSeq = head.at(-1)?.seq ?? 0;
-    const out = await open(temp, "w", 0o600);
+  const compactAsync = async (head: readonly JournaledEvent[]): Promise<boolean> => {
+    appendedDuringCompaction = [];
+    const text = linesOf(head);
     let replaced = false;
+    const out = await open(temp, "w", 0o600).catch((error: unknown) => {
+      appendedDuringCompaction = undefined;
+      throw error;
+    });
     try {
-      await out.writeFile(linesOf(head));
+      await out.writeFile(text);
       await out.sync();
       if (closed) return false;
       // synchronous from here to the fd swap: no append can land in the old file after its tail was copied
-      const tail = entries().filter((event) => event.seq > headSeq);
-      if (tail.length > 0) writeSync(out.fd, linesOf(tail));
+      const tail = appendedDuringCompaction;
+      if (tail.length > 0) writeSync(out.fd, tail.join(""));
       renameSync(temp, path);
       replaced = true;
       const previous = fd;
@@ -119,6 +124,7 @@ export function openJournalFile(path: string): JournalFile {
       linesSinceCompaction = tail.length;
       dirty = tail.length > 0; // the copied tail is fsync'd by the next sync(), like any append
     } finally {
+      appendedDuringCompaction = undefined;
       await out.close();
       if (!replaced) rmSync(temp, { force: true });
     }
@@ -128,7 +134,9 @@ export function openJournalFile(path: string): JournalFile {
 
   return {
     append(event) {
-      writeSync(fd, `${JSON.stringify(event)}\n`);
+      const line = `${JSON.stringify(event)}\n`;
+      writeSync(fd, line);
+      appendedDuringCompaction?.push(line);
       linesSinceCompaction++;
       dirty = true;
     },
@@ -139,8 +147,8 @@ export function openJournalFile(path: string): JournalFile {
       linesSinceCompaction = 0;
       dirty = false;
     },
-    compactInBackground(entries) {
-      running ??= compactAsync(entries).finally(() => (running = undefined));
+    compactInBackground(events) {
+      running ??= compactAsync(events).finally(() => (running = undefined));
       return running;
     },
     get linesSinceCompaction() {

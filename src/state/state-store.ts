@@ -81,7 +81,7 @@ export function openStateStore(options: {
     setImmediate(() => {
       if (closed) return;
       file
-        .compactInBackground(() => journal.entries())
+        .compactInBackground(journal.entries())
         .then(
           () => (compactAfterLines = journalCapacity),
           (error: unknown) => {

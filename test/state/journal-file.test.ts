@@ -75,8 +75,8 @@ describe("journal file", () => {
       file.append(lifecycle(seq));
     };
     for (let seq = 1; seq <= 10; seq++) append(seq);
-    const compaction = file.compactInBackground(() => [...ring]); // snapshot: 7..10
-    expect(file.compactInBackground(() => [])).toBe(compaction); // one at a time
+    const compaction = file.compactInBackground([...ring]); // snapshot: 7..10
+    expect(file.compactInBackground([])).toBe(compaction); // one at a time
     append(11); // lands in the old file while the new one is written
     append(12);
     expect(loadJournalFile(path, 0).events.map((e) => e.seq)).toHaveLength(12); // not rewritten synchronously
@@ -93,7 +93,7 @@ describe("journal file", () => {
     const path = join(dir, "journal.jsonl");
     const file = openJournalFile(path);
     for (let seq = 1; seq <= 5; seq++) file.append(lifecycle(seq));
-    const compaction = file.compactInBackground(() => [lifecycle(5)]);
+    const compaction = file.compactInBackground([lifecycle(5)]);
     file.close();
     expect(await compaction).toBe(false);
     expect(loadJournalFile(path, 0).events.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5]);
