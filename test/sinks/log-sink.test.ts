@@ -20,21 +20,27 @@ function logLine(alert: AlertPayload): string {
 
 describe("alert log lines", () => {
   it.each([
-    [ALERT, "[firing critical] price_change: BTC/USD moved +5.02% in 1min (threshold 2%)"],
-    [
-      { ...ALERT, reason: "repeat" as const, severity: "warning" as const },
-      "[firing warning repeat] price_change: BTC/USD moved +5.02% in 1min (threshold 2%)",
-    ],
-    [
-      {
+    {
+      name: "firing",
+      alert: ALERT,
+      msg: "[firing critical] price_change: BTC/USD moved +5.02% in 1min (threshold 2%)",
+    },
+    {
+      name: "a repeat reminder",
+      alert: { ...ALERT, reason: "repeat" as const, severity: "warning" as const },
+      msg: "[firing warning repeat] price_change: BTC/USD moved +5.02% in 1min (threshold 2%)",
+    },
+    {
+      name: "resolved",
+      alert: {
         ...ALERT,
         status: "resolved" as const,
         reason: "resolved" as const,
         summary: "BTC/USD back within 2%",
       },
-      "[resolved critical] price_change: BTC/USD back within 2%",
-    ],
-  ])("msg of %#: %s", (alert, msg) => {
+      msg: "[resolved critical] price_change: BTC/USD back within 2%",
+    },
+  ])("msg of $name: status, severity and rule, then the summary", ({ alert, msg }) => {
     expect(alertMessage(alert)).toBe(msg);
     const line = JSON.parse(logLine(alert)) as Record<string, unknown>;
     expect(line["msg"]).toBe(msg);
