@@ -14,6 +14,7 @@ import {
   restoreAnnounced,
 } from "./domain/monitor.js";
 import { createHttpServer, listen } from "./http/server.js";
+import { isPmError, PmError } from "./errors.js";
 import { componentLogger } from "./logger.js";
 import { createMetrics, type Metrics } from "./metrics.js";
 import { createEventHub, type EventHub, type EventSource } from "./pipeline/event-hub.js";
@@ -148,13 +149,15 @@ export function createApp(deps: AppDeps): App {
       }
 
       // 1. state: journal (seq continuity) and the alert checkpoint (no re-announce, no lost resolve)
-      store = openStateStore({
-        dir: config.state.dir,
-        journalCapacity: config.server.journalSize,
-        nowMs,
-        logger: log("state"),
-        ...(deps.process === undefined ? {} : { process: deps.process }),
-      });
+      store = openStateDir(config.state.dir, () =>
+        openStateStore({
+          dir: config.state.dir,
+          journalCapacity: config.server.journalSize,
+          nowMs,
+          logger: log("state"),
+          ...(deps.process === undefined ? {} : { process: deps.process }),
+        }),
+      );
       const { recovered } = store;
       let engineState = createMonitorState();
       if (recovered.checkpoint !== null) {
@@ -338,6 +341,19 @@ function resolveOrphanSinkErrors(
       endsAt: new Date(nowMs).toISOString(),
       summary: `Chat-ops sink ${alert.labels["sink"] ?? "?"} is no longer configured`,
       context: { ...alert.context, resolvedBy: "sink_removed" },
+    });
+  }
+}
+
+/** Open the state directory; a file-system failure becomes PM_ERR_STATE naming `state.dir` (the lock's own error passes). */
+function openStateDir(dir: string, open: () => StateStore): StateStore {
+  try {
+    return open();
+  } catch (error) {
+    if (isPmError(error)) throw error;
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new PmError("PM_ERR_STATE", `cannot use the state directory ${dir} (state.dir): ${reason}`, {
+      cause: error,
     });
   }
 }

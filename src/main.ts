@@ -3,6 +3,7 @@
 import type { Logger } from "pino";
 import { createApp, type App } from "./app.js";
 import {
+  EX_CANTCREAT,
   EX_CONFIG,
   EX_IOERR,
   EX_SOFTWARE,
@@ -112,14 +113,21 @@ async function run(argv: readonly string[]): Promise<void> {
 
 /**
  * One fatal line saying why the daemon could not start, and the exit code: 69 when another process holds
- * the port or the state directory (an operator's situation, so no stack), 70 for anything unexpected.
+ * the port or the state directory, 73 when the state directory is unusable (operators' situations, so no
+ * stack), 70 with the stack for anything unexpected.
  */
 function reportStartFailure(logger: Logger, error: unknown): number {
   if (isPmError(error, "PM_ERR_LISTEN") || isPmError(error, "PM_ERR_STATE_LOCKED")) {
     logger.fatal({ code: error.code, exitCode: EX_UNAVAILABLE }, `could not start: ${error.message}`);
     return EX_UNAVAILABLE;
   }
-  logger.fatal({ err: error, exitCode: EX_SOFTWARE }, "could not start");
+  if (isPmError(error, "PM_ERR_STATE")) {
+    const errno = (error.cause as NodeJS.ErrnoException | undefined)?.code;
+    logger.fatal({ code: error.code, errno, exitCode: EX_CANTCREAT }, `could not start: ${error.message}`);
+    return EX_CANTCREAT;
+  }
+  const reason = error instanceof Error ? error.message : String(error);
+  logger.fatal({ err: error, exitCode: EX_SOFTWARE }, `could not start: ${reason}`);
   return EX_SOFTWARE;
 }
 

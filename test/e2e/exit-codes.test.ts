@@ -1,5 +1,5 @@
 // The built daemon's exits an operator relies on: a busy port and a failed stop step each have their own code and one clear line.
-import { mkdirSync, rmSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { ensureBuilt, killAllDaemons, spawnDaemon, startDaemon } from "./daemon.js";
@@ -7,6 +7,7 @@ import { makeWorkDir, removeWorkDirs, testConfig, writeConfig } from "./fixtures
 
 /** sysexits codes documented in the README's exit-code table. */
 const EX_UNAVAILABLE = 69;
+const EX_CANTCREAT = 73;
 const EX_IOERR = 74;
 
 beforeAll(() => ensureBuilt(), 120_000);
@@ -41,6 +42,28 @@ describe("exit codes (spawned from dist)", () => {
     expect(lines[0]).toMatchObject({ level: 60, code: "PM_ERR_LISTEN", exitCode: EX_UNAVAILABLE });
     expect(second.stderr()).toBe("");
     expect((await fetch(`${running.httpUrl}/healthz`)).status).toBe(200);
+  });
+
+  it("an unusable state directory: one fatal line naming state.dir, exit 73", async () => {
+    const work = makeWorkDir();
+    const blocker = join(work.dir, "not-a-directory");
+    writeFileSync(blocker, "");
+    writeConfig(work, { ...testConfig(work), state: { dir: join(blocker, "state") } });
+    const daemon = spawnDaemon(["run", "--config", work.configFile, "--set", "server.port=0"], {
+      cwd: work.dir,
+    });
+    expect(await daemon.waitExit(10_000)).toEqual({ code: EX_CANTCREAT, signal: null });
+    const lines = daemon.logs.items;
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({
+      level: 60,
+      code: "PM_ERR_STATE",
+      errno: "ENOTDIR",
+      exitCode: EX_CANTCREAT,
+    });
+    expect(lines[0]?.msg).toMatch(
+      /^could not start: cannot use the state directory .*\(state\.dir\): ENOTDIR/,
+    );
   });
 
   it("simulate on a busy port: one line on stderr, exit 69, no stack trace", async () => {
