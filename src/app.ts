@@ -12,6 +12,7 @@ import {
   exportAlertState,
   importAlertState,
   restoreAnnounced,
+  type MonitorState,
 } from "./domain/monitor.js";
 import { createHttpServer, listen } from "./http/server.js";
 import { isPmError, PmError } from "./errors.js";
@@ -27,8 +28,9 @@ import { startLogSink } from "./sinks/log-sink.js";
 import { createWsServer, type WsServer } from "./sinks/ws/server.js";
 import type { ProcessIdentity } from "./state/lock-file.js";
 import { firingSinkErrors } from "./state/sink-errors.js";
-import { openStateStore, type StateStore } from "./state/state-store.js";
+import { openStateStore, type RecoveredState, type StateStore } from "./state/state-store.js";
 import { createDispatcher, createPragmaClient } from "./upstream/client.js";
+import type { PragmaClient } from "./upstream/types.js";
 import { VERSION } from "./version.js";
 
 /** Everything the daemon takes from the outside world. */
@@ -159,21 +161,7 @@ export function createApp(deps: AppDeps): App {
         }),
       );
       const { recovered } = store;
-      let engineState = createMonitorState();
-      if (recovered.checkpoint !== null) {
-        try {
-          engineState = importAlertState(recovered.checkpoint.engine);
-        } catch (error) {
-          log("state").error(
-            { err: error },
-            "alert checkpoint invalid: rebuilding alert state from the journal",
-          );
-        }
-      }
-      engineState = restoreAnnounced(
-        engineState,
-        recovered.alertsAfterCheckpoint.map((e) => e.alert),
-      );
+      const engineState = restoreEngineState(recovered, log("state"));
       const persist = store.persistEvent.bind(store);
       hub = createEventHub({ journal: recovered.journal, nowMs: marketNowMs, version: VERSION, persist });
       // sink_error alerts come from the sinks, not the engine: restore them from the journal so the
@@ -215,21 +203,12 @@ export function createApp(deps: AppDeps): App {
       }
       upstreamUrl = baseUrl;
       dispatcher = createDispatcher({ connections: config.upstream.connections });
-      const client = createPragmaClient({
+      const client = createUpstreamClient(config.upstream, {
         baseUrl,
         vaultBaseUrl: vaultBaseUrl === "" ? baseUrl : vaultBaseUrl,
-        ...(config.upstream.apiKey === "" ? {} : { apiKey: config.upstream.apiKey }),
         dispatcher,
-        timeoutMs: config.upstream.timeoutMs,
-        retry: config.upstream.retry,
+        metrics,
         random,
-        observer: (sample) => {
-          metrics.upstreamLatency.observe({ endpoint: sample.endpoint }, sample.durationMs / 1000);
-          metrics.upstreamRequests.inc({
-            endpoint: sample.endpoint,
-            status: String(sample.status ?? sample.errorCode),
-          });
-        },
       });
 
       // 4. sinks: stdout and chat-ops
@@ -322,6 +301,52 @@ export function createApp(deps: AppDeps): App {
       });
     },
   };
+}
+
+/** The alert engine as the last run left it: the checkpoint, then the alerts announced after it (never re-announced). */
+function restoreEngineState(recovered: RecoveredState, logger: Logger): MonitorState {
+  let engineState = createMonitorState();
+  if (recovered.checkpoint !== null) {
+    try {
+      engineState = importAlertState(recovered.checkpoint.engine);
+    } catch (error) {
+      logger.error({ err: error }, "alert checkpoint invalid: rebuilding alert state from the journal");
+    }
+  }
+  return restoreAnnounced(
+    engineState,
+    recovered.alertsAfterCheckpoint.map((e) => e.alert),
+  );
+}
+
+/** The Pragma client on the shared keep-alive pool, feeding the upstream latency and request metrics. */
+function createUpstreamClient(
+  upstream: AppConfig["upstream"],
+  options: {
+    readonly baseUrl: string;
+    readonly vaultBaseUrl: string;
+    readonly dispatcher: Dispatcher;
+    readonly metrics: Metrics;
+    readonly random: () => number;
+  },
+): PragmaClient {
+  const { metrics } = options;
+  return createPragmaClient({
+    baseUrl: options.baseUrl,
+    vaultBaseUrl: options.vaultBaseUrl,
+    ...(upstream.apiKey === "" ? {} : { apiKey: upstream.apiKey }),
+    dispatcher: options.dispatcher,
+    timeoutMs: upstream.timeoutMs,
+    retry: upstream.retry,
+    random: options.random,
+    observer: (sample) => {
+      metrics.upstreamLatency.observe({ endpoint: sample.endpoint }, sample.durationMs / 1000);
+      metrics.upstreamRequests.inc({
+        endpoint: sample.endpoint,
+        status: String(sample.status ?? sample.errorCode),
+      });
+    },
+  });
 }
 
 /** Resolve restored `sink_error` alerts whose sink is no longer configured (nothing else ever would). */

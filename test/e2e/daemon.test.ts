@@ -158,7 +158,13 @@ describe("pragma-monitor run (spawned from dist)", () => {
     daemon.signal("SIGHUP");
     const rejected = await daemon.waitLog("config reload rejected: keeping the running config", 5_000);
     expect(rejected.level).toBe(50);
-    expect(String(rejected.err)).toContain("rules[0].treshold");
+    // logged through pino's err serializer: type, message and stack, not String(error)
+    expect(rejected.err).toMatchObject({
+      type: "PmError",
+      code: "PM_ERR_CONFIG",
+      message: expect.stringContaining("rules[0].treshold") as unknown,
+      stack: expect.any(String) as unknown,
+    });
 
     const afterRejection = client.frames.mark();
     expect((await fetch(`${daemon.httpUrl}/healthz`)).status).toBe(200);
