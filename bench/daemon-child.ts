@@ -19,7 +19,7 @@ const config = benchConfig({
 });
 const app = createApp({ config, logger: pino({ level: "silent" }), nowMs: Date.now, random: Math.random });
 const { port } = await app.start();
-exitWithParent(() => app.stop(2_000));
+exitWithParent(async () => void (await app.stop(2_000)));
 const gcCounts = { minor: 0, major: 0, minorMs: 0, majorMs: 0 };
 new PerformanceObserver((list) => {
   for (const entry of list.getEntries()) {

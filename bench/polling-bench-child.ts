@@ -54,7 +54,7 @@ const urls = planTargets(config.monitors).map((plan) => {
 if (mode === "daemon") {
   const app = createApp({ config, logger: pino({ level: "silent" }), nowMs: Date.now, random: Math.random });
   await app.start();
-  stops.push(() => app.stop(2_000));
+  stops.push(async () => void (await app.stop(2_000)));
   count = async () => (await app.metrics.polls.get()).values.reduce((sum, v) => sum + v.value, 0);
 } else if (mode === "undici") {
   // A bare loop: one keep-alive pool, GET, parse the JSON body, wait a period, again.

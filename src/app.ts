@@ -12,8 +12,11 @@ import {
   exportAlertState,
   importAlertState,
   restoreAnnounced,
+  type MonitorState,
 } from "./domain/monitor.js";
 import { createHttpServer, listen } from "./http/server.js";
+import { isPmError, PmError } from "./errors.js";
+import { componentLogger } from "./logger.js";
 import { createMetrics, type Metrics } from "./metrics.js";
 import { createEventHub, type EventHub, type EventSource } from "./pipeline/event-hub.js";
 import { createMonitorRunner, type MonitorRunner } from "./pipeline/monitor-runner.js";
@@ -26,10 +29,12 @@ import { startLogSink } from "./sinks/log-sink.js";
 import { createWsServer, type WsServer } from "./sinks/ws/server.js";
 import type { ProcessIdentity } from "./state/lock-file.js";
 import { firingSinkErrors } from "./state/sink-errors.js";
-import { openStateStore, type StateStore } from "./state/state-store.js";
+import { openStateStore, type RecoveredState, type StateStore } from "./state/state-store.js";
 import { createDispatcher, createPragmaClient } from "./upstream/client.js";
+import type { SkippedItem } from "./upstream/decode.js";
 import { createSkippedItemLog } from "./upstream/skip-log.js";
 import { adaptationNotes } from "./config/notes.js";
+import type { PragmaClient } from "./upstream/types.js";
 import { VERSION } from "./version.js";
 
 /** Everything the daemon takes from the outside world. */
@@ -46,8 +51,11 @@ export interface AppDeps {
 export interface App {
   /** Start everything; resolves once the HTTP/WebSocket port listens. */
   start(): Promise<{ readonly port: number }>;
-  /** Graceful stop: `stopping` event, pollers off, sinks drained up to the deadline, clients closed with 1001. */
-  stop(deadlineMs: number): Promise<void>;
+  /**
+   * Graceful stop: `stopping` event, pollers off, sinks drained up to the deadline, clients closed with 1001.
+   * Every step runs even when one fails; the report names the failed ones (main.ts turns them into the exit code).
+   */
+  stop(deadlineMs: number): Promise<StopReport>;
   /** Apply a new, already validated config: only changed targets, rules and sinks are rebuilt. */
   reload(config: AppConfig): Promise<void>;
   /** What /readyz answers: ready when listening, every target's latest poll succeeded and no sink fails. */
@@ -56,6 +64,11 @@ export interface App {
   readonly metrics: Metrics;
   /** Base URL of the upstream actually polled (the embedded simulator's when url = "simulator"). */
   upstreamUrl(): string;
+}
+
+/** What a stop achieved: the steps that failed (each logged with its error), empty when all went well. */
+export interface StopReport {
+  readonly failedSteps: readonly string[];
 }
 
 /** Every rule kind an alert can carry (WebSocket `rules` filters are checked against it). */
@@ -70,7 +83,7 @@ export function createApp(deps: AppDeps): App {
   const { logger, nowMs, random } = deps;
   let config = deps.config;
   const metrics = createMetrics(new Registry());
-  const log = (component: string): Logger => logger.child({ component });
+  const log = (component: string): Logger => componentLogger(logger, component);
 
   let store: StateStore | undefined;
   let hub: EventHub | undefined;
@@ -89,12 +102,19 @@ export function createApp(deps: AppDeps): App {
     return hub;
   };
 
+  let started = false;
+
+  /** Write the alert checkpoint; throws so the stop path can report a failure. */
   const checkpoint = (): void => {
     if (store === undefined || runner === undefined || hub === undefined) return;
+    store.saveCheckpoint({ lastSeq: hub.lastSeq(), engine: exportAlertState(runner.state()) });
+  };
+  /** The periodic checkpoint: a failure is logged and retried on the next tick. */
+  const periodicCheckpoint = (): void => {
     try {
-      store.saveCheckpoint({ lastSeq: hub.lastSeq(), engine: exportAlertState(runner.state()) });
+      checkpoint();
     } catch (error) {
-      log("state").error({ err: String(error) }, "could not write the alert checkpoint");
+      log("state").error({ err: error }, "could not write the alert checkpoint");
     }
   };
 
@@ -139,29 +159,17 @@ export function createApp(deps: AppDeps): App {
       }
 
       // 1. state: journal (seq continuity) and the alert checkpoint (no re-announce, no lost resolve)
-      store = openStateStore({
-        dir: config.state.dir,
-        journalCapacity: config.server.journalSize,
-        nowMs,
-        logger: log("state"),
-        ...(deps.process === undefined ? {} : { process: deps.process }),
-      });
-      const { recovered } = store;
-      let engineState = createMonitorState();
-      if (recovered.checkpoint !== null) {
-        try {
-          engineState = importAlertState(recovered.checkpoint.engine);
-        } catch (error) {
-          log("state").error(
-            { err: String(error) },
-            "alert checkpoint invalid: rebuilding alert state from the journal",
-          );
-        }
-      }
-      engineState = restoreAnnounced(
-        engineState,
-        recovered.alertsAfterCheckpoint.map((e) => e.alert),
+      store = openStateDir(config.state.dir, () =>
+        openStateStore({
+          dir: config.state.dir,
+          journalCapacity: config.server.journalSize,
+          nowMs,
+          logger: log("state"),
+          ...(deps.process === undefined ? {} : { process: deps.process }),
+        }),
       );
+      const { recovered } = store;
+      const engineState = restoreEngineState(recovered, log("state"));
       const persist = store.persistEvent.bind(store);
       const { journal } = recovered;
       hub = createEventHub({
@@ -182,7 +190,23 @@ export function createApp(deps: AppDeps): App {
       const sinkErrors = firingSinkErrors(recovered.journal.entries());
       hub.restoreActive([...activeAlerts(engineState), ...sinkErrors]);
 
-      // 2. upstream: the embedded simulator or a real base URL, one keep-alive pool for everything
+      // 2. the port, before anything polls or sends: a second daemon on a busy port stops here, in one line
+      httpServer = createHttpServer({ metrics, readiness, logger: log("http") });
+      ws = createWsServer({
+        server: httpServer,
+        path: "/ws",
+        source: hub,
+        config: config.server,
+        metrics,
+        logger: log("ws"),
+        knownPairs: () => knownPairs(config),
+        knownRules: () => ALL_RULES,
+        version: VERSION,
+        nowMs,
+      });
+      const { port } = await listen(httpServer, config.server.host, config.server.port);
+
+      // 3. upstream: the embedded simulator or a real base URL, one keep-alive pool for everything
       let baseUrl = config.upstream.url;
       let vaultBaseUrl = config.upstream.vaultUrl;
       if (embedded) {
@@ -200,58 +224,31 @@ export function createApp(deps: AppDeps): App {
       }
       upstreamUrl = baseUrl;
       dispatcher = createDispatcher({ connections: config.upstream.connections });
-      const logSkippedItem = createSkippedItemLog({ logger: log("upstream"), nowMs });
-      const client = createPragmaClient({
+      const client = createUpstreamClient(config.upstream, {
         baseUrl,
         vaultBaseUrl: vaultBaseUrl === "" ? baseUrl : vaultBaseUrl,
-        ...(config.upstream.apiKey === "" ? {} : { apiKey: config.upstream.apiKey }),
         dispatcher,
-        timeoutMs: config.upstream.timeoutMs,
-        retry: config.upstream.retry,
+        metrics,
         random,
-        observer: (sample) => {
-          metrics.upstreamLatency.observe({ endpoint: sample.endpoint }, sample.durationMs / 1000);
-          metrics.upstreamRequests.inc({
-            endpoint: sample.endpoint,
-            status: String(sample.status ?? sample.errorCode),
-          });
-        },
-        onSkippedItem: (item) => {
-          metrics.upstreamSkippedItems.inc({ endpoint: item.endpoint });
-          logSkippedItem(item);
-        },
+        onSkippedItem: createSkippedItemHandler(metrics, log("upstream"), nowMs),
       });
 
-      // 3. sinks: stdout, chat-ops, then the HTTP + WebSocket server
-      logSink = startLogSink(hub, logger);
+      // 4. sinks: stdout and chat-ops
+      logSink = startLogSink(hub, log("alerts"));
       chatops = createChatOpsSinks({
         sinks: config.sinks,
         source: bus,
         stateDir: config.state.dir,
         dispatcher,
         metrics,
-        logger: log("sinks"),
+        logger: log("chatops"),
         raise: (alert) => bus.publishAlert(alert),
         nowMs,
         random,
       });
       await chatops.start();
       resolveOrphanSinkErrors(hub, sinkErrors, config.sinks, nowMs());
-      httpServer = createHttpServer({ metrics, readiness, logger: log("http") });
-      ws = createWsServer({
-        server: httpServer,
-        path: "/ws",
-        source: hub,
-        config: config.server,
-        metrics,
-        logger: log("ws"),
-        knownPairs: () => knownPairs(config),
-        knownRules: () => ALL_RULES,
-        version: VERSION,
-        nowMs,
-      });
-
-      // 4. the pipeline
+      // 5. the pipeline
       runner = createMonitorRunner(
         {
           client,
@@ -269,10 +266,10 @@ export function createApp(deps: AppDeps): App {
       for (const note of adaptationNotes(config.monitors))
         log("monitors").info({ note }, "request adapted to upstream rules");
 
-      const { port } = await listen(httpServer, config.server.host, config.server.port);
-      timers.push(setInterval(checkpoint, CHECKPOINT_INTERVAL_MS).unref());
+      timers.push(setInterval(periodicCheckpoint, CHECKPOINT_INTERVAL_MS).unref());
       timers.push(setInterval(() => store?.sync(), JOURNAL_SYNC_INTERVAL_MS).unref());
       hub.publishLifecycle("started", { port, upstream: simulator === undefined ? "remote" : "simulator" });
+      started = true;
       logger.info({ port, host: config.server.host, upstream: baseUrl }, "pragma-monitor started");
       return { port };
     },
@@ -280,27 +277,30 @@ export function createApp(deps: AppDeps): App {
     async stop(deadlineMs) {
       const deadline = nowMs() + deadlineMs;
       const remaining = (): number => Math.max(0, deadline - nowMs());
+      const failedSteps: string[] = [];
       const step = async (name: string, action: () => unknown): Promise<void> => {
         try {
           await action();
         } catch (error) {
-          logger.error({ component: name, err: String(error) }, "error while stopping");
+          failedSteps.push(name);
+          logger.error({ step: name, err: error }, `error while stopping: ${name}`);
         }
       };
-      if (hub !== undefined) await step("hub", () => hub?.publishLifecycle("stopping"));
+      // after a failed start nothing ran: no `stopping` event for a daemon that never announced `started`
+      if (started) await step("hub", () => hub?.publishLifecycle("stopping"));
+      started = false;
       for (const timer of timers.splice(0)) clearInterval(timer);
       await step("pipeline", () => runner?.stop());
       await step("chatops", () => chatops?.stop(remaining()));
       await step("ws", () => ws?.close(Math.min(remaining(), 2_000)));
       await step("http", () => closeServer(httpServer));
-      await step("state", () => {
-        checkpoint();
-        store?.close();
-      });
+      await step("checkpoint", checkpoint);
+      await step("state", () => store?.close()); // fsyncs the journal and releases the lock even if the checkpoint failed
       await step("simulator", () => simulator?.close());
       await step("upstream", () => dispatcher?.close());
       logSink?.unsubscribe();
       hub?.complete();
+      return { failedSteps };
     },
 
     async reload(next) {
@@ -327,6 +327,67 @@ export function createApp(deps: AppDeps): App {
   };
 }
 
+/** The alert engine as the last run left it: the checkpoint, then the alerts announced after it (never re-announced). */
+function restoreEngineState(recovered: RecoveredState, logger: Logger): MonitorState {
+  let engineState = createMonitorState();
+  if (recovered.checkpoint !== null) {
+    try {
+      engineState = importAlertState(recovered.checkpoint.engine);
+    } catch (error) {
+      logger.error({ err: error }, "alert checkpoint invalid: rebuilding alert state from the journal");
+    }
+  }
+  return restoreAnnounced(
+    engineState,
+    recovered.alertsAfterCheckpoint.map((e) => e.alert),
+  );
+}
+
+/** The Pragma client on the shared keep-alive pool, feeding the upstream latency and request metrics. */
+function createUpstreamClient(
+  upstream: AppConfig["upstream"],
+  options: {
+    readonly baseUrl: string;
+    readonly vaultBaseUrl: string;
+    readonly dispatcher: Dispatcher;
+    readonly metrics: Metrics;
+    readonly random: () => number;
+    readonly onSkippedItem: (item: SkippedItem) => void;
+  },
+): PragmaClient {
+  const { metrics } = options;
+  return createPragmaClient({
+    baseUrl: options.baseUrl,
+    vaultBaseUrl: options.vaultBaseUrl,
+    ...(upstream.apiKey === "" ? {} : { apiKey: upstream.apiKey }),
+    dispatcher: options.dispatcher,
+    timeoutMs: upstream.timeoutMs,
+    retry: upstream.retry,
+    random: options.random,
+    observer: (sample) => {
+      metrics.upstreamLatency.observe({ endpoint: sample.endpoint }, sample.durationMs / 1000);
+      metrics.upstreamRequests.inc({
+        endpoint: sample.endpoint,
+        status: String(sample.status ?? sample.errorCode),
+      });
+    },
+    onSkippedItem: options.onSkippedItem,
+  });
+}
+
+/** Count every list item the decoders skipped as malformed and log it once per burst. */
+function createSkippedItemHandler(
+  metrics: Metrics,
+  logger: Logger,
+  nowMs: () => number,
+): (item: SkippedItem) => void {
+  const logSkippedItem = createSkippedItemLog({ logger, nowMs });
+  return (item) => {
+    metrics.upstreamSkippedItems.inc({ endpoint: item.endpoint });
+    logSkippedItem(item);
+  };
+}
+
 /** Resolve restored `sink_error` alerts whose sink is no longer configured (nothing else ever would). */
 function resolveOrphanSinkErrors(
   hub: EventHub,
@@ -344,6 +405,19 @@ function resolveOrphanSinkErrors(
       endsAt: new Date(nowMs).toISOString(),
       summary: `Chat-ops sink ${alert.labels["sink"] ?? "?"} is no longer configured`,
       context: { ...alert.context, resolvedBy: "sink_removed" },
+    });
+  }
+}
+
+/** Open the state directory; a file-system failure becomes PM_ERR_STATE naming `state.dir` (the lock's own error passes). */
+function openStateDir(dir: string, open: () => StateStore): StateStore {
+  try {
+    return open();
+  } catch (error) {
+    if (isPmError(error)) throw error;
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new PmError("PM_ERR_STATE", `cannot use the state directory ${dir} (state.dir): ${reason}`, {
+      cause: error,
     });
   }
 }

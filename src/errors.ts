@@ -10,6 +10,10 @@ export type PmErrorCode =
   | "PM_ERR_ABORTED"
   | "PM_ERR_CONFIG"
   | "PM_ERR_STATE"
+  /** The state directory is locked by another running pragma-monitor. */
+  | "PM_ERR_STATE_LOCKED"
+  /** The HTTP/WebSocket port could not be bound (in use, not permitted, no such address). */
+  | "PM_ERR_LISTEN"
   | "PM_ERR_SINK";
 
 /** Parsed body of an upstream error response, whichever of the known shapes it had. */

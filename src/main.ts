@@ -2,7 +2,16 @@
 // Process entry point: parses the command line, wires signals and exit codes; the only module that touches `process`.
 import type { Logger } from "pino";
 import { createApp, type App } from "./app.js";
-import { EX_CONFIG, EX_USAGE, parseConfigArgs, type ConfigArgs } from "./cli/args.js";
+import {
+  EX_CANTCREAT,
+  EX_CONFIG,
+  EX_IOERR,
+  EX_SOFTWARE,
+  EX_UNAVAILABLE,
+  EX_USAGE,
+  parseConfigArgs,
+  type ConfigArgs,
+} from "./cli/args.js";
 import { runCheckConfig } from "./cli/check-config.js";
 import { runTail } from "./cli/tail.js";
 import { loadConfig } from "./config/load.js";
@@ -80,10 +89,10 @@ async function run(argv: readonly string[]): Promise<void> {
   try {
     await app.start();
   } catch (error) {
-    logger.fatal({ err: error instanceof Error ? error.message : String(error) }, "could not start");
+    const exitCode = reportStartFailure(logger, error);
     await app.stop(1_000);
     logger.flush();
-    process.exitCode = 1;
+    process.exitCode = exitCode;
     return;
   }
   const watchdog = createEventLoopWatchdog({
@@ -102,7 +111,30 @@ async function run(argv: readonly string[]): Promise<void> {
   );
 }
 
-/** SIGTERM/SIGINT drain and exit 0 (a second signal or the deadline forces exit 1); SIGHUP reloads the config. */
+/**
+ * One fatal line saying why the daemon could not start, and the exit code: 69 when another process holds
+ * the port or the state directory, 73 when the state directory is unusable (operators' situations, so no
+ * stack), 70 with the stack for anything unexpected.
+ */
+function reportStartFailure(logger: Logger, error: unknown): number {
+  if (isPmError(error, "PM_ERR_LISTEN") || isPmError(error, "PM_ERR_STATE_LOCKED")) {
+    logger.fatal({ code: error.code, exitCode: EX_UNAVAILABLE }, `could not start: ${error.message}`);
+    return EX_UNAVAILABLE;
+  }
+  if (isPmError(error, "PM_ERR_STATE")) {
+    const errno = (error.cause as NodeJS.ErrnoException | undefined)?.code;
+    logger.fatal({ code: error.code, errno, exitCode: EX_CANTCREAT }, `could not start: ${error.message}`);
+    return EX_CANTCREAT;
+  }
+  const reason = error instanceof Error ? error.message : String(error);
+  logger.fatal({ err: error, exitCode: EX_SOFTWARE }, `could not start: ${reason}`);
+  return EX_SOFTWARE;
+}
+
+/**
+ * SIGTERM/SIGINT drain and exit 0, or 74 when a stop step failed (a second signal or the deadline forces
+ * exit 1); SIGHUP reloads the config.
+ */
 function installSignalHandlers(
   app: App,
   logger: Logger,
@@ -112,9 +144,10 @@ function installSignalHandlers(
   stopWatchdog: () => void,
 ): void {
   let stopping = false;
-  let stopped = false;
+  let stoppedWith: number | undefined;
   const shutdown = (signal: NodeJS.Signals): void => {
-    if (stopped) process.exit(0); // drained already: a repeated signal (e.g. from `timeout`) is no failure
+    // drained already: a repeated signal (e.g. from `timeout`) is no new failure
+    if (stoppedWith !== undefined) process.exit(stoppedWith);
     if (stopping) {
       logger.warn({ signal }, "second signal: exiting now");
       logger.flush();
@@ -131,12 +164,13 @@ function installSignalHandlers(
     }, deadlineMs + 1_000);
     forced.unref();
     stopWatchdog();
-    void app.stop(deadlineMs).then(() => {
-      stopped = true;
-      logger.info("stopped");
+    void app.stop(deadlineMs).then(({ failedSteps }) => {
+      stoppedWith = failedSteps.length === 0 ? 0 : EX_IOERR;
+      if (failedSteps.length === 0) logger.info("stopped");
+      else logger.error({ failedSteps, exitCode: stoppedWith }, "stopped, but some stop steps failed");
       logger.flush();
       clearTimeout(forced);
-      process.exitCode = 0;
+      process.exitCode = stoppedWith;
     });
   };
   process.on("SIGTERM", shutdown);
@@ -146,16 +180,13 @@ function installSignalHandlers(
     try {
       next = load(args);
     } catch (error) {
-      logger.error(
-        { err: isPmError(error) ? error.message : String(error) },
-        "config reload rejected: keeping the running config",
-      );
+      logger.error({ err: error }, "config reload rejected: keeping the running config");
       return;
     }
     replace(next);
     void app.reload(next).then(
       () => logger.info("config reloaded"),
-      (error: unknown) => logger.error({ err: String(error) }, "config reload failed"),
+      (error: unknown) => logger.error({ err: error }, "config reload failed"),
     );
   });
 }
@@ -163,12 +194,9 @@ function installSignalHandlers(
 /** Crash loudly so the supervisor restarts us: a daemon in an unknown state is worse than a restart. */
 function installFatalHandlers(logger: Logger): void {
   const die = (kind: string) => (error: unknown) => {
-    logger.fatal(
-      { err: error instanceof Error ? { message: error.message, stack: error.stack } : String(error) },
-      kind,
-    );
+    logger.fatal({ err: error }, kind);
     logger.flush();
-    process.exit(70);
+    process.exit(EX_SOFTWARE);
   };
   process.on("uncaughtException", die("uncaught exception"));
   process.on("unhandledRejection", die("unhandled rejection"));

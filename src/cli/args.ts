@@ -3,6 +3,14 @@ import { parseArgs } from "node:util";
 
 /** sysexits codes the CLI uses. */
 export const EX_USAGE = 64;
+/** A resource is held by another process: the HTTP port is in use, or another daemon locks `state.dir`. */
+export const EX_UNAVAILABLE = 69;
+/** Internal error: an uncaught exception, or a start that failed for an unexpected reason. */
+export const EX_SOFTWARE = 70;
+/** The state directory cannot be created, written or read (permissions, not a directory, read-only, full). */
+export const EX_CANTCREAT = 73;
+/** The daemon stopped, but a stop step failed (alert state not saved, a sink not stopped cleanly, ...). */
+export const EX_IOERR = 74;
 export const EX_CONFIG = 78;
 
 /** What `--config FILE` and repeated `--set key=value` flags asked for. */

@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net";
 import type { Logger } from "pino";
 import type { Readiness } from "../domain/readiness.js";
 import type { Metrics } from "../metrics.js";
+import { PmError } from "../errors.js";
 
 export interface HttpServerOptions {
   readonly metrics: Metrics;
@@ -13,7 +14,7 @@ export interface HttpServerOptions {
 
 /** Create the HTTP server (not listening yet); the WebSocket API attaches to its `upgrade` event. */
 export function createHttpServer(options: HttpServerOptions): Server {
-  const logger = options.logger.child({ component: "http" });
+  const { logger } = options;
   const server = createServer((request, response) => {
     route(options, request, response).catch((error: unknown) => {
       logger.error({ err: error, url: request.url }, "HTTP handler failed");
@@ -70,14 +71,43 @@ function sendJson(response: ServerResponse, status: number, body: unknown): void
   response.end(text);
 }
 
-/** Start listening; resolves with the bound port (useful with port 0), rejects on EADDRINUSE and the like. */
-export function listen(server: Server, host: string, port: number): Promise<{ readonly port: number }> {
+/**
+ * Start listening; resolves with the bound port (useful with port 0), rejects with PM_ERR_LISTEN (the errno
+ * error as its cause) on EADDRINUSE and the like. `settings` names what the operator changes to fix it.
+ */
+export function listen(
+  server: Server,
+  host: string,
+  port: number,
+  settings = "server.host, server.port",
+): Promise<{ readonly port: number }> {
   return new Promise((resolve, reject) => {
-    const onError = (error: Error): void => reject(error);
+    const onError = (error: NodeJS.ErrnoException): void =>
+      reject(
+        new PmError(
+          "PM_ERR_LISTEN",
+          `cannot listen on ${host}:${port} (${settings}): ${listenReason(error)}`,
+          {
+            cause: error,
+          },
+        ),
+      );
     server.once("error", onError);
     server.listen(port, host, () => {
       server.off("error", onError);
       resolve({ port: (server.address() as AddressInfo).port });
     });
   });
+}
+
+/** Listen errors in an operator's words (the errno code stays in the error's `cause`). */
+const LISTEN_REASONS: Readonly<Record<string, string>> = {
+  EADDRINUSE: "the port is already in use by another process",
+  EACCES: "permission denied (ports below 1024 need privileges)",
+  EADDRNOTAVAIL: "no such address on this machine",
+};
+
+/** Why listen failed, for the one line the daemon logs before it exits. */
+function listenReason(error: NodeJS.ErrnoException): string {
+  return LISTEN_REASONS[error.code ?? ""] ?? error.message;
 }

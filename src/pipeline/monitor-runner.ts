@@ -102,7 +102,7 @@ export function createMonitorRunner(deps: MonitorRunnerDeps, initialState: Monit
           target: spec.id,
           code: outcome.error.code,
           failures: outcome.consecutiveFailures,
-          err: outcome.error.message,
+          err: outcome.error,
         },
         "poll failed",
       );

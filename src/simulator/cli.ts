@@ -1,5 +1,6 @@
 // `pragma-monitor simulate`: parse flags, start the simulator, print its URL, run until SIGINT/SIGTERM.
 import { parseArgs } from "node:util";
+import { EX_CONFIG, EX_UNAVAILABLE, EX_USAGE } from "../cli/args.js";
 import { isPmError } from "../errors.js";
 import { createSystemClock } from "./clock.js";
 import { resolveScenario, type Scenario } from "./scenario.js";
@@ -11,8 +12,6 @@ export interface CommandIo {
   readonly stderr: { write(text: string): unknown };
 }
 
-const EX_USAGE = 64;
-const EX_CONFIG = 78;
 const USAGE =
   "usage: pragma-monitor simulate [--host H] [--port N] [--seed N] [--scenario FILE|demo] [--speed X]\n";
 
@@ -63,13 +62,21 @@ export async function runSimulateCommand(
     }
   }
   const host = typeof values["host"] === "string" ? values["host"] : "127.0.0.1";
-  const simulator = await startSimulator({
-    host,
-    port,
-    seed,
-    clock: createSystemClock(speed),
-    ...(scenario === undefined ? {} : { scenario }),
-  });
+  let simulator;
+  try {
+    simulator = await startSimulator({
+      host,
+      port,
+      seed,
+      clock: createSystemClock(speed),
+      ...(scenario === undefined ? {} : { scenario }),
+    });
+  } catch (error) {
+    // a busy port is an operator's situation: one line and a documented code, not a stack trace
+    if (!isPmError(error, "PM_ERR_LISTEN")) throw error;
+    io.stderr.write(`pragma-monitor simulate: ${error.message}\n`);
+    return EX_UNAVAILABLE;
+  }
   io.stdout.write(`pragma simulator listening on ${simulator.url} (vault API: ${simulator.vaultUrl})\n`);
   await waitForStop(options.signal);
   await simulator.close();

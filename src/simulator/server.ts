@@ -2,6 +2,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { SIMULATOR_VAULT_BASE_PATH } from "../upstream/wire.js";
+import { listen } from "../http/server.js";
 import type { PairDef, PublisherDef, VaultDef } from "./catalog.js";
 import { createSystemClock, type SimClock } from "./clock.js";
 import { createControl, handleControl, type SimulatorControl } from "./control.js";
@@ -186,13 +187,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
   });
   server.keepAliveTimeout = 10_000;
 
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port ?? 0, options.host ?? "127.0.0.1", () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
+  await listen(server, options.host ?? "127.0.0.1", options.port ?? 0, "--host, --port");
   const { port, address } = server.address() as AddressInfo;
   const host = address.includes(":") ? `[${address}]` : address;
   const url = `http://${host}:${port}`;

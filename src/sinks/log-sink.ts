@@ -1,7 +1,7 @@
 // The stdout sink: one pino JSON line per alert transition and lifecycle event, level by severity.
 import type { Logger } from "pino";
 import type { Subscription } from "rxjs";
-import type { BusEvent, Severity } from "../domain/events.js";
+import type { AlertPayload, BusEvent, Severity } from "../domain/events.js";
 import type { EventSource } from "../pipeline/event-hub.js";
 
 const LEVEL_BY_SEVERITY: Readonly<Record<Severity, "info" | "warn" | "error">> = {
@@ -10,13 +10,35 @@ const LEVEL_BY_SEVERITY: Readonly<Record<Severity, "info" | "warn" | "error">> =
   critical: "error",
 };
 
+/**
+ * The human line of a transition, what `journalctl` shows first: status, severity and rule, then the summary,
+ * e.g. `[firing critical] price_change: BTC/USD moved +5.02% in 1min (threshold 2%)`. The full event stays under `alert`.
+ */
+export function alertMessage(alert: AlertPayload): string {
+  const repeat = alert.reason === "repeat" ? " repeat" : "";
+  return `[${alert.status} ${alert.severity}${repeat}] ${alert.rule}: ${alert.summary}`;
+}
+
+/**
+ * The `alert` object on one line for pretty output (the message already says status, severity and summary):
+ * fingerprint, labels, value and threshold, e.g. `9f2c41d0a7b3e6f1 pair=BTC/USD window=1min value=0.0502 threshold=0.02`.
+ */
+export function alertBrief(alert: AlertPayload): string {
+  const labels = Object.entries(alert.labels).map(([key, value]) => `${key}=${value}`);
+  const numbers = [
+    ...(alert.value === null ? [] : [`value=${alert.value}`]),
+    ...(alert.threshold === null ? [] : [`threshold=${alert.threshold}`]),
+  ];
+  return [alert.fingerprint, ...labels, ...numbers].join(" ");
+}
+
 /** Write one log line for a journaled event (price ticks are not logged). */
 export function logEvent(logger: Logger, event: BusEvent): void {
   switch (event.type) {
     case "alert": {
       const { alert } = event;
       const level = alert.status === "resolved" ? "info" : LEVEL_BY_SEVERITY[alert.severity];
-      logger[level]({ event: "alert", seq: event.seq, alert }, `[${alert.status}] ${alert.summary}`);
+      logger[level]({ event: "alert", seq: event.seq, alert }, alertMessage(alert));
       return;
     }
     case "lifecycle":
@@ -30,8 +52,7 @@ export function logEvent(logger: Logger, event: BusEvent): void {
   }
 }
 
-/** Subscribe the stdout sink to the hub; returns the subscription to stop it. */
+/** Subscribe the stdout sink to the hub with the `alerts` component logger; returns the subscription to stop it. */
 export function startLogSink(source: EventSource, logger: Logger): Subscription {
-  const alertLogger = logger.child({ component: "alerts" });
-  return source.events$.subscribe((event) => logEvent(alertLogger, event));
+  return source.events$.subscribe((event) => logEvent(logger, event));
 }

@@ -1,8 +1,19 @@
 // The journal on disk: one JSON line per journaled event, written before the event is emitted, compacted atomically.
-import { closeSync, existsSync, fsyncSync, openSync, readFileSync, writeSync, mkdirSync } from "node:fs";
-import { dirname } from "node:path";
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeSync,
+} from "node:fs";
+import { open } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
 import type { JournaledEvent } from "../domain/events.js";
-import { quarantine, writeFileAtomic } from "./atomic-file.js";
+import { fsyncDirectory, quarantine, writeFileAtomic } from "./atomic-file.js";
 
 /** What was recovered from the journal file at start. */
 export interface LoadedJournal {
@@ -18,8 +29,15 @@ export interface LoadedJournal {
 export interface JournalFile {
   /** Append one event (synchronous write, so it is on disk before anyone sees the event). */
   append(event: JournaledEvent): void;
-  /** Rewrite the file with just `events` (atomic), e.g. the in-memory ring's tail. */
+  /** Rewrite the file with just `events` (atomic, synchronous): at start, before anything is published. */
   compact(events: readonly JournaledEvent[]): void;
+  /**
+   * The same rewrite off the publish path: `events` is written and fsync'd asynchronously while appends go on
+   * to the old file; then, in one synchronous step, the lines appended meanwhile are copied to the new file, it
+   * replaces the old one and appends move to it. Resolves false when the file was closed meanwhile.
+   * One compaction at a time: a call while one runs returns the running one.
+   */
+  compactInBackground(events: readonly JournaledEvent[]): Promise<boolean>;
   /** Lines appended since the last compaction. */
   readonly linesSinceCompaction: number;
   /** fsync pending appends (called periodically and at shutdown; kill -9 alone loses nothing already written). */
@@ -76,18 +94,62 @@ export function openJournalFile(path: string): JournalFile {
   let fd = openSync(path, "a", 0o600);
   let linesSinceCompaction = 0;
   let dirty = false;
+  let closed = false;
+  let running: Promise<boolean> | undefined;
+  // lines appended while a compaction writes the new file (bounded by the events of one compaction's duration)
+  let appendedDuringCompaction: string[] | undefined;
+  // one fixed name (the directory is locked to one daemon): a kill -9 mid-compaction leaves one stray file, overwritten next time
+  const temp = join(dirname(path), `.${basename(path)}.compact.tmp`);
+
+  const compactAsync = async (head: readonly JournaledEvent[]): Promise<boolean> => {
+    appendedDuringCompaction = [];
+    const text = linesOf(head);
+    let replaced = false;
+    const out = await open(temp, "w", 0o600).catch((error: unknown) => {
+      appendedDuringCompaction = undefined;
+      throw error;
+    });
+    try {
+      await out.writeFile(text);
+      await out.sync();
+      if (closed) return false;
+      // synchronous from here to the fd swap: no append can land in the old file after its tail was copied
+      const tail = appendedDuringCompaction;
+      if (tail.length > 0) writeSync(out.fd, tail.join(""));
+      renameSync(temp, path);
+      replaced = true;
+      const previous = fd;
+      fd = openSync(path, "a", 0o600);
+      closeSync(previous);
+      linesSinceCompaction = tail.length;
+      dirty = tail.length > 0; // the copied tail is fsync'd by the next sync(), like any append
+    } finally {
+      appendedDuringCompaction = undefined;
+      await out.close();
+      if (!replaced) rmSync(temp, { force: true });
+    }
+    fsyncDirectory(dirname(path));
+    return true;
+  };
+
   return {
     append(event) {
-      writeSync(fd, `${JSON.stringify(event)}\n`);
+      const line = `${JSON.stringify(event)}\n`;
+      writeSync(fd, line);
+      appendedDuringCompaction?.push(line);
       linesSinceCompaction++;
       dirty = true;
     },
     compact(events) {
-      writeFileAtomic(path, events.map((event) => `${JSON.stringify(event)}\n`).join(""));
+      writeFileAtomic(path, linesOf(events));
       closeSync(fd);
       fd = openSync(path, "a", 0o600);
       linesSinceCompaction = 0;
       dirty = false;
+    },
+    compactInBackground(events) {
+      running ??= compactAsync(events).finally(() => (running = undefined));
+      return running;
     },
     get linesSinceCompaction() {
       return linesSinceCompaction;
@@ -98,8 +160,14 @@ export function openJournalFile(path: string): JournalFile {
       dirty = false;
     },
     close() {
+      closed = true;
       if (dirty) fsyncSync(fd);
       closeSync(fd);
     },
   };
+}
+
+/** The file form of events: one JSON line each. */
+function linesOf(events: readonly JournaledEvent[]): string {
+  return events.map((event) => `${JSON.stringify(event)}\n`).join("");
 }

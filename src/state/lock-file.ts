@@ -14,7 +14,7 @@ export interface StateLock {
   release(): void;
 }
 
-/** Take `<dir>/pragma-monitor.pid`; a lock left by a dead process is taken over, a live one refuses with PM_ERR_STATE. */
+/** Take `<dir>/pragma-monitor.pid`; a lock left by a dead process is taken over, a live one refuses with PM_ERR_STATE_LOCKED. */
 export function acquireStateLock(dir: string, self: ProcessIdentity): StateLock {
   const path = join(dir, "pragma-monitor.pid");
   for (let attempt = 0; attempt < 2; attempt++) {
@@ -28,7 +28,7 @@ export function acquireStateLock(dir: string, self: ProcessIdentity): StateLock 
       const holder = Number.parseInt(readFileSync(path, "utf8"), 10);
       if (Number.isInteger(holder) && holder !== self.pid && self.isAlive(holder)) {
         throw new PmError(
-          "PM_ERR_STATE",
+          "PM_ERR_STATE_LOCKED",
           `state directory ${dir} is in use by another pragma-monitor (pid ${holder})`,
         );
       }

@@ -72,14 +72,38 @@ export function openStateStore(options: {
   let closed = false;
   // start from a compact file: the loaded tail only
   file.compact(journal.entries());
+  let compactionQueued = false;
+  let compactAfterLines = journalCapacity; // pushed back after a failure: one error line per ring's worth of events
+  /** Rewrite the journal file to the ring's tail after the current publish, never inside it. */
+  const queueCompaction = (): void => {
+    if (compactionQueued) return;
+    compactionQueued = true;
+    setImmediate(() => {
+      if (closed) return;
+      file
+        .compactInBackground(journal.entries())
+        .then(
+          () => (compactAfterLines = journalCapacity),
+          (error: unknown) => {
+            compactAfterLines = file.linesSinceCompaction + journalCapacity;
+            logger.error(
+              { err: error },
+              "journal compaction failed: the file keeps growing until a retry works",
+            );
+          },
+        )
+        .finally(() => (compactionQueued = false));
+    });
+  };
 
   return {
     recovered: { journal, checkpoint, alertsAfterCheckpoint },
     persistEvent(event) {
       if (closed) throw new PmError("PM_ERR_STATE", `journal closed: event seq ${event.seq} not persisted`);
       file.append(event);
-      // the journal file holds at most ~2× the ring; rewriting it keeps restarts fast
-      if (file.linesSinceCompaction > journalCapacity) file.compact([...journal.entries()]);
+      // the journal file holds about 2× the ring; rewriting it keeps restarts fast. The rewrite (a large
+      // write and two fsyncs) runs after this publish, asynchronously: a publish only ever appends a line.
+      if (file.linesSinceCompaction > compactAfterLines) queueCompaction();
     },
     saveCheckpoint(next) {
       writeFileAtomic(

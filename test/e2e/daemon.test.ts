@@ -178,7 +178,13 @@ describe("pragma-monitor run (spawned from dist)", () => {
     daemon.signal("SIGHUP");
     const rejected = await daemon.waitLog("config reload rejected: keeping the running config", 5_000);
     expect(rejected.level).toBe(50);
-    expect(String(rejected.err)).toContain("rules[0].treshold");
+    // logged through pino's err serializer: type, message and stack, not String(error)
+    expect(rejected.err).toMatchObject({
+      type: "PmError",
+      code: "PM_ERR_CONFIG",
+      message: expect.stringContaining("rules[0].treshold") as unknown,
+      stack: expect.any(String) as unknown,
+    });
 
     const afterRejection = client.frames.mark();
     expect((await fetch(`${daemon.httpUrl}/healthz`)).status).toBe(200);
@@ -329,13 +335,16 @@ describe("pragma-monitor run (spawned from dist)", () => {
       cwd: work.dir,
     });
     const refused = await second.logs.waitFor(
-      (line) => line.msg === "could not start" || line.msg === "pragma-monitor started",
+      (line) => line.msg?.startsWith("could not start") === true || line.msg === "pragma-monitor started",
       { timeoutMs: 10_000, what: "the second daemon to give up" },
     );
-    expect(refused.msg).toBe("could not start");
+    // one clear line and exit 69 (EX_UNAVAILABLE), not 1 (reserved for a forced stop)
+    expect(refused.msg).toBe(
+      `could not start: state directory ${work.stateDir} is in use by another pragma-monitor (pid ${first.pid})`,
+    );
     expect(refused.level).toBe(60);
-    expect(String(refused.err)).toContain(`in use by another pragma-monitor (pid ${first.pid})`);
-    expect(await second.waitExit(5_000)).toEqual({ code: 1, signal: null });
+    expect(await second.waitExit(5_000)).toEqual({ code: 69, signal: null });
+    expect(second.logs.items.map((line) => line.msg)).toEqual([refused.msg]);
     expect(readFileSync(join(work.stateDir, "pragma-monitor.pid"), "utf8").trim()).toBe(String(first.pid));
     expect((await fetch(`${first.httpUrl}/healthz`)).status).toBe(200);
     await stopGracefully(first);

@@ -96,9 +96,9 @@ describe("systemd/pragma-monitor.service", () => {
     expect(one("ExecStart")).toMatch(/dist\/src\/main\.js run --config \S+$/);
   });
 
-  it("restarts on crashes but not on an invalid configuration (exit 78)", () => {
+  it("restarts on crashes but not on an invalid configuration (78) or an unusable state directory (73)", () => {
     expect(one("Restart")).toBe("on-failure");
-    expect(one("RestartPreventExitStatus").split(/\s+/)).toContain("78");
+    expect(one("RestartPreventExitStatus").split(/\s+/)).toEqual(["73", "78"]);
   });
 
   it("keeps state in its StateDirectory ($STATE_DIRECTORY is read by the config loader)", () => {

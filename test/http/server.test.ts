@@ -93,6 +93,10 @@ describe("HTTP endpoints", () => {
       readiness: () => readiness,
       logger: pino({ level: "silent" }),
     });
-    await expect(listen(other, "127.0.0.1", port)).rejects.toMatchObject({ code: "EADDRINUSE" });
+    await expect(listen(other, "127.0.0.1", port)).rejects.toMatchObject({
+      code: "PM_ERR_LISTEN",
+      message: expect.stringContaining("already in use by another process") as unknown,
+      cause: { code: "EADDRINUSE" },
+    });
   });
 });

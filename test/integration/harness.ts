@@ -5,10 +5,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pino from "pino";
 import { expect } from "vitest";
-import { createApp, type App } from "../../src/app.js";
+import { createApp, type App, type StopReport } from "../../src/app.js";
 import { loadConfig } from "../../src/config/load.js";
+import { createLogger } from "../../src/logger.js";
 import type { AppConfig } from "../../src/config/types.js";
 import type { AlertEvent, AlertPayload, BusEvent, JournaledEvent } from "../../src/domain/events.js";
+import { alertMessage } from "../../src/sinks/log-sink.js";
 
 /** A JSON object as written in a config or scenario file. */
 export type JsonObject = { readonly [key: string]: unknown };
@@ -75,12 +77,15 @@ export function makeTempDir(): string {
 /** Collects pino's JSON lines in memory and lets a test await one. */
 export class LogCapture {
   readonly lines: LogLine[] = [];
+  /** Every line exactly as pino wrote it (JSON.parse hides a repeated key; the raw text does not). */
+  readonly raw: string[] = [];
   private waiters: (() => void)[] = [];
 
   /** pino destination: one call per JSON line. */
   write(chunk: string): void {
     for (const text of chunk.split("\n")) {
       if (text.trim() === "") continue;
+      this.raw.push(text);
       this.lines.push(JSON.parse(text) as LogLine);
     }
     const waiters = this.waiters;
@@ -167,7 +172,8 @@ export interface TestApp {
   injectFault(fault: JsonObject, options?: { readonly durationMs?: number }): Promise<string>;
   /** Remove an injected fault through the control endpoint. */
   removeFault(id: string): Promise<void>;
-  stop(): Promise<void>;
+  /** Stop the daemon (once) and remove its temp dir; resolves with the daemon's stop report. */
+  stop(): Promise<StopReport>;
 }
 
 /**
@@ -189,10 +195,17 @@ export async function startTestApp(layer: JsonObject | ((dir: string) => JsonObj
 /** Start the daemon on an already loaded config; `dir` (if given) is removed on stop. */
 export async function startAppWithConfig(
   config: AppConfig,
-  options: { readonly dir?: string } = {},
+  options: {
+    readonly dir?: string;
+    /** Log through the daemon's own factory (src/logger.ts: base bindings, redaction, ISO time) instead of bare pino. */
+    readonly productionLogger?: boolean;
+  } = {},
 ): Promise<TestApp> {
   const logs = new LogCapture();
-  const logger = pino({ level: config.log.level }, logs);
+  const logger =
+    options.productionLogger === true
+      ? await createLogger({ ...config.log, pretty: false }, logs)
+      : pino({ level: config.log.level }, logs);
   const app = createApp({
     config,
     logger,
@@ -200,11 +213,12 @@ export async function startAppWithConfig(
     random: Math.random,
   });
   let stopped = false;
-  const stop = async (): Promise<void> => {
-    if (stopped) return;
+  const stop = async (): Promise<StopReport> => {
+    if (stopped) return { failedSteps: [] };
     stopped = true;
-    await app.stop(3_000);
+    const report = await app.stop(3_000);
     if (options.dir !== undefined) rmSync(options.dir, { recursive: true, force: true });
+    return report;
   };
   let port: number;
   try {
@@ -311,7 +325,7 @@ export function expectOneLogLinePerTransition(t: TestApp): void {
         ? LEVEL.info
         : { info: LEVEL.info, warning: LEVEL.warn, critical: LEVEL.error }[alert.severity];
     expect(line.level, `log level of seq ${event.seq}`).toBe(level);
-    expect(line.msg).toBe(`[${alert.status}] ${alert.summary}`);
+    expect(line.msg).toBe(alertMessage(alert));
     expect(line["alert"]).toEqual(alert);
   }
 }

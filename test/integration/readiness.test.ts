@@ -33,7 +33,7 @@ describe("/readyz of the real daemon", () => {
   });
   const start = async (layer: JsonObject): Promise<TestApp> => {
     const t = await startTestApp(layer);
-    cleanups.push(() => t.stop());
+    cleanups.push(async () => void (await t.stop()));
     return t;
   };
 

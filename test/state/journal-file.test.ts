@@ -63,6 +63,42 @@ describe("journal file", () => {
     file.close();
     expect(loadJournalFile(path, 0).events.map((e) => e.seq)).toEqual([9, 10, 11]);
   });
+
+  it("background compaction keeps every event appended while it writes, and appends go on after it", async () => {
+    const dir = tempDir();
+    const path = join(dir, "journal.jsonl");
+    const file = openJournalFile(path);
+    const ring: JournaledEvent[] = [];
+    const append = (seq: number): void => {
+      ring.push(lifecycle(seq));
+      if (ring.length > 4) ring.shift(); // a ring of 4, like the in-memory journal
+      file.append(lifecycle(seq));
+    };
+    for (let seq = 1; seq <= 10; seq++) append(seq);
+    const compaction = file.compactInBackground([...ring]); // snapshot: 7..10
+    expect(file.compactInBackground([])).toBe(compaction); // one at a time
+    append(11); // lands in the old file while the new one is written
+    append(12);
+    expect(loadJournalFile(path, 0).events.map((e) => e.seq)).toHaveLength(12); // not rewritten synchronously
+    expect(await compaction).toBe(true);
+    append(13);
+    expect(file.linesSinceCompaction).toBe(3); // 11 and 12 copied over, 13 appended
+    file.close();
+    expect(loadJournalFile(path, 0).events.map((e) => e.seq)).toEqual([7, 8, 9, 10, 11, 12, 13]);
+    expect(readdirSync(dir)).toEqual(["journal.jsonl"]);
+  });
+
+  it("a background compaction that finds the file closed gives up and leaves the file alone", async () => {
+    const dir = tempDir();
+    const path = join(dir, "journal.jsonl");
+    const file = openJournalFile(path);
+    for (let seq = 1; seq <= 5; seq++) file.append(lifecycle(seq));
+    const compaction = file.compactInBackground([lifecycle(5)]);
+    file.close();
+    expect(await compaction).toBe(false);
+    expect(loadJournalFile(path, 0).events.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5]);
+    expect(readdirSync(dir)).toEqual(["journal.jsonl"]);
+  });
 });
 
 describe("atomic JSON files", () => {

@@ -90,10 +90,7 @@ export function createChatOpsSinks(options: ChatOpsOptions): ChatOpsSinks {
   const catchUp = (sink: SinkConfig, worker: SinkWorker): void => {
     const { gap, events } = options.source.replay(worker.highWater);
     if (gap !== null) {
-      logger.error(
-        { component: "chatops", sink: sink.name, ...gap },
-        "journal no longer holds alerts this sink missed",
-      );
+      logger.error({ sink: sink.name, ...gap }, "journal no longer holds alerts this sink missed");
       options.metrics.droppedEvents.inc(
         { component: "chatops", reason: "journal_gap" },
         gap.to - gap.from + 1,
@@ -106,10 +103,7 @@ export function createChatOpsSinks(options: ChatOpsOptions): ChatOpsSinks {
       dispatchTo(sink, worker, event);
     }
     if (replayed > 0)
-      logger.warn(
-        { component: "chatops", sink: sink.name, replayed },
-        "re-queued journaled alerts missing from the outbox",
-      );
+      logger.warn({ sink: sink.name, replayed }, "re-queued journaled alerts missing from the outbox");
   };
 
   const open = (sink: SinkConfig, active: readonly AlertPayload[]): Promise<SinkWorker> =>
@@ -166,10 +160,7 @@ export function createChatOpsSinks(options: ChatOpsOptions): ChatOpsSinks {
       }
       release();
       for (const { worker } of workers) worker.start();
-      logger.info(
-        { component: "chatops", sinks: workers.map(({ sink }) => sink.name) },
-        "chat-ops sinks started",
-      );
+      logger.info({ sinks: workers.map(({ sink }) => sink.name) }, "chat-ops sinks started");
     },
     async stop(deadlineMs) {
       if (state === "stopped") return;
@@ -178,11 +169,18 @@ export function createChatOpsSinks(options: ChatOpsOptions): ChatOpsSinks {
       const deadlineAtMs = nowMs() + Math.max(0, deadlineMs);
       // Each sink drains on its own; one failing stop never keeps the others from closing.
       const results = await Promise.allSettled(workers.map(({ worker }) => worker.stop(deadlineAtMs)));
-      for (const result of results)
-        if (result.status === "rejected")
-          logger.error({ component: "chatops" }, "a chat-ops sink failed to stop cleanly");
+      const failed: string[] = [];
+      results.forEach((result, i) => {
+        if (result.status === "fulfilled") return;
+        const name = workers[i]?.sink.name ?? "?";
+        failed.push(name);
+        logger.error({ sink: name, err: result.reason as unknown }, "a chat-ops sink failed to stop cleanly");
+      });
       const left = workers.reduce((sum, { worker }) => sum + worker.status().pending, 0);
-      logger.info({ component: "chatops", pending: left }, "chat-ops sinks stopped");
+      logger.info({ pending: left }, "chat-ops sinks stopped");
+      // the stop goes on for every sink, but the daemon's exit code must show that one failed
+      if (failed.length > 0)
+        throw new PmError("PM_ERR_SINK", `chat-ops sink(s) ${failed.join(", ")} failed to stop cleanly`);
     },
     async reconfigure(sinks, deadlineMs) {
       if (state !== "started") throw new PmError("PM_ERR_SINK", "chat-ops sinks are not running");
@@ -218,7 +216,6 @@ export function createChatOpsSinks(options: ChatOpsOptions): ChatOpsSinks {
       const started = next.filter((sink) => !kept.some((entry) => entry.sink.name === sink.name));
       logger.info(
         {
-          component: "chatops",
           kept: kept.map(({ sink }) => sink.name),
           stopped: retired.map(({ sink }) => sink.name),
           started: started.map((sink) => sink.name),

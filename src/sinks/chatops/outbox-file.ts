@@ -110,7 +110,10 @@ async function moveAside<P>(
     await rename(file, aside);
     logger.error({ aside, reason }, "outbox file unreadable: moved aside, sink starts with an empty outbox");
   } catch (err) {
-    logger.error({ reason, code: isNotFound(err) ? "ENOENT" : "rename_failed" }, "outbox file unreadable");
+    logger.error(
+      { reason, code: isNotFound(err) ? "ENOENT" : "rename_failed", err },
+      "outbox file unreadable",
+    );
   }
   return { entries: [], highWater: 0, existed: false };
 }

@@ -86,7 +86,7 @@ export async function openOutbox<P>(options: OutboxOptions<P>): Promise<Outbox<P
 
   const run = (op: () => Promise<void>): Promise<void> => {
     const next = chain.then(op).catch((err: unknown) => {
-      logger.error({ code: errorCode(err) }, "outbox write failed");
+      logger.error({ code: errorCode(err), err }, "outbox write failed");
     });
     chain = next;
     return next;

@@ -28,6 +28,7 @@ export function createSinkHealth(options: {
   readonly host: string;
   readonly raise: (alert: AlertPayload) => void;
   readonly nowMs: () => number;
+  /** Already bound to the sink and its `host` (one binding per key: the lines here do not repeat them). */
   readonly logger: Logger;
   /** This sink's `sink_error` alert still firing from before a restart: the next success resolves it. */
   readonly restoredFiring?: AlertPayload;
@@ -45,7 +46,7 @@ export function createSinkHealth(options: {
     try {
       options.raise(alert);
     } catch (err) {
-      logger.error({ err: err instanceof Error ? err.name : "unknown" }, "raising sink_error failed");
+      logger.error({ err }, "raising sink_error failed");
     }
   };
 
@@ -64,7 +65,7 @@ export function createSinkHealth(options: {
       lastError = [info.outcome, info.status, info.code].filter((part) => part !== undefined).join(" ");
       // Logged once per burst: the first failure and the threshold at warn, the rest at debug.
       const level = failures === 1 || failures === threshold ? "warn" : "debug";
-      logger[level]({ host, failures, ...info }, "chat-ops delivery failed");
+      logger[level]({ failures, ...info }, "chat-ops delivery failed");
       if (firing !== undefined || failures < threshold) return;
       const detail = info.status === undefined ? info.outcome : `${info.outcome} ${info.status}`;
       firing = {
@@ -88,7 +89,7 @@ export function createSinkHealth(options: {
       lastError = null;
       if (firing === undefined) return;
       const endsAt = new Date(options.nowMs()).toISOString();
-      logger.info({ host }, "chat-ops sink recovered");
+      logger.info("chat-ops sink recovered");
       publish({
         ...firing,
         status: "resolved",

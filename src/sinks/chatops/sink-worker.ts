@@ -1,6 +1,7 @@
 // One sink's delivery loop: outbox → rate limit (digest when over it) → HTTP → ack, retry or dead letter.
 import type { Dispatcher } from "undici";
 import type { Logger } from "pino";
+import { childLogger } from "../../logger.js";
 import type { SinkConfig, SinkKind } from "../../config/types.js";
 import type { AlertEvent, AlertPayload } from "../../domain/events.js";
 import type { Metrics } from "../../metrics.js";
@@ -76,7 +77,7 @@ export async function openSinkWorker(options: {
 }): Promise<SinkWorker> {
   const { sink, metrics, nowMs, timers, policy } = options;
   const host = hostOf(sink.url);
-  const logger = options.logger.child({ component: "chatops", sink: sink.name, kind: sink.kind, host });
+  const logger = childLogger(options.logger, { sink: sink.name, kind: sink.kind, host });
   const labels = { sink: sink.name };
   let wakeFn: (() => void) | undefined;
   let wokenEarly = false; // a wake that arrived while the loop was busy, not sleeping
@@ -250,7 +251,7 @@ export async function openSinkWorker(options: {
       try {
         waitMs = await step();
       } catch (err) {
-        logger.error({ err: err instanceof Error ? err.name : "unknown" }, "chat-ops loop error");
+        logger.error({ err }, "chat-ops loop error");
         waitMs = backoffDelayMs(health.consecutiveFailures + 1, policy, options.random);
       }
       if (waitMs === 0) continue;

@@ -2,6 +2,7 @@
 import type { IncomingMessage, Server } from "node:http";
 import type { Duplex } from "node:stream";
 import type { Logger } from "pino";
+import { childLogger } from "../../logger.js";
 import WebSocket, { WebSocketServer } from "ws";
 import type { ServerConfig } from "../../config/types.js";
 import type { BusEvent } from "../../domain/events.js";
@@ -37,7 +38,7 @@ export interface WsServer {
 /** Attach the WebSocket API to `server` at `path` and start fanning out `source` events. */
 export function createWsServer(options: WsServerOptions): WsServer {
   const { server, path, source, config, metrics } = options;
-  const logger = options.logger.child({ component: "ws" });
+  const { logger } = options;
   const nowMs = options.nowMs ?? (() => performance.now());
   const checkToken = createTokenCheck(config.token);
   const encodeEvent = createEventEncoder();
@@ -88,7 +89,7 @@ export function createWsServer(options: WsServerOptions): WsServer {
     const session = createSession({
       id,
       socket: ws,
-      logger: logger.child({ client: id, remote: request.socket.remoteAddress }),
+      logger: childLogger(logger, { client: id, remote: request.socket.remoteAddress }),
       metrics,
       maxBufferedBytes: config.maxBufferedBytes,
       messagesPerSecond: config.messagesPerSecond,
