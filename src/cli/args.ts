@@ -3,6 +3,8 @@ import { parseArgs } from "node:util";
 
 /** sysexits codes the CLI uses. */
 export const EX_USAGE = 64;
+/** `tail`: the server refused the token. */
+export const EX_NOPERM = 77;
 export const EX_CONFIG = 78;
 
 /** What `--config FILE` and repeated `--set key=value` flags asked for. */
