@@ -2,7 +2,8 @@
 import { isPmError } from "../errors.js";
 import { loadConfig } from "../config/load.js";
 import { problemsOf } from "../config/problems.js";
-import { CONFIG_FLAGS_USAGE, EX_CONFIG, EX_USAGE, parseConfigArgs } from "./args.js";
+import { CONFIG_FLAGS, CONFIG_FLAGS_USAGE, EX_CONFIG, EX_USAGE, parseConfigArgs } from "./args.js";
+import { synopsis } from "./usage.js";
 
 /** Where check-config writes and what it reads instead of `process`. */
 export interface CheckConfigIo {
@@ -12,7 +13,7 @@ export interface CheckConfigIo {
   readonly cwd: string;
 }
 
-const USAGE = `usage: pragma-monitor check-config [--config FILE] [--set KEY=VALUE ...]
+const USAGE = `${synopsis("check-config", CONFIG_FLAGS, "usage: ")}
 ${CONFIG_FLAGS_USAGE}
 Prints the effective configuration as JSON (secrets redacted) and exits 0; on a problem, lists each
 as "key: reason" on stderr and exits 78.`;

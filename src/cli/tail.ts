@@ -1,15 +1,14 @@
 // `pragma-monitor tail`: a live terminal view of the WebSocket API that reconnects and resumes with `since`.
-import { parseArgs } from "node:util";
 import WebSocket from "ws";
 import {
-  SEVERITIES,
   type AlertEvent,
   type AlertPayload,
   type LifecycleEvent,
   type PriceEvent,
-  type Severity,
 } from "../domain/events.js";
 import { EX_NOPERM, EX_USAGE } from "./args.js";
+import { TAIL_FLAGS, parseTailArgs, type TailOptions } from "./tail-args.js";
+import { flagList, synopsis } from "./usage.js";
 import {
   formatActiveLine,
   formatAlertLine,
@@ -21,10 +20,10 @@ import {
   nextIdleNoticeMs,
 } from "./tail-format.js";
 
-export const DEFAULT_URL = "ws://127.0.0.1:8787/ws";
-const USAGE = `usage: pragma-monitor tail [--url ws://127.0.0.1:8787/ws] [--token T] [--pairs BTC/USD,...]
-       [--rules price_change,...] [--min-severity info|warning|critical] [--since N] [--json] [--prices]
-The token defaults to $PM_SERVER_TOKEN. Exit codes: 0 on SIGINT, 64 usage or refused subscription, 77 unauthorized.`;
+const USAGE = `${synopsis("tail", TAIL_FLAGS, "usage: ")}
+${flagList(TAIL_FLAGS)}
+The token defaults to $PM_SERVER_TOKEN. Exit codes: 0 on Ctrl-C, ${EX_USAGE} usage error or a filter the server
+refuses (an unknown pair or rule), ${EX_NOPERM} token refused.`;
 
 export interface TailIo {
   readonly stdout: { write(text: string): unknown };
@@ -33,69 +32,6 @@ export interface TailIo {
   readonly isTTY: boolean;
   /** Aborting stops the tail with exit 0 (main.ts aborts it on SIGINT). */
   readonly signal: AbortSignal;
-}
-
-export interface TailOptions {
-  readonly url: string;
-  readonly token: string;
-  readonly pairs: readonly string[];
-  readonly rules: readonly string[];
-  readonly minSeverity: Severity | null;
-  readonly since: number | null;
-  readonly json: boolean;
-  readonly prices: boolean;
-}
-
-/** Parse `tail` arguments (those after the command name) into options, or a usage error. */
-export function parseTailArgs(
-  argv: readonly string[],
-  env: TailIo["env"],
-): { readonly ok: true; readonly options: TailOptions } | { readonly ok: false; readonly message: string } {
-  try {
-    const { values } = parseArgs({
-      args: [...argv],
-      strict: true,
-      options: {
-        url: { type: "string", default: DEFAULT_URL },
-        token: { type: "string" },
-        pairs: { type: "string" },
-        rules: { type: "string" },
-        "min-severity": { type: "string" },
-        since: { type: "string" },
-        json: { type: "boolean", default: false },
-        prices: { type: "boolean", default: false },
-      },
-    });
-    if (!/^wss?:\/\//.test(values.url)) return { ok: false, message: `--url must be ws:// or wss://` };
-    const severity = values["min-severity"];
-    if (severity !== undefined && !(SEVERITIES as readonly string[]).includes(severity))
-      return { ok: false, message: `--min-severity must be one of ${SEVERITIES.join(", ")}` };
-    const since = values.since === undefined ? null : Number(values.since);
-    if (since !== null && !(Number.isSafeInteger(since) && since >= 0))
-      return { ok: false, message: "--since must be a non-negative integer seq" };
-    const list = (text: string | undefined): string[] =>
-      text === undefined
-        ? []
-        : text
-            .split(",")
-            .map((item) => item.trim())
-            .filter((item) => item !== "");
-    return {
-      ok: true,
-      options: {
-        url: values.url,
-        token: values.token ?? env["PM_SERVER_TOKEN"] ?? "",
-        pairs: list(values.pairs),
-        rules: list(values.rules),
-        minSeverity: (severity as Severity | undefined) ?? null,
-        since,
-        json: values.json,
-        prices: values.prices,
-      },
-    };
-  } catch (error) {
-    return { ok: false, message: error instanceof Error ? error.message : String(error) };
-  }
 }
 
 /** What the client reports to its owner. */

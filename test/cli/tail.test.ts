@@ -2,7 +2,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import type { AlertEvent } from "../../src/domain/events.js";
-import { createTailClient, parseTailArgs, runTail, type TailOutput } from "../../src/cli/tail.js";
+import { createTailClient, runTail, type TailOutput } from "../../src/cli/tail.js";
+import { parseTailArgs } from "../../src/cli/tail-args.js";
 import {
   formatActiveLine,
   formatAlertLine,
