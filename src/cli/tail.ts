@@ -88,12 +88,50 @@ function createIdleTimer(
   };
 }
 
+/**
+ * What tail knows between frames: the alerts firing now that match the filter (`active` on subscribe, then every
+ * transition), whether this is a reconnection, and the idle notices, restarted by every event shown.
+ */
+function createTailView(
+  url: string,
+  output: (output: TailOutput) => void,
+  idleNotice: { readonly firstMs: number; readonly maxMs: number },
+) {
+  const firing = new Map<string, AlertPayload>();
+  let connectedBefore = false;
+  const idle = createIdleTimer(idleNotice, (idleMs) =>
+    output({ kind: "idle", url, idleMs, firing: firing.size }),
+  );
+  return {
+    /** A `subscribed` reply; `since` is what the subscription asked to replay after. */
+    subscribed(raw: string, frame: Readonly<Record<string, unknown>>, since: number | null): void {
+      const active = Array.isArray(frame["active"]) ? (frame["active"] as AlertPayload[]) : [];
+      firing.clear();
+      for (const alert of active) firing.set(alert.fingerprint, alert);
+      output({ kind: "connected", raw, url, active, resumedAfterSeq: connectedBefore ? since : null });
+      connectedBefore = true;
+      idle.restart();
+    },
+    event(raw: string, event: AlertEvent | LifecycleEvent | PriceEvent): void {
+      if (event.type === "alert") {
+        if (event.alert.status === "firing") firing.set(event.alert.fingerprint, event.alert);
+        else firing.delete(event.alert.fingerprint);
+      }
+      output({ kind: "event", raw, event });
+      idle.restart();
+    },
+    /** Disconnected or stopped: no idle notice until subscribed again. */
+    pause: () => idle.stop(),
+  };
+}
+
 /** Connect, subscribe, and on every disconnect reconnect with backoff + jitter, resuming after the last seq seen. */
 export function createTailClient(client: TailClientOptions): TailClient {
   const { options, output } = client;
   const createSocket = client.createSocket ?? ((url, headers) => new WebSocket(url, { headers }));
   const random = client.random ?? Math.random;
   const { baseMs, maxMs } = client.backoff ?? { baseMs: 250, maxMs: 30_000 };
+  const view = createTailView(options.url, output, client.idleNotice ?? { firstMs: 60_000, maxMs: 600_000 });
   let lastSeq: number | null = options.since;
   let attempt = 0;
   let requestId = 0;
@@ -101,49 +139,16 @@ export function createTailClient(client: TailClientOptions): TailClient {
   let socket: WebSocket | null = null;
   let reconnectTimer: NodeJS.Timeout | undefined;
   let watchdog: NodeJS.Timeout | undefined;
-  let connectedBefore = false;
-  /** The alerts firing now that match the filter, by fingerprint: `active` on subscribe, then every transition. */
-  const firing = new Map<string, AlertPayload>();
-  const idle = createIdleTimer(client.idleNotice ?? { firstMs: 60_000, maxMs: 600_000 }, (idleMs) =>
-    output({ kind: "idle", url: options.url, idleMs, firing: firing.size }),
-  );
   let finish: (code: number) => void = () => undefined;
   const done = new Promise<number>((resolve) => {
     finish = (code) => {
       stopped = true;
       clearTimeout(reconnectTimer);
       clearTimeout(watchdog);
-      idle.stop();
+      view.pause();
       resolve(code);
     };
   });
-  const onSubscribed = (
-    raw: string,
-    frame: Readonly<Record<string, unknown>>,
-    since: number | null,
-  ): void => {
-    attempt = 0;
-    const active = Array.isArray(frame["active"]) ? (frame["active"] as AlertPayload[]) : [];
-    firing.clear();
-    for (const alert of active) firing.set(alert.fingerprint, alert);
-    output({
-      kind: "connected",
-      raw,
-      url: options.url,
-      active,
-      resumedAfterSeq: connectedBefore ? since : null,
-    });
-    connectedBefore = true;
-    idle.restart();
-  };
-  const onEvent = (raw: string, event: AlertEvent | LifecycleEvent | PriceEvent): void => {
-    if (event.type === "alert") {
-      if (event.alert.status === "firing") firing.set(event.alert.fingerprint, event.alert);
-      else firing.delete(event.alert.fingerprint);
-    }
-    output({ kind: "event", raw, event });
-    idle.restart();
-  };
 
   const connect = (): void => {
     const headers: Record<string, string> =
@@ -190,17 +195,18 @@ export function createTailClient(client: TailClientOptions): TailClient {
           feedWatchdog();
           return subscribe(lastSeq);
         case "subscribed":
+          attempt = 0;
           if (subscribedSince === null && typeof frame["seq"] === "number") lastSeq = frame["seq"];
-          return onSubscribed(raw, frame, subscribedSince);
+          return view.subscribed(raw, frame, subscribedSince);
         case "alert":
         case "lifecycle": {
           const seq = frame["seq"] as number;
           if (lastSeq !== null && seq <= lastSeq) return; // already shown before a reconnect
           lastSeq = seq;
-          return onEvent(raw, frame as unknown as AlertEvent | LifecycleEvent);
+          return view.event(raw, frame as unknown as AlertEvent | LifecycleEvent);
         }
         case "price":
-          return onEvent(raw, frame as unknown as PriceEvent);
+          return view.event(raw, frame as unknown as PriceEvent);
         case "gap":
           return output({ kind: "gap", raw, from: frame["from"] as number, to: frame["to"] as number });
         case "error": {
@@ -226,7 +232,7 @@ export function createTailClient(client: TailClientOptions): TailClient {
     });
     ws.on("close", (code) => {
       clearTimeout(watchdog);
-      idle.stop();
+      view.pause();
       socket = null;
       if (stopped) return finish(0);
       if (fatal !== null) return finish(fatal);
