@@ -16,7 +16,8 @@ import { ROOT } from "../e2e/daemon.js";
 
 const COMPILING = /pragma-monitor: compiling src\/ into dist\/ \((.+)\)/;
 
-describe("bin/pragma-monitor.js in a source checkout", () => {
+// each case compiles (a tiny project, but tsc starts slowly on a busy machine): generous time per case
+describe("bin/pragma-monitor.js in a source checkout", { timeout: 180_000 }, () => {
   // a project laid out like the repository, with a main.ts that compiles in a second instead of the daemon
   const project = mkdtempSync(join(tmpdir(), "pm-bin-"));
   const main = join(project, "src", "main.ts");
