@@ -11,7 +11,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const TSCONFIG = "tsconfig.build.json";
-/** Written by `tsc -b` on every build (and touched when it finds the output up to date): the build's own clock. */
+/** Written by `tsc -b` on every build it runs (with `"errors": true` when it failed): the build's own clock. */
 const BUILD_INFO = join("dist", "tsconfig.build.tsbuildinfo");
 
 /**
