@@ -29,7 +29,7 @@ export default tseslint.config(
   {
     languageOptions: {
       parserOptions: {
-        projectService: { allowDefaultProject: ["eslint.config.js"] },
+        projectService: { allowDefaultProject: ["eslint.config.js", "bin/*.js"] },
         tsconfigRootDir: import.meta.dirname,
       },
     },

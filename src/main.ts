@@ -13,6 +13,7 @@ import {
   type ConfigArgs,
 } from "./cli/args.js";
 import { runCheckConfig } from "./cli/check-config.js";
+import { mainUsage, runUsage } from "./cli/main-usage.js";
 import { runTail } from "./cli/tail.js";
 import { loadConfig } from "./config/load.js";
 import type { AppConfig } from "./config/types.js";
@@ -24,15 +25,7 @@ import { createSystemdNotifier } from "./systemd.js";
 import { VERSION } from "./version.js";
 
 const notifySystemd = createSystemdNotifier({ env: process.env, pid: process.pid, nowMs: Date.now });
-const USAGE = `pragma-monitor ${VERSION}: streaming price monitor for the Pragma oracle API
-
-Usage:
-  pragma-monitor run [--config FILE] [--set key=value ...] [--pretty]   run the daemon
-  pragma-monitor check-config [--config FILE] [--set key=value ...]     validate and print the effective config
-  pragma-monitor simulate [--host H] [--port N] [--seed N] [--scenario FILE] [--speed X]
-  pragma-monitor tail [--url ws://127.0.0.1:8787/ws] [--token T] [--pairs A/B,...] [--since N] [--json]
-  pragma-monitor --version | --help
-`;
+const USAGE = mainUsage(VERSION);
 
 const line = (text: string): string => (text.endsWith("\n") ? text : `${text}\n`);
 const io = {
@@ -63,7 +56,7 @@ async function run(argv: readonly string[]): Promise<void> {
   const parsed = parseConfigArgs(argv.filter((arg) => arg !== "--pretty"));
   if (!parsed.ok || parsed.value.help) {
     if (!parsed.ok) io.stderr(`pragma-monitor run: ${parsed.error}`);
-    io.stdout(USAGE);
+    (parsed.ok ? io.stdout : io.stderr)(runUsage());
     process.exitCode = parsed.ok ? 0 : EX_USAGE;
     return;
   }

@@ -1,5 +1,6 @@
 // Shared argv parsing for commands that load the configuration (`run`, `check-config`): --config and --set.
 import { parseArgs } from "node:util";
+import { flagList, type FlagSpecs } from "./usage.js";
 
 /** sysexits codes the CLI uses. */
 export const EX_USAGE = 64;
@@ -11,6 +12,8 @@ export const EX_SOFTWARE = 70;
 export const EX_CANTCREAT = 73;
 /** The daemon stopped, but a stop step failed (alert state not saved, a sink not stopped cleanly, ...). */
 export const EX_IOERR = 74;
+/** `tail`: the server refused the token. */
+export const EX_NOPERM = 77;
 export const EX_CONFIG = 78;
 
 /** What `--config FILE` and repeated `--set key=value` flags asked for. */
@@ -25,9 +28,31 @@ export interface ConfigArgs {
 export type ConfigArgsResult =
   { readonly ok: true; readonly value: ConfigArgs } | { readonly ok: false; readonly error: string };
 
+/** The flags parseConfigArgs understands (`run` and `check-config`); usage text is generated from them. */
+export const CONFIG_FLAGS = {
+  config: {
+    type: "string",
+    short: "c",
+    value: "FILE",
+    doc: "JSON config file layered over config/default.json",
+  },
+  set: {
+    type: "string",
+    multiple: true,
+    value: "KEY=VALUE",
+    doc: "override one key (dotted, e.g. --set server.port=0); repeatable; arrays as JSON",
+  },
+  help: { type: "boolean", short: "h", doc: "print this help" },
+} as const satisfies FlagSpecs;
+
+/** `run` also takes --pretty, which main.ts takes out of argv before parseConfigArgs. */
+export const RUN_FLAGS = {
+  ...CONFIG_FLAGS,
+  pretty: { type: "boolean", doc: "human-readable logs (pino-pretty) instead of JSON lines" },
+} as const satisfies FlagSpecs;
+
 /** Usage lines describing the flags parseConfigArgs understands. */
-export const CONFIG_FLAGS_USAGE = `  -c, --config FILE    JSON config file layered over config/default.json
-  --set KEY=VALUE      override one key (dotted, e.g. --set server.port=0); repeatable; arrays as JSON`;
+export const CONFIG_FLAGS_USAGE = flagList(CONFIG_FLAGS);
 
 /** Parse `--config FILE`, `--set key=value` (repeatable) and `--help`; anything else is a usage error. */
 export function parseConfigArgs(argv: readonly string[]): ConfigArgsResult {
@@ -35,11 +60,7 @@ export function parseConfigArgs(argv: readonly string[]): ConfigArgsResult {
   try {
     parsed = parseArgs({
       args: [...argv],
-      options: {
-        config: { type: "string", short: "c" },
-        set: { type: "string", multiple: true },
-        help: { type: "boolean", short: "h" },
-      },
+      options: CONFIG_FLAGS,
       strict: true,
       allowPositionals: false,
     });

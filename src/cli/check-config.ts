@@ -3,7 +3,8 @@ import { isPmError } from "../errors.js";
 import { loadConfig } from "../config/load.js";
 import { adaptationNotes } from "../config/notes.js";
 import { problemsOf } from "../config/problems.js";
-import { CONFIG_FLAGS_USAGE, EX_CONFIG, EX_USAGE, parseConfigArgs } from "./args.js";
+import { CONFIG_FLAGS, CONFIG_FLAGS_USAGE, EX_CONFIG, EX_USAGE, parseConfigArgs } from "./args.js";
+import { synopsis } from "./usage.js";
 
 /** Where check-config writes and what it reads instead of `process`. */
 export interface CheckConfigIo {
@@ -13,7 +14,7 @@ export interface CheckConfigIo {
   readonly cwd: string;
 }
 
-const USAGE = `usage: pragma-monitor check-config [--config FILE] [--set KEY=VALUE ...]
+const USAGE = `${synopsis("check-config", CONFIG_FLAGS, "usage: ")}
 ${CONFIG_FLAGS_USAGE}
 Prints the effective configuration as JSON (secrets redacted) and exits 0, with a "note:" line on
 stderr for each request the daemon adapts to the live server's rules; on a problem, lists each as

@@ -1,18 +1,29 @@
 // `pragma-monitor tail`: a live terminal view of the WebSocket API that reconnects and resumes with `since`.
-import { parseArgs } from "node:util";
 import WebSocket from "ws";
 import {
-  SEVERITIES,
   type AlertEvent,
+  type AlertPayload,
   type LifecycleEvent,
   type PriceEvent,
-  type Severity,
 } from "../domain/events.js";
+import { EX_NOPERM, EX_USAGE } from "./args.js";
+import { TAIL_FLAGS, parseTailArgs, type TailOptions } from "./tail-args.js";
+import { flagList, synopsis } from "./usage.js";
+import {
+  formatActiveLine,
+  formatAlertLine,
+  formatConnectedLine,
+  formatGapLine,
+  formatIdleLine,
+  formatLifecycleLine,
+  formatPriceLine,
+  nextIdleNoticeMs,
+} from "./tail-format.js";
 
-export const DEFAULT_URL = "ws://127.0.0.1:8787/ws";
-const USAGE = `usage: pragma-monitor tail [--url ws://127.0.0.1:8787/ws] [--token T] [--pairs BTC/USD,...]
-       [--rules price_change,...] [--min-severity info|warning|critical] [--since N] [--json] [--prices]
-The token defaults to $PM_SERVER_TOKEN. Exit codes: 0 on SIGINT, 2 usage or refused subscription, 3 unauthorized.`;
+const USAGE = `${synopsis("tail", TAIL_FLAGS, "usage: ")}
+${flagList(TAIL_FLAGS)}
+The token defaults to $PM_SERVER_TOKEN. Exit codes: 0 on Ctrl-C, ${EX_USAGE} usage error or a filter the server
+refuses (an unknown pair or rule), ${EX_NOPERM} token refused.`;
 
 export interface TailIo {
   readonly stdout: { write(text: string): unknown };
@@ -23,121 +34,20 @@ export interface TailIo {
   readonly signal: AbortSignal;
 }
 
-export interface TailOptions {
-  readonly url: string;
-  readonly token: string;
-  readonly pairs: readonly string[];
-  readonly rules: readonly string[];
-  readonly minSeverity: Severity | null;
-  readonly since: number | null;
-  readonly json: boolean;
-  readonly prices: boolean;
-}
-
-/** Parse `tail` arguments (those after the command name) into options, or a usage error. */
-export function parseTailArgs(
-  argv: readonly string[],
-  env: TailIo["env"],
-): { readonly ok: true; readonly options: TailOptions } | { readonly ok: false; readonly message: string } {
-  try {
-    const { values } = parseArgs({
-      args: [...argv],
-      strict: true,
-      options: {
-        url: { type: "string", default: DEFAULT_URL },
-        token: { type: "string" },
-        pairs: { type: "string" },
-        rules: { type: "string" },
-        "min-severity": { type: "string" },
-        since: { type: "string" },
-        json: { type: "boolean", default: false },
-        prices: { type: "boolean", default: false },
-      },
-    });
-    if (!/^wss?:\/\//.test(values.url)) return { ok: false, message: `--url must be ws:// or wss://` };
-    const severity = values["min-severity"];
-    if (severity !== undefined && !(SEVERITIES as readonly string[]).includes(severity))
-      return { ok: false, message: `--min-severity must be one of ${SEVERITIES.join(", ")}` };
-    const since = values.since === undefined ? null : Number(values.since);
-    if (since !== null && !(Number.isSafeInteger(since) && since >= 0))
-      return { ok: false, message: "--since must be a non-negative integer seq" };
-    const list = (text: string | undefined): string[] =>
-      text === undefined
-        ? []
-        : text
-            .split(",")
-            .map((item) => item.trim())
-            .filter((item) => item !== "");
-    return {
-      ok: true,
-      options: {
-        url: values.url,
-        token: values.token ?? env["PM_SERVER_TOKEN"] ?? "",
-        pairs: list(values.pairs),
-        rules: list(values.rules),
-        minSeverity: (severity as Severity | undefined) ?? null,
-        since,
-        json: values.json,
-        prices: values.prices,
-      },
-    };
-  } catch (error) {
-    return { ok: false, message: error instanceof Error ? error.message : String(error) };
-  }
-}
-
-const ANSI = { red: 31, green: 32, yellow: 33, cyan: 36, dim: 2 } as const;
-const paint = (text: string, code: number, color: boolean): string =>
-  color ? `\x1b[${code}m${text}\x1b[0m` : text;
-/** Server text is untrusted: strip control characters so it cannot drive the terminal. */
-// eslint-disable-next-line no-control-regex -- matching control characters is the point
-const clean = (text: string): string => text.replace(/[\u0000-\u001f\u007f-\u009f]/g, "?");
-const SEVERITY_COLOR: Readonly<Record<Severity, number>> = {
-  critical: ANSI.red,
-  warning: ANSI.yellow,
-  info: ANSI.cyan,
-};
-
-/** One line for an alert: time, seq, status and severity (coloured), rule, labels, summary. */
-export function formatAlertLine(event: AlertEvent, options: { readonly color: boolean }): string {
-  const { alert } = event;
-  const resolved = alert.status === "resolved";
-  const at = resolved ? (alert.endsAt ?? alert.startsAt) : alert.startsAt;
-  const status = `${resolved ? "RESOLVED" : "FIRING"} ${alert.severity}`;
-  const labels = Object.entries(alert.labels)
-    .map(([key, value]) => `${clean(key)}=${/[\s"=]/.test(value) ? JSON.stringify(value) : clean(value)}`)
-    .join(" ");
-  const repeat = alert.reason === "repeat" ? " (repeat)" : "";
-  return [
-    paint(`${clean(at)} #${event.seq}`, ANSI.dim, options.color),
-    paint(status, resolved ? ANSI.green : SEVERITY_COLOR[alert.severity], options.color),
-    `${alert.rule}${repeat}`,
-    ...(labels === "" ? [] : [labels]),
-    `— ${clean(alert.summary)}`,
-  ].join(" ");
-}
-
-/** One line for a lifecycle event (daemon started, reloaded, stopping). */
-export function formatLifecycleLine(event: LifecycleEvent, options: { readonly color: boolean }): string {
-  return `${paint(`${clean(event.at)} #${event.seq}`, ANSI.dim, options.color)} daemon ${event.event} (v${clean(event.version)})`;
-}
-
-/** One line for a price tick. */
-export function formatPriceLine(event: PriceEvent, options: { readonly color: boolean }): string {
-  const { tick } = event;
-  const where = [tick.market, tick.network, tick.entryType].filter((part) => part !== undefined).join(" ");
-  return `${paint(clean(tick.observedAt), ANSI.dim, options.color)} ${clean(tick.pair)} ${clean(tick.price)} (${clean(where)}, ${tick.numSources} sources)`;
-}
-
-/** The notice printed when the server no longer holds events the tail missed. */
-export function formatGapLine(from: number, to: number): string {
-  return `gap: events #${from}..#${to} are no longer held by the server and were missed`;
-}
-
 /** What the client reports to its owner. */
 export type TailOutput =
   | { readonly kind: "event"; readonly raw: string; readonly event: AlertEvent | LifecycleEvent | PriceEvent }
   | { readonly kind: "gap"; readonly raw: string; readonly from: number; readonly to: number }
+  /** Subscribed: the alerts firing now; `resumedAfterSeq` when reconnecting with `since` (the replay follows). */
+  | {
+      readonly kind: "connected";
+      readonly raw: string;
+      readonly url: string;
+      readonly active: readonly AlertPayload[];
+      readonly resumedAfterSeq: number | null;
+    }
+  /** Connected, but nothing to show for `idleMs`; `firing` alerts match the filter. */
+  | { readonly kind: "idle"; readonly url: string; readonly idleMs: number; readonly firing: number }
   | { readonly kind: "notice"; readonly text: string };
 
 export interface TailClient {
@@ -152,6 +62,67 @@ export interface TailClientOptions {
   readonly createSocket?: (url: string, headers: Record<string, string>) => WebSocket;
   readonly random?: () => number;
   readonly backoff?: { readonly baseMs: number; readonly maxMs: number };
+  /** Idle notices: the first after `firstMs` without an event, then twice as long each time, at most `maxMs`. */
+  readonly idleNotice?: { readonly firstMs: number; readonly maxMs: number };
+}
+
+/** A timer that reports how long nothing happened, at growing intervals, until restarted or stopped. */
+function createIdleTimer(
+  schedule: { readonly firstMs: number; readonly maxMs: number },
+  onIdle: (idleMs: number) => void,
+): { restart(): void; stop(): void } {
+  let timer: NodeJS.Timeout | undefined;
+  const arm = (previousMs: number | null, idleMs: number): void => {
+    const delayMs = nextIdleNoticeMs(previousMs, schedule);
+    timer = setTimeout(() => {
+      onIdle(idleMs + delayMs);
+      arm(delayMs, idleMs + delayMs);
+    }, delayMs);
+  };
+  return {
+    restart() {
+      clearTimeout(timer);
+      arm(null, 0);
+    },
+    stop: () => clearTimeout(timer),
+  };
+}
+
+/**
+ * What tail knows between frames: the alerts firing now that match the filter (`active` on subscribe, then every
+ * transition), whether this is a reconnection, and the idle notices, restarted by every event shown.
+ */
+function createTailView(
+  url: string,
+  output: (output: TailOutput) => void,
+  idleNotice: { readonly firstMs: number; readonly maxMs: number },
+) {
+  const firing = new Map<string, AlertPayload>();
+  let connectedBefore = false;
+  const idle = createIdleTimer(idleNotice, (idleMs) =>
+    output({ kind: "idle", url, idleMs, firing: firing.size }),
+  );
+  return {
+    /** A `subscribed` reply; `since` is what the subscription asked to replay after. */
+    subscribed(raw: string, frame: Readonly<Record<string, unknown>>, since: number | null): void {
+      const active = Array.isArray(frame["active"]) ? (frame["active"] as AlertPayload[]) : [];
+      firing.clear();
+      for (const alert of active) firing.set(alert.fingerprint, alert);
+      output({ kind: "connected", raw, url, active, resumedAfterSeq: connectedBefore ? since : null });
+      connectedBefore = true;
+      idle.restart();
+    },
+    event(raw: string, event: AlertEvent | LifecycleEvent | PriceEvent): void {
+      if (event.type === "alert") {
+        if (event.alert.status === "firing") firing.set(event.alert.fingerprint, event.alert);
+        else firing.delete(event.alert.fingerprint);
+      }
+      output({ kind: "event", raw, event });
+      idle.restart();
+    },
+    /** Disconnected or stopped: no idle notice until subscribed again. */
+    pause: () => idle.stop(),
+  };
 }
 
 /** Connect, subscribe, and on every disconnect reconnect with backoff + jitter, resuming after the last seq seen. */
@@ -160,6 +131,7 @@ export function createTailClient(client: TailClientOptions): TailClient {
   const createSocket = client.createSocket ?? ((url, headers) => new WebSocket(url, { headers }));
   const random = client.random ?? Math.random;
   const { baseMs, maxMs } = client.backoff ?? { baseMs: 250, maxMs: 30_000 };
+  const view = createTailView(options.url, output, client.idleNotice ?? { firstMs: 60_000, maxMs: 600_000 });
   let lastSeq: number | null = options.since;
   let attempt = 0;
   let requestId = 0;
@@ -173,6 +145,7 @@ export function createTailClient(client: TailClientOptions): TailClient {
       stopped = true;
       clearTimeout(reconnectTimer);
       clearTimeout(watchdog);
+      view.pause();
       resolve(code);
     };
   });
@@ -227,16 +200,16 @@ export function createTailClient(client: TailClientOptions): TailClient {
           attempt = 0;
           subscribed = true;
           if (subscribedSince === null && typeof frame["seq"] === "number") lastSeq = frame["seq"];
-          return;
+          return view.subscribed(raw, frame, subscribedSince);
         case "alert":
         case "lifecycle": {
           const seq = frame["seq"] as number;
           if (lastSeq !== null && seq <= lastSeq) return; // already shown before a reconnect
           lastSeq = seq;
-          return output({ kind: "event", raw, event: frame as unknown as AlertEvent | LifecycleEvent });
+          return view.event(raw, frame as unknown as AlertEvent | LifecycleEvent);
         }
         case "price":
-          return output({ kind: "event", raw, event: frame as unknown as PriceEvent });
+          return view.event(raw, frame as unknown as PriceEvent);
         case "heartbeat":
         case "pong": {
           // every matching event up to this seq was sent: resume after it (a sparse filter then never sees
@@ -254,7 +227,7 @@ export function createTailClient(client: TailClientOptions): TailClient {
             output({ kind: "notice", text: `${text}; cannot resume, continuing live` });
             return subscribe(null);
           }
-          fatal = 2;
+          fatal = EX_USAGE; // the server refused the filter (an unknown pair or rule): a usage error
           output({ kind: "notice", text });
           return ws.close(1000);
         }
@@ -264,12 +237,13 @@ export function createTailClient(client: TailClientOptions): TailClient {
     });
     ws.on("error", (error) => {
       if (/Unexpected server response: 401/.test(error.message)) {
-        fatal = 3;
+        fatal = EX_NOPERM;
         output({ kind: "notice", text: "unauthorized: check --token or $PM_SERVER_TOKEN" });
       } else output({ kind: "notice", text: `connection error: ${error.message}` });
     });
     ws.on("close", (code) => {
       clearTimeout(watchdog);
+      view.pause();
       socket = null;
       if (stopped) return finish(0);
       if (fatal !== null) return finish(fatal);
@@ -302,18 +276,13 @@ export async function runTail(argv: readonly string[], io: TailIo): Promise<numb
   const parsed = parseTailArgs(argv, io.env);
   if (!parsed.ok) {
     io.stderr.write(`tail: ${parsed.message}\n${USAGE}\n`);
-    return 2;
+    return EX_USAGE;
   }
   const { options } = parsed;
   const color = io.isTTY && !options.json && io.env["NO_COLOR"] === undefined;
   const client = createTailClient({
     options,
-    output: (out) => {
-      if (out.kind === "notice") io.stderr.write(`tail: ${out.text}\n`);
-      else if (options.json) io.stdout.write(`${out.raw}\n`);
-      else if (out.kind === "gap") io.stderr.write(`tail: ${formatGapLine(out.from, out.to)}\n`);
-      else io.stdout.write(`${formatEvent(out.event, color)}\n`);
-    },
+    output: (out) => writeOutput(out, io, { json: options.json, color }),
   });
   const stop = (): void => client.stop();
   io.signal.addEventListener("abort", stop, { once: true });
@@ -321,6 +290,35 @@ export async function runTail(argv: readonly string[], io: TailIo): Promise<numb
     return await client.done;
   } finally {
     io.signal.removeEventListener("abort", stop);
+  }
+}
+
+/** Where each output goes: notices on stderr; events (raw frames with --json) and the firing alerts on stdout. */
+function writeOutput(
+  out: TailOutput,
+  io: TailIo,
+  mode: { readonly json: boolean; readonly color: boolean },
+): void {
+  const notice = (text: string) => void io.stderr.write(`tail: ${text}\n`);
+  switch (out.kind) {
+    case "notice":
+      return notice(out.text);
+    case "idle":
+      return notice(formatIdleLine(out.url, out.idleMs, out.firing));
+    case "connected":
+      notice(formatConnectedLine(out.url, out.active.length, out.resumedAfterSeq));
+      // after a resume the replay brings what changed; a fresh subscription shows the state it starts from
+      if (out.resumedAfterSeq !== null) return;
+      if (mode.json) io.stdout.write(`${out.raw}\n`);
+      else for (const alert of out.active) io.stdout.write(`${formatActiveLine(alert, mode)}\n`);
+      return;
+    case "gap":
+      if (mode.json) io.stdout.write(`${out.raw}\n`);
+      else notice(formatGapLine(out.from, out.to));
+      return;
+    case "event":
+      io.stdout.write(`${mode.json ? out.raw : formatEvent(out.event, mode.color)}\n`);
+      return;
   }
 }
 

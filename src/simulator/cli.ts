@@ -1,6 +1,7 @@
 // `pragma-monitor simulate`: parse flags, start the simulator, print its URL, run until SIGINT/SIGTERM.
 import { parseArgs } from "node:util";
 import { EX_CONFIG, EX_UNAVAILABLE, EX_USAGE } from "../cli/args.js";
+import { flagList, synopsis, type FlagSpecs } from "../cli/usage.js";
 import { isPmError } from "../errors.js";
 import { createSystemClock } from "./clock.js";
 import { resolveScenario, type Scenario } from "./scenario.js";
@@ -12,8 +13,16 @@ export interface CommandIo {
   readonly stderr: { write(text: string): unknown };
 }
 
-const USAGE =
-  "usage: pragma-monitor simulate [--host H] [--port N] [--seed N] [--scenario FILE|demo] [--speed X]\n";
+/** The flags `simulate` understands; its usage text is generated from them. */
+export const SIMULATE_FLAGS = {
+  host: { type: "string", value: "H", doc: "address to listen on (default 127.0.0.1)" },
+  port: { type: "string", value: "N", doc: "port to listen on (default 0: any free port, printed)" },
+  seed: { type: "string", value: "N", doc: "seed of the simulated market (default 1)" },
+  scenario: { type: "string", value: "FILE|demo", doc: "fault scenario: a JSON file or the built-in demo" },
+  speed: { type: "string", value: "X", doc: "simulated seconds per real second (default 1)" },
+  help: { type: "boolean", short: "h", doc: "print this help" },
+} as const satisfies FlagSpecs;
+const USAGE = `${synopsis("simulate", SIMULATE_FLAGS, "usage: ")}\n${flagList(SIMULATE_FLAGS)}\n`;
 
 /** Run the simulate command; resolves with the exit code once `options.signal` aborts (SIGINT/SIGTERM in main.ts). */
 export async function runSimulateCommand(
@@ -25,14 +34,7 @@ export async function runSimulateCommand(
   try {
     values = parseArgs({
       args: [...argv],
-      options: {
-        host: { type: "string" },
-        port: { type: "string" },
-        seed: { type: "string" },
-        scenario: { type: "string" },
-        speed: { type: "string" },
-        help: { type: "boolean", short: "h" },
-      },
+      options: SIMULATE_FLAGS,
       strict: true,
       allowPositionals: false,
     }).values;

@@ -2,14 +2,17 @@
 import { afterEach, describe, expect, it } from "vitest";
 import WebSocket, { WebSocketServer } from "ws";
 import type { AlertEvent } from "../../src/domain/events.js";
+import { createTailClient, runTail, type TailOutput } from "../../src/cli/tail.js";
+import { parseTailArgs } from "../../src/cli/tail-args.js";
 import {
-  createTailClient,
+  formatActiveLine,
   formatAlertLine,
+  formatConnectedLine,
+  formatDuration,
   formatGapLine,
-  parseTailArgs,
-  runTail,
-  type TailOutput,
-} from "../../src/cli/tail.js";
+  formatIdleLine,
+  nextIdleNoticeMs,
+} from "../../src/cli/tail-format.js";
 import { alert, metricValue, startHarness, until, type Harness } from "../sinks/ws/harness.js";
 
 const event = (
@@ -60,6 +63,48 @@ describe("formatAlertLine", () => {
 
   it("names the missed range in gap notices", () => {
     expect(formatGapLine(5, 9)).toBe("gap: events #5..#9 are no longer held by the server and were missed");
+  });
+});
+
+describe("what tail prints on connect and while idle", () => {
+  it("shows an alert already firing with `active` where an event shows its seq", () => {
+    expect(formatActiveLine(event({ severity: "critical" }).alert, { color: false })).toBe(
+      "2026-11-22T10:00:03.120Z active FIRING critical price_change pair=BTC/USD market=offchain — BTC/USD moved +5.02% in 1min (threshold 2%)",
+    );
+  });
+
+  it.each<[string, number, number | null, string]>([
+    ["a first connection", 2, null, "connected to ws://h/ws (2 firing)"],
+    ["a quiet one", 0, null, "connected to ws://h/ws (0 firing)"],
+    ["a resume", 1, 41, "reconnected to ws://h/ws (1 firing); replaying what was missed after #41"],
+  ])("announces %s", (_name, firing, resumedAfterSeq, line) => {
+    expect(formatConnectedLine("ws://h/ws", firing, resumedAfterSeq)).toBe(line);
+  });
+
+  it.each<[number, string]>([
+    [999, "0 s"],
+    [45_000, "45 s"],
+    [60_000, "1 min"],
+    [3_599_999, "59 min"],
+    [3_900_000, "1 h 5 min"],
+  ])("formats %i ms as %s", (durationMs, text) => {
+    expect(formatDuration(durationMs)).toBe(text);
+  });
+
+  it("says it is still connected, for how long nothing happened and what fires", () => {
+    expect(formatIdleLine("ws://h/ws", 180_000, 3)).toBe(
+      "still connected to ws://h/ws: no new events for 3 min (3 firing)",
+    );
+  });
+
+  it.each<[number | null, number]>([
+    [null, 60_000],
+    [60_000, 120_000],
+    [240_000, 480_000],
+    [480_000, 600_000],
+    [600_000, 600_000],
+  ])("after an idle notice at interval %s waits %i ms for the next", (previousMs, nextMs) => {
+    expect(nextIdleNoticeMs(previousMs, { firstMs: 60_000, maxMs: 600_000 })).toBe(nextMs);
   });
 });
 
@@ -169,6 +214,80 @@ describe("tail against a real server", () => {
     expect(seqs()).toEqual([1, 2, 3, 4]);
     expect(await subscribes()).toBe(2);
     expect(outputs.some((out) => out.kind === "gap")).toBe(false);
+    const connections = outputs.flatMap((out) => (out.kind === "connected" ? [out] : []));
+    expect(connections.map((out) => [out.resumedAfterSeq, out.active.length])).toEqual([
+      [null, 0],
+      [1, 3],
+    ]);
+  });
+
+  /** runTail with buffers for stdout and stderr; stop with `abort`. */
+  const startTail = (argv: readonly string[], env: Record<string, string> = {}) => {
+    const stdout: string[] = [];
+    const stderr: string[] = [];
+    const abort = new AbortController();
+    const exit = runTail(argv, {
+      stdout: { write: (text: string) => stdout.push(text) },
+      stderr: { write: (text: string) => stderr.push(text) },
+      env,
+      isTTY: false,
+      signal: abort.signal,
+    });
+    return { stdout, stderr, exit, stop: () => abort.abort() };
+  };
+
+  it("on connect says how many alerts fire and lists them, so a later RESOLVED is one it showed", async () => {
+    harness = await startHarness();
+    const spike = alert({ summary: "BTC spike", severity: "critical" });
+    harness.hub.publishAlert(spike);
+    harness.hub.publishAlert(alert({ pair: "ETH/USD", summary: "ETH stale" }));
+    harness.hub.publishAlert(alert({ pair: "SOL/USD", summary: "filtered out" }));
+    const tail = startTail(["--url", harness.url, "--pairs", "BTC/USD,ETH/USD"]);
+    await until(() => tail.stdout.length === 2);
+    expect(tail.stderr).toEqual([`tail: connected to ${harness.url} (2 firing)\n`]);
+    expect(tail.stdout.join("")).toMatch(
+      /^\S+ active FIRING critical price_change .*— BTC spike\n\S+ active FIRING warning/,
+    );
+    expect(tail.stdout.join("")).not.toMatch(/filtered out/);
+
+    harness.hub.publishAlert({
+      ...spike,
+      status: "resolved",
+      reason: "resolved",
+      endsAt: "2026-11-22T10:05:03.120Z",
+    });
+    await until(() => tail.stdout.length === 3);
+    expect(tail.stdout[2]).toMatch(/^\S+ #4 RESOLVED critical price_change .*— BTC spike\n$/);
+    tail.stop();
+    expect(await tail.exit).toBe(0);
+  });
+
+  it("while nothing happens, says at growing intervals that it is still connected and what fires", async () => {
+    harness = await startHarness();
+    harness.hub.publishAlert(alert({ summary: "firing before" }));
+    const outputs: TailOutput[] = [];
+    const options = parseTailArgs(["--url", harness.url], {});
+    if (!options.ok) throw new Error(options.message);
+    const client = createTailClient({
+      options: options.options,
+      output: (out) => outputs.push(out),
+      idleNotice: { firstMs: 100, maxMs: 200 },
+    });
+    const idle = () => outputs.flatMap((out) => (out.kind === "idle" ? [out] : []));
+    await until(() => idle().length === 3);
+    expect(idle().map((out) => [out.idleMs, out.firing, out.url])).toEqual([
+      [100, 1, harness.url],
+      [300, 1, harness.url],
+      [500, 1, harness.url],
+    ]);
+    // an event restarts the count
+    harness.hub.publishAlert(alert({ summary: "second" }));
+    await until(() => outputs.some((out) => out.kind === "event"));
+    const before = idle().length;
+    await until(() => idle().length === before + 1);
+    expect(idle()[before]).toMatchObject({ idleMs: 100, firing: 2 });
+    client.stop();
+    expect(await client.done).toBe(0);
   });
 
   it("resumes a sparse filter from the heartbeat seq: no false gap after many non-matching events", async () => {
@@ -210,18 +329,31 @@ describe("tail against a real server", () => {
       signal: abort.signal,
     });
     harness.hub.publishAlert(alert({ summary: "journaled before connect" }));
-    await until(() => stdout.length === 1);
+    await until(() => stdout.length === 2);
+    // the `subscribed` reply as received (it carries `active`), then the replayed event
     expect(JSON.parse(stdout[0]!)).toMatchObject({
+      type: "subscribed",
+      seq: 1,
+      active: [{ status: "firing" }],
+    });
+    expect(JSON.parse(stdout[1]!)).toMatchObject({
       type: "alert",
       seq: 1,
       alert: { summary: "journaled before connect" },
     });
     abort.abort();
     expect(await exit).toBe(0);
-    expect(stderr).toEqual([]);
+    expect(stderr).toEqual([`tail: connected to ${harness.url} (1 firing)\n`]);
   });
 
-  it("runTail exits 3 when the token is refused", async () => {
+  it("runTail exits 64 when the server refuses the filter (an unknown pair is a usage error)", async () => {
+    harness = await startHarness();
+    const tail = startTail(["--url", harness.url, "--pairs", "DOGE/USD"]);
+    expect(await tail.exit).toBe(64);
+    expect(tail.stderr.join("")).toMatch(/server error bad_request: .*DOGE\/USD/);
+  });
+
+  it("runTail exits 77 when the token is refused", async () => {
     harness = await startHarness({ token: "tok" });
     const stderr: string[] = [];
     const code = await runTail(["--url", harness.url, "--token", "nope"], {
@@ -231,7 +363,7 @@ describe("tail against a real server", () => {
       isTTY: false,
       signal: new AbortController().signal,
     });
-    expect(code).toBe(3);
+    expect(code).toBe(77);
     expect(stderr.join("")).toMatch(/unauthorized/);
   });
 });

@@ -1,6 +1,5 @@
 // Spawn the built daemon (`node dist/src/main.js`) and read its stdout JSON log lines as a feed.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
@@ -47,40 +46,20 @@ export interface RunningDaemon extends DaemonProcess {
 
 const live = new Set<ChildProcess>();
 
-/** Newest modification time under `dir` (recursive), 0 if it does not exist. */
-function newestMtimeMs(path: string): number {
-  let stats;
-  try {
-    stats = statSync(path);
-  } catch {
-    return 0;
-  }
-  if (!stats.isDirectory()) return stats.mtimeMs;
-  return readdirSync(path).reduce((newest, name) => Math.max(newest, newestMtimeMs(join(path, name))), 0);
-}
-
-/** Build with `tsc -p tsconfig.build.json` when dist is missing or older than src or the tsconfigs. */
+/** Build dist/ the way `npx pragma-monitor` and `npm start` do: bin/pragma-monitor.js runs `tsc -b` when stale. */
 export function ensureBuilt(): void {
-  const builtAtMs = newestMtimeMs(MAIN_JS);
-  const sourcesAtMs = Math.max(
-    newestMtimeMs(join(ROOT, "src")),
-    newestMtimeMs(join(ROOT, "tsconfig.json")),
-    newestMtimeMs(join(ROOT, "tsconfig.build.json")),
-  );
-  if (builtAtMs > 0 && builtAtMs >= sourcesAtMs) return;
-  const tsc = join(ROOT, "node_modules", "typescript", "bin", "tsc");
-  const result = spawnSync(process.execPath, [tsc, "-p", "tsconfig.build.json"], {
+  const result = spawnSync(process.execPath, [join(ROOT, "bin", "pragma-monitor.js"), "--version"], {
     cwd: ROOT,
     encoding: "utf8",
   });
   if (result.status !== 0)
     throw new Error(
-      `npx tsc -p tsconfig.build.json failed (${result.status}):\n${result.stdout}${result.stderr}`,
+      `bin/pragma-monitor.js --version failed (${result.status}):\n${result.stdout}${result.stderr}`,
     );
 }
 
 /** The parent's environment without anything that would reconfigure the daemon behind the test's back. */
-function cleanEnv(extra: Readonly<Record<string, string>>): NodeJS.ProcessEnv {
+export function cleanEnv(extra: Readonly<Record<string, string>>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [key, value] of Object.entries(process.env)) {
     if (key.startsWith("PM_") || ["NOTIFY_SOCKET", "WATCHDOG_USEC", "STATE_DIRECTORY"].includes(key))

@@ -100,10 +100,10 @@ describe("Dockerfile (emulated: no docker engine here)", () => {
     const scripts = (
       JSON.parse(readFileSync(join(buildDir, "package.json"), "utf8")) as { scripts: { build: string } }
     ).scripts;
-    expect(scripts.build).toBe("tsc -p tsconfig.build.json");
+    expect(scripts.build).toBe("tsc -b tsconfig.build.json");
     expect(buildStage.some((i) => i.op === "RUN" && i.args.includes("npm run build"))).toBe(true);
     const tsc = join(ROOT, "node_modules", "typescript", "bin", "tsc");
-    const build = spawnSync(process.execPath, [tsc, "-p", "tsconfig.build.json"], {
+    const build = spawnSync(process.execPath, [tsc, "-b", "tsconfig.build.json"], {
       cwd: buildDir,
       encoding: "utf8",
     });

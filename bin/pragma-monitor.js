@@ -1,0 +1,89 @@
+#!/usr/bin/env node
+// Command entry for `npx pragma-monitor` and `npm start`: in a source checkout, compiles src/ (tsc -b) when dist/ is
+// missing or older than its sources, saying so, then runs dist/src/main.js in this same process.
+// Plain JavaScript because it has to run before anything is compiled. An installed package (no tsconfig.build.json
+// beside it) skips the check and runs the shipped dist/ directly.
+import { spawnSync } from "node:child_process";
+import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
+import { dirname, join } from "node:path";
+import process from "node:process";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
+const TSCONFIG = "tsconfig.build.json";
+/** Written by `tsc -b` on every build it runs (with `"errors": true` when it failed): the build's own clock. */
+const BUILD_INFO = join("dist", "tsconfig.build.tsbuildinfo");
+
+/**
+ * Newest modification time (ms) of a path and everything under it; a directory counts too (deleting a file changes it).
+ * @param {string} path
+ * @returns {number}
+ */
+function newestMtimeMs(path) {
+  let stats;
+  try {
+    stats = statSync(path);
+  } catch {
+    return 0;
+  }
+  let newestMs = stats.mtimeMs;
+  if (stats.isDirectory())
+    for (const name of readdirSync(path)) newestMs = Math.max(newestMs, newestMtimeMs(join(path, name)));
+  return newestMs;
+}
+
+/**
+ * A JSON object file (tsconfig.build.json, tsc's build info) as a record whose fields the caller checks.
+ * @param {string} path
+ * @returns {Record<string, unknown>}
+ */
+function readJson(path) {
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-return -- untyped JSON; callers check each field they read
+  return JSON.parse(readFileSync(path, "utf8"));
+}
+
+/**
+ * Why dist/ must be rebuilt ("" when it is up to date): no build yet, a failed one, or an input newer than the last.
+ * @param {string} root
+ * @returns {string}
+ */
+function staleReason(root) {
+  const builtAtMs = newestMtimeMs(join(root, BUILD_INFO));
+  if (builtAtMs === 0) return "no build yet";
+  if (readJson(join(root, BUILD_INFO))["errors"] === true) return "the last build failed";
+  const include = readJson(join(root, TSCONFIG))["include"];
+  const inputs = ["tsconfig.json", TSCONFIG, ...(Array.isArray(include) ? include.map(String) : [])];
+  const changed = inputs.find((input) => newestMtimeMs(join(root, input)) > builtAtMs);
+  return changed === undefined ? "" : `${changed} changed since the last build`;
+}
+
+/**
+ * Compile with `tsc -b` (incremental, the same command as `npm run build`); exits the process if it fails.
+ * @param {string} root
+ * @param {string} reason
+ */
+function build(root, reason) {
+  const tsc = join(root, "node_modules", "typescript", "bin", "tsc");
+  if (!existsSync(tsc)) {
+    process.stderr.write(
+      `pragma-monitor: dist/ needs a build (${reason}) but TypeScript is not installed: run \`npm ci\` first\n`,
+    );
+    process.exit(1);
+  }
+  process.stderr.write(
+    `pragma-monitor: compiling src/ into dist/ (${reason}); this takes 10-40 s and is skipped while nothing changes\n`,
+  );
+  const startedAtMs = Date.now();
+  const result = spawnSync(process.execPath, [tsc, "-b", TSCONFIG], { cwd: root, stdio: "inherit" });
+  if (result.status !== 0) {
+    process.stderr.write("pragma-monitor: the build failed (errors above); not starting\n");
+    process.exit(result.status ?? 1);
+  }
+  process.stderr.write(`pragma-monitor: compiled in ${((Date.now() - startedAtMs) / 1000).toFixed(1)} s\n`);
+}
+
+if (existsSync(join(ROOT, TSCONFIG))) {
+  const reason = staleReason(ROOT);
+  if (reason !== "") build(ROOT, reason);
+}
+await import(pathToFileURL(join(ROOT, "dist", "src", "main.js")).href);
