@@ -166,7 +166,7 @@ describe("parseTailArgs", () => {
 });
 
 /** Start a tail client against `harness` with extra arguments; resolves once it has subscribed. */
-async function startTail(
+async function startTailClient(
   harness: Harness,
   args: readonly string[],
   onFrame: (frame: { type: string; seq?: number }) => void = () => undefined,
@@ -200,7 +200,7 @@ describe("tail against a real server", () => {
 
   it("reconnects after a forced disconnect and resumes with no gap and no duplicate", async () => {
     harness = await startHarness();
-    const { client, outputs, sockets, seqs, subscribes } = await startTail(harness, []);
+    const { client, outputs, sockets, seqs, subscribes } = await startTailClient(harness, []);
     harness.hub.publishAlert(alert({ summary: "before" }));
     await until(() => seqs().includes(1));
     sockets[0]!.terminate();
@@ -222,7 +222,7 @@ describe("tail against a real server", () => {
   });
 
   /** runTail with buffers for stdout and stderr; stop with `abort`. */
-  const startTail = (argv: readonly string[], env: Record<string, string> = {}) => {
+  const runTailBuffered = (argv: readonly string[], env: Record<string, string> = {}) => {
     const stdout: string[] = [];
     const stderr: string[] = [];
     const abort = new AbortController();
@@ -242,7 +242,7 @@ describe("tail against a real server", () => {
     harness.hub.publishAlert(spike);
     harness.hub.publishAlert(alert({ pair: "ETH/USD", summary: "ETH stale" }));
     harness.hub.publishAlert(alert({ pair: "SOL/USD", summary: "filtered out" }));
-    const tail = startTail(["--url", harness.url, "--pairs", "BTC/USD,ETH/USD"]);
+    const tail = runTailBuffered(["--url", harness.url, "--pairs", "BTC/USD,ETH/USD"]);
     await until(() => tail.stdout.length === 2);
     expect(tail.stderr).toEqual([`tail: connected to ${harness.url} (2 firing)\n`]);
     expect(tail.stdout.join("")).toMatch(
@@ -293,7 +293,7 @@ describe("tail against a real server", () => {
   it("resumes a sparse filter from the heartbeat seq: no false gap after many non-matching events", async () => {
     harness = await startHarness({ heartbeatMs: 40, journalSize: 100 });
     const heartbeats: number[] = [];
-    const { client, outputs, sockets, seqs } = await startTail(
+    const { client, outputs, sockets, seqs } = await startTailClient(
       harness,
       ["--pairs", "SOL/USD", "--min-severity", "critical"],
       (frame) => {
@@ -348,7 +348,7 @@ describe("tail against a real server", () => {
 
   it("runTail exits 64 when the server refuses the filter (an unknown pair is a usage error)", async () => {
     harness = await startHarness();
-    const tail = startTail(["--url", harness.url, "--pairs", "DOGE/USD"]);
+    const tail = runTailBuffered(["--url", harness.url, "--pairs", "DOGE/USD"]);
     expect(await tail.exit).toBe(64);
     expect(tail.stderr.join("")).toMatch(/server error bad_request: .*DOGE\/USD/);
   });
