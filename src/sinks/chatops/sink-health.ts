@@ -16,7 +16,8 @@ export interface SinkHealth {
   readonly consecutiveFailures: number;
   /** True while a `sink_error` alert is firing for this sink. */
   readonly failing: boolean;
-  onFailure(info: FailureInfo): void;
+  /** Count a failure; `immediate` raises `sink_error` now (a configuration error), whatever the threshold. */
+  onFailure(info: FailureInfo, options?: { readonly immediate?: boolean }): void;
   onSuccess(): void;
 }
 
@@ -53,20 +54,21 @@ export function createSinkHealth(options: {
     get failing() {
       return firing !== undefined;
     },
-    onFailure(info) {
+    onFailure(info, { immediate = false } = {}) {
       failures += 1;
       // Logged once per burst: the first failure and the threshold at warn, the rest at debug.
       const level = failures === 1 || failures === threshold ? "warn" : "debug";
       logger[level]({ host, failures, ...info }, "chat-ops delivery failed");
-      if (firing !== undefined || failures < threshold) return;
+      if (firing !== undefined || (failures < threshold && !immediate)) return;
       const detail = info.status === undefined ? info.outcome : `${info.outcome} ${info.status}`;
+      const hint = immediate ? "; the receiver refuses our credentials or URL: check the sink's config" : "";
       firing = {
         fingerprint,
         status: "firing",
         rule: "sink_error",
         severity: "critical",
         labels,
-        summary: `Chat-ops sink ${sink.name} (${sink.kind}) is failing: ${failures} consecutive failed deliveries (last: ${detail})`,
+        summary: `Chat-ops sink ${sink.name} (${sink.kind}) is failing: ${failures} consecutive failed deliveries (last: ${detail})${hint}`,
         value: failures,
         threshold,
         startsAt: new Date(options.nowMs()).toISOString(),

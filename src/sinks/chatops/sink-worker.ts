@@ -17,6 +17,8 @@ import type { AnyMessage } from "./types.js";
 export interface WorkerPolicy {
   readonly baseDelayMs: number;
   readonly maxDelayMs: number;
+  /** First delay after a 401/403/404/410 (a configuration error), doubled per failure up to `maxDelayMs`. */
+  readonly misconfiguredDelayMs: number;
   readonly maxEntries: number;
   readonly maxDigestEntries: number;
 }
@@ -144,36 +146,55 @@ export async function openSinkWorker(options: {
       stopSignal: stopController.signal,
     });
     if (outcome.kind === "aborted") return outcome;
-    metrics.sinkDeliveries.inc({
-      ...labels,
-      outcome: outcome.kind === "ok" ? "ok" : outcome.kind === "rejected" ? "rejected" : outcome.outcome,
-    });
+    metrics.sinkDeliveries.inc({ ...labels, outcome: outcomeLabel(outcome) });
     if (outcome.kind === "ok") {
       blockedUntilMs = 0;
       health.onSuccess();
       return outcome;
     }
-    const info = outcome.kind === "rejected" ? { outcome: "rejected", status: outcome.status } : outcome;
-    health.onFailure({
-      outcome: info.outcome,
-      ...(info.status === undefined ? {} : { status: info.status }),
-      ...(outcome.kind === "retry" && outcome.code !== undefined ? { code: outcome.code } : {}),
-    });
+    const misconfigured = outcome.kind === "misconfigured";
+    health.onFailure(
+      {
+        outcome: outcomeLabel(outcome),
+        ...(outcome.status === undefined ? {} : { status: outcome.status }),
+        ...(outcome.kind === "retry" && outcome.code !== undefined ? { code: outcome.code } : {}),
+      },
+      // A wrong secret or URL will not fix itself: tell the operator now, not after N more failures.
+      { immediate: misconfigured },
+    );
     const retryAfterMs = outcome.kind === "retry" ? outcome.retryAfterMs : undefined;
-    const delayMs = retryAfterMs ?? backoffDelayMs(health.consecutiveFailures, policy, options.random);
+    const backoff = misconfigured ? { ...policy, baseDelayMs: policy.misconfiguredDelayMs } : policy;
+    const delayMs = retryAfterMs ?? backoffDelayMs(health.consecutiveFailures, backoff, options.random);
     blockedUntilMs = nowMs() + delayMs;
     return outcome;
   };
 
+  /**
+   * What to send next: a digest already attempted (the same entries under the same delivery id, so its
+   * retries are the same message), else a new digest of what the rate limit made wait, else the oldest entry.
+   */
+  const nextBatch = (
+    ready: readonly OutboxEntry<AlertEvent>[],
+  ): { readonly batch: readonly OutboxEntry<AlertEvent>[]; readonly deliveryId: string } => {
+    const pendingId = ready.find((entry) => entry.deliveryId !== undefined)?.deliveryId;
+    if (pendingId !== undefined)
+      return { batch: ready.filter((entry) => entry.deliveryId === pendingId), deliveryId: pendingId };
+    if (throttled && ready.length > 1 && supportsDigest(sink)) {
+      const batch = ready.slice(0, policy.maxDigestEntries);
+      return { batch, deliveryId: `digest-${fnv1a64Hex(batch.map((entry) => entry.id).join(","))}` };
+    }
+    const head = ready.slice(0, 1);
+    return { batch: head, deliveryId: head[0]?.id ?? "" };
+  };
+
   /** Deliver the oldest entry, or a digest of all pending ones when the rate limit made them wait. */
   const sendEntries = async (ready: readonly OutboxEntry<AlertEvent>[]): Promise<void> => {
-    const digest = throttled && ready.length > 1 && supportsDigest(sink);
-    const batch = digest ? ready.slice(0, policy.maxDigestEntries) : ready.slice(0, 1);
+    const { batch, deliveryId } = nextBatch(ready);
+    const digest = deliveryId.startsWith("digest-");
     const ids = batch.map((entry) => entry.id);
     const message: AnyMessage = digest
       ? { kind: "digest", events: batch.map((entry) => entry.payload) }
       : { kind: "alert", event: (batch[0] as OutboxEntry<AlertEvent>).payload };
-    const deliveryId = digest ? `digest-${fnv1a64Hex(ids.join(","))}` : (ids[0] ?? "");
     // More waiting than the bucket has left: they will wait for tokens, so the next send is a digest.
     if (!digest && ready.length - 1 > bucket.available(nowMs())) throttled = true;
     const outcome = await attempt(message, deliveryId);
@@ -185,9 +206,14 @@ export async function openSinkWorker(options: {
       await outbox.ack(ids);
     } else if (outcome.kind === "rejected") {
       await outbox.deadLetter(batch, "rejected", nowMs());
-    } else if (outcome.kind === "retry") {
+    } else if (outcome.kind === "retry" || outcome.kind === "misconfigured") {
       await outbox.reschedule(
-        batch.map((entry) => ({ ...entry, attempts: entry.attempts + 1, nextAttemptAtMs: blockedUntilMs })),
+        batch.map((entry) => ({
+          ...entry,
+          attempts: entry.attempts + 1,
+          nextAttemptAtMs: blockedUntilMs,
+          ...(digest ? { deliveryId } : {}),
+        })),
       );
     }
     updateGauge();
@@ -224,7 +250,7 @@ export async function openSinkWorker(options: {
     bucket.tryTake(now);
     if (refreshDue) {
       const outcome = await attempt({ kind: "refresh", alerts: [...firing.values()] }, `refresh-${now}`);
-      if (outcome.kind !== "retry" && outcome.kind !== "aborted") lastRefreshAtMs = now;
+      if (outcome.kind === "ok" || outcome.kind === "rejected") lastRefreshAtMs = now;
       return 0;
     }
     await sendEntries(ready);
@@ -307,6 +333,11 @@ export async function openSinkWorker(options: {
     },
     status: () => ({ name: sink.name, kind: sink.kind, pending: outbox.size, failing: health.failing }),
   };
+}
+
+/** The `outcome` label of `pragma_monitor_sink_deliveries_total` for a finished attempt. */
+function outcomeLabel(outcome: Exclude<DeliveryOutcome, { kind: "aborted" }>): string {
+  return outcome.kind === "retry" ? outcome.outcome : outcome.kind;
 }
 
 /** Host of a sink URL for logs (the path and query may hold secrets). */
