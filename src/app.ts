@@ -1,5 +1,6 @@
 // Composition root: builds the whole daemon (upstream, pipeline, sinks, servers, state) from injected dependencies.
 import type { Server } from "node:http";
+import { hostname } from "node:os";
 import type { Logger } from "pino";
 import { Registry } from "prom-client";
 import type { Subscription } from "rxjs";
@@ -13,6 +14,7 @@ import {
   importAlertState,
   restoreAnnounced,
 } from "./domain/monitor.js";
+import { alertLink, externalBaseUrl } from "./http/external-url.js";
 import { createHttpServer, listen } from "./http/server.js";
 import { createMetrics, type Metrics } from "./metrics.js";
 import { createEventHub, type EventHub, type EventSource } from "./pipeline/event-hub.js";
@@ -78,7 +80,10 @@ export function createApp(deps: AppDeps): App {
   let chatops: ChatOpsSinks | undefined;
   let logSink: Subscription | undefined;
   let upstreamUrl = "";
+  let listeningPort = config.server.port;
   const timers: NodeJS.Timeout[] = [];
+  const generatorUrl = (fingerprint: string): string =>
+    alertLink(externalBaseUrl(config.server, listeningPort, hostname()), fingerprint);
 
   const requireHub = (): EventHub => {
     if (hub === undefined) throw new Error("app not started");
@@ -156,7 +161,13 @@ export function createApp(deps: AppDeps): App {
         recovered.alertsAfterCheckpoint.map((e) => e.alert),
       );
       const persist = store.persistEvent.bind(store);
-      hub = createEventHub({ journal: recovered.journal, nowMs: marketNowMs, version: VERSION, persist });
+      hub = createEventHub({
+        journal: recovered.journal,
+        nowMs: marketNowMs,
+        version: VERSION,
+        persist,
+        externalLabels: () => config.alerts.externalLabels,
+      });
       // sink_error alerts come from the sinks, not the engine: restore them from the journal so the
       // sink resolves its own on recovery; one whose sink is gone from the config resolves below
       const sinkErrors = firingSinkErrors(recovered.journal.entries());
@@ -210,6 +221,7 @@ export function createApp(deps: AppDeps): App {
         raise: (alert) => bus.publishAlert(alert),
         nowMs,
         random,
+        generatorUrl,
       });
       await chatops.start();
       resolveOrphanSinkErrors(hub, sinkErrors, config.sinks, nowMs());
@@ -243,6 +255,7 @@ export function createApp(deps: AppDeps): App {
       runner.update(config.monitors, config.rules);
 
       const { port } = await listen(httpServer, config.server.host, config.server.port);
+      listeningPort = port;
       timers.push(setInterval(checkpoint, CHECKPOINT_INTERVAL_MS).unref());
       timers.push(setInterval(() => store?.sync(), JOURNAL_SYNC_INTERVAL_MS).unref());
       hub.publishLifecycle("started", { port, upstream: simulator === undefined ? "remote" : "simulator" });

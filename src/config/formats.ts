@@ -1,5 +1,6 @@
 // Custom convict formats: strict scalar coercion from env/flags, and element-by-element array validation.
 import convict from "convict";
+import { externalLabelNameProblem } from "../domain/external-labels.js";
 import { httpUrlProblem } from "./checks.js";
 import type { ReaderContext } from "./element-reader.js";
 import {
@@ -114,6 +115,30 @@ const SCALAR_FORMATS: Record<string, convict.Format> = {
       assert(typeof x === "string", "must be a string");
       if (x !== "simulator")
         assert(httpUrlProblem(x) === undefined, 'must be "simulator" or an absolute http(s) URL');
+    },
+  },
+  "pm-label-set": {
+    validate(x: unknown) {
+      assert(
+        typeof x === "object" && x !== null && !Array.isArray(x),
+        'must be an object of label name → value, e.g. {"env":"prod"}',
+      );
+      for (const [name, value] of Object.entries(x)) {
+        const problem = externalLabelNameProblem(name);
+        assert(problem === undefined, `label ${JSON.stringify(name)} ${problem ?? ""}`);
+        assert(
+          typeof value === "string" && value !== "",
+          `label "${name}" must have a non-empty string value`,
+        );
+      }
+    },
+    // From an env variable or a flag: JSON text; unparsable text is left for validate() to reject.
+    coerce: (v: string) => {
+      try {
+        return JSON.parse(v) as unknown;
+      } catch {
+        return v;
+      }
     },
   },
   "pm-optional-url": {

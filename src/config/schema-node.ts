@@ -10,6 +10,7 @@ export type LeafFormat =
   | "pm-string-list"
   | "pm-upstream-url"
   | "pm-optional-url"
+  | "pm-label-set"
   | "*"
   | ArrayFormatName
   | readonly string[];

@@ -88,6 +88,8 @@ export interface MonitorsConfig {
 export interface ServerConfig {
   readonly host: string;
   readonly port: number;
+  /** Base URL users reach the daemon at, for links in alerts ("" = derived from the listening socket). */
+  readonly externalUrl: string;
   /** Bearer token required at WebSocket upgrade ("" = none). */
   readonly token: string;
   readonly heartbeatMs: number;
@@ -137,6 +139,14 @@ export type SinkConfig =
 
 export type SinkKind = SinkConfig["kind"];
 
+/** Settings that apply to every alert the daemon publishes. */
+export interface AlertsConfig {
+  /** Static labels added to every alert; an alert's own label wins; not part of the fingerprint. */
+  readonly externalLabels: Readonly<Record<string, string>>;
+  /** The always-firing `watchdog` alert (a dead-man's switch for Alertmanager users). */
+  readonly watchdog: { readonly enabled: boolean };
+}
+
 export interface StateConfig {
   readonly dir: string;
 }
@@ -156,6 +166,7 @@ export interface AppConfig {
   readonly upstream: UpstreamConfig;
   readonly monitors: MonitorsConfig;
   readonly rules: readonly RuleConfig[];
+  readonly alerts: AlertsConfig;
   readonly server: ServerConfig;
   readonly sinks: readonly SinkConfig[];
   readonly state: StateConfig;

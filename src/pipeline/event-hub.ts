@@ -1,7 +1,9 @@
 // The daemon's event bus: numbers alert and lifecycle events through the journal, tracks firing alerts and latest prices.
 import { Subject, type Observable } from "rxjs";
+import { withExternalLabels } from "../domain/external-labels.js";
 import type {
   AlertEvent,
+  AlertLabels,
   AlertPayload,
   BusEvent,
   JournaledEvent,
@@ -44,8 +46,15 @@ export function createEventHub(options: {
   readonly version: string;
   /** Called with each journaled event before any subscriber sees it (durable journal write). */
   readonly persist?: (event: JournaledEvent) => void;
+  /**
+   * The operator's `alerts.externalLabels` (read per alert, so a reload applies to what is published next).
+   * Stamped here, where alerts leave the engine, so the journal, WebSocket, log and every sink see them.
+   */
+  readonly externalLabels?: () => AlertLabels;
 }): EventHub {
   const { journal, nowMs, version, persist } = options;
+  const stamp = (alert: AlertPayload): AlertPayload =>
+    options.externalLabels === undefined ? alert : withExternalLabels(alert, options.externalLabels());
   const subject = new Subject<BusEvent>();
   const active = new Map<string, AlertPayload>();
   const prices = new Map<string, PriceTick>();
@@ -62,7 +71,8 @@ export function createEventHub(options: {
     replay: (since) => journal.after(since),
     activeAlerts: () => [...active.values()],
     latestPrices: () => [...prices.values()],
-    publishAlert(alert) {
+    publishAlert(raw) {
+      const alert = stamp(raw);
       if (alert.status === "firing") active.set(alert.fingerprint, alert);
       else active.delete(alert.fingerprint);
       return emit(journal.append({ type: "alert", alert }) as AlertEvent);
@@ -79,7 +89,7 @@ export function createEventHub(options: {
       prices.delete(targetId);
     },
     restoreActive(alerts) {
-      for (const alert of alerts) active.set(alert.fingerprint, alert);
+      for (const alert of alerts) active.set(alert.fingerprint, stamp(alert));
     },
     complete() {
       subject.complete();

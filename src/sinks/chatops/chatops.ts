@@ -28,6 +28,8 @@ export interface ChatOpsOptions {
   readonly clearTimer?: (handle: unknown) => void;
   /** Retry backoff and bounds; see CHATOPS_DEFAULT_POLICY. */
   readonly policy?: Partial<WorkerPolicy>;
+  /** Link to an alert in this daemon by fingerprint (Alertmanager's generatorURL); none when omitted. */
+  readonly generatorUrl?: (fingerprint: string) => string;
 }
 
 /** The running chat-ops sinks. */
@@ -128,6 +130,7 @@ export function createChatOpsSinks(options: ChatOpsOptions): ChatOpsSinks {
       startSeq: options.source.lastSeq(),
       firing: active.filter((alert) => routeAlert(sink, alert)),
       ownSinkError: active.find((alert) => alert.rule === "sink_error" && alert.labels["sink"] === sink.name),
+      generatorUrl: options.generatorUrl,
     });
 
   /** Hold alerts published while workers are being (re)opened; `release` dispatches them in order. */

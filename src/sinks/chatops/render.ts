@@ -8,10 +8,12 @@ import { renderTelegram, telegramUrl } from "./telegram.js";
 import type { AnyMessage, RenderedRequest } from "./types.js";
 import { renderWebhook } from "./webhook.js";
 
-/** Per-send facts a renderer may need: the clock (signatures, endsAt) and the stable delivery id. */
+/** Per-send facts a renderer may need: the clock (signatures, endsAt), the stable delivery id, links. */
 export interface RenderContext {
   readonly nowMs: number;
   readonly deliveryId: string;
+  /** Link to an alert in this daemon by fingerprint (Alertmanager's generatorURL). */
+  readonly generatorUrl?: (fingerprint: string) => string;
 }
 
 /** The URL a sink POSTs to (it may contain a secret: never log it). */
@@ -37,7 +39,11 @@ export function supportsDigest(sink: SinkConfig): boolean {
 /** Render `message` for `sink`; refresh messages only exist for Alertmanager, digests never for PagerDuty. */
 export function renderFor(sink: SinkConfig, message: AnyMessage, context: RenderContext): RenderedRequest {
   if (sink.kind === "alertmanager")
-    return renderAlertmanager(message, { nowMs: context.nowMs, resendIntervalMs: sink.resendIntervalMs });
+    return renderAlertmanager(message, {
+      nowMs: context.nowMs,
+      resendIntervalMs: sink.resendIntervalMs,
+      ...(context.generatorUrl === undefined ? {} : { generatorUrl: context.generatorUrl }),
+    });
   if (message.kind === "refresh")
     throw new TypeError(`refresh messages are Alertmanager-only (${sink.kind})`);
   switch (sink.kind) {

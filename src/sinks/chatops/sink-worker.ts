@@ -65,6 +65,8 @@ export async function openSinkWorker(options: {
   readonly firing: readonly AlertPayload[];
   /** This sink's own `sink_error` alert if it was still firing at start (restored after a restart). */
   readonly ownSinkError?: AlertPayload | undefined;
+  /** Link to an alert in this daemon by fingerprint (Alertmanager's generatorURL). */
+  readonly generatorUrl?: ((fingerprint: string) => string) | undefined;
 }): Promise<SinkWorker> {
   const { sink, metrics, nowMs, timers, policy } = options;
   const host = hostOf(sink.url);
@@ -135,7 +137,11 @@ export async function openSinkWorker(options: {
 
   /** Send `message`; returns the outcome after metrics, health and backoff bookkeeping. */
   const attempt = async (message: AnyMessage, deliveryId: string): Promise<DeliveryOutcome> => {
-    const rendered = renderFor(sink, message, { nowMs: nowMs(), deliveryId });
+    const rendered = renderFor(sink, message, {
+      nowMs: nowMs(),
+      deliveryId,
+      ...(options.generatorUrl === undefined ? {} : { generatorUrl: options.generatorUrl }),
+    });
     const outcome = await deliver({
       dispatcher: options.dispatcher,
       url,
