@@ -19,6 +19,7 @@ import { createHttpServer, listen } from "./http/server.js";
 import { createMetrics, type Metrics } from "./metrics.js";
 import { createEventHub, type EventHub, type EventSource } from "./pipeline/event-hub.js";
 import { createMonitorRunner, type MonitorRunner, type Readiness } from "./pipeline/monitor-runner.js";
+import { createWatchdogAlert } from "./pipeline/watchdog-alert.js";
 import { startSimulator, type RunningSimulator } from "./simulator/server.js";
 import { createSystemClock } from "./simulator/clock.js";
 import { resolveScenario } from "./simulator/scenario.js";
@@ -58,6 +59,9 @@ export interface App {
 
 /** Every rule kind an alert can carry (WebSocket `rules` filters are checked against it). */
 const ALL_RULES: ReadonlySet<string> = new Set(RULE_KINDS);
+
+/** How often the watchdog alert looks at readiness. */
+const WATCHDOG_CHECK_INTERVAL_MS = 1_000;
 
 /** How often the alert checkpoint is written and the journal fsync'd. */
 const CHECKPOINT_INTERVAL_MS = 5_000;
@@ -99,6 +103,14 @@ export function createApp(deps: AppDeps): App {
     }
   };
 
+  const readiness = (): Readiness => {
+    const reasons: string[] = [];
+    if (httpServer === undefined || !httpServer.listening) reasons.push("HTTP server not listening");
+    if (runner === undefined) reasons.push("pipeline not started");
+    else reasons.push(...runner.readiness().reasons);
+    return { ready: reasons.length === 0, reasons };
+  };
+
   const events: EventSource = {
     get events$() {
       return requireHub().events$;
@@ -113,13 +125,7 @@ export function createApp(deps: AppDeps): App {
     events,
     metrics,
     upstreamUrl: () => upstreamUrl,
-    readiness() {
-      const reasons: string[] = [];
-      if (httpServer === undefined || !httpServer.listening) reasons.push("HTTP server not listening");
-      if (runner === undefined) reasons.push("pipeline not started");
-      else reasons.push(...runner.readiness().reasons);
-      return { ready: reasons.length === 0, reasons };
-    },
+    readiness,
 
     async start() {
       // 0. market time: an embedded simulator running faster than real time carries the daemon's
@@ -222,10 +228,11 @@ export function createApp(deps: AppDeps): App {
         nowMs,
         random,
         generatorUrl,
+        isHealthy: () => readiness().ready,
       });
       await chatops.start();
       resolveOrphanSinkErrors(hub, sinkErrors, config.sinks, nowMs());
-      httpServer = createHttpServer({ metrics, readiness: () => this.readiness(), logger: log("http") });
+      httpServer = createHttpServer({ metrics, readiness, logger: log("http") });
       ws = createWsServer({
         server: httpServer,
         path: "/ws",
@@ -256,6 +263,13 @@ export function createApp(deps: AppDeps): App {
 
       const { port } = await listen(httpServer, config.server.host, config.server.port);
       listeningPort = port;
+      const watchdog = createWatchdogAlert({
+        enabled: () => config.alerts.watchdog.enabled,
+        readiness,
+        publish: (alert) => bus.publishAlert(alert),
+        nowMs,
+      });
+      timers.push(setInterval(() => watchdog.check(), WATCHDOG_CHECK_INTERVAL_MS).unref());
       timers.push(setInterval(checkpoint, CHECKPOINT_INTERVAL_MS).unref());
       timers.push(setInterval(() => store?.sync(), JOURNAL_SYNC_INTERVAL_MS).unref());
       hub.publishLifecycle("started", { port, upstream: simulator === undefined ? "remote" : "simulator" });

@@ -120,7 +120,26 @@ export interface SinkCommonConfig {
   readonly failureThreshold: number;
 }
 
-export type SinkConfig =
+/**
+ * A dead-man's switch: pings `url` every `intervalMs` while the daemon is ready (healthchecks.io,
+ * Cronitor, PagerDuty heartbeats, Uptime Kuma push monitors); alerts are never sent to it.
+ */
+export interface HeartbeatSinkConfig {
+  readonly kind: "heartbeat";
+  readonly name: string;
+  readonly enabled: boolean;
+  readonly url: string;
+  readonly method: "GET" | "HEAD" | "POST";
+  readonly intervalMs: number;
+  /** Pinged instead of `url` while the daemon is not ready ("" = send nothing then). */
+  readonly failUrl: string;
+  readonly timeoutMs: number;
+  /** Consecutive failed pings that raise a `sink_error` alert. */
+  readonly failureThreshold: number;
+}
+
+/** A sink that delivers alerts (everything but the heartbeat). */
+export type AlertSinkConfig =
   | (SinkCommonConfig & { readonly kind: "slack"; readonly url: string })
   | (SinkCommonConfig & { readonly kind: "discord"; readonly url: string })
   | (SinkCommonConfig & {
@@ -137,7 +156,11 @@ export type SinkConfig =
     })
   | (SinkCommonConfig & { readonly kind: "webhook"; readonly url: string; readonly secret: string });
 
+/** One element of `sinks`. */
+export type SinkConfig = AlertSinkConfig | HeartbeatSinkConfig;
+
 export type SinkKind = SinkConfig["kind"];
+export type AlertSinkKind = AlertSinkConfig["kind"];
 
 /** Settings that apply to every alert the daemon publishes. */
 export interface AlertsConfig {

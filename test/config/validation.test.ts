@@ -317,4 +317,28 @@ describe("element defaults", () => {
       "https://pm.example/",
     );
   });
+
+  it("reads a heartbeat sink with its own keys only, and redacts its ping URLs", () => {
+    const loaded = loadWith({ sinks: [{ kind: "heartbeat", url: "https://hc-ping.com/SECRET-UUID" }] }, bare);
+    expect(loaded.config.sinks[0]).toEqual({
+      kind: "heartbeat",
+      name: "heartbeat",
+      enabled: true,
+      url: "https://hc-ping.com/SECRET-UUID",
+      method: "GET",
+      intervalMs: 60_000,
+      failUrl: "",
+      timeoutMs: 10_000,
+      failureThreshold: 3,
+    });
+    expect(JSON.stringify(loaded.redacted())).not.toContain("SECRET-UUID");
+    const lines = problemLines(() =>
+      loadWith(
+        { sinks: [{ kind: "heartbeat", url: "https://hc-ping.com/x", rules: [], failUrl: "nope" }] },
+        bare,
+      ),
+    );
+    expect(lines.some((l) => l.startsWith("sinks[0].rules: "))).toBe(true);
+    expect(lines.some((l) => l.startsWith("sinks[0].failUrl: "))).toBe(true);
+  });
 });

@@ -148,3 +148,12 @@ function codeOf(err: unknown): string {
     ? err.code
     : "UNKNOWN";
 }
+
+/** Host of a sink URL for logs (the path and query may hold secrets). */
+export function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return "invalid-url";
+  }
+}

@@ -1,5 +1,5 @@
 // Dispatch from a sink's config to its renderer and endpoint URL.
-import type { SinkConfig } from "../../config/types.js";
+import type { AlertSinkConfig } from "../../config/types.js";
 import { alertmanagerUrl, renderAlertmanager } from "./alertmanager.js";
 import { renderDiscord } from "./discord.js";
 import { renderPagerDuty } from "./pagerduty.js";
@@ -17,7 +17,7 @@ export interface RenderContext {
 }
 
 /** The URL a sink POSTs to (it may contain a secret: never log it). */
-export function endpointUrl(sink: SinkConfig): string {
+export function endpointUrl(sink: AlertSinkConfig): string {
   switch (sink.kind) {
     case "telegram":
       return telegramUrl(sink.url, sink.botToken);
@@ -32,12 +32,16 @@ export function endpointUrl(sink: SinkConfig): string {
 }
 
 /** Whether the service can take several transitions as one message; PagerDuty keys state per event. */
-export function supportsDigest(sink: SinkConfig): boolean {
+export function supportsDigest(sink: AlertSinkConfig): boolean {
   return sink.kind !== "pagerduty";
 }
 
 /** Render `message` for `sink`; refresh messages only exist for Alertmanager, digests never for PagerDuty. */
-export function renderFor(sink: SinkConfig, message: AnyMessage, context: RenderContext): RenderedRequest {
+export function renderFor(
+  sink: AlertSinkConfig,
+  message: AnyMessage,
+  context: RenderContext,
+): RenderedRequest {
   if (sink.kind === "alertmanager")
     return renderAlertmanager(message, {
       nowMs: context.nowMs,

@@ -1,10 +1,10 @@
 // One sink's delivery loop: outbox → rate limit (digest when over it) → HTTP → ack, retry or dead letter.
 import type { Dispatcher } from "undici";
 import type { Logger } from "pino";
-import type { SinkConfig, SinkKind } from "../../config/types.js";
+import type { AlertSinkConfig, SinkKind } from "../../config/types.js";
 import type { AlertEvent, AlertPayload } from "../../domain/events.js";
 import type { Metrics } from "../../metrics.js";
-import { backoffDelayMs, deliver, type DeliveryOutcome, type Timers } from "./delivery.js";
+import { backoffDelayMs, deliver, hostOf, type DeliveryOutcome, type Timers } from "./delivery.js";
 import { fnv1a64Hex } from "../../domain/fingerprint.js";
 import { openOutbox, type Outbox, type OutboxEntry } from "./outbox.js";
 import { isAlertEvent } from "./payload.js";
@@ -49,7 +49,7 @@ export interface SinkWorker {
 
 /** Open the sink's outbox and build its worker (the loop starts with `start()`). */
 export async function openSinkWorker(options: {
-  readonly sink: SinkConfig;
+  readonly sink: AlertSinkConfig;
   readonly outboxDir: string;
   readonly dispatcher: Dispatcher;
   readonly metrics: Metrics;
@@ -342,15 +342,6 @@ export async function openSinkWorker(options: {
 }
 
 /** The `outcome` label of `pragma_monitor_sink_deliveries_total` for a finished attempt. */
-function outcomeLabel(outcome: Exclude<DeliveryOutcome, { kind: "aborted" }>): string {
+export function outcomeLabel(outcome: Exclude<DeliveryOutcome, { kind: "aborted" }>): string {
   return outcome.kind === "retry" ? outcome.outcome : outcome.kind;
-}
-
-/** Host of a sink URL for logs (the path and query may hold secrets). */
-function hostOf(url: string): string {
-  try {
-    return new URL(url).host;
-  } catch {
-    return "invalid-url";
-  }
 }

@@ -1,6 +1,6 @@
 // Routing table: filters, send-resolved and the no-self-report rule for sink_error.
 import { describe, expect, it } from "vitest";
-import type { SinkCommonConfig } from "../../../src/config/types.js";
+import type { AlertSinkConfig, SinkCommonConfig } from "../../../src/config/types.js";
 import type { AlertPayload } from "../../../src/domain/events.js";
 import { routeAlert } from "../../../src/sinks/chatops/route.js";
 import { makeAlert, resolvedOf, sinkOf } from "./helpers.js";
@@ -35,5 +35,43 @@ const cases: readonly [string, Partial<SinkCommonConfig>, AlertPayload, boolean]
 describe("routeAlert", () => {
   it.each(cases)("%s", (_name, overrides, alert, expected) => {
     expect(routeAlert(sinkOf("slack", "http://127.0.0.1:1", overrides), alert)).toBe(expected);
+  });
+});
+
+const watchdog = makeAlert({
+  rule: "watchdog",
+  severity: "info",
+  labels: { env: "prod" },
+  fingerprint: "wd",
+});
+const watchdogCases: readonly [string, AlertSinkConfig["kind"], Partial<SinkCommonConfig>, boolean][] = [
+  ["never pages Slack through rules: []", "slack", {}, false],
+  ["never pages PagerDuty through rules: []", "pagerduty", { minSeverity: "info" }, false],
+  ["not to a sink listing other rules", "slack", { rules: ["price_change"] }, false],
+  [
+    "to any sink whose rules name it, whatever minSeverity",
+    "slack",
+    { rules: ["watchdog"], minSeverity: "critical" },
+    true,
+  ],
+  [
+    "to Alertmanager with rules: [] (its Watchdog convention)",
+    "alertmanager",
+    { minSeverity: "critical" },
+    true,
+  ],
+  ["not to Alertmanager listing other rules", "alertmanager", { rules: ["price_change"] }, false],
+  [
+    "to Alertmanager naming it with a pairs filter",
+    "alertmanager",
+    { rules: ["watchdog"], pairs: ["BTC/USD"] },
+    true,
+  ],
+  ["not to a disabled sink", "alertmanager", { enabled: false }, false],
+];
+
+describe("routeAlert: the watchdog", () => {
+  it.each(watchdogCases)("%s", (_name, kind, overrides, expected) => {
+    expect(routeAlert(sinkOf(kind, "http://127.0.0.1:1", overrides), watchdog)).toBe(expected);
   });
 });
