@@ -1,12 +1,6 @@
 // Element reader for the `sinks` array: chat-ops hooks with filters, rate limits and secrets from env.
 import { SEVERITIES } from "../domain/events.js";
-import type {
-  AlertSinkKind,
-  HeartbeatSinkConfig,
-  SinkCommonConfig,
-  SinkConfig,
-  SinkKind,
-} from "./types.js";
+import type { AlertSinkKind, HeartbeatSinkConfig, SinkCommonConfig, SinkConfig, SinkKind } from "./types.js";
 import type { ElementReader } from "./element-reader.js";
 import { readElements, reportDuplicates, type ReaderContext } from "./element-reader.js";
 import { httpUrlProblem, ID_PATTERN, normalisePair, PAIR_PATTERN } from "./checks.js";
@@ -50,7 +44,10 @@ export const SINK_DEFAULTS: Readonly<Record<AlertSinkKind, SinkKindDefaults>> = 
 };
 
 /** Sink kinds, in documentation order: the alert sinks, then the heartbeat. */
-export const SINK_KINDS: readonly SinkKind[] = [...(Object.keys(SINK_DEFAULTS) as AlertSinkKind[]), "heartbeat"];
+export const SINK_KINDS: readonly SinkKind[] = [
+  ...(Object.keys(SINK_DEFAULTS) as AlertSinkKind[]),
+  "heartbeat",
+];
 
 /** Read the `sinks` array; names must be unique (default = kind). */
 export function readSinks(raw: unknown, path: string, ctx: ReaderContext): SinkConfig[] {
