@@ -85,9 +85,11 @@ export function createApp(deps: AppDeps): App {
   let logSink: Subscription | undefined;
   let upstreamUrl = "";
   let listeningPort = config.server.port;
+  // `server` changes only on restart (see reload): links keep the URL the daemon started with.
+  const serverAtStart = config.server;
   const timers: NodeJS.Timeout[] = [];
   const generatorUrl = (fingerprint: string): string =>
-    alertLink(externalBaseUrl(config.server, listeningPort, hostname()), fingerprint);
+    alertLink(externalBaseUrl(serverAtStart, listeningPort, hostname()), fingerprint);
 
   const requireHub = (): EventHub => {
     if (hub === undefined) throw new Error("app not started");
@@ -99,7 +101,7 @@ export function createApp(deps: AppDeps): App {
     try {
       store.saveCheckpoint({ lastSeq: hub.lastSeq(), engine: exportAlertState(runner.state()) });
     } catch (error) {
-      log("state").error({ err: String(error) }, "could not write the alert checkpoint");
+      log("state").error({ err: error }, "could not write the alert checkpoint");
     }
   };
 
@@ -157,7 +159,7 @@ export function createApp(deps: AppDeps): App {
           engineState = importAlertState(recovered.checkpoint.engine);
         } catch (error) {
           log("state").error(
-            { err: String(error) },
+            { err: error },
             "alert checkpoint invalid: rebuilding alert state from the journal",
           );
         }
@@ -284,7 +286,7 @@ export function createApp(deps: AppDeps): App {
         try {
           await action();
         } catch (error) {
-          logger.error({ component: name, err: String(error) }, "error while stopping");
+          logger.error({ component: name, err: error }, "error while stopping");
         }
       };
       if (hub !== undefined) await step("hub", () => hub?.publishLifecycle("stopping"));

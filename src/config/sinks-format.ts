@@ -139,7 +139,7 @@ function readHeartbeat(r: ElementReader): HeartbeatSinkConfig {
       check: httpUrlProblem,
     }),
     method: r.oneOf("method", ["GET", "HEAD", "POST"] as const, {
-      doc: "HTTP method of the ping (POST sends an empty JSON object).",
+      doc: "HTTP method of the ping (POST sends an empty body).",
       default: "GET",
     }),
     intervalMs: r.int("intervalMs", {
