@@ -14,7 +14,11 @@ export function routeAlert(sink: AlertSinkConfig, alert: AlertPayload): boolean 
   if (alert.status === "resolved" && !sink.sendResolved) return false;
   if (alert.rule === "watchdog") return routesWatchdog(sink);
   if (severityRank(alert.severity) < severityRank(sink.minSeverity)) return false;
-  if (sink.rules.length > 0 && !sink.rules.includes(alert.rule)) return false;
+  if (sink.rules.length > 0 && !sink.rules.includes(alert.rule)) {
+    // `rules` names kinds or rule ids (config validates both); an id is the alert's `rule_id` label.
+    const id = alert.labels.rule_id;
+    if (id === undefined || !sink.rules.includes(id)) return false;
+  }
   if (sink.pairs.length > 0) {
     const pair = alert.labels.pair;
     if (pair === undefined || !sink.pairs.includes(pair)) return false;

@@ -16,6 +16,18 @@ const cases: readonly [string, Partial<SinkCommonConfig>, AlertPayload, boolean]
   ["disabled sink", { enabled: false }, makeAlert(), false],
   ["rule listed", { rules: ["price_change", "stale_price"] }, makeAlert(), true],
   ["rule not listed", { rules: ["stale_price"] }, makeAlert(), false],
+  [
+    "rule id listed",
+    { rules: ["btc_fast"] },
+    makeAlert({ labels: { pair: "BTC/USD", rule_id: "btc_fast" } }),
+    true,
+  ],
+  [
+    "other rule id listed",
+    { rules: ["eth_fast"] },
+    makeAlert({ labels: { pair: "BTC/USD", rule_id: "btc_fast" } }),
+    false,
+  ],
   ["pair listed", { pairs: ["BTC/USD"] }, makeAlert(), true],
   ["pair not listed", { pairs: ["ETH/USD"] }, makeAlert(), false],
   ["pair filter needs a pair label", { pairs: ["BTC/USD"] }, makeAlert({ labels: { vault: "v1" } }), false],
