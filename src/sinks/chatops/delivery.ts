@@ -28,6 +28,14 @@ export type DeliveryOutcome =
   | { readonly kind: "misconfigured"; readonly status: number }
   | { readonly kind: "aborted" };
 
+/** An attempt that reached a verdict (not cut short by a stop). */
+export type FinishedOutcome = Exclude<DeliveryOutcome, { readonly kind: "aborted" }>;
+
+/** The `outcome` label of `pragma_monitor_sink_deliveries_total` for a finished attempt. */
+export function outcomeLabel(outcome: FinishedOutcome): string {
+  return outcome.kind === "retry" ? outcome.outcome : outcome.kind;
+}
+
 /** Statuses that mean "fix the sink's configuration", not "this message is bad". */
 const MISCONFIGURED_STATUSES: ReadonlySet<number> = new Set([401, 403, 404, 410]);
 

@@ -1,12 +1,9 @@
 // Dead-man's switch sink: pings a URL every `intervalMs` while the daemon is ready; failing pings raise sink_error.
-import type { Logger } from "pino";
-import type { Dispatcher } from "undici";
 import type { HeartbeatSinkConfig } from "../../config/types.js";
 import type { AlertPayload } from "../../domain/events.js";
-import type { Metrics } from "../../metrics.js";
-import { deliver, hostOf, type Timers } from "./delivery.js";
+import { deliver, hostOf, outcomeLabel } from "./delivery.js";
 import { createSinkHealth } from "./sink-health.js";
-import { outcomeLabel, type SinkStatus } from "./sink-worker.js";
+import type { SinkDeps, SinkStatus } from "./sink-worker.js";
 
 /** How often readiness is checked before the daemon was ready for the first time. */
 const FIRST_READY_CHECK_MS = 1_000;
@@ -39,19 +36,15 @@ export function heartbeatAction(
 }
 
 /** Build a heartbeat; nothing is sent until `start()`. */
-export function createHeartbeat(options: {
-  readonly sink: HeartbeatSinkConfig;
-  readonly dispatcher: Dispatcher;
-  readonly metrics: Metrics;
-  readonly logger: Logger;
-  readonly raise: (alert: AlertPayload) => void;
-  readonly nowMs: () => number;
-  readonly timers: Timers;
-  /** Whether the daemon is ready (the app's `readiness().ready`). */
-  readonly isHealthy: () => boolean;
-  /** This sink's `sink_error` still firing from before a restart: the next good ping resolves it. */
-  readonly ownSinkError?: AlertPayload | undefined;
-}): Heartbeat {
+export function createHeartbeat(
+  options: SinkDeps & {
+    readonly sink: HeartbeatSinkConfig;
+    /** Whether the daemon is ready (the app's `readiness().ready`). */
+    readonly isHealthy: () => boolean;
+    /** This sink's `sink_error` still firing from before a restart: the next good ping resolves it. */
+    readonly ownSinkError?: AlertPayload | undefined;
+  },
+): Heartbeat {
   const { sink, metrics, nowMs, timers } = options;
   const host = hostOf(sink.url);
   const logger = options.logger.child({ component: "heartbeat", sink: sink.name, host });
@@ -92,18 +85,8 @@ export function createHeartbeat(options: {
       stopSignal: stopController.signal,
     });
     if (outcome.kind === "aborted") return;
-    const label = outcomeLabel(outcome);
-    metrics.sinkDeliveries.inc({ sink: sink.name, outcome: label });
-    if (outcome.kind === "ok") health.onSuccess();
-    else
-      health.onFailure(
-        {
-          outcome: label,
-          ...(outcome.status === undefined ? {} : { status: outcome.status }),
-          ...(outcome.kind === "retry" && outcome.code !== undefined ? { code: outcome.code } : {}),
-        },
-        { immediate: outcome.kind === "misconfigured" },
-      );
+    metrics.sinkDeliveries.inc({ sink: sink.name, outcome: outcomeLabel(outcome) });
+    health.record(outcome);
     // A fixed schedule: the next ping is one interval after this one started, whatever it cost.
     schedule(Math.max(0, startedAtMs + sink.intervalMs - nowMs()));
   };

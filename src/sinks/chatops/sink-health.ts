@@ -3,6 +3,7 @@ import type { Logger } from "pino";
 import type { AlertPayload } from "../../domain/events.js";
 import type { SinkConfig } from "../../config/types.js";
 import { fingerprintOf } from "../../domain/fingerprint.js";
+import { outcomeLabel, type FinishedOutcome } from "./delivery.js";
 
 /** What the health tracker needs to know about a failed attempt (never a URL or a secret). */
 export interface FailureInfo {
@@ -19,6 +20,8 @@ export interface SinkHealth {
   /** Count a failure; `immediate` raises `sink_error` now (a configuration error), whatever the threshold. */
   onFailure(info: FailureInfo, options?: { readonly immediate?: boolean }): void;
   onSuccess(): void;
+  /** Count an attempt's verdict: success, failure, or a configuration error (raised at once). */
+  record(outcome: FinishedOutcome): void;
 }
 
 /** Create the tracker; `raise` publishes the `sink_error` alert (labels {sink, endpoint}). */
@@ -47,7 +50,7 @@ export function createSinkHealth(options: {
     }
   };
 
-  return {
+  const tracker: SinkHealth = {
     get consecutiveFailures() {
       return failures;
     },
@@ -92,5 +95,18 @@ export function createSinkHealth(options: {
       });
       firing = undefined;
     },
+    record(outcome) {
+      if (outcome.kind === "ok") return tracker.onSuccess();
+      tracker.onFailure(
+        {
+          outcome: outcomeLabel(outcome),
+          ...(outcome.status === undefined ? {} : { status: outcome.status }),
+          ...(outcome.kind === "retry" && outcome.code !== undefined ? { code: outcome.code } : {}),
+        },
+        // A wrong secret or URL will not fix itself: tell the operator now, not after N more failures.
+        { immediate: outcome.kind === "misconfigured" },
+      );
+    },
   };
+  return tracker;
 }

@@ -4,7 +4,14 @@ import type { Logger } from "pino";
 import type { AlertSinkConfig, SinkKind } from "../../config/types.js";
 import type { AlertEvent, AlertPayload } from "../../domain/events.js";
 import type { Metrics } from "../../metrics.js";
-import { backoffDelayMs, deliver, hostOf, type DeliveryOutcome, type Timers } from "./delivery.js";
+import {
+  backoffDelayMs,
+  deliver,
+  hostOf,
+  outcomeLabel,
+  type DeliveryOutcome,
+  type Timers,
+} from "./delivery.js";
 import { fnv1a64Hex } from "../../domain/fingerprint.js";
 import { openOutbox, type Outbox, type OutboxEntry } from "./outbox.js";
 import { isAlertEvent } from "./payload.js";
@@ -47,27 +54,34 @@ export interface SinkWorker {
   status(): SinkStatus;
 }
 
-/** Open the sink's outbox and build its worker (the loop starts with `start()`). */
-export async function openSinkWorker(options: {
-  readonly sink: AlertSinkConfig;
-  readonly outboxDir: string;
+/** What every sink (alert worker or heartbeat) takes from the composition root. */
+export interface SinkDeps {
   readonly dispatcher: Dispatcher;
   readonly metrics: Metrics;
   readonly logger: Logger;
+  /** Publishes this sink's `sink_error` alert (and its resolve) on the bus. */
   readonly raise: (alert: AlertPayload) => void;
   readonly nowMs: () => number;
-  readonly random: () => number;
   readonly timers: Timers;
-  /** Journal seq a sink with no outbox file yet starts from (it gets no history). */
-  readonly startSeq: number;
-  readonly policy: WorkerPolicy;
-  /** Alerts already firing at start (Alertmanager re-sends them). */
-  readonly firing: readonly AlertPayload[];
-  /** This sink's own `sink_error` alert if it was still firing at start (restored after a restart). */
-  readonly ownSinkError?: AlertPayload | undefined;
-  /** Link to an alert in this daemon by fingerprint (Alertmanager's generatorURL). */
-  readonly generatorUrl?: ((fingerprint: string) => string) | undefined;
-}): Promise<SinkWorker> {
+}
+
+/** Open the sink's outbox and build its worker (the loop starts with `start()`). */
+export async function openSinkWorker(
+  options: SinkDeps & {
+    readonly sink: AlertSinkConfig;
+    readonly outboxDir: string;
+    readonly random: () => number;
+    /** Journal seq a sink with no outbox file yet starts from (it gets no history). */
+    readonly startSeq: number;
+    readonly policy: WorkerPolicy;
+    /** Alerts already firing at start (Alertmanager re-sends them). */
+    readonly firing: readonly AlertPayload[];
+    /** This sink's own `sink_error` alert if it was still firing at start (restored after a restart). */
+    readonly ownSinkError?: AlertPayload | undefined;
+    /** Link to an alert in this daemon by fingerprint (Alertmanager's generatorURL). */
+    readonly generatorUrl?: ((fingerprint: string) => string) | undefined;
+  },
+): Promise<SinkWorker> {
   const { sink, metrics, nowMs, timers, policy } = options;
   const host = hostOf(sink.url);
   const logger = options.logger.child({ component: "chatops", sink: sink.name, kind: sink.kind, host });
@@ -153,21 +167,12 @@ export async function openSinkWorker(options: {
     });
     if (outcome.kind === "aborted") return outcome;
     metrics.sinkDeliveries.inc({ ...labels, outcome: outcomeLabel(outcome) });
+    health.record(outcome);
     if (outcome.kind === "ok") {
       blockedUntilMs = 0;
-      health.onSuccess();
       return outcome;
     }
     const misconfigured = outcome.kind === "misconfigured";
-    health.onFailure(
-      {
-        outcome: outcomeLabel(outcome),
-        ...(outcome.status === undefined ? {} : { status: outcome.status }),
-        ...(outcome.kind === "retry" && outcome.code !== undefined ? { code: outcome.code } : {}),
-      },
-      // A wrong secret or URL will not fix itself: tell the operator now, not after N more failures.
-      { immediate: misconfigured },
-    );
     const retryAfterMs = outcome.kind === "retry" ? outcome.retryAfterMs : undefined;
     const backoff = misconfigured ? { ...policy, baseDelayMs: policy.misconfiguredDelayMs } : policy;
     const delayMs = retryAfterMs ?? backoffDelayMs(health.consecutiveFailures, backoff, options.random);
@@ -339,9 +344,4 @@ export async function openSinkWorker(options: {
     },
     status: () => ({ name: sink.name, kind: sink.kind, pending: outbox.size, failing: health.failing }),
   };
-}
-
-/** The `outcome` label of `pragma_monitor_sink_deliveries_total` for a finished attempt. */
-export function outcomeLabel(outcome: Exclude<DeliveryOutcome, { kind: "aborted" }>): string {
-  return outcome.kind === "retry" ? outcome.outcome : outcome.kind;
 }
