@@ -109,6 +109,11 @@ export function createChatOpsSinks(options: ChatOpsOptions): ChatOpsSinks {
     let replayed = 0;
     for (const event of events) {
       if (event.type !== "alert") continue;
+      // A previous run's watchdog says nothing about this one: it fires again once this run is ready.
+      if (event.alert.rule === "watchdog") {
+        worker.skip(event.seq);
+        continue;
+      }
       if (routeAlert(sink, event.alert) && event.seq > worker.highWater) replayed++;
       dispatchTo(sink, worker, event);
     }
