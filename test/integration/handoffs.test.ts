@@ -1,11 +1,12 @@
 // Hand-offs on the real daemon: external labels on every event, Alertmanager's Watchdog and links, heartbeat pings.
+import { rmSync } from "node:fs";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { AlertEvent } from "../../src/domain/events.js";
 import { fingerprintOf } from "../../src/domain/fingerprint.js";
 import { WATCHDOG_FINGERPRINT } from "../../src/pipeline/watchdog-alert.js";
 import { USER_AGENT } from "../../src/version.js";
 import { startReceiver, type ReceivedRequest, type Receiver } from "../sinks/chatops/helpers.js";
-import { startTestApp, type TestApp } from "./harness.js";
+import { buildConfig, makeTempDir, startTestApp, type TestApp } from "./harness.js";
 
 interface PostedAlert {
   readonly labels: Record<string, string>;
@@ -107,4 +108,36 @@ describe("hand-offs to other systems (real daemon, real HTTP)", () => {
         .map((e) => e.alert.status),
     ).toEqual(["firing"]);
   }, 40_000);
+
+  it("applies a reload: new external labels on what is published next, a disabled watchdog resolves", async () => {
+    const layer = {
+      monitors: { offchain: [{ pair: PAIR, periodMs: 100 }] },
+      rules: [{ kind: "upstream_error", threshold: 3 }],
+      alerts: { externalLabels: { env: "blue" }, watchdog: { enabled: true } },
+    };
+    t = await startTestApp(layer);
+    const fired = await t.waitForAlert((e) => e.alert.rule === "watchdog", 10_000, "watchdog firing");
+    expect(fired.alert.labels).toEqual({ env: "blue" });
+    const dir = makeTempDir();
+    try {
+      await t.app.reload(
+        buildConfig(
+          { ...layer, alerts: { externalLabels: { env: "green" }, watchdog: { enabled: false } } },
+          dir,
+        ),
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    const resolved = await t.waitForAlert(
+      (e) => e.alert.rule === "watchdog" && e.alert.status === "resolved",
+      5_000,
+      "watchdog resolved",
+    );
+    expect(resolved.alert.fingerprint).toBe(fired.alert.fingerprint);
+    expect(resolved.alert.context).toMatchObject({ stoppedBecause: "disabled" });
+    await t.injectFault({ kind: "outage", status: 503, endpoint: "pair_price", pair: PAIR, retryAfterS: 0 });
+    const next = await t.waitForAlert((e) => e.alert.rule === "upstream_error", 10_000, "upstream_error");
+    expect(next.alert.labels.env).toBe("green");
+  }, 30_000);
 });
