@@ -1,5 +1,6 @@
 // Composition root: builds the whole daemon (upstream, pipeline, sinks, servers, state) from injected dependencies.
 import type { Server } from "node:http";
+import { hostname } from "node:os";
 import type { Logger } from "pino";
 import { Registry } from "prom-client";
 import type { Subscription } from "rxjs";
@@ -14,6 +15,7 @@ import {
   restoreAnnounced,
   type MonitorState,
 } from "./domain/monitor.js";
+import { alertLink, externalBaseUrl } from "./http/external-url.js";
 import { createHttpServer, listen } from "./http/server.js";
 import { isPmError, PmError } from "./errors.js";
 import { componentLogger } from "./logger.js";
@@ -21,6 +23,7 @@ import { createMetrics, type Metrics } from "./metrics.js";
 import { createEventHub, type EventHub, type EventSource } from "./pipeline/event-hub.js";
 import { createMonitorRunner, type MonitorRunner } from "./pipeline/monitor-runner.js";
 import { decideReadiness, type Readiness } from "./domain/readiness.js";
+import { createWatchdogAlert } from "./pipeline/watchdog-alert.js";
 import { startSimulator, type RunningSimulator } from "./simulator/server.js";
 import { createSystemClock } from "./simulator/clock.js";
 import { resolveScenario } from "./simulator/scenario.js";
@@ -74,6 +77,9 @@ export interface StopReport {
 /** Every rule kind an alert can carry (WebSocket `rules` filters are checked against it). */
 const ALL_RULES: ReadonlySet<string> = new Set(RULE_KINDS);
 
+/** How often the watchdog alert looks at readiness. */
+const WATCHDOG_CHECK_INTERVAL_MS = 1_000;
+
 /** How often the alert checkpoint is written and the journal fsync'd. */
 const CHECKPOINT_INTERVAL_MS = 5_000;
 const JOURNAL_SYNC_INTERVAL_MS = 1_000;
@@ -95,7 +101,12 @@ export function createApp(deps: AppDeps): App {
   let chatops: ChatOpsSinks | undefined;
   let logSink: Subscription | undefined;
   let upstreamUrl = "";
+  let listeningPort = config.server.port;
+  // `server` changes only on restart (see reload): links keep the URL the daemon started with.
+  const serverAtStart = config.server;
   const timers: NodeJS.Timeout[] = [];
+  const generatorUrl = (fingerprint: string): string =>
+    alertLink(externalBaseUrl(serverAtStart, listeningPort, hostname()), fingerprint);
 
   const requireHub = (): EventHub => {
     if (hub === undefined) throw new Error("app not started");
@@ -134,7 +145,11 @@ export function createApp(deps: AppDeps): App {
       listening: httpServer?.listening === true,
       pipelineStarted: runner !== undefined,
       targets: runner?.targetHealth() ?? [],
-      sinks: (chatops?.status() ?? []).map((sink) => ({ ...sink, alertFiring: sink.failing })),
+      // a heartbeat pings only while the daemon is ready: counting its own failures here would stop the
+      // pings that could clear them (its sink_error still fires and shows in /metrics)
+      sinks: (chatops?.status() ?? [])
+        .filter((sink) => sink.kind !== "heartbeat")
+        .map((sink) => ({ ...sink, alertFiring: sink.failing })),
     });
 
   return {
@@ -177,6 +192,7 @@ export function createApp(deps: AppDeps): App {
         nowMs: marketNowMs,
         version: VERSION,
         persist,
+        externalLabels: () => config.alerts.externalLabels,
         onAlert: ({ rule, status, reason }) => metrics.alertTransitions.inc({ rule, status, reason }),
       });
       const bus = hub;
@@ -205,6 +221,7 @@ export function createApp(deps: AppDeps): App {
         nowMs,
       });
       const { port } = await listen(httpServer, config.server.host, config.server.port);
+      listeningPort = port;
 
       // 3. upstream: the embedded simulator or a real base URL, one keep-alive pool for everything
       let baseUrl = config.upstream.url;
@@ -245,6 +262,8 @@ export function createApp(deps: AppDeps): App {
         raise: (alert) => bus.publishAlert(alert),
         nowMs,
         random,
+        generatorUrl,
+        isHealthy: () => readiness().ready,
       });
       await chatops.start();
       resolveOrphanSinkErrors(hub, sinkErrors, config.sinks, nowMs());
@@ -266,6 +285,13 @@ export function createApp(deps: AppDeps): App {
       for (const note of adaptationNotes(config.monitors))
         log("monitors").info({ note }, "request adapted to upstream rules");
 
+      const watchdog = createWatchdogAlert({
+        enabled: () => config.alerts.watchdog.enabled,
+        readiness,
+        publish: (alert) => bus.publishAlert(alert),
+        nowMs,
+      });
+      timers.push(setInterval(() => watchdog.check(), WATCHDOG_CHECK_INTERVAL_MS).unref());
       timers.push(setInterval(periodicCheckpoint, CHECKPOINT_INTERVAL_MS).unref());
       timers.push(setInterval(() => store?.sync(), JOURNAL_SYNC_INTERVAL_MS).unref());
       hub.publishLifecycle("started", { port, upstream: simulator === undefined ? "remote" : "simulator" });

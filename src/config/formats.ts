@@ -2,6 +2,7 @@
 import convict from "convict";
 import { INTERVALS, type Interval } from "../domain/types.js";
 import { CANDLE_INTERVALS, candleIntervalReason } from "../upstream/server-rules.js";
+import { externalLabelNameProblem } from "../domain/external-labels.js";
 import { httpUrlProblem } from "./checks.js";
 import type { ReaderContext } from "./element-reader.js";
 import {
@@ -125,6 +126,30 @@ const SCALAR_FORMATS: Record<string, convict.Format> = {
         ? candleIntervalReason(x as Interval)
         : `not an interval`;
       assert(reason === null, `must be one of ${CANDLE_INTERVALS.join(", ")}: ${reason ?? ""}`);
+    },
+  },
+  "pm-label-set": {
+    validate(x: unknown) {
+      assert(
+        typeof x === "object" && x !== null && !Array.isArray(x),
+        'must be an object of label name → value, e.g. {"env":"prod"}',
+      );
+      for (const [name, value] of Object.entries(x)) {
+        const problem = externalLabelNameProblem(name);
+        assert(problem === undefined, `label ${JSON.stringify(name)} ${problem ?? ""}`);
+        assert(
+          typeof value === "string" && value !== "",
+          `label "${name}" must have a non-empty string value`,
+        );
+      }
+    },
+    // From an env variable or a flag: JSON text; unparsable text is left for validate() to reject.
+    coerce: (v: string) => {
+      try {
+        return JSON.parse(v) as unknown;
+      } catch {
+        return v;
+      }
     },
   },
   "pm-optional-url": {

@@ -184,6 +184,7 @@ function valueAt(root: unknown, key: string): unknown {
 function checkSinkRuleRefs(config: AppConfig, problems: ConfigProblem[]): void {
   const known = new Set<string>([...RULE_KINDS, ...config.rules.map((r) => r.id)]);
   config.sinks.forEach((sink, i) => {
+    if (sink.kind === "heartbeat") return;
     sink.rules.forEach((ref, j) => {
       if (!known.has(ref)) {
         problems.push({

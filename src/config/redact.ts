@@ -13,6 +13,7 @@ const SINK_SECRETS: Readonly<Record<SinkConfig["kind"], readonly string[]>> = {
   pagerduty: ["routingKey"],
   alertmanager: [],
   webhook: ["secret"],
+  heartbeat: ["url", "failUrl"], // a ping URL carries its check's secret id
 };
 
 function hide(value: string): string {
@@ -34,6 +35,7 @@ export function redactConfig(config: AppConfig): Record<string, unknown> {
     server: { ...server, token: hide(server.token) },
     sinks: sinks.map((sink) => {
       const copy: Record<string, unknown> = { ...sink, url: redactUrlPassword(sink.url) };
+      if (sink.kind === "heartbeat") copy["failUrl"] = redactUrlPassword(sink.failUrl);
       for (const field of SINK_SECRETS[sink.kind]) {
         const value = copy[field];
         if (typeof value === "string") copy[field] = hide(value);

@@ -11,6 +11,7 @@ export type LeafFormat =
   | "pm-upstream-url"
   | "pm-optional-url"
   | "pm-candle-interval"
+  | "pm-label-set"
   | "*"
   | ArrayFormatName
   | readonly string[];

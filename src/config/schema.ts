@@ -18,6 +18,22 @@ export const configSchema = {
     default: [],
     env: "PM_RULES",
   },
+  alerts: {
+    externalLabels: {
+      doc: 'Static labels added to every alert (WebSocket, journal, log, every sink), e.g. {"env":"prod","region":"eu"}, so daemons sharing one Alertmanager are told apart. Prometheus label names; not one the daemon sets itself; an alert\'s own label wins. Not part of the fingerprint.',
+      format: "pm-label-set",
+      default: {},
+      env: "PM_ALERTS_EXTERNAL_LABELS",
+    },
+    watchdog: {
+      enabled: {
+        doc: "Publish an always-firing `watchdog` alert (Alertmanager's Watchdog) while the daemon is ready; it reaches alertmanager sinks, and other sinks only when their `rules` name `watchdog`.",
+        format: "pm-boolean",
+        default: false,
+        env: "PM_ALERTS_WATCHDOG_ENABLED",
+      },
+    },
+  },
   server: {
     host: {
       doc: "Interface the WebSocket/HTTP server binds (keep 127.0.0.1 unless a token is set).",
@@ -32,6 +48,12 @@ export const configSchema = {
       0,
       65_535,
     ),
+    externalUrl: {
+      doc: 'URL under which users reach this daemon, for links in alerts (Alertmanager generatorURL); "" = http://<host>:<port> of the listening socket.',
+      format: "pm-optional-url",
+      default: "",
+      env: "PM_SERVER_EXTERNAL_URL",
+    },
     token: {
       doc: 'Bearer token required at WebSocket upgrade ("" = none; secret).',
       format: "*",

@@ -1,6 +1,6 @@
 // Element reader for the `sinks` array: chat-ops hooks with filters, rate limits and secrets from env.
 import { SEVERITIES } from "../domain/events.js";
-import type { SinkCommonConfig, SinkConfig, SinkKind } from "./types.js";
+import type { AlertSinkKind, HeartbeatSinkConfig, SinkCommonConfig, SinkConfig, SinkKind } from "./types.js";
 import type { ElementReader } from "./element-reader.js";
 import { readElements, reportDuplicates, type ReaderContext } from "./element-reader.js";
 import { httpUrlProblem, ID_PATTERN, normalisePair, PAIR_PATTERN } from "./checks.js";
@@ -13,7 +13,7 @@ interface SinkKindDefaults {
 }
 
 /** Rate limits respect each service's published limits. */
-export const SINK_DEFAULTS: Readonly<Record<SinkKind, SinkKindDefaults>> = {
+export const SINK_DEFAULTS: Readonly<Record<AlertSinkKind, SinkKindDefaults>> = {
   slack: {
     ratePerMinute: 60,
     burst: 3,
@@ -43,8 +43,11 @@ export const SINK_DEFAULTS: Readonly<Record<SinkKind, SinkKindDefaults>> = {
   webhook: { ratePerMinute: 120, burst: 10, urlDoc: "Receiver URL; bodies are signed with HMAC-SHA256." },
 };
 
-/** Sink kinds, in documentation order. */
-export const SINK_KINDS = Object.keys(SINK_DEFAULTS) as SinkKind[];
+/** Sink kinds, in documentation order: the alert sinks, then the heartbeat. */
+export const SINK_KINDS: readonly SinkKind[] = [
+  ...(Object.keys(SINK_DEFAULTS) as AlertSinkKind[]),
+  "heartbeat",
+];
 
 /** Read the `sinks` array; names must be unique (default = kind). */
 export function readSinks(raw: unknown, path: string, ctx: ReaderContext): SinkConfig[] {
@@ -67,6 +70,7 @@ export function readSink(r: ElementReader): SinkConfig | undefined {
     r.abandon(); // the element's other keys cannot be judged without a valid kind
     return undefined;
   }
+  if (kind === "heartbeat") return readHeartbeat(r);
   const common = readCommon(r, kind);
   const url = r.secret("url", {
     doc: `${SINK_DEFAULTS[kind].urlDoc} May be env:NAME.`,
@@ -119,6 +123,46 @@ export function readSink(r: ElementReader): SinkConfig | undefined {
   }
 }
 
+/** A heartbeat element: a ping URL and its schedule; no alert filters (it never carries alerts). */
+function readHeartbeat(r: ElementReader): HeartbeatSinkConfig {
+  return {
+    kind: "heartbeat",
+    name: r.string("name", {
+      doc: "Unique sink name (metrics label, sink_error label).",
+      default: "heartbeat",
+      pattern: ID_PATTERN,
+      expected: "a name (letters, digits, _ - .)",
+    }),
+    enabled: r.bool("enabled", { doc: "Whether the heartbeat pings.", default: true }),
+    url: r.secret("url", {
+      doc: "Pinged every intervalMs while the daemon is ready, e.g. https://hc-ping.com/<uuid> or a PagerDuty/Cronitor/Uptime Kuma push URL (a secret; may be env:NAME).",
+      check: httpUrlProblem,
+    }),
+    method: r.oneOf("method", ["GET", "HEAD", "POST"] as const, {
+      doc: "HTTP method of the ping (POST sends an empty body).",
+      default: "GET",
+    }),
+    intervalMs: r.int("intervalMs", {
+      doc: "Time between pings (ms); set the service's period to this and its grace to about twice it.",
+      default: 60_000,
+      min: 1_000,
+      max: 86_400_000,
+    }),
+    failUrl: r.secret("failUrl", {
+      doc: 'Pinged instead of url while the daemon is not ready, e.g. https://hc-ping.com/<uuid>/fail ("" = send nothing then, and the service alerts after its grace time).',
+      default: "",
+      check: (s) => (s === "" ? undefined : httpUrlProblem(s)),
+    }),
+    timeoutMs: r.int("timeoutMs", { doc: "Per-ping timeout (ms).", default: 10_000, min: 100, max: 120_000 }),
+    failureThreshold: r.int("failureThreshold", {
+      doc: "Consecutive failed pings that raise a sink_error alert (401/403/404/410 raise it at once).",
+      default: 3,
+      min: 1,
+      max: 1_000,
+    }),
+  };
+}
+
 /** Telegram chat ids are often written as JSON numbers; accept those as well as strings and env:NAME. */
 function readChatId(r: ElementReader): string {
   const doc = "Chat id (e.g. -1001234567890) or @channelname; a number, a string or env:NAME.";
@@ -131,7 +175,7 @@ function readChatId(r: ElementReader): string {
   });
 }
 
-function readCommon(r: ElementReader, kind: SinkKind): SinkCommonConfig {
+function readCommon(r: ElementReader, kind: AlertSinkKind): SinkCommonConfig {
   const d = SINK_DEFAULTS[kind];
   return {
     name: r.string("name", {

@@ -93,6 +93,8 @@ export interface MonitorsConfig {
 export interface ServerConfig {
   readonly host: string;
   readonly port: number;
+  /** Base URL users reach the daemon at, for links in alerts ("" = derived from the listening socket). */
+  readonly externalUrl: string;
   /** Bearer token required at WebSocket upgrade ("" = none). */
   readonly token: string;
   readonly heartbeatMs: number;
@@ -123,7 +125,26 @@ export interface SinkCommonConfig {
   readonly failureThreshold: number;
 }
 
-export type SinkConfig =
+/**
+ * A dead-man's switch: pings `url` every `intervalMs` while the daemon is ready (healthchecks.io,
+ * Cronitor, PagerDuty heartbeats, Uptime Kuma push monitors); alerts are never sent to it.
+ */
+export interface HeartbeatSinkConfig {
+  readonly kind: "heartbeat";
+  readonly name: string;
+  readonly enabled: boolean;
+  readonly url: string;
+  readonly method: "GET" | "HEAD" | "POST";
+  readonly intervalMs: number;
+  /** Pinged instead of `url` while the daemon is not ready ("" = send nothing then). */
+  readonly failUrl: string;
+  readonly timeoutMs: number;
+  /** Consecutive failed pings that raise a `sink_error` alert. */
+  readonly failureThreshold: number;
+}
+
+/** A sink that delivers alerts (everything but the heartbeat). */
+export type AlertSinkConfig =
   | (SinkCommonConfig & { readonly kind: "slack"; readonly url: string })
   | (SinkCommonConfig & { readonly kind: "discord"; readonly url: string })
   | (SinkCommonConfig & {
@@ -140,7 +161,19 @@ export type SinkConfig =
     })
   | (SinkCommonConfig & { readonly kind: "webhook"; readonly url: string; readonly secret: string });
 
+/** One element of `sinks`. */
+export type SinkConfig = AlertSinkConfig | HeartbeatSinkConfig;
+
 export type SinkKind = SinkConfig["kind"];
+export type AlertSinkKind = AlertSinkConfig["kind"];
+
+/** Settings that apply to every alert the daemon publishes. */
+export interface AlertsConfig {
+  /** Static labels added to every alert; an alert's own label wins; not part of the fingerprint. */
+  readonly externalLabels: Readonly<Record<string, string>>;
+  /** The always-firing `watchdog` alert (a dead-man's switch for Alertmanager users). */
+  readonly watchdog: { readonly enabled: boolean };
+}
 
 export interface StateConfig {
   readonly dir: string;
@@ -161,6 +194,7 @@ export interface AppConfig {
   readonly upstream: UpstreamConfig;
   readonly monitors: MonitorsConfig;
   readonly rules: readonly RuleConfig[];
+  readonly alerts: AlertsConfig;
   readonly server: ServerConfig;
   readonly sinks: readonly SinkConfig[];
   readonly state: StateConfig;

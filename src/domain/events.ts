@@ -23,6 +23,7 @@ export const RULE_KINDS = [
   "vault_share_price",
   "upstream_error",
   "sink_error",
+  "watchdog",
 ] as const;
 export type RuleKind = (typeof RULE_KINDS)[number];
 

@@ -1,7 +1,9 @@
 // The daemon's event bus: numbers alert and lifecycle events through the journal, tracks firing alerts and latest prices.
 import { Subject, type Observable } from "rxjs";
+import { withExternalLabels } from "../domain/external-labels.js";
 import type {
   AlertEvent,
+  AlertLabels,
   AlertPayload,
   BusEvent,
   JournaledEvent,
@@ -50,8 +52,15 @@ export function createEventHub(options: {
   readonly persist?: (event: JournaledEvent) => void;
   /** Called with every alert published, whatever made it (rule engine, sinks, the composition root). */
   readonly onAlert?: (alert: AlertPayload) => void;
+  /**
+   * The operator's `alerts.externalLabels` (read per alert, so a reload applies to what is published next).
+   * Stamped here, where alerts leave the engine, so the journal, WebSocket, log and every sink see them.
+   */
+  readonly externalLabels?: () => AlertLabels;
 }): EventHub {
   const { journal, nowMs, version, persist, onAlert } = options;
+  const stamp = (alert: AlertPayload): AlertPayload =>
+    options.externalLabels === undefined ? alert : withExternalLabels(alert, options.externalLabels());
   const subject = new Subject<BusEvent>();
   const active = new Map<string, AlertPayload>();
   const prices = new Map<string, PriceTick>();
@@ -69,7 +78,8 @@ export function createEventHub(options: {
     replay: (since) => journal.after(since),
     activeAlerts: () => [...active.values()],
     latestPrices: () => [...prices.values()],
-    publishAlert(alert) {
+    publishAlert(raw) {
+      const alert = stamp(raw);
       if (alert.status === "firing") active.set(alert.fingerprint, alert);
       else active.delete(alert.fingerprint);
       const event = emit(journal.append({ type: "alert", alert }) as AlertEvent);
@@ -88,11 +98,11 @@ export function createEventHub(options: {
       prices.delete(targetId);
     },
     restoreActive(alerts) {
-      for (const alert of alerts) active.set(alert.fingerprint, alert);
+      for (const alert of alerts) active.set(alert.fingerprint, stamp(alert));
     },
     refreshActive(alerts) {
       // only fingerprints still firing here: a late refresh never brings back a resolved alert
-      for (const alert of alerts) if (active.has(alert.fingerprint)) active.set(alert.fingerprint, alert);
+      for (const alert of alerts) if (active.has(alert.fingerprint)) active.set(alert.fingerprint, stamp(alert));
     },
     complete() {
       subject.complete();

@@ -297,4 +297,64 @@ describe("element defaults", () => {
     });
     expect(sinks[1]).toMatchObject({ name: "telegram", chatId: "-100123", ratePerMinute: 20 });
   });
+
+  it("validates alerts.externalLabels: Prometheus names, none of ours, non-empty values; env is JSON", () => {
+    const lines = problemLines(() =>
+      loadWith(
+        { alerts: { externalLabels: { env: "prod", pair: "x", "2dc": "a", __x: "b", region: "" } } },
+        bare,
+      ),
+    );
+    expect(lines.join("\n")).toMatch(/^alerts\.externalLabels: .*pair/m);
+    const ok = (value: unknown) => () => loadWith({ alerts: { externalLabels: value } }, bare);
+    for (const bad of [{ "2dc": "a" }, { __x: "b" }, { region: "" }, { alertname: "x" }, ["env"]])
+      expect(problemLines(ok(bad))[0]).toMatch(/^alerts\.externalLabels: /);
+    expect(
+      loadWith({ alerts: { externalLabels: { env: "prod" } } }, bare).config.alerts.externalLabels,
+    ).toEqual({
+      env: "prod",
+    });
+    const fromEnv = loadConfig({
+      ...bare,
+      env: { PM_ALERTS_EXTERNAL_LABELS: '{"env":"staging","region":"eu"}' },
+    });
+    expect(fromEnv.config.alerts.externalLabels).toEqual({ env: "staging", region: "eu" });
+    expect(loadConfig({ ...bare }).config.alerts).toEqual({
+      externalLabels: {},
+      watchdog: { enabled: false },
+    });
+  });
+
+  it("validates server.externalUrl as an absolute http(s) URL or empty", () => {
+    expect(problemLines(() => loadWith({ server: { externalUrl: "pm.example" } }, bare))[0]).toMatch(
+      /^server\.externalUrl: /,
+    );
+    expect(loadWith({ server: { externalUrl: "https://pm.example/" } }, bare).config.server.externalUrl).toBe(
+      "https://pm.example/",
+    );
+  });
+
+  it("reads a heartbeat sink with its own keys only, and redacts its ping URLs", () => {
+    const loaded = loadWith({ sinks: [{ kind: "heartbeat", url: "https://hc-ping.com/SECRET-UUID" }] }, bare);
+    expect(loaded.config.sinks[0]).toEqual({
+      kind: "heartbeat",
+      name: "heartbeat",
+      enabled: true,
+      url: "https://hc-ping.com/SECRET-UUID",
+      method: "GET",
+      intervalMs: 60_000,
+      failUrl: "",
+      timeoutMs: 10_000,
+      failureThreshold: 3,
+    });
+    expect(JSON.stringify(loaded.redacted())).not.toContain("SECRET-UUID");
+    const lines = problemLines(() =>
+      loadWith(
+        { sinks: [{ kind: "heartbeat", url: "https://hc-ping.com/x", rules: [], failUrl: "nope" }] },
+        bare,
+      ),
+    );
+    expect(lines.some((l) => l.startsWith("sinks[0].rules: "))).toBe(true);
+    expect(lines.some((l) => l.startsWith("sinks[0].failUrl: "))).toBe(true);
+  });
 });

@@ -22,6 +22,7 @@ import { Signal } from "./support/wait.js";
 const CONFIG: ServerConfig = {
   host: "127.0.0.1",
   port: 0,
+  externalUrl: "",
   token: "",
   heartbeatMs: 30_000,
   maxClients: 100,

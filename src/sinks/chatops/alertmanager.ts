@@ -11,11 +11,16 @@ export function alertmanagerUrl(baseUrl: string): string {
   return `${baseUrl.replace(/\/+$/, "")}/api/v2/alerts`;
 }
 
+/** Per-request facts of the Alertmanager renderer. */
+export interface AlertmanagerOptions {
+  readonly nowMs: number;
+  readonly resendIntervalMs: number;
+  /** Link back to the alert in this daemon (Alertmanager's `generatorURL`), by fingerprint. */
+  readonly generatorUrl?: (fingerprint: string) => string;
+}
+
 /** Render alerts as an Alertmanager postableAlerts array (a digest or refresh becomes one multi-alert POST). */
-export function renderAlertmanager(
-  message: AnyMessage,
-  options: { readonly nowMs: number; readonly resendIntervalMs: number; readonly generatorUrl?: string },
-): RenderedRequest {
+export function renderAlertmanager(message: AnyMessage, options: AlertmanagerOptions): RenderedRequest {
   const alerts =
     message.kind === "alert"
       ? [message.event.alert]
@@ -26,13 +31,21 @@ export function renderAlertmanager(
   return { body: JSON.stringify(body), headers: { "content-type": "application/json" } };
 }
 
-function postableAlert(
-  alert: AlertPayload,
-  options: { readonly nowMs: number; readonly resendIntervalMs: number; readonly generatorUrl?: string },
-): Readonly<Record<string, unknown>> {
+/**
+ * `alertname` as Alertmanager users route on it: the rule's `id` when the operator named the rule (label
+ * `rule_id`), "Watchdog" for the watchdog (the name Alertmanager setups already route to a dead-man's
+ * switch), else the rule kind.
+ */
+export function alertnameOf(alert: AlertPayload): string {
+  return alert.labels.rule_id ?? (alert.rule === "watchdog" ? "Watchdog" : alert.rule);
+}
+
+function postableAlert(alert: AlertPayload, options: AlertmanagerOptions): Readonly<Record<string, unknown>> {
   const labels: Record<string, string> = {};
   for (const [name, value] of Object.entries(alert.labels)) labels[labelName(name)] = value;
-  labels.alertname = alert.rule;
+  labels.alertname = alertnameOf(alert);
+  // The kind stays routable when alertname is a rule id.
+  if (labels.alertname !== alert.rule) labels.rule = alert.rule;
   labels.severity = alert.severity;
   const annotations: Record<string, string> = { summary: alert.summary, fingerprint: alert.fingerprint };
   if (alert.value !== null) annotations.value = String(alert.value);
@@ -48,7 +61,7 @@ function postableAlert(
     annotations,
     startsAt: alert.startsAt,
     endsAt,
-    ...(options.generatorUrl === undefined ? {} : { generatorURL: options.generatorUrl }),
+    ...(options.generatorUrl === undefined ? {} : { generatorURL: options.generatorUrl(alert.fingerprint) }),
   };
 }
 

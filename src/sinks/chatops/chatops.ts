@@ -3,12 +3,13 @@ import { join } from "node:path";
 import type { Subscription } from "rxjs";
 import type { Dispatcher } from "undici";
 import type { Logger } from "pino";
-import type { SinkConfig } from "../../config/types.js";
+import type { AlertSinkConfig, HeartbeatSinkConfig, SinkConfig } from "../../config/types.js";
 import type { AlertEvent, AlertPayload } from "../../domain/events.js";
 import { PmError } from "../../errors.js";
 import type { Metrics } from "../../metrics.js";
 import type { EventSource } from "../../pipeline/event-hub.js";
 import type { Timers } from "./delivery.js";
+import { createHeartbeat, type Heartbeat } from "./heartbeat.js";
 import { routeAlert } from "./route.js";
 import { openSinkWorker, type SinkStatus, type SinkWorker, type WorkerPolicy } from "./sink-worker.js";
 
@@ -28,6 +29,10 @@ export interface ChatOpsOptions {
   readonly clearTimer?: (handle: unknown) => void;
   /** Retry backoff and bounds; see CHATOPS_DEFAULT_POLICY. */
   readonly policy?: Partial<WorkerPolicy>;
+  /** Link to an alert in this daemon by fingerprint (Alertmanager's generatorURL); none when omitted. */
+  readonly generatorUrl?: (fingerprint: string) => string;
+  /** Whether the daemon is ready: heartbeat sinks ping only while it is (default: always). */
+  readonly isHealthy?: () => boolean;
 }
 
 /** The running chat-ops sinks. */
@@ -45,10 +50,14 @@ export interface ChatOpsSinks {
   status(): readonly SinkStatus[];
 }
 
-/** Default delivery policy: backoff 1 s → 5 min, 10 000 messages per outbox, digests of at most 200. */
+/**
+ * Default delivery policy: backoff 1 s → 5 min (1 min → 5 min after a 401/403/404/410), 10 000 messages
+ * per outbox, digests of at most 200.
+ */
 export const CHATOPS_DEFAULT_POLICY: WorkerPolicy = {
   baseDelayMs: 1_000,
   maxDelayMs: 300_000,
+  misconfiguredDelayMs: 60_000,
   maxEntries: 10_000,
   maxDigestEntries: 200,
 };
@@ -67,14 +76,15 @@ export function createChatOpsSinks(options: ChatOpsOptions): ChatOpsSinks {
     clearTimer: options.clearTimer ?? ((handle) => clearTimeout(handle as NodeJS.Timeout)),
   };
   const enabled = options.sinks.filter((sink) => sink.enabled);
-  const workers: { readonly sink: SinkConfig; readonly worker: SinkWorker }[] = [];
+  const workers: { readonly sink: AlertSinkConfig; readonly worker: SinkWorker }[] = [];
+  const heartbeats: { readonly sink: HeartbeatSinkConfig; readonly beat: Heartbeat }[] = [];
   let subscription: Subscription | undefined;
   let early: AlertEvent[] | undefined;
   /** Enabled sinks the latest reconfigure could not open: reported by status() until a reload opens them. */
   let unopened: readonly SinkConfig[] = [];
   let state: "new" | "started" | "stopped" = "new";
 
-  const dispatchTo = (sink: SinkConfig, worker: SinkWorker, event: AlertEvent): void => {
+  const dispatchTo = (sink: AlertSinkConfig, worker: SinkWorker, event: AlertEvent): void => {
     if (routeAlert(sink, event.alert)) return worker.enqueue(event);
     worker.skip(event.seq);
     if (event.alert.status === "resolved" && routeAlert({ ...sink, sendResolved: true }, event.alert))
@@ -87,7 +97,7 @@ export function createChatOpsSinks(options: ChatOpsOptions): ChatOpsSinks {
    * Give a freshly opened sink what the journal holds after its high-water mark: alerts published but
    * not yet in its outbox when the daemon died (kill -9 between the journal write and the outbox write).
    */
-  const catchUp = (sink: SinkConfig, worker: SinkWorker): void => {
+  const catchUp = (sink: AlertSinkConfig, worker: SinkWorker): void => {
     const { gap, events } = options.source.replay(worker.highWater);
     if (gap !== null) {
       logger.error({ sink: sink.name, ...gap }, "journal no longer holds alerts this sink missed");
@@ -99,6 +109,11 @@ export function createChatOpsSinks(options: ChatOpsOptions): ChatOpsSinks {
     let replayed = 0;
     for (const event of events) {
       if (event.type !== "alert") continue;
+      // A previous run's watchdog says nothing about this one: it fires again once this run is ready.
+      if (event.alert.rule === "watchdog") {
+        worker.skip(event.seq);
+        continue;
+      }
       if (routeAlert(sink, event.alert) && event.seq > worker.highWater) replayed++;
       dispatchTo(sink, worker, event);
     }
@@ -106,7 +121,31 @@ export function createChatOpsSinks(options: ChatOpsOptions): ChatOpsSinks {
       logger.warn({ sink: sink.name, replayed }, "re-queued journaled alerts missing from the outbox");
   };
 
-  const open = (sink: SinkConfig, active: readonly AlertPayload[]): Promise<SinkWorker> =>
+  const ownSinkError = (sink: SinkConfig, active: readonly AlertPayload[]): AlertPayload | undefined =>
+    active.find((alert) => alert.rule === "sink_error" && alert.labels["sink"] === sink.name);
+  const beat = (sink: HeartbeatSinkConfig, active: readonly AlertPayload[]): Heartbeat =>
+    createHeartbeat({
+      sink,
+      dispatcher: options.dispatcher,
+      metrics: options.metrics,
+      logger,
+      raise: options.raise,
+      nowMs,
+      timers,
+      isHealthy: options.isHealthy ?? (() => true),
+      ownSinkError: ownSinkError(sink, active),
+    });
+  /** Start the heartbeats among `sinks` (they have no outbox: nothing to open or catch up). */
+  const startHeartbeats = (sinks: readonly SinkConfig[], active: readonly AlertPayload[]): void => {
+    for (const sink of sinks) {
+      if (sink.kind !== "heartbeat") continue;
+      const entry = { sink, beat: beat(sink, active) };
+      heartbeats.push(entry);
+      entry.beat.start();
+    }
+  };
+
+  const open = (sink: AlertSinkConfig, active: readonly AlertPayload[]): Promise<SinkWorker> =>
     openSinkWorker({
       sink,
       outboxDir: join(options.stateDir, "outbox"),
@@ -120,7 +159,8 @@ export function createChatOpsSinks(options: ChatOpsOptions): ChatOpsSinks {
       policy,
       startSeq: options.source.lastSeq(),
       firing: active.filter((alert) => routeAlert(sink, alert)),
-      ownSinkError: active.find((alert) => alert.rule === "sink_error" && alert.labels["sink"] === sink.name),
+      ownSinkError: ownSinkError(sink, active),
+      generatorUrl: options.generatorUrl,
     });
 
   /** Hold alerts published while workers are being (re)opened; `release` dispatches them in order. */
@@ -149,6 +189,7 @@ export function createChatOpsSinks(options: ChatOpsOptions): ChatOpsSinks {
       const active = options.source.activeAlerts();
       try {
         for (const sink of enabled) {
+          if (sink.kind === "heartbeat") continue;
           const worker = await open(sink, active);
           catchUp(sink, worker);
           workers.push({ sink, worker });
@@ -160,7 +201,8 @@ export function createChatOpsSinks(options: ChatOpsOptions): ChatOpsSinks {
       }
       release();
       for (const { worker } of workers) worker.start();
-      logger.info({ sinks: workers.map(({ sink }) => sink.name) }, "chat-ops sinks started");
+      startHeartbeats(enabled, active);
+      logger.info({ sinks: enabled.map((sink) => sink.name) }, "chat-ops sinks started");
     },
     async stop(deadlineMs) {
       if (state === "stopped") return;
@@ -168,11 +210,15 @@ export function createChatOpsSinks(options: ChatOpsOptions): ChatOpsSinks {
       subscription?.unsubscribe();
       const deadlineAtMs = nowMs() + Math.max(0, deadlineMs);
       // Each sink drains on its own; one failing stop never keeps the others from closing.
-      const results = await Promise.allSettled(workers.map(({ worker }) => worker.stop(deadlineAtMs)));
+      const stopping = [
+        ...workers.map(({ sink, worker }) => ({ name: sink.name, stop: worker.stop(deadlineAtMs) })),
+        ...heartbeats.splice(0).map(({ sink, beat }) => ({ name: sink.name, stop: beat.stop() })),
+      ];
+      const results = await Promise.allSettled(stopping.map(({ stop }) => stop));
       const failed: string[] = [];
       results.forEach((result, i) => {
         if (result.status === "fulfilled") return;
-        const name = workers[i]?.sink.name ?? "?";
+        const name = stopping[i]?.name ?? "?";
         failed.push(name);
         logger.error({ sink: name, err: result.reason as unknown }, "a chat-ops sink failed to stop cleanly");
       });
@@ -191,15 +237,26 @@ export function createChatOpsSinks(options: ChatOpsOptions): ChatOpsSinks {
       const wanted = new Map(next.map((sink) => [sink.name, sink]));
       const kept = workers.filter(({ sink }) => same(sink, wanted.get(sink.name)));
       const retired = workers.filter((entry) => !kept.includes(entry));
+      const keptBeats = heartbeats.filter(({ sink }) => same(sink, wanted.get(sink.name)));
+      const retiredBeats = heartbeats.filter((entry) => !keptBeats.includes(entry));
+      const keptNames = new Set([...kept, ...keptBeats].map(({ sink }) => sink.name));
       const release = holdEvents();
       const failures: SinkConfig[] = [];
       try {
         const deadlineAtMs = nowMs() + Math.max(0, deadlineMs);
-        await Promise.allSettled(retired.map(({ worker }) => worker.stop(deadlineAtMs)));
+        await Promise.allSettled([
+          ...retired.map(({ worker }) => worker.stop(deadlineAtMs)),
+          ...retiredBeats.map(({ beat }) => beat.stop()),
+        ]);
         workers.splice(0, workers.length, ...kept);
+        heartbeats.splice(0, heartbeats.length, ...keptBeats);
         const active = options.source.activeAlerts();
+        startHeartbeats(
+          next.filter((sink) => !keptNames.has(sink.name)),
+          active,
+        );
         for (const sink of next) {
-          if (kept.some((entry) => entry.sink.name === sink.name)) continue;
+          if (keptNames.has(sink.name) || sink.kind === "heartbeat") continue;
           try {
             const worker = await open(sink, active);
             catchUp(sink, worker);
@@ -213,11 +270,11 @@ export function createChatOpsSinks(options: ChatOpsOptions): ChatOpsSinks {
         unopened = failures;
         release();
       }
-      const started = next.filter((sink) => !kept.some((entry) => entry.sink.name === sink.name));
+      const started = next.filter((sink) => !keptNames.has(sink.name));
       logger.info(
         {
-          kept: kept.map(({ sink }) => sink.name),
-          stopped: retired.map(({ sink }) => sink.name),
+          kept: [...keptNames],
+          stopped: [...retired, ...retiredBeats].map(({ sink }) => sink.name),
           started: started.map((sink) => sink.name),
         },
         "chat-ops sinks reconfigured",
@@ -239,6 +296,7 @@ export function createChatOpsSinks(options: ChatOpsOptions): ChatOpsSinks {
         lastError: "outbox could not be opened",
         running: false,
       })),
+      ...heartbeats.map(({ beat }) => beat.status()),
     ],
   };
 }

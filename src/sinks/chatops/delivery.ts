@@ -1,6 +1,7 @@
 // One HTTP delivery attempt over an injected undici dispatcher, classified for the retry policy.
 import { request, type Dispatcher } from "undici";
 import { parseRetryAfterMs } from "../../retry-after.js";
+import { USER_AGENT } from "../../version.js";
 import type { RenderedRequest } from "./types.js";
 
 /** Injectable timer functions (virtual time in tests). */
@@ -9,7 +10,11 @@ export interface Timers {
   readonly clearTimer: (handle: unknown) => void;
 }
 
-/** Result of one attempt. `retry` may carry the server's `Retry-After`; `rejected` is a permanent 4xx. */
+/**
+ * Result of one attempt. `retry` may carry the server's `Retry-After`; `rejected` is a 4xx about the message
+ * itself (dead-lettered); `misconfigured` is a 4xx about us (wrong secret, revoked or mistyped URL): the
+ * messages are fine and are kept until the operator fixes the sink or `maxAgeMs` passes.
+ */
 export type DeliveryOutcome =
   | { readonly kind: "ok"; readonly status: number }
   | {
@@ -20,16 +25,32 @@ export type DeliveryOutcome =
       readonly retryAfterMs?: number;
     }
   | { readonly kind: "rejected"; readonly status: number }
+  | { readonly kind: "misconfigured"; readonly status: number }
   | { readonly kind: "aborted" };
+
+/** An attempt that reached a verdict (not cut short by a stop). */
+export type FinishedOutcome = Exclude<DeliveryOutcome, { readonly kind: "aborted" }>;
+
+/** The `outcome` label of `pragma_monitor_sink_deliveries_total` for a finished attempt. */
+export function outcomeLabel(outcome: FinishedOutcome): string {
+  return outcome.kind === "retry" ? outcome.outcome : outcome.kind;
+}
+
+/** Statuses that mean "fix the sink's configuration", not "this message is bad". */
+const MISCONFIGURED_STATUSES: ReadonlySet<number> = new Set([401, 403, 404, 410]);
 
 /** Longest `Retry-After` we honour; anything longer is clamped (the max-age policy still applies). */
 export const MAX_RETRY_AFTER_MS = 3_600_000;
 const MAX_ERROR_BODY_BYTES = 16 * 1024;
 
-/** POST `rendered` to `url`, aborting after `timeoutMs` or when `stopSignal` fires. Never throws. */
+/**
+ * Send `rendered` to `url` (POST unless `method` says otherwise) with our User-Agent, aborting after
+ * `timeoutMs` or when `stopSignal` fires. Never throws.
+ */
 export async function deliver(options: {
   readonly dispatcher: Dispatcher;
   readonly url: string;
+  readonly method?: "GET" | "HEAD" | "POST";
   readonly rendered: RenderedRequest;
   readonly timeoutMs: number;
   readonly timers: Timers;
@@ -47,10 +68,11 @@ export async function deliver(options: {
   const onStop = (): void => controller.abort();
   stopSignal.addEventListener("abort", onStop, { once: true });
   try {
+    const method = options.method ?? "POST";
     const res = await request(options.url, {
-      method: "POST",
-      headers: options.rendered.headers,
-      body: options.rendered.body,
+      method,
+      headers: { "user-agent": USER_AGENT, ...options.rendered.headers },
+      ...(method === "POST" ? { body: options.rendered.body } : {}),
       dispatcher: options.dispatcher,
       signal: controller.signal,
     });
@@ -72,6 +94,7 @@ export async function deliver(options: {
     await res.body.dump();
     if (status === 408 || status === 425 || status >= 500)
       return { kind: "retry", outcome: "http_error", status };
+    if (MISCONFIGURED_STATUSES.has(status)) return { kind: "misconfigured", status };
     return { kind: "rejected", status };
   } catch (err) {
     if (timedOut) return { kind: "retry", outcome: "timeout", code: "PM_ERR_SINK_TIMEOUT" };
@@ -132,4 +155,13 @@ function codeOf(err: unknown): string {
   return typeof err === "object" && err !== null && "code" in err && typeof err.code === "string"
     ? err.code
     : "UNKNOWN";
+}
+
+/** Host of a sink URL for logs (the path and query may hold secrets). */
+export function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return "invalid-url";
+  }
 }

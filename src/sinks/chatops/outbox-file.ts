@@ -87,16 +87,24 @@ function parseLine<P>(
   const record = value as Record<string, unknown>;
   if (typeof record.ack === "string") return { ack: record.ack };
   if (isFiniteNumber(record.hw)) return { hw: record.hw };
-  const { id, createdAtMs, payload, attempts, nextAttemptAtMs } = record;
+  const { id, createdAtMs, payload, attempts, nextAttemptAtMs, deliveryId } = record;
   if (
     typeof id !== "string" ||
     !isFiniteNumber(createdAtMs) ||
     !isFiniteNumber(attempts) ||
     !isFiniteNumber(nextAttemptAtMs) ||
-    !isPayload(payload)
+    !isPayload(payload) ||
+    (deliveryId !== undefined && typeof deliveryId !== "string")
   )
     return undefined;
-  return { id, createdAtMs, payload, attempts, nextAttemptAtMs };
+  return {
+    id,
+    createdAtMs,
+    payload,
+    attempts,
+    nextAttemptAtMs,
+    ...(deliveryId === undefined ? {} : { deliveryId }),
+  };
 }
 
 async function moveAside<P>(

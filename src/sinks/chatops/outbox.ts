@@ -12,6 +12,11 @@ export interface OutboxEntry<P> {
   readonly payload: P;
   readonly attempts: number;
   readonly nextAttemptAtMs: number;
+  /**
+   * Set once the entry was attempted inside a digest: the retry re-sends exactly that digest under this id,
+   * so a receiver deduplicating by delivery id never sees the same events under a new id.
+   */
+  readonly deliveryId?: string;
 }
 
 /** Why entries were moved to the dead-letter file. */
@@ -218,8 +223,8 @@ export async function openOutbox<P>(options: OutboxOptions<P>): Promise<Outbox<P
 }
 
 function line<P>(entry: OutboxEntry<P>): string {
-  const { id, createdAtMs, payload, attempts, nextAttemptAtMs } = entry;
-  return JSON.stringify({ id, createdAtMs, payload, attempts, nextAttemptAtMs }) + "\n";
+  const { id, createdAtMs, payload, attempts, nextAttemptAtMs, deliveryId } = entry;
+  return JSON.stringify({ id, createdAtMs, payload, attempts, nextAttemptAtMs, deliveryId }) + "\n";
 }
 
 function tombstone(id: string): string {

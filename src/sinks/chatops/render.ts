@@ -1,5 +1,5 @@
 // Dispatch from a sink's config to its renderer and endpoint URL.
-import type { SinkConfig } from "../../config/types.js";
+import type { AlertSinkConfig } from "../../config/types.js";
 import { alertmanagerUrl, renderAlertmanager } from "./alertmanager.js";
 import { renderDiscord } from "./discord.js";
 import { renderPagerDuty } from "./pagerduty.js";
@@ -8,14 +8,16 @@ import { renderTelegram, telegramUrl } from "./telegram.js";
 import type { AnyMessage, RenderedRequest } from "./types.js";
 import { renderWebhook } from "./webhook.js";
 
-/** Per-send facts a renderer may need: the clock (signatures, endsAt) and the stable delivery id. */
+/** Per-send facts a renderer may need: the clock (signatures, endsAt), the stable delivery id, links. */
 export interface RenderContext {
   readonly nowMs: number;
   readonly deliveryId: string;
+  /** Link to an alert in this daemon by fingerprint (Alertmanager's generatorURL). */
+  readonly generatorUrl?: (fingerprint: string) => string;
 }
 
 /** The URL a sink POSTs to (it may contain a secret: never log it). */
-export function endpointUrl(sink: SinkConfig): string {
+export function endpointUrl(sink: AlertSinkConfig): string {
   switch (sink.kind) {
     case "telegram":
       return telegramUrl(sink.url, sink.botToken);
@@ -30,14 +32,22 @@ export function endpointUrl(sink: SinkConfig): string {
 }
 
 /** Whether the service can take several transitions as one message; PagerDuty keys state per event. */
-export function supportsDigest(sink: SinkConfig): boolean {
+export function supportsDigest(sink: AlertSinkConfig): boolean {
   return sink.kind !== "pagerduty";
 }
 
 /** Render `message` for `sink`; refresh messages only exist for Alertmanager, digests never for PagerDuty. */
-export function renderFor(sink: SinkConfig, message: AnyMessage, context: RenderContext): RenderedRequest {
+export function renderFor(
+  sink: AlertSinkConfig,
+  message: AnyMessage,
+  context: RenderContext,
+): RenderedRequest {
   if (sink.kind === "alertmanager")
-    return renderAlertmanager(message, { nowMs: context.nowMs, resendIntervalMs: sink.resendIntervalMs });
+    return renderAlertmanager(message, {
+      nowMs: context.nowMs,
+      resendIntervalMs: sink.resendIntervalMs,
+      ...(context.generatorUrl === undefined ? {} : { generatorUrl: context.generatorUrl }),
+    });
   if (message.kind === "refresh")
     throw new TypeError(`refresh messages are Alertmanager-only (${sink.kind})`);
   switch (sink.kind) {

@@ -3,6 +3,7 @@ import type { Logger } from "pino";
 import type { AlertPayload } from "../../domain/events.js";
 import type { SinkConfig } from "../../config/types.js";
 import { fingerprintOf } from "../../domain/fingerprint.js";
+import { outcomeLabel, type FinishedOutcome } from "./delivery.js";
 
 /** What the health tracker needs to know about a failed attempt (never a URL or a secret). */
 export interface FailureInfo {
@@ -18,8 +19,11 @@ export interface SinkHealth {
   readonly failing: boolean;
   /** The latest failure since the last success (`outcome [status] [code]`), null when none. */
   readonly lastError: string | null;
-  onFailure(info: FailureInfo): void;
+  /** Count a failure; `immediate` raises `sink_error` now (a configuration error), whatever the threshold. */
+  onFailure(info: FailureInfo, options?: { readonly immediate?: boolean }): void;
   onSuccess(): void;
+  /** Count an attempt's verdict: success, failure, or a configuration error (raised at once). */
+  record(outcome: FinishedOutcome): void;
 }
 
 /** Create the tracker; `raise` publishes the `sink_error` alert (labels {sink, endpoint}). */
@@ -50,7 +54,7 @@ export function createSinkHealth(options: {
     }
   };
 
-  return {
+  const tracker: SinkHealth = {
     get consecutiveFailures() {
       return failures;
     },
@@ -60,21 +64,22 @@ export function createSinkHealth(options: {
     get lastError() {
       return lastError;
     },
-    onFailure(info) {
+    onFailure(info, { immediate = false } = {}) {
       failures += 1;
       lastError = [info.outcome, info.status, info.code].filter((part) => part !== undefined).join(" ");
       // Logged once per burst: the first failure and the threshold at warn, the rest at debug.
       const level = failures === 1 || failures === threshold ? "warn" : "debug";
       logger[level]({ failures, ...info }, "chat-ops delivery failed");
-      if (firing !== undefined || failures < threshold) return;
+      if (firing !== undefined || (failures < threshold && !immediate)) return;
       const detail = info.status === undefined ? info.outcome : `${info.outcome} ${info.status}`;
+      const hint = immediate ? "; the receiver refuses our credentials or URL: check the sink's config" : "";
       firing = {
         fingerprint,
         status: "firing",
         rule: "sink_error",
         severity: "critical",
         labels,
-        summary: `Chat-ops sink ${sink.name} (${sink.kind}) is failing: ${failures} consecutive failed deliveries (last: ${detail})`,
+        summary: `Chat-ops sink ${sink.name} (${sink.kind}) is failing: ${failures} consecutive failed deliveries (last: ${detail})${hint}`,
         value: failures,
         threshold,
         startsAt: new Date(options.nowMs()).toISOString(),
@@ -99,5 +104,18 @@ export function createSinkHealth(options: {
       });
       firing = undefined;
     },
+    record(outcome) {
+      if (outcome.kind === "ok") return tracker.onSuccess();
+      tracker.onFailure(
+        {
+          outcome: outcomeLabel(outcome),
+          ...(outcome.status === undefined ? {} : { status: outcome.status }),
+          ...(outcome.kind === "retry" && outcome.code !== undefined ? { code: outcome.code } : {}),
+        },
+        // A wrong secret or URL will not fix itself: tell the operator now, not after N more failures.
+        { immediate: outcome.kind === "misconfigured" },
+      );
+    },
   };
+  return tracker;
 }

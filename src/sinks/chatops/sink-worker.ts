@@ -2,10 +2,17 @@
 import type { Dispatcher } from "undici";
 import type { Logger } from "pino";
 import { childLogger } from "../../logger.js";
-import type { SinkConfig, SinkKind } from "../../config/types.js";
+import type { AlertSinkConfig, SinkKind } from "../../config/types.js";
 import type { AlertEvent, AlertPayload } from "../../domain/events.js";
 import type { Metrics } from "../../metrics.js";
-import { backoffDelayMs, deliver, type DeliveryOutcome, type Timers } from "./delivery.js";
+import {
+  backoffDelayMs,
+  deliver,
+  hostOf,
+  outcomeLabel,
+  type DeliveryOutcome,
+  type Timers,
+} from "./delivery.js";
 import { fnv1a64Hex } from "../../domain/fingerprint.js";
 import { openOutbox, type Outbox, type OutboxEntry } from "./outbox.js";
 import { isAlertEvent } from "./payload.js";
@@ -18,6 +25,8 @@ import type { AnyMessage } from "./types.js";
 export interface WorkerPolicy {
   readonly baseDelayMs: number;
   readonly maxDelayMs: number;
+  /** First delay after a 401/403/404/410 (a configuration error), doubled per failure up to `maxDelayMs`. */
+  readonly misconfiguredDelayMs: number;
   readonly maxEntries: number;
   readonly maxDigestEntries: number;
 }
@@ -56,25 +65,34 @@ export interface SinkWorker {
   status(): SinkStatus;
 }
 
-/** Open the sink's outbox and build its worker (the loop starts with `start()`). */
-export async function openSinkWorker(options: {
-  readonly sink: SinkConfig;
-  readonly outboxDir: string;
+/** What every sink (alert worker or heartbeat) takes from the composition root. */
+export interface SinkDeps {
   readonly dispatcher: Dispatcher;
   readonly metrics: Metrics;
   readonly logger: Logger;
+  /** Publishes this sink's `sink_error` alert (and its resolve) on the bus. */
   readonly raise: (alert: AlertPayload) => void;
   readonly nowMs: () => number;
-  readonly random: () => number;
   readonly timers: Timers;
-  /** Journal seq a sink with no outbox file yet starts from (it gets no history). */
-  readonly startSeq: number;
-  readonly policy: WorkerPolicy;
-  /** Alerts already firing at start (Alertmanager re-sends them). */
-  readonly firing: readonly AlertPayload[];
-  /** This sink's own `sink_error` alert if it was still firing at start (restored after a restart). */
-  readonly ownSinkError?: AlertPayload | undefined;
-}): Promise<SinkWorker> {
+}
+
+/** Open the sink's outbox and build its worker (the loop starts with `start()`). */
+export async function openSinkWorker(
+  options: SinkDeps & {
+    readonly sink: AlertSinkConfig;
+    readonly outboxDir: string;
+    readonly random: () => number;
+    /** Journal seq a sink with no outbox file yet starts from (it gets no history). */
+    readonly startSeq: number;
+    readonly policy: WorkerPolicy;
+    /** Alerts already firing at start (Alertmanager re-sends them). */
+    readonly firing: readonly AlertPayload[];
+    /** This sink's own `sink_error` alert if it was still firing at start (restored after a restart). */
+    readonly ownSinkError?: AlertPayload | undefined;
+    /** Link to an alert in this daemon by fingerprint (Alertmanager's generatorURL). */
+    readonly generatorUrl?: ((fingerprint: string) => string) | undefined;
+  },
+): Promise<SinkWorker> {
   const { sink, metrics, nowMs, timers, policy } = options;
   const host = hostOf(sink.url);
   const logger = childLogger(options.logger, { sink: sink.name, kind: sink.kind, host });
@@ -144,7 +162,11 @@ export async function openSinkWorker(options: {
 
   /** Send `message`; returns the outcome after metrics, health and backoff bookkeeping. */
   const attempt = async (message: AnyMessage, deliveryId: string): Promise<DeliveryOutcome> => {
-    const rendered = renderFor(sink, message, { nowMs: nowMs(), deliveryId });
+    const rendered = renderFor(sink, message, {
+      nowMs: nowMs(),
+      deliveryId,
+      ...(options.generatorUrl === undefined ? {} : { generatorUrl: options.generatorUrl }),
+    });
     const startedAtMs = nowMs();
     const outcome = await deliver({
       dispatcher: options.dispatcher,
@@ -157,36 +179,46 @@ export async function openSinkWorker(options: {
     });
     if (outcome.kind === "aborted") return outcome;
     metrics.sinkDeliveryDuration.observe(labels, (nowMs() - startedAtMs) / 1000);
-    metrics.sinkDeliveries.inc({
-      ...labels,
-      outcome: outcome.kind === "ok" ? "ok" : outcome.kind === "rejected" ? "rejected" : outcome.outcome,
-    });
+    metrics.sinkDeliveries.inc({ ...labels, outcome: outcomeLabel(outcome) });
+    health.record(outcome);
     if (outcome.kind === "ok") {
       blockedUntilMs = 0;
-      health.onSuccess();
       return outcome;
     }
-    const info = outcome.kind === "rejected" ? { outcome: "rejected", status: outcome.status } : outcome;
-    health.onFailure({
-      outcome: info.outcome,
-      ...(info.status === undefined ? {} : { status: info.status }),
-      ...(outcome.kind === "retry" && outcome.code !== undefined ? { code: outcome.code } : {}),
-    });
+    const misconfigured = outcome.kind === "misconfigured";
     const retryAfterMs = outcome.kind === "retry" ? outcome.retryAfterMs : undefined;
-    const delayMs = retryAfterMs ?? backoffDelayMs(health.consecutiveFailures, policy, options.random);
+    const backoff = misconfigured ? { ...policy, baseDelayMs: policy.misconfiguredDelayMs } : policy;
+    const delayMs = retryAfterMs ?? backoffDelayMs(health.consecutiveFailures, backoff, options.random);
     blockedUntilMs = nowMs() + delayMs;
     return outcome;
   };
 
+  /**
+   * What to send next: a digest already attempted (the same entries under the same delivery id, so its
+   * retries are the same message), else a new digest of what the rate limit made wait, else the oldest entry.
+   */
+  const nextBatch = (
+    ready: readonly OutboxEntry<AlertEvent>[],
+  ): { readonly batch: readonly OutboxEntry<AlertEvent>[]; readonly deliveryId: string } => {
+    const pendingId = ready.find((entry) => entry.deliveryId !== undefined)?.deliveryId;
+    if (pendingId !== undefined)
+      return { batch: ready.filter((entry) => entry.deliveryId === pendingId), deliveryId: pendingId };
+    if (throttled && ready.length > 1 && supportsDigest(sink)) {
+      const batch = ready.slice(0, policy.maxDigestEntries);
+      return { batch, deliveryId: `digest-${fnv1a64Hex(batch.map((entry) => entry.id).join(","))}` };
+    }
+    const head = ready.slice(0, 1);
+    return { batch: head, deliveryId: head[0]?.id ?? "" };
+  };
+
   /** Deliver the oldest entry, or a digest of all pending ones when the rate limit made them wait. */
   const sendEntries = async (ready: readonly OutboxEntry<AlertEvent>[]): Promise<void> => {
-    const digest = throttled && ready.length > 1 && supportsDigest(sink);
-    const batch = digest ? ready.slice(0, policy.maxDigestEntries) : ready.slice(0, 1);
+    const { batch, deliveryId } = nextBatch(ready);
+    const digest = deliveryId.startsWith("digest-");
     const ids = batch.map((entry) => entry.id);
     const message: AnyMessage = digest
       ? { kind: "digest", events: batch.map((entry) => entry.payload) }
       : { kind: "alert", event: (batch[0] as OutboxEntry<AlertEvent>).payload };
-    const deliveryId = digest ? `digest-${fnv1a64Hex(ids.join(","))}` : (ids[0] ?? "");
     // More waiting than the bucket has left: they will wait for tokens, so the next send is a digest.
     if (!digest && ready.length - 1 > bucket.available(nowMs())) throttled = true;
     const outcome = await attempt(message, deliveryId);
@@ -198,9 +230,14 @@ export async function openSinkWorker(options: {
       await outbox.ack(ids);
     } else if (outcome.kind === "rejected") {
       await outbox.deadLetter(batch, "rejected", nowMs());
-    } else if (outcome.kind === "retry") {
+    } else if (outcome.kind === "retry" || outcome.kind === "misconfigured") {
       await outbox.reschedule(
-        batch.map((entry) => ({ ...entry, attempts: entry.attempts + 1, nextAttemptAtMs: blockedUntilMs })),
+        batch.map((entry) => ({
+          ...entry,
+          attempts: entry.attempts + 1,
+          nextAttemptAtMs: blockedUntilMs,
+          ...(digest ? { deliveryId } : {}),
+        })),
       );
     }
     updateGauge();
@@ -237,7 +274,7 @@ export async function openSinkWorker(options: {
     bucket.tryTake(now);
     if (refreshDue) {
       const outcome = await attempt({ kind: "refresh", alerts: [...firing.values()] }, `refresh-${now}`);
-      if (outcome.kind !== "retry" && outcome.kind !== "aborted") lastRefreshAtMs = now;
+      if (outcome.kind === "ok" || outcome.kind === "rejected") lastRefreshAtMs = now;
       return 0;
     }
     await sendEntries(ready);
@@ -332,13 +369,4 @@ export async function openSinkWorker(options: {
       running: true,
     }),
   };
-}
-
-/** Host of a sink URL for logs (the path and query may hold secrets). */
-function hostOf(url: string): string {
-  try {
-    return new URL(url).host;
-  } catch {
-    return "invalid-url";
-  }
 }

@@ -1,6 +1,5 @@
 // Generic JSON webhook renderer: the DESIGN §3 event verbatim, signed with HMAC-SHA256 over "<timestamp>.<body>".
 import { createHmac } from "node:crypto";
-import { USER_AGENT } from "../../version.js";
 import type { ChatMessage, RenderedRequest } from "./types.js";
 
 /** Header names of the generic webhook (documented in docs/webhooks.md). */
@@ -16,7 +15,8 @@ export function signWebhook(secret: string, timestampS: number, rawBody: string)
 }
 
 /**
- * Render the event (or a `{"type":"digest","events":[...]}` envelope of §3 events) with signature headers.
+ * Render the event (or a `{"type":"digest","count","seqs","events":[...]}` envelope of §3 events) with
+ * signature headers.
  * Signed at send time, so a retried delivery carries a fresh timestamp but the same delivery id.
  */
 export function renderWebhook(
@@ -26,13 +26,18 @@ export function renderWebhook(
   const body =
     message.kind === "alert"
       ? JSON.stringify(message.event)
-      : JSON.stringify({ type: "digest", count: message.events.length, events: message.events });
+      : JSON.stringify({
+          type: "digest",
+          count: message.events.length,
+          // Every event's seq, so a receiver deduplicating by seq can skip the ones it already processed.
+          seqs: message.events.map((event) => event.seq),
+          events: message.events,
+        });
   const timestampS = Math.floor(options.nowMs / 1000);
   return {
     body,
     headers: {
       "content-type": "application/json",
-      "user-agent": USER_AGENT,
       [WEBHOOK_HEADERS.timestamp]: String(timestampS),
       [WEBHOOK_HEADERS.signature]: `sha256=${signWebhook(options.secret, timestampS, body)}`,
       [WEBHOOK_HEADERS.delivery]: options.deliveryId,

@@ -93,4 +93,24 @@ describe("chat-ops catch-up from the journal", () => {
     const gap = log.lines.find((l) => l["msg"] === "journal no longer holds alerts this sink missed");
     expect(gap).toMatchObject({ from: 2, to: 2 });
   });
+
+  it("never replays a previous run's watchdog: it says nothing about this run", async () => {
+    const { rx, hub, build } = await setup();
+    const sinks = [
+      sinkOf("webhook", `${rx.url}/hook`, { name: "hook", rules: ["watchdog", "price_change"] }),
+    ];
+    const first = build(sinks);
+    await first.start();
+    hub.publishAlert(nthAlert(1)); // seq 1, delivered
+    await vi.waitFor(() => expect(seqsAt(rx, "/hook")).toEqual([1]));
+    await first.stop(1_000);
+    hub.publishAlert(nthAlert(2, { rule: "watchdog", fingerprint: "wd", labels: {} })); // journaled, then kill -9
+    hub.publishAlert(nthAlert(3)); // seq 3
+
+    const second = build(sinks);
+    await second.start();
+    await vi.waitFor(() => expect(seqsAt(rx, "/hook")).toEqual([1, 3]));
+    hub.publishAlert(nthAlert(4, { rule: "watchdog", fingerprint: "wd", labels: {} })); // this run's, live
+    await vi.waitFor(() => expect(seqsAt(rx, "/hook")).toEqual([1, 3, 4]));
+  });
 });

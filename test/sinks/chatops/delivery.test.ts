@@ -3,6 +3,7 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { SinkConfig } from "../../../src/config/types.js";
+import { USER_AGENT, userAgentOf } from "../../../src/version.js";
 import { startHarness, type Harness } from "./harness.js";
 import { makeAlert, metricValue, nthAlert, resolvedOf, sinkOf } from "./helpers.js";
 
@@ -14,6 +15,8 @@ afterEach(async () => {
 
 const body = (i: number): Record<string, unknown> =>
   JSON.parse(h!.rx.requests[i]!.body) as Record<string, unknown>;
+const range = (from: number, to: number): number[] =>
+  Array.from({ length: to - from + 1 }, (_, i) => from + i);
 const waitForRequests = (n: number) => vi.waitFor(() => expect(h!.rx.requests).toHaveLength(n));
 
 describe("chat-ops delivery", () => {
@@ -47,6 +50,7 @@ describe("chat-ops delivery", () => {
     for (const r of h.rx.requests) {
       expect(r.method).toBe("POST");
       expect(r.headers["content-type"]).toBe("application/json");
+      expect(r.headers["user-agent"]).toBe(USER_AGENT); // Discord asks for one; every service gets it
     }
     const json = (path: string): any => JSON.parse(byPath.get(path)!.body); // eslint-disable-line @typescript-eslint/no-explicit-any -- reading received JSON
     expect(json("/slack/T000/B000/SECRET-SLACK")).toMatchObject({
@@ -173,6 +177,52 @@ describe("chat-ops delivery", () => {
     await h.clock.advance(60_000);
     expect(h.rx.requests).toHaveLength(2);
     expect(await metricValue(h.metrics.sinkDigests, { sink: "slack" })).toBe(1);
+  });
+
+  it("re-sends a failed digest as the same message: same delivery id, same events, every seq listed", async () => {
+    const sinks = (url: string): SinkConfig[] => [
+      sinkOf("webhook", `${url}/hook`, { ratePerMinute: 60, burst: 1, failureThreshold: 100 }),
+    ];
+    h = await startHarness(sinks);
+    for (let i = 1; i <= 14; i++) h.publish(nthAlert(i));
+    await waitForRequests(1); // seq 1 alone, then the other 13 wait for tokens
+    h.rx.fallback = { status: 503 };
+    await h.waitForAttempts(1);
+    await h.clock.advance(1_000);
+    await waitForRequests(2);
+    const id = h.rx.requests[1]!.headers["x-pragma-delivery"];
+    expect(id).toMatch(/^digest-[0-9a-f]{16}$/);
+    expect(body(1)).toMatchObject({ type: "digest", count: 13, seqs: range(2, 14) });
+    await h.waitForAttempts(2);
+    for (let i = 15; i <= 18; i++) h.publish(nthAlert(i)); // the backlog grows while the digest is retried
+    await h.clock.advance(1_000);
+    await waitForRequests(3);
+    expect(h.rx.requests[2]!.headers["x-pragma-delivery"]).toBe(id);
+    expect(body(2).seqs).toEqual(range(2, 14));
+    // A restart re-sends the same digest too: its membership is in the outbox, not in memory.
+    await h.waitForAttempts(3);
+    await h.chatops.stop(0);
+    h.rx.fallback = { status: 200 };
+    await h.restart(sinks(h.rx.url));
+    for (let i = 0; i < 10 && h.chatops.status()[0]!.pending > 0; i++) {
+      await h.clock.advance(2_000);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    await vi.waitFor(() => expect(h!.chatops.status()[0]!.pending).toBe(0));
+    expect(h.rx.requests[3]!.headers["x-pragma-delivery"]).toBe(id);
+    expect((body(3).events as { seq: number }[]).map((e) => e.seq)).toEqual(range(2, 14));
+    // The events that arrived meanwhile go in later messages, under other ids.
+    const later = h.rx.requests.slice(4).map((r) => JSON.parse(r.body) as { seq?: number; seqs?: number[] });
+    expect(later.flatMap((b) => b.seqs ?? [b.seq])).toEqual(range(15, 18));
+    expect(h.rx.requests.slice(4).map((r) => r.headers["x-pragma-delivery"])).not.toContain(id);
+  });
+
+  it("identifies itself with pragma-monitor/<version> and, when known, the project URL", () => {
+    expect(USER_AGENT).toMatch(/^pragma-monitor\/\d+\.\d+\.\d+/);
+    expect(userAgentOf("1.2.3", "https://example.org/pm")).toBe(
+      "pragma-monitor/1.2.3 (+https://example.org/pm)",
+    );
+    expect(userAgentOf("1.2.3", undefined)).toBe("pragma-monitor/1.2.3");
   });
 
   it("keeps delivering to healthy sinks while another one hangs", async () => {

@@ -70,9 +70,9 @@ describe("chat-ops durability", () => {
     expect(h.rx.requests).toHaveLength(attempts);
   });
 
-  it("dead-letters a permanent 4xx rejection at once", async () => {
+  it("dead-letters a message the service rejects (400) at once", async () => {
     h = await startHarness((url) => [sinkOf("slack", `${url}/s`)]);
-    h.rx.replies.push({ status: 404, body: "no_service" });
+    h.rx.replies.push({ status: 400, body: "invalid_blocks" });
     h.publish(nthAlert(1));
     h.publish(nthAlert(2));
     await waitForRequests(1);
@@ -82,6 +82,56 @@ describe("chat-ops durability", () => {
     await vi.waitFor(() => expect(h!.chatops.status()[0]!.pending).toBe(0));
     expect(await metricValue(h.metrics.sinkDeliveries, { sink: "slack", outcome: "rejected" })).toBe(1);
     expect(await metricValue(h.metrics.sinkDeadLetters, { sink: "slack" })).toBe(1);
+  });
+
+  it.each([401, 403, 404, 410])(
+    "treats %i as a configuration error: sink_error at once, messages kept, delivered once fixed",
+    async (status) => {
+      h = await startHarness((url) => [sinkOf("webhook", `${url}/hook`, { failureThreshold: 5 })]);
+      h.rx.fallback = { status, body: "invalid token" };
+      for (let i = 1; i <= 4; i++) h.publish(nthAlert(i));
+      await h.waitForAttempts(1);
+      // Raised on the first refusal, not after failureThreshold (5) of them; nothing is dead-lettered.
+      await vi.waitFor(() => expect(h!.raised).toHaveLength(1));
+      expect(h.raised[0]).toMatchObject({
+        rule: "sink_error",
+        status: "firing",
+        context: { lastStatus: status },
+      });
+      expect(h.raised[0]!.summary).toContain("check the sink's config");
+      expect(h.chatops.status()[0]).toMatchObject({ pending: 4, failing: true });
+      expect(await metricValue(h.metrics.sinkDeadLetters, { sink: "webhook" })).toBe(0);
+      expect(await metricValue(h.metrics.sinkDeliveries, { sink: "webhook", outcome: "misconfigured" })).toBe(
+        1,
+      );
+      // A long backoff (1 min, equal jitter at random 0.5 → 45 s), not the 1 s of a transient error.
+      await h.clock.advance(44_999);
+      expect(h.rx.requests).toHaveLength(1);
+      h.rx.fallback = { status: 200 }; // the operator fixes the secret
+      await h.clock.advance(1);
+      await waitForRequests(5);
+      await vi.waitFor(() => expect(h!.chatops.status()[0]).toMatchObject({ pending: 0, failing: false }));
+      expect(seqs()).toEqual([1, 1, 2, 3, 4]);
+      expect(h.raised.map((a) => a.status)).toEqual(["firing", "resolved"]);
+    },
+  );
+
+  it("keeps retrying a configuration error until maxAgeMs, then dead-letters as max_age", async () => {
+    h = await startHarness((url) => [sinkOf("slack", `${url}/s`, { maxAgeMs: 600_000 })]);
+    h.rx.fallback = { status: 403, body: "invalid_token" };
+    h.publish(makeAlert());
+    await h.waitForAttempts(1);
+    for (let i = 0; i < 20 && h.chatops.status()[0]!.pending > 0; i++) {
+      await h.clock.advance(60_000);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    expect(h.chatops.status()[0]!.pending).toBe(0);
+    const attempts = h.rx.requests.length;
+    // Retried for the whole 10 min, never faster than the 45 s floor (the harness caps backoff at 1 min).
+    expect(attempts).toBeGreaterThan(2);
+    expect(attempts).toBeLessThanOrEqual(1 + Math.floor(600_000 / 45_000));
+    const dead = await readFile(join(h.stateDir, "outbox", "slack.dead.jsonl"), "utf8");
+    expect(JSON.parse(dead.trim())).toMatchObject({ reason: "max_age", payload: { seq: 1 } });
   });
 
   it("moves a corrupt outbox aside and starts clean", async () => {

@@ -38,7 +38,11 @@ export interface Harness {
 /** Start the sinks built by `makeSinks(receiverUrl)`; `raise` republishes sink_error alerts on the bus. */
 export async function startHarness(
   makeSinks: (url: string) => readonly SinkConfig[],
-  options: { readonly active?: AlertPayload[]; readonly stateDir?: string } = {},
+  options: {
+    readonly active?: AlertPayload[];
+    readonly stateDir?: string;
+    readonly isHealthy?: () => boolean;
+  } = {},
 ): Promise<Harness> {
   const rx = await startReceiver();
   const clock = createManualClock();
@@ -67,6 +71,7 @@ export async function startHarness(
       setTimer: clock.setTimer,
       clearTimer: clock.clearTimer,
       policy: { baseDelayMs: 1_000, maxDelayMs: 60_000 },
+      ...(options.isHealthy === undefined ? {} : { isHealthy: options.isHealthy }),
     });
   const harness: Harness = {
     clock,

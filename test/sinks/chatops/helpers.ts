@@ -5,7 +5,7 @@ import { Writable } from "node:stream";
 import pino, { type Logger } from "pino";
 import { Registry } from "prom-client";
 import { Subject } from "rxjs";
-import type { SinkCommonConfig, SinkConfig } from "../../../src/config/types.js";
+import type { AlertSinkConfig, SinkCommonConfig } from "../../../src/config/types.js";
 import type { AlertEvent, AlertPayload, BusEvent } from "../../../src/domain/events.js";
 import { createMetrics, type Metrics } from "../../../src/metrics.js";
 import type { EventSource } from "../../../src/pipeline/event-hub.js";
@@ -68,10 +68,10 @@ const COMMON: SinkCommonConfig = {
 
 /** A sink config of `kind` pointing at `url`, with test-friendly defaults. */
 export function sinkOf(
-  kind: SinkConfig["kind"],
+  kind: AlertSinkConfig["kind"],
   url: string,
   overrides: Partial<SinkCommonConfig> = {},
-): SinkConfig {
+): AlertSinkConfig {
   const common = { ...COMMON, name: kind, ...overrides };
   switch (kind) {
     case "slack":

@@ -3,7 +3,7 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { renderAlertmanager } from "../../../src/sinks/chatops/alertmanager.js";
+import { alertnameOf, renderAlertmanager } from "../../../src/sinks/chatops/alertmanager.js";
 import { DISCORD_COLOURS, renderDiscord } from "../../../src/sinks/chatops/discord.js";
 import { digestHeadline, groupDigest } from "../../../src/sinks/chatops/format.js";
 import { renderPagerDuty } from "../../../src/sinks/chatops/pagerduty.js";
@@ -183,6 +183,32 @@ describe("renderAlertmanager", () => {
       renderAlertmanager(digest, { nowMs, resendIntervalMs: 60_000 }).body,
     ) as unknown as Json[];
     expect(many).toHaveLength(9);
+  });
+
+  it.each([
+    ["a rule without an id", {}, "price_change", undefined],
+    ["a rule with an id", { rule_id: "btc_fast_move" }, "btc_fast_move", "price_change"],
+  ])("names %s after its id, and keeps the kind routable", (_name, extra, alertname, rule) => {
+    const alert = makeAlert({ labels: { ...makeAlert().labels, ...extra } });
+    const [posted] = parse(
+      renderAlertmanager({ kind: "alert", event: makeEvent(1, alert) }, { nowMs, resendIntervalMs: 60_000 })
+        .body,
+    ) as unknown as { labels: Record<string, string> }[];
+    expect(posted!.labels.alertname).toBe(alertname);
+    expect(posted!.labels.rule).toBe(rule);
+  });
+
+  it("names the watchdog Watchdog, Alertmanager's convention for the always-firing alert", () => {
+    const watchdog = makeAlert({ rule: "watchdog", severity: "info", labels: {} });
+    expect(alertnameOf(watchdog)).toBe("Watchdog");
+  });
+
+  it("links each alert back to the daemon through generatorURL", () => {
+    const link = (fp: string): string => `https://pm.example/api/v1/alerts?fingerprint=${fp}`;
+    const body = parse(
+      renderAlertmanager(firing, { nowMs, resendIntervalMs: 60_000, generatorUrl: link }).body,
+    ) as unknown as Json[];
+    expect(body[0]!.generatorURL).toBe(link(makeAlert().fingerprint));
   });
 });
 

@@ -1,6 +1,6 @@
 // Routing table: filters, send-resolved and the no-self-report rule for sink_error.
 import { describe, expect, it } from "vitest";
-import type { SinkCommonConfig } from "../../../src/config/types.js";
+import type { AlertSinkConfig, SinkCommonConfig } from "../../../src/config/types.js";
 import type { AlertPayload } from "../../../src/domain/events.js";
 import { routeAlert } from "../../../src/sinks/chatops/route.js";
 import { makeAlert, resolvedOf, sinkOf } from "./helpers.js";
@@ -16,6 +16,18 @@ const cases: readonly [string, Partial<SinkCommonConfig>, AlertPayload, boolean]
   ["disabled sink", { enabled: false }, makeAlert(), false],
   ["rule listed", { rules: ["price_change", "stale_price"] }, makeAlert(), true],
   ["rule not listed", { rules: ["stale_price"] }, makeAlert(), false],
+  [
+    "rule id listed",
+    { rules: ["btc_fast"] },
+    makeAlert({ labels: { pair: "BTC/USD", rule_id: "btc_fast" } }),
+    true,
+  ],
+  [
+    "other rule id listed",
+    { rules: ["eth_fast"] },
+    makeAlert({ labels: { pair: "BTC/USD", rule_id: "btc_fast" } }),
+    false,
+  ],
   ["pair listed", { pairs: ["BTC/USD"] }, makeAlert(), true],
   ["pair not listed", { pairs: ["ETH/USD"] }, makeAlert(), false],
   ["pair filter needs a pair label", { pairs: ["BTC/USD"] }, makeAlert({ labels: { vault: "v1" } }), false],
@@ -35,5 +47,43 @@ const cases: readonly [string, Partial<SinkCommonConfig>, AlertPayload, boolean]
 describe("routeAlert", () => {
   it.each(cases)("%s", (_name, overrides, alert, expected) => {
     expect(routeAlert(sinkOf("slack", "http://127.0.0.1:1", overrides), alert)).toBe(expected);
+  });
+});
+
+const watchdog = makeAlert({
+  rule: "watchdog",
+  severity: "info",
+  labels: { env: "prod" },
+  fingerprint: "wd",
+});
+const watchdogCases: readonly [string, AlertSinkConfig["kind"], Partial<SinkCommonConfig>, boolean][] = [
+  ["never pages Slack through rules: []", "slack", {}, false],
+  ["never pages PagerDuty through rules: []", "pagerduty", { minSeverity: "info" }, false],
+  ["not to a sink listing other rules", "slack", { rules: ["price_change"] }, false],
+  [
+    "to any sink whose rules name it, whatever minSeverity",
+    "slack",
+    { rules: ["watchdog"], minSeverity: "critical" },
+    true,
+  ],
+  [
+    "to Alertmanager with rules: [] (its Watchdog convention)",
+    "alertmanager",
+    { minSeverity: "critical" },
+    true,
+  ],
+  ["not to Alertmanager listing other rules", "alertmanager", { rules: ["price_change"] }, false],
+  [
+    "to Alertmanager naming it with a pairs filter",
+    "alertmanager",
+    { rules: ["watchdog"], pairs: ["BTC/USD"] },
+    true,
+  ],
+  ["not to a disabled sink", "alertmanager", { enabled: false }, false],
+];
+
+describe("routeAlert: the watchdog", () => {
+  it.each(watchdogCases)("%s", (_name, kind, overrides, expected) => {
+    expect(routeAlert(sinkOf(kind, "http://127.0.0.1:1", overrides), watchdog)).toBe(expected);
   });
 });

@@ -17,6 +17,7 @@ export const RULES = ["price_change", "stale_price", "upstream_error", "vault_st
 export const baseConfig: ServerConfig = {
   host: "127.0.0.1",
   port: 0,
+  externalUrl: "",
   token: "",
   heartbeatMs: 30_000,
   maxClients: 50,
