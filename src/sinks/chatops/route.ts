@@ -1,5 +1,5 @@
 // Per-sink routing: which alert transitions a sink receives (filters, send-resolved, no self-reported errors).
-import { severityRank, type AlertPayload } from "../../domain/events.js";
+import { ruleFilterMatches, severityRank, type AlertPayload } from "../../domain/events.js";
 import type { SinkConfig } from "../../config/types.js";
 
 /**
@@ -12,7 +12,8 @@ export function routeAlert(sink: SinkConfig, alert: AlertPayload): boolean {
   if (alert.rule === "sink_error" && alert.labels.sink === sink.name) return false;
   if (alert.status === "resolved" && !sink.sendResolved) return false;
   if (severityRank(alert.severity) < severityRank(sink.minSeverity)) return false;
-  if (sink.rules.length > 0 && !sink.rules.includes(alert.rule)) return false;
+  if (sink.rules.length > 0 && !ruleFilterMatches({ has: (name) => sink.rules.includes(name) }, alert))
+    return false;
   if (sink.pairs.length > 0) {
     const pair = alert.labels.pair;
     if (pair === undefined || !sink.pairs.includes(pair)) return false;
