@@ -4,7 +4,9 @@ import type { Logger } from "pino";
 import { Registry } from "prom-client";
 import type { Subscription } from "rxjs";
 import type { Dispatcher } from "undici";
+import { redactUrlPassword } from "./config/checks.js";
 import type { AppConfig } from "./config/types.js";
+import { configWarnings } from "./config/warnings.js";
 import { RULE_KINDS, type AlertPayload } from "./domain/events.js";
 import {
   activeAlerts,
@@ -13,6 +15,7 @@ import {
   importAlertState,
   restoreAnnounced,
 } from "./domain/monitor.js";
+import { createAccessPolicy } from "./http/access.js";
 import { createHttpServer, listen } from "./http/server.js";
 import { createMetrics, type Metrics } from "./metrics.js";
 import { createEventHub, type EventHub, type EventSource } from "./pipeline/event-hub.js";
@@ -54,9 +57,6 @@ export interface App {
   upstreamUrl(): string;
 }
 
-/** Every rule kind an alert can carry (WebSocket `rules` filters are checked against it). */
-const ALL_RULES: ReadonlySet<string> = new Set(RULE_KINDS);
-
 /** How often the alert checkpoint is written and the journal fsync'd. */
 const CHECKPOINT_INTERVAL_MS = 5_000;
 const JOURNAL_SYNC_INTERVAL_MS = 1_000;
@@ -65,6 +65,7 @@ const JOURNAL_SYNC_INTERVAL_MS = 1_000;
 export function createApp(deps: AppDeps): App {
   const { logger, nowMs, random } = deps;
   let config = deps.config;
+  let knownRules = ruleNames(config);
   const metrics = createMetrics(new Registry());
   const log = (component: string): Logger => logger.child({ component });
 
@@ -213,8 +214,17 @@ export function createApp(deps: AppDeps): App {
       });
       await chatops.start();
       resolveOrphanSinkErrors(hub, sinkErrors, config.sinks, nowMs());
-      httpServer = createHttpServer({ metrics, readiness: () => this.readiness(), logger: log("http") });
+      // one Host/Origin policy for the HTTP handler and the WebSocket upgrade
+      const access = createAccessPolicy(config.server);
+      httpServer = createHttpServer({
+        metrics,
+        readiness: () => this.readiness(),
+        logger: log("http"),
+        access,
+        metricsToken: config.server.metricsToken,
+      });
       ws = createWsServer({
+        access,
         server: httpServer,
         path: "/ws",
         source: hub,
@@ -222,7 +232,7 @@ export function createApp(deps: AppDeps): App {
         metrics,
         logger: log("ws"),
         knownPairs: () => knownPairs(config),
-        knownRules: () => ALL_RULES,
+        knownRules: () => knownRules,
         version: VERSION,
         nowMs,
       });
@@ -246,7 +256,12 @@ export function createApp(deps: AppDeps): App {
       timers.push(setInterval(checkpoint, CHECKPOINT_INTERVAL_MS).unref());
       timers.push(setInterval(() => store?.sync(), JOURNAL_SYNC_INTERVAL_MS).unref());
       hub.publishLifecycle("started", { port, upstream: simulator === undefined ? "remote" : "simulator" });
-      logger.info({ port, host: config.server.host, upstream: baseUrl }, "pragma-monitor started");
+      logger.info(
+        { port, host: config.server.host, upstream: redactUrlPassword(baseUrl) },
+        "pragma-monitor started",
+      );
+      for (const warning of configWarnings(config))
+        logger.warn({ key: warning.key }, `insecure configuration: ${warning.reason}`);
       return { port };
     },
 
@@ -279,6 +294,7 @@ export function createApp(deps: AppDeps): App {
     async reload(next) {
       const previous = config;
       config = next;
+      knownRules = ruleNames(next);
       runner?.update(next.monitors, next.rules);
       if (JSON.stringify(previous.sinks) !== JSON.stringify(next.sinks)) {
         await chatops?.reconfigure(next.sinks, Math.min(next.shutdown.drainTimeoutMs, 5_000));
@@ -319,6 +335,11 @@ function resolveOrphanSinkErrors(
       context: { ...alert.context, resolvedBy: "sink_removed" },
     });
   }
+}
+
+/** Rule names a WebSocket `rules` filter may use: every rule kind and every configured rule id (as sink filters). */
+function ruleNames(config: AppConfig): ReadonlySet<string> {
+  return new Set([...RULE_KINDS, ...config.rules.map((rule) => rule.id)]);
 }
 
 /** Every pair the config monitors (for WebSocket filter validation). */

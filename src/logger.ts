@@ -8,6 +8,7 @@ export const REDACT_PATHS = [
   "*.apiKey",
   "token",
   "*.token",
+  "*.metricsToken",
   "*.botToken",
   "*.routingKey",
   "*.secret",

@@ -21,6 +21,7 @@ export interface Metrics {
   readonly wsMessagesOut: Counter<"type">;
   readonly wsSlowConsumers: Counter;
   readonly wsRejected: Counter<"reason">;
+  readonly httpRejected: Counter<"reason">;
   // chat-ops sinks
   readonly sinkDeliveries: Counter<"sink" | "outcome">;
   readonly sinkOutboxSize: Gauge<"sink">;
@@ -117,6 +118,12 @@ export function createMetrics(
     wsRejected: new Counter({
       name: "pragma_monitor_ws_rejected_total",
       help: "WebSocket connections or messages refused, by reason.",
+      labelNames: ["reason"],
+      registers,
+    }),
+    httpRejected: new Counter({
+      name: "pragma_monitor_http_rejected_total",
+      help: "HTTP requests refused before routing, by reason (host, unauthorized).",
       labelNames: ["reason"],
       registers,
     }),

@@ -2,6 +2,7 @@
 import { isPmError } from "../errors.js";
 import { loadConfig } from "../config/load.js";
 import { problemsOf } from "../config/problems.js";
+import { configWarnings } from "../config/warnings.js";
 import { CONFIG_FLAGS_USAGE, EX_CONFIG, EX_USAGE, parseConfigArgs } from "./args.js";
 
 /** Where check-config writes and what it reads instead of `process`. */
@@ -14,8 +15,8 @@ export interface CheckConfigIo {
 
 const USAGE = `usage: pragma-monitor check-config [--config FILE] [--set KEY=VALUE ...]
 ${CONFIG_FLAGS_USAGE}
-Prints the effective configuration as JSON (secrets redacted) and exits 0; on a problem, lists each
-as "key: reason" on stderr and exits 78.`;
+Prints the effective configuration as JSON (secrets redacted) and exits 0, with risky settings as
+"warning: key: reason" on stderr; on a problem, lists each as "key: reason" on stderr and exits 78.`;
 
 /** Run check-config; returns the exit code (0 valid, 64 usage, 78 invalid configuration). */
 export function runCheckConfig(argv: readonly string[], io: CheckConfigIo): number {
@@ -36,6 +37,8 @@ export function runCheckConfig(argv: readonly string[], io: CheckConfigIo): numb
       ...(args.value.configFile === undefined ? {} : { configFile: args.value.configFile }),
     });
     io.stdout(`${JSON.stringify(loaded.redacted(), null, 2)}\n`);
+    for (const warning of configWarnings(loaded.config))
+      io.stderr(`warning: ${warning.key}: ${warning.reason}\n`);
     io.stderr(`configuration OK (${loaded.sources.join(" < ")})\n`);
     return 0;
   } catch (error) {

@@ -1,5 +1,6 @@
 // Custom convict formats: strict scalar coercion from env/flags, and element-by-element array validation.
 import convict from "convict";
+import { normaliseOrigin } from "../http/access.js";
 import { httpUrlProblem } from "./checks.js";
 import type { ReaderContext } from "./element-reader.js";
 import {
@@ -101,6 +102,19 @@ const SCALAR_FORMATS: Record<string, convict.Format> = {
       assert(
         Array.isArray(x) && x.every((s) => typeof s === "string" && s !== ""),
         "must be a list of non-empty strings",
+      );
+    },
+    coerce: (v: string) =>
+      v
+        .split(",")
+        .map((s) => s.trim())
+        .filter((s) => s !== ""),
+  },
+  "pm-origin-list": {
+    validate(x: unknown) {
+      assert(
+        Array.isArray(x) && x.every((s) => typeof s === "string" && normaliseOrigin(s) !== null),
+        'must be a list of origins (scheme://host[:port], no path) or "*"',
       );
     },
     coerce: (v: string) =>

@@ -31,7 +31,7 @@ export function redactConfig(config: AppConfig): Record<string, unknown> {
       apiKey: hide(upstream.apiKey),
       simulator: { ...upstream.simulator, apiKeys: upstream.simulator.apiKeys.map(hide) },
     },
-    server: { ...server, token: hide(server.token) },
+    server: { ...server, token: hide(server.token), metricsToken: hide(server.metricsToken) },
     sinks: sinks.map((sink) => {
       const copy: Record<string, unknown> = { ...sink, url: redactUrlPassword(sink.url) };
       for (const field of SINK_SECRETS[sink.kind]) {
