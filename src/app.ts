@@ -4,7 +4,7 @@ import type { Logger } from "pino";
 import { Registry } from "prom-client";
 import type { Subscription } from "rxjs";
 import type { Dispatcher } from "undici";
-import { redactUrlPassword } from "./config/checks.js";
+import { redactUrl } from "./config/redact.js";
 import type { AppConfig } from "./config/types.js";
 import { configWarnings } from "./config/warnings.js";
 import { RULE_KINDS, type AlertPayload } from "./domain/events.js";
@@ -177,7 +177,7 @@ export function createApp(deps: AppDeps): App {
         });
         baseUrl = simulator.url;
         vaultBaseUrl = simulator.vaultUrl;
-        log("upstream").info({ url: baseUrl }, "embedded simulator started");
+        log("upstream").info({ url: redactUrl(baseUrl) }, "embedded simulator started");
       }
       upstreamUrl = baseUrl;
       dispatcher = createDispatcher({ connections: config.upstream.connections });
@@ -257,7 +257,7 @@ export function createApp(deps: AppDeps): App {
       timers.push(setInterval(() => store?.sync(), JOURNAL_SYNC_INTERVAL_MS).unref());
       hub.publishLifecycle("started", { port, upstream: simulator === undefined ? "remote" : "simulator" });
       logger.info(
-        { port, host: config.server.host, upstream: redactUrlPassword(baseUrl) },
+        { port, host: config.server.host, upstream: redactUrl(baseUrl) },
         "pragma-monitor started",
       );
       for (const warning of configWarnings(config))

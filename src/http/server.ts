@@ -2,6 +2,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Logger } from "pino";
+import { redactUrl } from "../config/redact.js";
 import { createBurstLog } from "../log-burst.js";
 import type { Metrics } from "../metrics.js";
 import { createTokenCheck, presentedToken } from "../sinks/ws/auth.js";
@@ -39,7 +40,7 @@ export function createHttpServer(options: HttpServerOptions): Server {
       return sendJson(response, 403, { error: "forbidden_host", message: "Host header not allowed" });
     }
     route(options, metricsAuthorized, request, response).catch((error: unknown) => {
-      logger.error({ err: error, url: request.url }, "HTTP handler failed");
+      logger.error({ err: error, url: redactUrl(request.url ?? "/") }, "HTTP handler failed");
       if (!response.headersSent) sendJson(response, 500, { error: "internal_error" });
       else response.destroy();
     });

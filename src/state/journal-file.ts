@@ -1,8 +1,14 @@
 // The journal on disk: one JSON line per journaled event, written before the event is emitted, compacted atomically.
-import { closeSync, existsSync, fsyncSync, openSync, readFileSync, writeSync, mkdirSync } from "node:fs";
+import { closeSync, existsSync, fsyncSync, openSync, readFileSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
 import type { JournaledEvent } from "../domain/events.js";
-import { quarantine, writeFileAtomic } from "./atomic-file.js";
+import {
+  ensurePrivateDir,
+  PRIVATE_FILE_MODE,
+  quarantine,
+  tightenFile,
+  writeFileAtomic,
+} from "./atomic-file.js";
 
 /** What was recovered from the journal file at start. */
 export interface LoadedJournal {
@@ -72,8 +78,9 @@ export function loadJournalFile(path: string, nowMs: number): LoadedJournal {
 
 /** Open the journal file for appending (created if missing). */
 export function openJournalFile(path: string): JournalFile {
-  mkdirSync(dirname(path), { recursive: true });
-  let fd = openSync(path, "a", 0o600);
+  ensurePrivateDir(dirname(path), false);
+  tightenFile(path);
+  let fd = openSync(path, "a", PRIVATE_FILE_MODE);
   let linesSinceCompaction = 0;
   let dirty = false;
   return {
@@ -85,7 +92,7 @@ export function openJournalFile(path: string): JournalFile {
     compact(events) {
       writeFileAtomic(path, events.map((event) => `${JSON.stringify(event)}\n`).join(""));
       closeSync(fd);
-      fd = openSync(path, "a", 0o600);
+      fd = openSync(path, "a", PRIVATE_FILE_MODE);
       linesSinceCompaction = 0;
       dirty = false;
     },
