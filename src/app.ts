@@ -256,10 +256,7 @@ export function createApp(deps: AppDeps): App {
       timers.push(setInterval(checkpoint, CHECKPOINT_INTERVAL_MS).unref());
       timers.push(setInterval(() => store?.sync(), JOURNAL_SYNC_INTERVAL_MS).unref());
       hub.publishLifecycle("started", { port, upstream: simulator === undefined ? "remote" : "simulator" });
-      logger.info(
-        { port, host: config.server.host, upstream: redactUrl(baseUrl) },
-        "pragma-monitor started",
-      );
+      logger.info({ port, host: config.server.host, upstream: redactUrl(baseUrl) }, "pragma-monitor started");
       for (const warning of configWarnings(config))
         logger.warn({ key: warning.key }, `insecure configuration: ${warning.reason}`);
       return { port };

@@ -43,7 +43,10 @@ export function redactUrl(value: string): string {
     }
   }
   if (!changed) return value;
-  const text = (isPath ? url.pathname + url.search + url.hash : url.toString()).replaceAll("REDACTED", REDACTED);
+  const text = (isPath ? url.pathname + url.search + url.hash : url.toString()).replaceAll(
+    "REDACTED",
+    REDACTED,
+  );
   return text.replaceAll(encodeURIComponent(REDACTED), REDACTED);
 }
 

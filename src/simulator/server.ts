@@ -88,7 +88,11 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
   const routeOptions = { vaultEnvelope: scenario?.vaultEnvelope ?? false };
   const cache = new Map<string, Rendered>();
   // the control endpoint changes what the daemon sees: only this machine's own tools may reach it
-  const access = createAccessPolicy({ host: options.host ?? "127.0.0.1", allowedHosts: [], allowedOrigins: [] });
+  const access = createAccessPolicy({
+    host: options.host ?? "127.0.0.1",
+    allowedHosts: [],
+    allowedOrigins: [],
+  });
   const refuseControl = (req: IncomingMessage): SimResponse | null => {
     const refusal = access.check(req);
     if (refusal !== null)
