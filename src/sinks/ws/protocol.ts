@@ -7,8 +7,9 @@ export const PROTOCOL_VERSION = 1;
 export const CHANNELS = ["alerts", "prices", "lifecycle"] as const;
 export type Channel = (typeof CHANNELS)[number];
 
-/** Error codes of `{"type":"error"}` frames; matched by value. */
-export type ErrorCode = "bad_request" | "unknown_op" | "rate_limited";
+/** Error codes of `{"type":"error"}` frames, all of them sent (docs/websocket.md lists exactly these). */
+export const ERROR_CODES = ["bad_request", "unknown_op", "rate_limited"] as const;
+export type ErrorCode = (typeof ERROR_CODES)[number];
 
 /** The `id` a client attaches to a request, echoed in the reply (`null` when absent or unreadable). */
 export type RequestId = string | number | null;

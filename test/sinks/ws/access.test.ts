@@ -100,6 +100,13 @@ describe("WebSocket protocol promises", () => {
     ]);
   });
 
+  it("closes a text frame that is not valid UTF-8 with 1007, as documented", async () => {
+    harness = await startHarness();
+    const client = await connect(harness.url);
+    client.socket.send(Buffer.from([0x7b, 0xff, 0xfe, 0x7d]), { binary: false });
+    expect(await client.closed).toMatchObject({ code: 1007 });
+  });
+
   it("filters by rule id as well as rule kind, like sink filters", async () => {
     harness = await startHarness({}, { rules: ["price_change", "stale_price", "price_change_10s"] });
     const byId = await connect(harness.url);
