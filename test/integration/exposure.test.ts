@@ -1,9 +1,8 @@
 // The real daemon's exposure: no secret in its startup log, HEAD probes, and the Host and Origin rules on its port.
-import { request } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
-import WebSocket from "ws";
 import { startSimulator, type RunningSimulator } from "../../src/simulator/server.js";
-import { startTestApp, type TestApp } from "./harness.js";
+import { upgradeStatus } from "../sinks/ws/harness.js";
+import { rawStatus as status, startTestApp, type TestApp } from "./harness.js";
 import { parsePrometheusText, sampleValue } from "./prometheus.js";
 
 let current: TestApp | undefined;
@@ -14,40 +13,6 @@ afterEach(async () => {
   current = undefined;
   simulator = undefined;
 });
-
-/** Status of one request with exactly these headers. */
-function status(
-  port: number,
-  method: string,
-  path: string,
-  headers: Record<string, string> = {},
-): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: "127.0.0.1", port, method, path, headers, agent: false }, (res) => {
-      res.resume();
-      res.on("end", () => resolve(res.statusCode ?? 0));
-    });
-    req.on("error", reject);
-    req.end();
-  });
-}
-
-/** The HTTP status of a WebSocket upgrade (101 when accepted). */
-function upgradeStatus(url: string, options: WebSocket.ClientOptions): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const socket = new WebSocket(url, options);
-    socket.on("unexpected-response", (_request, response) => {
-      resolve(response.statusCode ?? 0);
-      response.resume();
-      socket.terminate();
-    });
-    socket.on("open", () => {
-      resolve(101);
-      socket.close();
-    });
-    socket.on("error", reject);
-  });
-}
 
 describe("exposure of the real daemon", () => {
   it("never logs the password of upstream.url", async () => {

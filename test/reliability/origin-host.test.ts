@@ -1,7 +1,8 @@
 // Origin and Host rules against the real daemon: seeded browser-like and rebinding requests, each verdict checked.
-import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
+import { rawStatus } from "../integration/harness.js";
+import { upgradeStatus } from "../sinks/ws/harness.js";
 import { loadTestConfig, startRecordedApp, type RecordedApp } from "./support/app.js";
 import { SEED, budget, seededRandom } from "./support/mode.js";
 import { reportSuite } from "./support/report.js";
@@ -55,29 +56,9 @@ function headersFor(attempt: Attempt, port: number): Record<string, string> {
 /** HTTP status of the attempt (101 for an accepted upgrade). */
 function send(attempt: Attempt, port: number): Promise<number> {
   const headers = headersFor(attempt, port);
-  if (attempt.kind === "upgrade") {
-    return new Promise((resolve, reject) => {
-      const socket = new WebSocket(`ws://127.0.0.1:${port}/ws`, { headers });
-      socket.on("unexpected-response", (_request, response) => {
-        resolve(response.statusCode ?? 0);
-        response.resume();
-        socket.terminate();
-      });
-      socket.on("open", () => {
-        resolve(101);
-        socket.close();
-      });
-      socket.on("error", reject);
-    });
-  }
-  return new Promise((resolve, reject) => {
-    const req = request({ host: "127.0.0.1", port, path: attempt.path, headers, agent: false }, (res) => {
-      res.resume();
-      res.on("end", () => resolve(res.statusCode ?? 0));
-    });
-    req.on("error", reject);
-    req.end();
-  });
+  return attempt.kind === "upgrade"
+    ? upgradeStatus(`ws://127.0.0.1:${port}/ws`, { headers })
+    : rawStatus(port, "GET", attempt.path, headers);
 }
 
 describe("origin-host", () => {

@@ -1,25 +1,7 @@
 // The simulator's control endpoint refuses what a web page could send it: text/plain POSTs, foreign Origins and Hosts.
-import { request } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
+import { rawStatus } from "../integration/harness.js";
 import { startTestSim, type TestSim } from "./helpers.js";
-
-/** One request with exactly these headers, on its own connection. */
-function send(
-  port: number,
-  method: string,
-  path: string,
-  headers: Record<string, string>,
-  body = "",
-): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: "127.0.0.1", port, method, path, headers, agent: false }, (res) => {
-      res.resume();
-      res.on("end", () => resolve(res.statusCode ?? 0));
-    });
-    req.on("error", reject);
-    req.end(body);
-  });
-}
 
 const SPIKE = JSON.stringify({ kind: "spike", pair: "BTC/USD", factor: 1.05 });
 const JSON_TYPE = { "content-type": "application/json" };
@@ -42,28 +24,30 @@ describe("simulator control endpoint access", () => {
     ["JSON with a charset", 201, { "content-type": "application/json; charset=utf-8" }],
   ])("POST /_sim/faults with %s → %i", async (_name, status, headers) => {
     t = await startTestSim();
-    expect(await send(t.sim.port, "POST", "/_sim/faults", headers, SPIKE)).toBe(status);
+    expect(await rawStatus(t.sim.port, "POST", "/_sim/faults", headers, SPIKE)).toBe(status);
     expect(t.sim.control.state().faults).toHaveLength(status === 201 ? 1 : 0);
   });
 
   it("applies the Host and Origin rules to DELETE and GET too", async () => {
     t = await startTestSim();
     t.sim.control.inject({ kind: "spike", pair: "BTC/USD", factor: 1.05 });
-    expect(await send(t.sim.port, "DELETE", "/_sim/faults", { origin: "http://evil.example" })).toBe(403);
-    expect(await send(t.sim.port, "GET", "/_sim/state", { host: "rebind.evil.example" })).toBe(403);
+    expect(await rawStatus(t.sim.port, "DELETE", "/_sim/faults", { origin: "http://evil.example" })).toBe(
+      403,
+    );
+    expect(await rawStatus(t.sim.port, "GET", "/_sim/state", { host: "rebind.evil.example" })).toBe(403);
     expect(t.sim.control.state().faults).toHaveLength(1);
-    expect(await send(t.sim.port, "DELETE", "/_sim/faults", {})).toBe(204);
+    expect(await rawStatus(t.sim.port, "DELETE", "/_sim/faults", {})).toBe(204);
   });
 
   it("requires one of the simulator's API keys when keys are set", async () => {
     t = await startTestSim({ apiKeys: ["sim-key"] });
-    expect(await send(t.sim.port, "POST", "/_sim/faults", JSON_TYPE, SPIKE)).toBe(401);
-    expect(await send(t.sim.port, "POST", "/_sim/faults", { ...JSON_TYPE, "x-api-key": "nope" }, SPIKE)).toBe(
-      401,
-    );
-    expect(await send(t.sim.port, "GET", "/_sim/state", {})).toBe(401);
+    expect(await rawStatus(t.sim.port, "POST", "/_sim/faults", JSON_TYPE, SPIKE)).toBe(401);
     expect(
-      await send(t.sim.port, "POST", "/_sim/faults", { ...JSON_TYPE, "x-api-key": "sim-key" }, SPIKE),
+      await rawStatus(t.sim.port, "POST", "/_sim/faults", { ...JSON_TYPE, "x-api-key": "nope" }, SPIKE),
+    ).toBe(401);
+    expect(await rawStatus(t.sim.port, "GET", "/_sim/state", {})).toBe(401);
+    expect(
+      await rawStatus(t.sim.port, "POST", "/_sim/faults", { ...JSON_TYPE, "x-api-key": "sim-key" }, SPIKE),
     ).toBe(201);
   });
 });

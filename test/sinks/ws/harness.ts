@@ -176,8 +176,8 @@ export async function connect(url: string, options: WebSocket.ClientOptions = {}
   return client;
 }
 
-/** Expect the upgrade to be refused; resolves with the HTTP status. */
-export function refusedStatus(url: string, options: WebSocket.ClientOptions = {}): Promise<number> {
+/** The HTTP status of a WebSocket upgrade: 101 when accepted (the socket is closed again), else the refusal's. */
+export function upgradeStatus(url: string, options: WebSocket.ClientOptions = {}): Promise<number> {
   return new Promise((resolve, reject) => {
     const socket = new WebSocket(url, options);
     socket.on("unexpected-response", (_request, response) => {
@@ -185,9 +185,19 @@ export function refusedStatus(url: string, options: WebSocket.ClientOptions = {}
       response.resume();
       socket.terminate();
     });
-    socket.on("open", () => reject(new Error("connection was accepted")));
-    socket.on("error", () => undefined);
+    socket.on("open", () => {
+      resolve(101);
+      socket.close();
+    });
+    socket.on("error", reject);
   });
+}
+
+/** Expect the upgrade to be refused; resolves with the HTTP status. */
+export async function refusedStatus(url: string, options: WebSocket.ClientOptions = {}): Promise<number> {
+  const status = await upgradeStatus(url, options);
+  if (status === 101) throw new Error("connection was accepted");
+  return status;
 }
 
 let counter = 0;
