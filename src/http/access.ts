@@ -69,6 +69,11 @@ export function createAccessPolicy(config: AccessConfig): AccessPolicy {
   const nameAllowed = (name: string): boolean =>
     isLoopbackHost(name) ||
     hosts.some((entry) => entry === name || (entry.startsWith(".") && `.${name}`.endsWith(entry)));
+  // A Host vouches for "the daemon's own origin" only when no rebinding name can be behind it: loopback,
+  // an IP literal, or a listed name. On a public bind with no allowedHosts the Host is not checked, and
+  // a page on http://evil.example:8787 rebound to this address would otherwise be its own origin.
+  const vouchesForOrigin = (name: string): boolean =>
+    anyHost || nameAllowed(name) || isIP(name.replace(/^\[|\]$/g, "")) !== 0;
 
   const hostAllowed = (request: IncomingMessage): boolean => {
     if (!checkHost || anyHost) return true;
@@ -85,7 +90,7 @@ export function createAccessPolicy(config: AccessConfig): AccessPolicy {
     if (normalised === null) return false;
     if (origins.has(normalised)) return true;
     const host = request.headers.host;
-    if (host === undefined || !hostAllowed(request)) return false;
+    if (host === undefined || !hostAllowed(request) || !vouchesForOrigin(hostName(host))) return false;
     // the daemon's own origin: the page was served from this Host (https when behind a TLS proxy)
     const own = normaliseOrigin(`http://${host}`);
     return own !== null && (normalised === own || normalised === own.replace(/^http:/, "https:"));

@@ -108,6 +108,30 @@ describe("access policy", () => {
     ["public bind, own origin", PUBLIC, { Host: "10.0.0.5:8787", Origin: "http://10.0.0.5:8787" }, null],
     ["public bind, evil Origin", PUBLIC, { Host: "10.0.0.5:8787", Origin: "http://evil.example" }, "origin"],
     [
+      "public bind, a rebinding name is not its own origin",
+      PUBLIC,
+      { Host: "evil.example:8787", Origin: "http://evil.example:8787" },
+      "origin",
+    ],
+    [
+      "public bind, IPv6 literal own origin",
+      PUBLIC,
+      { Host: "[fd00::5]:8787", Origin: "http://[fd00::5]:8787" },
+      null,
+    ],
+    [
+      "public bind, listed name is its own origin",
+      { ...PUBLIC, allowedHosts: ["mon.example.com"] },
+      { Host: "mon.example.com:8787", Origin: "http://mon.example.com:8787" },
+      null,
+    ],
+    [
+      "public bind, any host: every name is its own origin",
+      { ...PUBLIC, allowedHosts: ["*"] },
+      { Host: "mon.example.com", Origin: "https://mon.example.com" },
+      null,
+    ],
+    [
       "public bind with allowedHosts",
       { ...PUBLIC, allowedHosts: ["mon.example.com"] },
       { Host: "10.0.0.5:8787" },
