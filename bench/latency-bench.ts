@@ -61,6 +61,7 @@ export async function runLatencyBench(options: LatencyBenchOptions): Promise<Ben
       const before = await priceOf(pair);
       const posted = await fetch(`${simUrl}/_sim/faults`, {
         method: "POST",
+        headers: { "content-type": "application/json" },
         body: JSON.stringify({ kind: "spike", pair, factor: 1.05 }),
       });
       const { id } = (await posted.json()) as { id: string };

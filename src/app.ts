@@ -5,7 +5,9 @@ import type { Logger } from "pino";
 import { Registry } from "prom-client";
 import type { Subscription } from "rxjs";
 import type { Dispatcher } from "undici";
+import { redactUrl } from "./config/redact.js";
 import type { AppConfig } from "./config/types.js";
+import { configWarnings } from "./config/warnings.js";
 import { RULE_KINDS, type AlertPayload } from "./domain/events.js";
 import {
   activeAlerts,
@@ -16,6 +18,7 @@ import {
   type MonitorState,
 } from "./domain/monitor.js";
 import { alertLink, externalBaseUrl } from "./http/external-url.js";
+import { createAccessPolicy } from "./http/access.js";
 import { createHttpServer, listen } from "./http/server.js";
 import { isPmError, PmError } from "./errors.js";
 import { componentLogger } from "./logger.js";
@@ -74,9 +77,6 @@ export interface StopReport {
   readonly failedSteps: readonly string[];
 }
 
-/** Every rule kind an alert can carry (WebSocket `rules` filters are checked against it). */
-const ALL_RULES: ReadonlySet<string> = new Set(RULE_KINDS);
-
 /** How often the watchdog alert looks at readiness. */
 const WATCHDOG_CHECK_INTERVAL_MS = 1_000;
 
@@ -88,6 +88,7 @@ const JOURNAL_SYNC_INTERVAL_MS = 1_000;
 export function createApp(deps: AppDeps): App {
   const { logger, nowMs, random } = deps;
   let config = deps.config;
+  let knownRules = ruleNames(config);
   const metrics = createMetrics(new Registry());
   const log = (component: string): Logger => componentLogger(logger, component);
 
@@ -207,8 +208,17 @@ export function createApp(deps: AppDeps): App {
       hub.restoreActive([...activeAlerts(engineState), ...sinkErrors]);
 
       // 2. the port, before anything polls or sends: a second daemon on a busy port stops here, in one line
-      httpServer = createHttpServer({ metrics, readiness, logger: log("http") });
+      // one Host/Origin policy for the HTTP handler and the WebSocket upgrade
+      const access = createAccessPolicy(config.server);
+      httpServer = createHttpServer({
+        metrics,
+        readiness,
+        logger: log("http"),
+        access,
+        metricsToken: config.server.metricsToken,
+      });
       ws = createWsServer({
+        access,
         server: httpServer,
         path: "/ws",
         source: hub,
@@ -216,7 +226,7 @@ export function createApp(deps: AppDeps): App {
         metrics,
         logger: log("ws"),
         knownPairs: () => knownPairs(config),
-        knownRules: () => ALL_RULES,
+        knownRules: () => knownRules,
         version: VERSION,
         nowMs,
       });
@@ -237,7 +247,7 @@ export function createApp(deps: AppDeps): App {
         });
         baseUrl = simulator.url;
         vaultBaseUrl = simulator.vaultUrl;
-        log("upstream").info({ url: baseUrl }, "embedded simulator started");
+        log("upstream").info({ url: redactUrl(baseUrl) }, "embedded simulator started");
       }
       upstreamUrl = baseUrl;
       dispatcher = createDispatcher({ connections: config.upstream.connections });
@@ -296,7 +306,9 @@ export function createApp(deps: AppDeps): App {
       timers.push(setInterval(() => store?.sync(), JOURNAL_SYNC_INTERVAL_MS).unref());
       hub.publishLifecycle("started", { port, upstream: simulator === undefined ? "remote" : "simulator" });
       started = true;
-      logger.info({ port, host: config.server.host, upstream: baseUrl }, "pragma-monitor started");
+      logger.info({ port, host: config.server.host, upstream: redactUrl(baseUrl) }, "pragma-monitor started");
+      for (const warning of configWarnings(config))
+        logger.warn({ key: warning.key }, `insecure configuration: ${warning.reason}`);
       return { port };
     },
 
@@ -332,6 +344,7 @@ export function createApp(deps: AppDeps): App {
     async reload(next) {
       const previous = config;
       config = next;
+      knownRules = ruleNames(next);
       runner?.update(next.monitors, next.rules);
       if (JSON.stringify(previous.sinks) !== JSON.stringify(next.sinks)) {
         await chatops?.reconfigure(next.sinks, Math.min(next.shutdown.drainTimeoutMs, 5_000));
@@ -446,6 +459,11 @@ function openStateDir(dir: string, open: () => StateStore): StateStore {
       cause: error,
     });
   }
+}
+
+/** Rule names a WebSocket `rules` filter may use: every rule kind and every configured rule id (as sink filters). */
+function ruleNames(config: AppConfig): ReadonlySet<string> {
+  return new Set([...RULE_KINDS, ...config.rules.map((rule) => rule.id)]);
 }
 
 /** Every pair the config monitors (for WebSocket filter validation). */

@@ -11,6 +11,7 @@ export const REDACT_PATHS = [
   "*.apiKey",
   "token",
   "*.token",
+  "*.metricsToken",
   "*.botToken",
   "*.routingKey",
   "*.secret",

@@ -53,6 +53,7 @@ export interface Metrics {
   readonly wsSlowConsumers: Counter;
   readonly wsRejected: Counter<"reason">;
   readonly wsResumeRangesForgotten: Counter;
+  readonly httpRejected: Counter<"reason">;
   // chat-ops sinks
   readonly sinkDeliveries: Counter<"sink" | "outcome">;
   readonly sinkOutboxSize: Gauge<"sink">;
@@ -191,6 +192,12 @@ export function createMetrics(
     wsResumeRangesForgotten: new Counter({
       name: "pragma_monitor_ws_resume_ranges_forgotten_total",
       help: "Ranges of a WebSocket connection's sent-events record forgotten at its limit (a later since below them is refused).",
+      registers,
+    }),
+    httpRejected: new Counter({
+      name: "pragma_monitor_http_rejected_total",
+      help: "HTTP requests refused before routing, by reason (host, unauthorized).",
+      labelNames: ["reason"],
       registers,
     }),
     sinkDeliveries: new Counter({

@@ -3,6 +3,7 @@ import { isPmError } from "../errors.js";
 import { loadConfig } from "../config/load.js";
 import { adaptationNotes } from "../config/notes.js";
 import { problemsOf } from "../config/problems.js";
+import { configWarnings } from "../config/warnings.js";
 import { CONFIG_FLAGS, CONFIG_FLAGS_USAGE, EX_CONFIG, EX_USAGE, parseConfigArgs } from "./args.js";
 import { synopsis } from "./usage.js";
 
@@ -17,8 +18,8 @@ export interface CheckConfigIo {
 const USAGE = `${synopsis("check-config", CONFIG_FLAGS, "usage: ")}
 ${CONFIG_FLAGS_USAGE}
 Prints the effective configuration as JSON (secrets redacted) and exits 0, with a "note:" line on
-stderr for each request the daemon adapts to the live server's rules; on a problem, lists each as
-"key: reason" on stderr and exits 78.`;
+stderr for each request the daemon adapts to the live server's rules and risky settings as
+"warning: key: reason"; on a problem, lists each as "key: reason" on stderr and exits 78.`;
 
 /** Run check-config; returns the exit code (0 valid, 64 usage, 78 invalid configuration). */
 export function runCheckConfig(argv: readonly string[], io: CheckConfigIo): number {
@@ -40,6 +41,8 @@ export function runCheckConfig(argv: readonly string[], io: CheckConfigIo): numb
     });
     io.stdout(`${JSON.stringify(loaded.redacted(), null, 2)}\n`);
     for (const note of adaptationNotes(loaded.config.monitors)) io.stderr(`note: ${note}\n`);
+    for (const warning of configWarnings(loaded.config))
+      io.stderr(`warning: ${warning.key}: ${warning.reason}\n`);
     io.stderr(`configuration OK (${loaded.sources.join(" < ")})\n`);
     return 0;
   } catch (error) {

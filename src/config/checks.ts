@@ -23,15 +23,3 @@ export function httpUrlProblem(value: string): string | undefined {
     ? undefined
     : "must be an absolute http(s) URL";
 }
-
-/** Replace the password of a URL's userinfo with "[redacted]" (for display). */
-export function redactUrlPassword(value: string): string {
-  try {
-    const url = new URL(value);
-    if (url.password === "") return value;
-    url.password = "redacted";
-    return url.toString().replace(":redacted@", ":[redacted]@");
-  } catch {
-    return value;
-  }
-}

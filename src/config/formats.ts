@@ -3,6 +3,7 @@ import convict from "convict";
 import { INTERVALS, type Interval } from "../domain/types.js";
 import { CANDLE_INTERVALS, candleIntervalReason } from "../upstream/server-rules.js";
 import { externalLabelNameProblem } from "../domain/external-labels.js";
+import { normaliseOrigin } from "../http/access.js";
 import { httpUrlProblem } from "./checks.js";
 import type { ReaderContext } from "./element-reader.js";
 import {
@@ -104,6 +105,19 @@ const SCALAR_FORMATS: Record<string, convict.Format> = {
       assert(
         Array.isArray(x) && x.every((s) => typeof s === "string" && s !== ""),
         "must be a list of non-empty strings",
+      );
+    },
+    coerce: (v: string) =>
+      v
+        .split(",")
+        .map((s) => s.trim())
+        .filter((s) => s !== ""),
+  },
+  "pm-origin-list": {
+    validate(x: unknown) {
+      assert(
+        Array.isArray(x) && x.every((s) => typeof s === "string" && normaliseOrigin(s) !== null),
+        'must be a list of origins (scheme://host[:port], no path) or "*"',
       );
     },
     coerce: (v: string) =>

@@ -8,6 +8,7 @@ export type LeafFormat =
   | "pm-boolean"
   | "pm-nonempty-string"
   | "pm-string-list"
+  | "pm-origin-list"
   | "pm-upstream-url"
   | "pm-optional-url"
   | "pm-candle-interval"

@@ -61,6 +61,25 @@ export const configSchema = {
       env: "PM_SERVER_TOKEN",
       sensitive: true,
     },
+    allowedHosts: {
+      doc: 'Host header names accepted besides localhost, 127.0.0.1 and [::1] (any port; ".example.com" includes subdomains, "*" any). Checked on every request when bound to loopback, or when this list is set (DNS rebinding).',
+      format: "pm-string-list",
+      default: [],
+      env: "PM_SERVER_ALLOWED_HOSTS",
+    },
+    allowedOrigins: {
+      doc: 'Browser origins allowed to open the WebSocket besides the daemon\'s own (e.g. "https://dash.example.com"; "*" any). Clients sending no Origin (non-browser) are always allowed.',
+      format: "pm-origin-list",
+      default: [],
+      env: "PM_SERVER_ALLOWED_ORIGINS",
+    },
+    metricsToken: {
+      doc: 'Bearer token required on GET /metrics ("" = /metrics open; secret). Probes /healthz and /readyz stay open.',
+      format: "*",
+      default: "",
+      env: "PM_SERVER_METRICS_TOKEN",
+      sensitive: true,
+    },
     heartbeatMs: intKey(
       "Ping and heartbeat-frame interval; a peer that misses a pong is terminated (ms).",
       "PM_SERVER_HEARTBEAT_MS",

@@ -97,6 +97,12 @@ export interface ServerConfig {
   readonly externalUrl: string;
   /** Bearer token required at WebSocket upgrade ("" = none). */
   readonly token: string;
+  /** Host names accepted besides the loopback ones (see src/http/access.ts). */
+  readonly allowedHosts: readonly string[];
+  /** Browser origins allowed to open the WebSocket besides the daemon's own. */
+  readonly allowedOrigins: readonly string[];
+  /** Bearer token required on /metrics ("" = open). */
+  readonly metricsToken: string;
   readonly heartbeatMs: number;
   readonly maxClients: number;
   readonly maxMessageBytes: number;

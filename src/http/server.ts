@@ -1,43 +1,71 @@
-// The daemon's HTTP endpoints: /healthz (alive), /readyz (ready to serve), /metrics (Prometheus text).
+// The daemon's HTTP endpoints: /healthz (alive), /readyz (ready to serve), /metrics (Prometheus text); GET and HEAD.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Logger } from "pino";
 import type { Readiness } from "../domain/readiness.js";
 import type { Metrics } from "../metrics.js";
 import { PmError } from "../errors.js";
+import { redactUrl } from "../config/redact.js";
+import { createBurstLog } from "../log-burst.js";
+import { createTokenCheck, presentedToken } from "../sinks/ws/auth.js";
+import type { AccessPolicy } from "./access.js";
 
 export interface HttpServerOptions {
   readonly metrics: Metrics;
   readonly readiness: () => Readiness;
   readonly logger: Logger;
+  /** Host rule applied to every request (the WebSocket upgrade applies the same policy). */
+  readonly access: AccessPolicy;
+  /** Bearer token required on /metrics ("" or absent = open). */
+  readonly metricsToken?: string;
 }
 
 /** Create the HTTP server (not listening yet); the WebSocket API attaches to its `upgrade` event. */
 export function createHttpServer(options: HttpServerOptions): Server {
   const { logger } = options;
+  const metricsAuthorized = createTokenCheck(options.metricsToken ?? "");
+  const refusedHosts = createBurstLog({
+    logger,
+    message: "refused HTTP request: Host not allowed",
+    windowMs: 10_000,
+  });
   const server = createServer((request, response) => {
-    route(options, request, response).catch((error: unknown) => {
-      logger.error({ err: error, url: request.url }, "HTTP handler failed");
+    if (!options.access.hostAllowed(request)) {
+      options.metrics.httpRejected.inc({ reason: "host" });
+      refusedHosts.note({ host: request.headers.host, remote: request.socket.remoteAddress });
+      return sendJson(response, 403, { error: "forbidden_host", message: "Host header not allowed" });
+    }
+    route(options, metricsAuthorized, request, response).catch((error: unknown) => {
+      logger.error({ err: error, url: redactUrl(request.url ?? "/") }, "HTTP handler failed");
       if (!response.headersSent) sendJson(response, 500, { error: "internal_error" });
       else response.destroy();
     });
   });
   // short keep-alive so shutdown is not held up by idle scrapers
   server.keepAliveTimeout = 5_000;
+  server.once("close", () => refusedHosts.close());
   return server;
 }
 
 async function route(
   options: HttpServerOptions,
+  metricsAuthorized: (presented: string | null) => boolean,
   request: IncomingMessage,
   response: ServerResponse,
 ): Promise<void> {
-  const path = new URL(request.url ?? "/", "http://localhost").pathname;
+  const url = new URL(request.url ?? "/", "http://localhost");
+  const path = url.pathname;
   const known = path === "/healthz" || path === "/readyz" || path === "/metrics";
   if (!known) return sendJson(response, 404, { error: "not_found", path });
-  if (request.method !== "GET") {
-    response.setHeader("Allow", "GET");
+  // HEAD is GET without the body (node's ServerResponse drops it): health probes use HEAD
+  if (request.method !== "GET" && request.method !== "HEAD") {
+    response.setHeader("Allow", "GET, HEAD");
     return sendJson(response, 405, { error: "method_not_allowed", method: request.method ?? "" });
+  }
+  if (path === "/metrics" && !metricsAuthorized(presentedToken(request, url))) {
+    options.metrics.httpRejected.inc({ reason: "unauthorized" });
+    response.setHeader("WWW-Authenticate", 'Bearer realm="pragma-monitor"');
+    return sendJson(response, 401, { error: "unauthorized", message: "a valid bearer token is required" });
   }
   switch (path) {
     case "/healthz":

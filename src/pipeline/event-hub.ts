@@ -102,7 +102,8 @@ export function createEventHub(options: {
     },
     refreshActive(alerts) {
       // only fingerprints still firing here: a late refresh never brings back a resolved alert
-      for (const alert of alerts) if (active.has(alert.fingerprint)) active.set(alert.fingerprint, stamp(alert));
+      for (const alert of alerts)
+        if (active.has(alert.fingerprint)) active.set(alert.fingerprint, stamp(alert));
     },
     complete() {
       subject.complete();

@@ -1,6 +1,7 @@
 // The simulator's HTTP server (node:http): auth, transport faults, per-tick response cache, control endpoint.
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { createAccessPolicy } from "../http/access.js";
 import { SIMULATOR_VAULT_BASE_PATH } from "../upstream/wire.js";
 import { listen } from "../http/server.js";
 import type { PairDef, PublisherDef, VaultDef } from "./catalog.js";
@@ -57,6 +58,10 @@ function render(response: SimResponse): Rendered {
   };
 }
 
+function json(status: number, body: unknown): SimResponse {
+  return { status, contentType: JSON_TYPE, body: JSON.stringify(body) };
+}
+
 function outageResponse(outage: NonNullable<TransportEffects["outage"]>, nowMs: number): SimResponse {
   const retry = { "retry-after": String(outage.retryAfterS) };
   if (outage.status === 429) return { status: 429, contentType: TEXT_TYPE, body: "", headers: retry };
@@ -83,6 +88,25 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
   const apiKeys = new Set(options.apiKeys ?? []);
   const routeOptions = { vaultEnvelope: scenario?.vaultEnvelope ?? false };
   const cache = new Map<string, Rendered>();
+  // the control endpoint changes what the daemon sees: only this machine's own tools may reach it
+  const access = createAccessPolicy({
+    host: options.host ?? "127.0.0.1",
+    allowedHosts: [],
+    allowedOrigins: [],
+  });
+  const refuseControl = (req: IncomingMessage): SimResponse | null => {
+    const refusal = access.check(req);
+    if (refusal !== null)
+      return json(403, { error: refusal === "host" ? "Host not allowed" : "cross-origin request refused" });
+    const key = req.headers["x-api-key"];
+    if (apiKeys.size > 0 && (typeof key !== "string" || !apiKeys.has(key)))
+      return json(401, { error: "the control endpoint requires x-api-key when simulator API keys are set" });
+    // a cross-site form or no-cors fetch can only send text/plain and form types: JSON needs a preflight
+    const mediaType = (req.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase();
+    if (req.method === "POST" && mediaType !== "application/json")
+      return json(415, { error: "Content-Type must be application/json" });
+    return null;
+  };
 
   const respond = (
     url: string,
@@ -129,6 +153,13 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
   };
 
   const serveControl = (req: IncomingMessage, res: ServerResponse, path: string): void => {
+    const refused = refuseControl(req);
+    if (refused !== null) {
+      const rendered = render(refused);
+      res.writeHead(rendered.status, { ...rendered.headers, connection: "close" });
+      res.end(rendered.payload);
+      return;
+    }
     const chunks: Buffer[] = [];
     let size = 0;
     req.on("data", (chunk: Buffer) => {

@@ -1,5 +1,6 @@
 // Crash-safe file primitives: atomic replace (temp, fsync, rename, fsync dir) and quarantine of unreadable files.
 import {
+  chmodSync,
   closeSync,
   fsyncSync,
   openSync,
@@ -11,11 +12,35 @@ import {
 } from "node:fs";
 import { dirname, join, basename } from "node:path";
 
+/** State is private: alerts, journal and outboxes (sink payloads, webhook bodies) are the operator's alone. */
+export const PRIVATE_FILE_MODE = 0o600;
+export const PRIVATE_DIR_MODE = 0o700;
+
+/** Create `dir` (and missing parents) with mode 0700; unless `tighten` is false, make an existing one 0700 too. */
+export function ensurePrivateDir(dir: string, tighten = true): void {
+  mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
+  if (!tighten) return;
+  try {
+    chmodSync(dir, PRIVATE_DIR_MODE);
+  } catch {
+    // not ours to change (another owner): it was created before, by someone else
+  }
+}
+
+/** Make an existing state file private (files written by versions before 0600 was the rule); absent is fine. */
+export function tightenFile(path: string): void {
+  try {
+    chmodSync(path, PRIVATE_FILE_MODE);
+  } catch {
+    // missing, or not ours to change
+  }
+}
+
 /** Replace `path` with `data` atomically: a reader (or a restart after kill -9) sees the old or the new file, never a mix. */
 export function writeFileAtomic(path: string, data: string): void {
-  mkdirSync(dirname(path), { recursive: true });
+  ensurePrivateDir(dirname(path), false);
   const temp = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`);
-  const fd = openSync(temp, "w", 0o600);
+  const fd = openSync(temp, "w", PRIVATE_FILE_MODE);
   try {
     writeSync(fd, data);
     fsyncSync(fd);

@@ -3,7 +3,6 @@ import {
   closeSync,
   existsSync,
   fsyncSync,
-  mkdirSync,
   openSync,
   readFileSync,
   renameSync,
@@ -13,7 +12,14 @@ import {
 import { open } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import type { JournaledEvent } from "../domain/events.js";
-import { fsyncDirectory, quarantine, writeFileAtomic } from "./atomic-file.js";
+import {
+  ensurePrivateDir,
+  fsyncDirectory,
+  PRIVATE_FILE_MODE,
+  quarantine,
+  tightenFile,
+  writeFileAtomic,
+} from "./atomic-file.js";
 
 /** What was recovered from the journal file at start. */
 export interface LoadedJournal {
@@ -90,8 +96,9 @@ export function loadJournalFile(path: string, nowMs: number): LoadedJournal {
 
 /** Open the journal file for appending (created if missing). */
 export function openJournalFile(path: string): JournalFile {
-  mkdirSync(dirname(path), { recursive: true });
-  let fd = openSync(path, "a", 0o600);
+  ensurePrivateDir(dirname(path), false);
+  tightenFile(path);
+  let fd = openSync(path, "a", PRIVATE_FILE_MODE);
   let linesSinceCompaction = 0;
   let dirty = false;
   let closed = false;
@@ -143,7 +150,7 @@ export function openJournalFile(path: string): JournalFile {
     compact(events) {
       writeFileAtomic(path, linesOf(events));
       closeSync(fd);
-      fd = openSync(path, "a", 0o600);
+      fd = openSync(path, "a", PRIVATE_FILE_MODE);
       linesSinceCompaction = 0;
       dirty = false;
     },

@@ -2,6 +2,7 @@
 import { closeSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { PmError } from "../errors.js";
+import { PRIVATE_FILE_MODE } from "./atomic-file.js";
 
 /** The running process as the lock sees it (injected: only main.ts touches `process`). */
 export interface ProcessIdentity {
@@ -19,7 +20,7 @@ export function acquireStateLock(dir: string, self: ProcessIdentity): StateLock 
   const path = join(dir, "pragma-monitor.pid");
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
-      const fd = openSync(path, "wx", 0o600);
+      const fd = openSync(path, "wx", PRIVATE_FILE_MODE);
       writeSync(fd, `${self.pid}\n`);
       closeSync(fd);
       return { release: () => rmSync(path, { force: true }) };

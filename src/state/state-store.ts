@@ -1,11 +1,10 @@
 // The daemon's state directory: the durable journal (write-ahead) and the alert-engine checkpoint.
 import { join } from "node:path";
-import { mkdirSync } from "node:fs";
 import type { Logger } from "pino";
 import type { AlertEvent, JournaledEvent } from "../domain/events.js";
 import { PmError } from "../errors.js";
 import { createJournal, type Journal } from "../pipeline/journal.js";
-import { readJsonFile, writeFileAtomic } from "./atomic-file.js";
+import { ensurePrivateDir, readJsonFile, writeFileAtomic } from "./atomic-file.js";
 import { acquireStateLock, type ProcessIdentity } from "./lock-file.js";
 import { loadJournalFile, openJournalFile, type JournalFile } from "./journal-file.js";
 
@@ -47,7 +46,8 @@ export function openStateStore(options: {
   readonly process?: ProcessIdentity;
 }): StateStore {
   const { dir, journalCapacity, nowMs, logger } = options;
-  mkdirSync(dir, { recursive: true });
+  // a new state dir is private; an existing one is the operator's choice (it may be a shared mount)
+  ensurePrivateDir(dir, false);
   const lock = options.process === undefined ? undefined : acquireStateLock(dir, options.process);
   const journalPath = join(dir, "journal.jsonl");
   const checkpointPath = join(dir, "alerts.json");

@@ -35,6 +35,40 @@ describe("check-config", () => {
     );
   });
 
+  it("warns, and still exits 0, when bound to a non-loopback address without tokens", () => {
+    const open = run(["--set", "server.host=0.0.0.0"]);
+    expect(open.code).toBe(0);
+    const warnings = open.stderr.split("\n").filter((line) => line.startsWith("warning: "));
+    expect(warnings).toEqual([
+      expect.stringMatching(/^warning: server\.token: unset while bound to non-loopback 0\.0\.0\.0: /),
+      expect.stringMatching(/^warning: server\.metricsToken: unset while bound to non-loopback 0\.0\.0\.0: /),
+    ]);
+    const guarded = run(["--set", "server.host=0.0.0.0"], {
+      PM_SERVER_TOKEN: "t",
+      PM_SERVER_METRICS_TOKEN: "m",
+    });
+    expect(guarded.stderr).not.toContain("warning:");
+    expect(guarded.stdout).not.toMatch(/"(t|m)"/);
+    for (const host of ["127.0.0.1", "localhost", "::1"])
+      expect(run(["--set", `server.host=${host}`]).stderr).not.toContain("warning:");
+  });
+
+  it("refuses an allowedOrigins entry that is not an origin", () => {
+    const result = run([], {
+      PM_SERVER_ALLOWED_ORIGINS: "https://ok.example.com,https://x.example.com/path",
+    });
+    expect(result.code).toBe(EX_CONFIG);
+    expect(result.stderr).toContain("server.allowedOrigins: must be a list of origins");
+    const ok = run([], {
+      PM_SERVER_ALLOWED_ORIGINS: "https://ok.example.com, *",
+      PM_SERVER_ALLOWED_HOSTS: "mon.example.com",
+    });
+    expect(ok.code).toBe(0);
+    expect(JSON.parse(ok.stdout)).toMatchObject({
+      server: { allowedOrigins: ["https://ok.example.com", "*"], allowedHosts: ["mon.example.com"] },
+    });
+  });
+
   it("validates the production example", () => {
     const env = {
       PM_API_KEY: "k",

@@ -212,6 +212,7 @@ describe("redacted()", () => {
     const secrets = {
       PM_API_KEY: "api-secret-1",
       PM_SERVER_TOKEN: "token-secret-2",
+      PM_SERVER_METRICS_TOKEN: "scrape-secret-8",
       PM_SIMULATOR_API_KEYS: "sim-secret-3",
       TG_TOKEN: "123456:tg-secret-4",
       HOOK_SECRET: "hook-secret-5-long-enough",
@@ -238,6 +239,7 @@ describe("redacted()", () => {
       "secret-5",
       "pw-secret-6",
       "secret-7",
+      "secret-8",
     ]) {
       expect(text).not.toContain(secret);
     }
@@ -247,7 +249,12 @@ describe("redacted()", () => {
     const sensitiveKeys = leaves(configSchema)
       .filter(([, leaf]) => leaf.sensitive === true)
       .map(([key]) => key);
-    expect(sensitiveKeys).toEqual(["upstream.apiKey", "upstream.simulator.apiKeys", "server.token"]);
+    expect(sensitiveKeys).toEqual([
+      "upstream.apiKey",
+      "upstream.simulator.apiKeys",
+      "server.token",
+      "server.metricsToken",
+    ]);
   });
 
   it("leaves unset secrets empty so the output shows they are unset", () => {

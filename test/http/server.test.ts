@@ -1,8 +1,9 @@
 // Integration tests of /healthz, /readyz, /metrics and the fallbacks, over a real socket on 127.0.0.1:0.
-import type { Server } from "node:http";
+import { request, type IncomingHttpHeaders, type Server } from "node:http";
 import pino from "pino";
 import { Registry } from "prom-client";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createAccessPolicy } from "../../src/http/access.js";
 import { createHttpServer, listen } from "../../src/http/server.js";
 import { createMetrics, type Metrics } from "../../src/metrics.js";
 
@@ -19,6 +20,29 @@ function parsePrometheus(text: string): { name: string; labels: string; value: n
   return samples;
 }
 
+const loopback = createAccessPolicy({ host: "127.0.0.1", allowedHosts: [], allowedOrigins: [] });
+
+/** One request with exactly these headers (fetch would not send a foreign Host). */
+function rawRequest(
+  port: number,
+  path: string,
+  options: { readonly method?: string; readonly headers?: Record<string, string> } = {},
+): Promise<{ status: number; headers: IncomingHttpHeaders; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      { host: "127.0.0.1", port, path, method: options.method ?? "GET", headers: options.headers ?? {} },
+      (res) => {
+        let body = "";
+        res.setEncoding("utf8");
+        res.on("data", (chunk: string) => (body += chunk));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+      },
+    );
+    req.on("error", reject);
+    req.end();
+  });
+}
+
 describe("HTTP endpoints", () => {
   let server: Server;
   let metrics: Metrics;
@@ -27,7 +51,12 @@ describe("HTTP endpoints", () => {
 
   beforeEach(async () => {
     metrics = createMetrics(new Registry());
-    server = createHttpServer({ metrics, readiness: () => readiness, logger: pino({ level: "silent" }) });
+    server = createHttpServer({
+      metrics,
+      readiness: () => readiness,
+      logger: pino({ level: "silent" }),
+      access: loopback,
+    });
     const { port } = await listen(server, "127.0.0.1", 0);
     base = `http://127.0.0.1:${port}`;
   });
@@ -82,8 +111,68 @@ describe("HTTP endpoints", () => {
     expect(await missing.json()).toMatchObject({ error: "not_found" });
     const post = await fetch(`${base}/healthz`, { method: "POST", body: "{}" });
     expect(post.status).toBe(405);
-    expect(post.headers.get("allow")).toBe("GET");
+    expect(post.headers.get("allow")).toBe("GET, HEAD");
     await post.arrayBuffer();
+  });
+
+  it("answers HEAD /healthz and HEAD /readyz like GET, without a body (health probes use HEAD)", async () => {
+    const port = Number(new URL(base).port);
+    readiness = { ready: false, reasons: ["pending"] };
+    const health = await rawRequest(port, "/healthz", { method: "HEAD" });
+    expect(health.status).toBe(200);
+    expect(health.body).toBe("");
+    expect(Number(health.headers["content-length"])).toBeGreaterThan(0);
+    expect((await rawRequest(port, "/readyz", { method: "HEAD" })).status).toBe(503);
+    readiness = { ready: true, reasons: [] };
+    expect((await rawRequest(port, "/readyz", { method: "HEAD" })).status).toBe(200);
+  });
+
+  it.each([
+    ["rebind.evil.example:8787", 403],
+    ["evil.example", 403],
+    ["127.0.0.1.evil.example", 403],
+    ["localhost:8787", 200],
+    ["127.0.0.1:1", 200],
+    ["[::1]:8787", 200],
+    ["LOCALHOST", 200],
+  ])("bound to loopback, Host %s on every path gets %i (DNS rebinding)", async (host, status) => {
+    const port = Number(new URL(base).port);
+    for (const path of ["/healthz", "/metrics", "/nope"]) {
+      const response = await rawRequest(port, path, { headers: { Host: host } });
+      expect(response.status === 404 ? 200 : response.status).toBe(status);
+      if (status === 403) expect(JSON.parse(response.body)).toMatchObject({ error: "forbidden_host" });
+    }
+    const samples = parsePrometheus(await (await fetch(`${base}/metrics`)).text());
+    const refused = samples.find((s) => s.name === "pragma_monitor_http_rejected_total");
+    expect(refused?.value ?? 0).toBe(status === 403 ? 3 : 0);
+  });
+
+  it("protects /metrics with server.metricsToken, and only /metrics", async () => {
+    const guarded = createHttpServer({
+      metrics,
+      readiness: () => readiness,
+      logger: pino({ level: "silent" }),
+      access: loopback,
+      metricsToken: "scrape-s3cret",
+    });
+    const { port } = await listen(guarded, "127.0.0.1", 0);
+    try {
+      const anonymous = await rawRequest(port, "/metrics");
+      expect(anonymous.status).toBe(401);
+      expect(anonymous.headers["www-authenticate"]).toMatch(/^Bearer/);
+      expect((await rawRequest(port, "/metrics", { headers: { Authorization: "Bearer nope" } })).status).toBe(
+        401,
+      );
+      const scraped = await rawRequest(port, "/metrics", {
+        headers: { Authorization: "Bearer scrape-s3cret" },
+      });
+      expect(scraped.status).toBe(200);
+      expect(scraped.body).toContain("pragma_monitor_http_rejected_total");
+      expect((await rawRequest(port, "/healthz")).status).toBe(200);
+    } finally {
+      guarded.closeAllConnections();
+      await new Promise<void>((resolve) => guarded.close(() => resolve()));
+    }
   });
 
   it("rejects listen on a port already in use", async () => {
@@ -92,6 +181,7 @@ describe("HTTP endpoints", () => {
       metrics,
       readiness: () => readiness,
       logger: pino({ level: "silent" }),
+      access: loopback,
     });
     await expect(listen(other, "127.0.0.1", port)).rejects.toMatchObject({
       code: "PM_ERR_LISTEN",

@@ -114,6 +114,24 @@ export class LogCapture {
   }
 }
 
+/** The status of one request to 127.0.0.1:`port` with exactly these headers (Host and Origin included). */
+export function rawStatus(
+  port: number,
+  method: string,
+  path: string,
+  headers: Record<string, string> = {},
+  body = "",
+): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: "127.0.0.1", port, method, path, headers, agent: false }, (res) => {
+      res.resume();
+      res.on("end", () => resolve(res.statusCode ?? 0));
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
 /** Plain HTTP to 127.0.0.1 on a fresh connection (no pooled sockets outlive the test). */
 export function http(
   method: string,

@@ -228,6 +228,7 @@ describe("scheduled faults and the control endpoint", () => {
 
     const nested = await raw(t.sim, "/_sim/faults", {
       method: "POST",
+      headers: { "content-type": "application/json; charset=utf-8" },
       body: JSON.stringify({ fault: { kind: "vaultPaused", vault: "pragma-eth-vault" }, delayMs: 1_000 }),
     });
     expect(nested.status).toBe(201);
@@ -245,11 +246,13 @@ describe("scheduled faults and the control endpoint", () => {
 
     const bad = await raw(t.sim, "/_sim/faults", {
       method: "POST",
+      headers: { "content-type": "application/json" },
       body: JSON.stringify({ kind: "spike", pair: "BTC/USD" }),
     });
     expect(bad.status).toBe(400);
     expect(bad.text).toContain("body.factor");
-    expect((await raw(t.sim, "/_sim/faults", { method: "POST", body: "{" })).status).toBe(400);
+    const json = { "content-type": "application/json" };
+    expect((await raw(t.sim, "/_sim/faults", { method: "POST", headers: json, body: "{" })).status).toBe(400);
   });
 
   it("DELETE /_sim/faults keeps scenario faults; /_sim/faults/all removes them too", async () => {

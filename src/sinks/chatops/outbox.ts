@@ -1,8 +1,9 @@
 // Durable per-sink outbox: an fsync'd append-only JSON-lines file with ack tombstones, compaction and a dead-letter file.
-import { mkdir, open, rename, stat, type FileHandle } from "node:fs/promises";
+import { open, rename, stat, type FileHandle } from "node:fs/promises";
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import type { Logger } from "pino";
+import { ensurePrivateDir, PRIVATE_FILE_MODE, tightenFile } from "../../state/atomic-file.js";
 import { loadOutboxFile } from "./outbox-file.js";
 
 /** One message waiting for delivery (a line of `<sink>.jsonl`; later lines with the same id supersede it). */
@@ -71,9 +72,12 @@ const DEFAULT_MAX_DEAD_LETTER_BYTES = 16 * 1024 * 1024;
 /** Open (load, repair, compact) the outbox `<dir>/<name>.jsonl`. */
 export async function openOutbox<P>(options: OutboxOptions<P>): Promise<Outbox<P>> {
   const { dir, name, logger } = options;
-  await mkdir(dir, { recursive: true });
+  // the outbox folder is the daemon's own: private, and tightened if an older version left it open
+  ensurePrivateDir(dir);
   const file = join(dir, `${name}.jsonl`);
   const deadFile = join(dir, `${name}.dead.jsonl`);
+  tightenFile(file);
+  tightenFile(deadFile);
   const maxDeadBytes = options.maxDeadLetterBytes ?? DEFAULT_MAX_DEAD_LETTER_BYTES;
   const loaded = await loadOutboxFile(file, options.isPayload, options.seqOf, logger, options.nowMs);
   const live = new Map<string, OutboxEntry<P>>(loaded.entries.map((entry) => [entry.id, entry]));
@@ -98,13 +102,13 @@ export async function openOutbox<P>(options: OutboxOptions<P>): Promise<Outbox<P
   };
   const appendLines = async (lines: readonly string[]): Promise<void> => {
     if (lines.length === 0) return;
-    handle ??= await open(file, "a");
+    handle ??= await open(file, "a", PRIVATE_FILE_MODE);
     await handle.appendFile(lines.join(""));
     await handle.sync();
   };
   const compact = async (): Promise<void> => {
     const tmp = `${file}.tmp`;
-    const out = await open(tmp, "w");
+    const out = await open(tmp, "w", PRIVATE_FILE_MODE);
     try {
       await out.writeFile(JSON.stringify({ hw: highWater }) + "\n" + [...live.values()].map(line).join(""));
       await out.sync();
@@ -114,7 +118,7 @@ export async function openOutbox<P>(options: OutboxOptions<P>): Promise<Outbox<P
     await rename(tmp, file);
     await syncDir(dir);
     await handle?.close();
-    handle = await open(file, "a");
+    handle = await open(file, "a", PRIVATE_FILE_MODE);
     deadLines = 0;
   };
   const maybeCompact = (): void => {
@@ -142,7 +146,7 @@ export async function openOutbox<P>(options: OutboxOptions<P>): Promise<Outbox<P
       await rename(deadFile, `${deadFile}.1`);
       deadBytes = 0;
     }
-    const out = await open(deadFile, "a");
+    const out = await open(deadFile, "a", PRIVATE_FILE_MODE);
     try {
       await out.appendFile(text);
       await out.sync();

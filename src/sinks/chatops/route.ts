@@ -1,5 +1,5 @@
 // Per-sink routing: which alert transitions a sink receives (filters, send-resolved, no self-reported errors).
-import { severityRank, type AlertPayload } from "../../domain/events.js";
+import { ruleFilterMatches, severityRank, type AlertPayload } from "../../domain/events.js";
 import type { AlertSinkConfig } from "../../config/types.js";
 
 /**
@@ -14,11 +14,8 @@ export function routeAlert(sink: AlertSinkConfig, alert: AlertPayload): boolean 
   if (alert.status === "resolved" && !sink.sendResolved) return false;
   if (alert.rule === "watchdog") return routesWatchdog(sink);
   if (severityRank(alert.severity) < severityRank(sink.minSeverity)) return false;
-  if (sink.rules.length > 0 && !sink.rules.includes(alert.rule)) {
-    // `rules` names kinds or rule ids (config validates both); an id is the alert's `rule_id` label.
-    const id = alert.labels.rule_id;
-    if (id === undefined || !sink.rules.includes(id)) return false;
-  }
+  if (sink.rules.length > 0 && !ruleFilterMatches({ has: (name) => sink.rules.includes(name) }, alert))
+    return false;
   if (sink.pairs.length > 0) {
     const pair = alert.labels.pair;
     if (pair === undefined || !sink.pairs.includes(pair)) return false;

@@ -1,5 +1,6 @@
 // Subscription filters: which channels, pairs, rules and severities one WebSocket client receives.
 import {
+  ruleFilterMatches,
   SEVERITIES,
   severityRank,
   type AlertPayload,
@@ -108,7 +109,7 @@ function remove(
 /** Whether an alert passes the pair, rule and severity parts of the filter (channels aside). */
 export function matchesAlert(filter: SubscriptionFilter, alert: AlertPayload): boolean {
   if (severityRank(alert.severity) < severityRank(filter.minSeverity)) return false;
-  if (filter.rules !== null && !filter.rules.has(alert.rule)) return false;
+  if (filter.rules !== null && !ruleFilterMatches(filter.rules, alert)) return false;
   if (filter.pairs === null) return true;
   const pair = alert.labels["pair"];
   return pair !== undefined && filter.pairs.has(pair);

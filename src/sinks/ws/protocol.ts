@@ -7,8 +7,9 @@ export const PROTOCOL_VERSION = 1;
 export const CHANNELS = ["alerts", "prices", "lifecycle"] as const;
 export type Channel = (typeof CHANNELS)[number];
 
-/** Error codes of `{"type":"error"}` frames; matched by value. */
-export type ErrorCode = "bad_request" | "unknown_op" | "rate_limited" | "too_large" | "unauthorized";
+/** Error codes of `{"type":"error"}` frames, all of them sent (docs/websocket.md lists exactly these). */
+export const ERROR_CODES = ["bad_request", "unknown_op", "rate_limited"] as const;
+export type ErrorCode = (typeof ERROR_CODES)[number];
 
 /** The `id` a client attaches to a request, echoed in the reply (`null` when absent or unreadable). */
 export type RequestId = string | number | null;
@@ -157,6 +158,16 @@ function validate(op: Op, id: RequestId, raw: Record<string, unknown>, known: Kn
 
 /** Pairs are matched upper-case ("btc/usd" means "BTC/USD"). */
 export const normalisePair = (pair: string): string => pair.toUpperCase();
+
+/** The `id` of a message that will not be handled (rate limited), so its error frame can still echo it. */
+export function peekRequestId(text: string): RequestId {
+  try {
+    const raw: unknown = JSON.parse(text);
+    return isRecord(raw) ? (readId(raw["id"]) ?? null) : null;
+  } catch {
+    return null;
+  }
+}
 
 function readId(value: unknown): RequestId | undefined {
   if (value === undefined || value === null) return null;

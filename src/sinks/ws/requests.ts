@@ -5,6 +5,7 @@ import type { EventSource } from "../../pipeline/event-hub.js";
 import { applySubscribe, applyUnsubscribe, matchesAlert, matchesPrice, viewFilter } from "./filter.js";
 import {
   parseClientMessage,
+  peekRequestId,
   type ErrorCode,
   type KnownNames,
   type RequestId,
@@ -43,7 +44,9 @@ export function handleMessage(
       session.logger.warn("closing flooding WebSocket client");
       session.close(CLOSE_POLICY_VIOLATION, "message flood");
     } else {
-      sendError(session, null, "rate_limited", "too many messages: slow down");
+      // the message is not handled, but its reply still carries its id (binary frames have none)
+      const id = isBinary ? null : peekRequestId(data.toString("utf8"));
+      sendError(session, id, "rate_limited", "too many messages: slow down");
     }
     return;
   }

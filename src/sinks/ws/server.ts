@@ -6,6 +6,8 @@ import { childLogger } from "../../logger.js";
 import WebSocket, { WebSocketServer } from "ws";
 import type { ServerConfig } from "../../config/types.js";
 import type { BusEvent } from "../../domain/events.js";
+import { createAccessPolicy, type AccessPolicy } from "../../http/access.js";
+import { createBurstLog } from "../../log-burst.js";
 import type { Metrics } from "../../metrics.js";
 import type { EventSource } from "../../pipeline/event-hub.js";
 import { presentedToken, createTokenCheck } from "./auth.js";
@@ -25,6 +27,8 @@ export interface WsServerOptions {
   readonly knownPairs: () => ReadonlySet<string>;
   readonly knownRules: () => ReadonlySet<string>;
   readonly version: string;
+  /** Host and Origin rules (default: built from `config`; the daemon shares one with its HTTP handler). */
+  readonly access?: AccessPolicy;
   /** Clock for rate limiting (monotonic by default). */
   readonly nowMs?: () => number;
 }
@@ -41,6 +45,14 @@ export function createWsServer(options: WsServerOptions): WsServer {
   const { logger } = options;
   const nowMs = options.nowMs ?? (() => performance.now());
   const checkToken = createTokenCheck(config.token);
+  const access = options.access ?? createAccessPolicy(config);
+  // refusals repeat under attack: one line per burst with a count, never one per attempt
+  const refusedAccess = createBurstLog({ logger, message: "refused WebSocket upgrade", windowMs: 10_000 });
+  const refusedAuth = createBurstLog({
+    logger,
+    message: "refused WebSocket upgrade: missing or wrong token",
+    windowMs: 10_000,
+  });
   const encodeEvent = createEventEncoder();
   const wss = new WebSocketServer({
     noServer: true,
@@ -72,8 +84,21 @@ export function createWsServer(options: WsServerOptions): WsServer {
       metrics.wsRejected.inc({ reason: "shutting_down" });
       return refuse(socket, 503, "shutting_down", "server is shutting down");
     }
+    const refusal = access.check(request);
+    if (refusal !== null) {
+      metrics.wsRejected.inc({ reason: refusal });
+      refusedAccess.note({
+        reason: refusal,
+        host: request.headers.host,
+        origin: request.headers.origin,
+        remote: request.socket.remoteAddress,
+      });
+      const what = refusal === "host" ? "Host header" : "Origin";
+      return refuse(socket, 403, `forbidden_${refusal}`, `${what} not allowed`);
+    }
     if (!checkToken(presentedToken(request, url))) {
       metrics.wsRejected.inc({ reason: "unauthorized" });
+      refusedAuth.note({ remote: request.socket.remoteAddress });
       return refuse(socket, 401, "unauthorized", "a valid bearer token is required");
     }
     if (sessions.size >= config.maxClients) {
@@ -192,6 +217,8 @@ export function createWsServer(options: WsServerOptions): WsServer {
 
   async function shutdown(deadlineMs: number): Promise<void> {
     clearInterval(heartbeat);
+    refusedAccess.close();
+    refusedAuth.close();
     subscription.unsubscribe();
     const closed = [...sessions].map(
       (session) =>
@@ -221,7 +248,9 @@ export function createWsServer(options: WsServerOptions): WsServer {
 /** Answer a refused upgrade with a small JSON HTTP response and close the socket. */
 function refuse(socket: Duplex, status: number, code: string, message: string): void {
   const body = JSON.stringify({ error: code, message });
-  const reason = { 401: "Unauthorized", 404: "Not Found", 503: "Service Unavailable" }[status] ?? "Error";
+  const reason =
+    { 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 503: "Service Unavailable" }[status] ??
+    "Error";
   const auth = status === 401 ? 'WWW-Authenticate: Bearer realm="pragma-monitor"\r\n' : "";
   socket.on("error", () => socket.destroy());
   socket.once("finish", () => socket.destroy());

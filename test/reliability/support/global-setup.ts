@@ -58,6 +58,12 @@ What each suite does:
   every published event, in order; heap (after GC) or RSS growth is bounded. A client re-subscribing
   with random filters and \`since\` under live traffic must get every matching event it was not sent
   yet, exactly once, and nothing else.
+- **origin-host**: the in-process daemon (loopback bind, one listed origin and one listed host) gets a
+  seeded mix of WebSocket upgrades and HTTP requests with loopback, listed, rebinding and look-alike
+  \`Host\` headers and no, own, listed, foreign, \`null\` and other-port \`Origin\`s. Checks: every
+  verdict matches the documented rules (\`wrong verdicts\` counts as \`lost\`), every refusal is a 403
+  counted in \`ws_rejected\`/\`http_rejected\`, refusals are logged once per burst (a bounded number
+  of lines), and a subscriber without Origin keeps receiving prices.
 - **sink-faults**: the generic webhook sink against a receiver that is down (connection refused), slow
   (beyond the sink timeout), or answering 429 with Retry-After, with a restart during an outage; every
   transition is delivered (dedupe key seq + status), the outbox holds while the receiver is down and

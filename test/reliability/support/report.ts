@@ -23,7 +23,13 @@ export interface SuiteReport {
 }
 
 /** The suites bench/RELIABILITY.md expects, in display order. */
-export const SUITES = ["upstream-faults", "ws-abuse", "sink-faults", "crash-consistency"] as const;
+export const SUITES = [
+  "upstream-faults",
+  "ws-abuse",
+  "origin-host",
+  "sink-faults",
+  "crash-consistency",
+] as const;
 
 /** Print `counts` and store the report for the teardown. */
 export function reportSuite(

@@ -1,10 +1,11 @@
 // Test harness: a real hub + journal + HTTP server + WebSocket server on 127.0.0.1:0, and event-driven ws clients.
 import type { Server } from "node:http";
-import pino from "pino";
+import pino, { type Logger } from "pino";
 import { Registry } from "prom-client";
 import WebSocket from "ws";
 import type { ServerConfig } from "../../../src/config/types.js";
 import type { AlertPayload, PriceTick, RuleKind, Severity } from "../../../src/domain/events.js";
+import { createAccessPolicy } from "../../../src/http/access.js";
 import { createHttpServer, listen } from "../../../src/http/server.js";
 import { createMetrics, type Metrics } from "../../../src/metrics.js";
 import { createEventHub, type EventHub } from "../../../src/pipeline/event-hub.js";
@@ -19,6 +20,9 @@ export const baseConfig: ServerConfig = {
   port: 0,
   externalUrl: "",
   token: "",
+  allowedHosts: [],
+  allowedOrigins: [],
+  metricsToken: "",
   heartbeatMs: 30_000,
   maxClients: 50,
   maxMessageBytes: 64 * 1024,
@@ -40,7 +44,11 @@ export interface Harness {
 /** Start a full server; `nowMs` drives rate limiting when a test wants to control it. */
 export async function startHarness(
   overrides: Partial<ServerConfig> = {},
-  extra: { readonly nowMs?: () => number } = {},
+  extra: {
+    readonly nowMs?: () => number;
+    readonly logger?: Logger;
+    readonly rules?: readonly string[];
+  } = {},
 ): Promise<Harness> {
   const config = { ...baseConfig, ...overrides };
   const metrics = createMetrics(new Registry(), { collectProcess: false });
@@ -49,17 +57,24 @@ export async function startHarness(
     nowMs: () => Date.parse("2026-11-22T10:00:00.000Z"),
     version: "9.9.9",
   });
-  const logger = pino({ level: "silent" });
-  const http = createHttpServer({ metrics, readiness: () => ({ ready: true, reasons: [] }), logger });
+  const logger = extra.logger ?? pino({ level: "silent" });
+  const access = createAccessPolicy(config);
+  const http = createHttpServer({
+    metrics,
+    readiness: () => ({ ready: true, reasons: [] }),
+    logger,
+    access,
+  });
   const ws = createWsServer({
     server: http,
     path: "/ws",
     source: hub,
     config,
+    access,
     metrics,
     logger,
     knownPairs: () => new Set(PAIRS),
-    knownRules: () => new Set(RULES),
+    knownRules: () => new Set(extra.rules ?? RULES),
     version: "9.9.9",
     ...(extra.nowMs === undefined ? {} : { nowMs: extra.nowMs }),
   });
@@ -162,8 +177,8 @@ export async function connect(url: string, options: WebSocket.ClientOptions = {}
   return client;
 }
 
-/** Expect the upgrade to be refused; resolves with the HTTP status. */
-export function refusedStatus(url: string, options: WebSocket.ClientOptions = {}): Promise<number> {
+/** The HTTP status of a WebSocket upgrade: 101 when accepted (the socket is closed again), else the refusal's. */
+export function upgradeStatus(url: string, options: WebSocket.ClientOptions = {}): Promise<number> {
   return new Promise((resolve, reject) => {
     const socket = new WebSocket(url, options);
     socket.on("unexpected-response", (_request, response) => {
@@ -171,9 +186,19 @@ export function refusedStatus(url: string, options: WebSocket.ClientOptions = {}
       response.resume();
       socket.terminate();
     });
-    socket.on("open", () => reject(new Error("connection was accepted")));
-    socket.on("error", () => undefined);
+    socket.on("open", () => {
+      resolve(101);
+      socket.close();
+    });
+    socket.on("error", reject);
   });
+}
+
+/** Expect the upgrade to be refused; resolves with the HTTP status. */
+export async function refusedStatus(url: string, options: WebSocket.ClientOptions = {}): Promise<number> {
+  const status = await upgradeStatus(url, options);
+  if (status === 101) throw new Error("connection was accepted");
+  return status;
 }
 
 let counter = 0;
