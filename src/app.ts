@@ -25,7 +25,12 @@ import { componentLogger } from "./logger.js";
 import { createMetrics, type Metrics } from "./metrics.js";
 import { createEventHub, type EventHub, type EventSource } from "./pipeline/event-hub.js";
 import { createMonitorRunner, type MonitorRunner } from "./pipeline/monitor-runner.js";
-import { decideReadiness, type Readiness } from "./domain/readiness.js";
+import {
+  decideReadiness,
+  decideSelfHealth,
+  type Readiness,
+  type ReadinessStatus,
+} from "./domain/readiness.js";
 import { createWatchdogAlert } from "./pipeline/watchdog-alert.js";
 import { startSimulator, type RunningSimulator } from "./simulator/server.js";
 import { createSystemClock } from "./simulator/clock.js";
@@ -141,17 +146,19 @@ export function createApp(deps: AppDeps): App {
     latestPrices: () => requireHub().latestPrices(),
   };
 
-  const readiness = (): Readiness =>
-    decideReadiness({
-      listening: httpServer?.listening === true,
-      pipelineStarted: runner !== undefined,
-      targets: runner?.targetHealth() ?? [],
-      // a heartbeat pings only while the daemon is ready: counting its own failures here would stop the
-      // pings that could clear them (its sink_error still fires and shows in /metrics)
-      sinks: (chatops?.status() ?? [])
-        .filter((sink) => sink.kind !== "heartbeat")
-        .map((sink) => ({ ...sink, alertFiring: sink.failing })),
-    });
+  const readinessStatus = (): ReadinessStatus => ({
+    listening: httpServer?.listening === true,
+    pipelineStarted: runner !== undefined,
+    targets: runner?.targetHealth() ?? [],
+    // a heartbeat is a dead-man's switch, not a delivery channel: its failures fire its sink_error
+    sinks: (chatops?.status() ?? [])
+      .filter((sink) => sink.kind !== "heartbeat")
+      .map((sink) => ({ ...sink, alertFiring: sink.failing })),
+  });
+  /** What /readyz answers: everything works, upstream and sinks included. */
+  const readiness = (): Readiness => decideReadiness(readinessStatus());
+  /** What the heartbeat and watchdog report: the daemon itself works (a failing upstream is an alert, not its death). */
+  const selfHealth = (): Readiness => decideSelfHealth(readinessStatus());
 
   return {
     events,
@@ -273,7 +280,7 @@ export function createApp(deps: AppDeps): App {
         nowMs,
         random,
         generatorUrl,
-        isHealthy: () => readiness().ready,
+        isHealthy: () => selfHealth().ready,
       });
       await chatops.start();
       resolveOrphanSinkErrors(hub, sinkErrors, config.sinks, nowMs());
@@ -297,7 +304,7 @@ export function createApp(deps: AppDeps): App {
 
       const watchdog = createWatchdogAlert({
         enabled: () => config.alerts.watchdog.enabled,
-        readiness,
+        readiness: selfHealth,
         publish: (alert) => bus.publishAlert(alert),
         nowMs,
       });

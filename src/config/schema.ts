@@ -27,7 +27,7 @@ export const configSchema = {
     },
     watchdog: {
       enabled: {
-        doc: "Publish an always-firing `watchdog` alert (Alertmanager's Watchdog) while the daemon is ready; it reaches alertmanager sinks, and other sinks only when their `rules` name `watchdog`.",
+        doc: "Publish an always-firing `watchdog` alert (Alertmanager's Watchdog) while the daemon itself works (listening, pipeline running, every target polled once; a failing upstream or sink does not stop it); it reaches alertmanager sinks, and other sinks only when their `rules` name `watchdog`.",
         format: "pm-boolean",
         default: false,
         env: "PM_ALERTS_WATCHDOG_ENABLED",

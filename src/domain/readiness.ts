@@ -99,3 +99,20 @@ function listNames(names: readonly string[], maxNames: number): string {
   const more = names.length - Math.max(1, maxNames);
   return more > 0 ? `${shown} and ${more} more` : shown;
 }
+
+/**
+ * Whether the daemon itself works, for its dead-man's switches (heartbeat sink, watchdog alert): it
+ * listens, its pipeline runs and every target has had its first poll. Unlike readiness, an upstream or
+ * sink that fails does not count: the daemon is then doing its job (it raises `upstream_error` or
+ * `sink_error`), and silencing the switch would page "the monitor is dead" for the wrong cause.
+ */
+export function decideSelfHealth(status: ReadinessStatus, maxNames = READINESS_MAX_NAMES): Readiness {
+  return decideReadiness(
+    {
+      ...status,
+      targets: status.targets.filter(({ health }) => health.kind === "waiting"),
+      sinks: [],
+    },
+    maxNames,
+  );
+}

@@ -1,4 +1,4 @@
-// The always-firing `watchdog` alert (Alertmanager's Watchdog): firing while the daemon is ready, so its absence downstream means the monitoring is down.
+// The always-firing `watchdog` alert (Alertmanager's Watchdog): firing while the daemon itself works, so its absence downstream means the monitoring is down.
 import type { AlertPayload } from "../domain/events.js";
 import { fingerprintOf } from "../domain/fingerprint.js";
 
@@ -23,7 +23,7 @@ export function watchdogTransition(input: {
           severity: "info",
           labels: {},
           summary:
-            "pragma-monitor is running and ready. This alert always fires: route it to a dead-man's switch, which alerts when it stops arriving.",
+            "pragma-monitor is running. This alert always fires: route it to a dead-man's switch, which alerts when it stops arriving.",
           value: null,
           threshold: null,
           startsAt: new Date(nowMs).toISOString(),
@@ -49,7 +49,7 @@ export interface WatchdogAlert {
   check(): void;
 }
 
-/** Create the watchdog over the app's readiness and the current config. Nothing is sent on stop, by design. */
+/** Create the watchdog over the app's self-health and the current config. Nothing is sent on stop, by design. */
 export function createWatchdogAlert(options: {
   readonly enabled: () => boolean;
   readonly readiness: () => { readonly ready: boolean; readonly reasons: readonly string[] };

@@ -2,6 +2,7 @@
 import { describe, expect, it } from "vitest";
 import {
   decideReadiness,
+  decideSelfHealth,
   type ReadinessStatus,
   type SinkReadiness,
   type TargetReadiness,
@@ -120,5 +121,32 @@ describe("decideReadiness", () => {
     const { reasons } = decideReadiness(status({ targets, sinks }), 3);
     expect(reasons[0]).toBe("12 target(s) waiting for their first poll: t0, t1, t2 and 9 more");
     expect(reasons[1]).toMatch(/^4 sink\(s\) failing: s0 \(.*\), s1 \(.*\), s2 \(.*\) and 1 more$/);
+  });
+});
+
+describe("decideSelfHealth (the dead-man's switches: heartbeat sink, watchdog alert)", () => {
+  const cases: readonly (readonly [string, ReadinessStatus, boolean])[] = [
+    ["everything works", status(), true],
+    [
+      "an upstream failing is the daemon doing its job",
+      status({ targets: [failing("offchain:BTC/USD")] }),
+      true,
+    ],
+    [
+      "a sink failing is an alert, not the daemon's death",
+      status({ sinks: [sink({ alertFiring: true, consecutiveFailures: 4 })] }),
+      true,
+    ],
+    ["a sink that could not start", status({ sinks: [sink({ running: false })] }), true],
+    ["a target still waiting for its first poll", status({ targets: [ok("a"), waiting("b")] }), false],
+    ["not listening", status({ listening: false }), false],
+    ["pipeline not started", status({ pipelineStarted: false }), false],
+  ];
+  it.each(cases)("%s", (_name, input, healthy) => {
+    const verdict = decideSelfHealth(input);
+    expect(verdict.ready).toBe(healthy);
+    expect(verdict.reasons.length === 0).toBe(healthy);
+    // readiness is never laxer than self-health
+    if (!healthy) expect(decideReadiness(input).ready).toBe(false);
   });
 });

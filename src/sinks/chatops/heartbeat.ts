@@ -1,4 +1,4 @@
-// Dead-man's switch sink: pings a URL every `intervalMs` while the daemon is ready; failing pings raise sink_error.
+// Dead-man's switch sink: pings a URL every `intervalMs` while the daemon itself works; failing pings raise sink_error.
 import { childLogger } from "../../logger.js";
 import type { HeartbeatSinkConfig } from "../../config/types.js";
 import type { AlertPayload } from "../../domain/events.js";
@@ -40,7 +40,7 @@ export function heartbeatAction(
 export function createHeartbeat(
   options: SinkDeps & {
     readonly sink: HeartbeatSinkConfig;
-    /** Whether the daemon is ready (the app's `readiness().ready`). */
+    /** Whether the daemon itself works (the app's self-health, narrower than readiness). */
     readonly isHealthy: () => boolean;
     /** This sink's `sink_error` still firing from before a restart: the next good ping resolves it. */
     readonly ownSinkError?: AlertPayload | undefined;

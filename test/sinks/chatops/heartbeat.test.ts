@@ -70,7 +70,17 @@ describe("heartbeat sink", () => {
     await h.clock.advance(60_000);
     await vi.waitFor(() => expect(h!.rx.requests).toHaveLength(3));
     expect(paths()).toEqual(["GET /ping/SECRET-UUID", "GET /ping/SECRET-UUID", "GET /ping/SECRET-UUID/fail"]);
-    expect(h.chatops.status()).toEqual([{ name: "hc", kind: "heartbeat", pending: 0, failing: false }]);
+    expect(h.chatops.status()).toEqual([
+      {
+        name: "hc",
+        kind: "heartbeat",
+        pending: 0,
+        failing: false,
+        consecutiveFailures: 0,
+        lastError: null,
+        running: true,
+      },
+    ]);
     await h.chatops.stop(0);
     expect(h.log.text()).not.toContain("SECRET-UUID");
   });
