@@ -149,7 +149,7 @@ function readHeartbeat(r: ElementReader): HeartbeatSinkConfig {
       max: 86_400_000,
     }),
     failUrl: r.secret("failUrl", {
-      doc: 'Pinged instead of url while the daemon is not ready, e.g. https://hc-ping.com/<uuid>/fail ("" = send nothing then, and the service alerts after its grace time).',
+      doc: 'Pinged instead of url while the daemon itself does not work (not listening, pipeline stopped, a target not yet polled; a failing upstream or sink does not count), e.g. https://hc-ping.com/<uuid>/fail ("" = send nothing then, and the service alerts after its grace time).',
       default: "",
       check: (s) => (s === "" ? undefined : httpUrlProblem(s)),
     }),
