@@ -216,6 +216,8 @@ export function createApp(deps: AppDeps): App {
         logger: log("http"),
         access,
         metricsToken: config.server.metricsToken,
+        maxConnections: config.server.maxConnections,
+        nowMs,
       });
       ws = createWsServer({
         access,

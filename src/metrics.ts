@@ -196,7 +196,7 @@ export function createMetrics(
     }),
     httpRejected: new Counter({
       name: "pragma_monitor_http_rejected_total",
-      help: "HTTP requests refused before routing, by reason (host, unauthorized).",
+      help: "HTTP requests and connections refused before routing, by reason (host, unauthorized, max_connections).",
       labelNames: ["reason"],
       registers,
     }),

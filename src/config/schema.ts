@@ -88,6 +88,13 @@ export const configSchema = {
       600_000,
     ),
     maxClients: intKey("Maximum concurrent WebSocket clients.", "PM_SERVER_MAX_CLIENTS", 2_000, 1, 100_000),
+    maxConnections: intKey(
+      "Maximum concurrent TCP connections on the port (HTTP requests and WebSocket clients together); more are closed at once, counted and logged. Keep it above maxClients and well below the file-descriptor limit (ulimit -n).",
+      "PM_SERVER_MAX_CONNECTIONS",
+      4_096,
+      16,
+      1_000_000,
+    ),
     maxMessageBytes: intKey(
       "Largest client message (bytes).",
       "PM_SERVER_MAX_MESSAGE_BYTES",

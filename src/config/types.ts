@@ -105,6 +105,8 @@ export interface ServerConfig {
   readonly metricsToken: string;
   readonly heartbeatMs: number;
   readonly maxClients: number;
+  /** Concurrent TCP connections on the port (HTTP and WebSocket); more are closed at once. */
+  readonly maxConnections: number;
   readonly maxMessageBytes: number;
   readonly messagesPerSecond: number;
   readonly maxBufferedBytes: number;

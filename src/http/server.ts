@@ -18,7 +18,28 @@ export interface HttpServerOptions {
   readonly access: AccessPolicy;
   /** Bearer token required on /metrics ("" or absent = open). */
   readonly metricsToken?: string;
+  /** Concurrent connections (HTTP and upgraded WebSocket) beyond which new ones are closed at once. */
+  readonly maxConnections: number;
+  /** Clock of the /metrics render cache. */
+  readonly nowMs: () => number;
 }
+
+/**
+ * Limits that keep a flood of requests from stalling the loop or growing memory (issue 15 §1). Node parses
+ * pipelined requests eagerly but pauses a socket whose unsent responses pass its high-water mark, so each
+ * handler must answer without awaiting per-request work (hence the shared /metrics render below); a socket
+ * is closed after `MAX_REQUESTS_PER_SOCKET` requests (Node answers the rest 503 and drops them), a client
+ * must send its headers within `HEADERS_TIMEOUT_MS` and its whole request within `REQUEST_TIMEOUT_MS`.
+ */
+export const HTTP_LIMITS = {
+  maxRequestsPerSocket: 1_000,
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  // short keep-alive so shutdown is not held up by idle scrapers
+  keepAliveTimeoutMs: 5_000,
+  /** Scrapes within this long share one render: a /metrics flood costs one render per second, not one per request. */
+  metricsCacheMs: 1_000,
+} as const;
 
 /** Create the HTTP server (not listening yet); the WebSocket API attaches to its `upgrade` event. */
 export function createHttpServer(options: HttpServerOptions): Server {
@@ -29,27 +50,70 @@ export function createHttpServer(options: HttpServerOptions): Server {
     message: "refused HTTP request: Host not allowed",
     windowMs: 10_000,
   });
-  const server = createServer((request, response) => {
-    if (!options.access.hostAllowed(request)) {
-      options.metrics.httpRejected.inc({ reason: "host" });
-      refusedHosts.note({ host: request.headers.host, remote: request.socket.remoteAddress });
-      return sendJson(response, 403, { error: "forbidden_host", message: "Host header not allowed" });
-    }
-    route(options, metricsAuthorized, request, response).catch((error: unknown) => {
-      logger.error({ err: error, url: redactUrl(request.url ?? "/") }, "HTTP handler failed");
-      if (!response.headersSent) sendJson(response, 500, { error: "internal_error" });
-      else response.destroy();
-    });
+  const renderMetrics = createMetricsCache(options.metrics, options.nowMs, HTTP_LIMITS.metricsCacheMs);
+  const refusedConnections = createBurstLog({
+    logger,
+    message: "refused HTTP connection: server.maxConnections reached",
+    windowMs: 10_000,
   });
-  // short keep-alive so shutdown is not held up by idle scrapers
-  server.keepAliveTimeout = 5_000;
-  server.once("close", () => refusedHosts.close());
+  const server = createServer(
+    {
+      headersTimeout: HTTP_LIMITS.headersTimeoutMs,
+      requestTimeout: HTTP_LIMITS.requestTimeoutMs,
+      keepAliveTimeout: HTTP_LIMITS.keepAliveTimeoutMs,
+    },
+    (request, response) => {
+      if (!options.access.hostAllowed(request)) {
+        options.metrics.httpRejected.inc({ reason: "host" });
+        refusedHosts.note({ host: request.headers.host, remote: request.socket.remoteAddress });
+        return sendJson(response, 403, { error: "forbidden_host", message: "Host header not allowed" });
+      }
+      route(options, metricsAuthorized, renderMetrics, request, response).catch((error: unknown) => {
+        logger.error({ err: error, url: redactUrl(request.url ?? "/") }, "HTTP handler failed");
+        if (!response.headersSent) sendJson(response, 500, { error: "internal_error" });
+        else response.destroy();
+      });
+    },
+  );
+  server.maxRequestsPerSocket = HTTP_LIMITS.maxRequestsPerSocket;
+  server.maxConnections = options.maxConnections;
+  // node closes the socket itself; count it and say so, once per burst
+  server.on("drop", (data?: { remoteAddress?: string }) => {
+    options.metrics.httpRejected.inc({ reason: "max_connections" });
+    refusedConnections.note({ maxConnections: options.maxConnections, remote: data?.remoteAddress });
+  });
+  server.once("close", () => {
+    refusedHosts.close();
+    refusedConnections.close();
+  });
   return server;
+}
+
+/** One shared render of the registry, reused for `cacheMs` and by every scrape that arrives while it runs. */
+export function createMetricsCache(
+  metrics: Pick<Metrics, "registry">,
+  nowMs: () => number,
+  cacheMs: number,
+): () => Promise<string> {
+  let cached: { readonly atMs: number; readonly body: Promise<string> } | undefined;
+  return () => {
+    const now = nowMs();
+    if (cached === undefined || now - cached.atMs >= cacheMs) {
+      const body = metrics.registry.metrics();
+      cached = { atMs: now, body };
+      // a failed render is not cached: the next scrape retries
+      body.catch(() => {
+        if (cached?.body === body) cached = undefined;
+      });
+    }
+    return cached.body;
+  };
 }
 
 async function route(
   options: HttpServerOptions,
   metricsAuthorized: (presented: string | null) => boolean,
+  renderMetrics: () => Promise<string>,
   request: IncomingMessage,
   response: ServerResponse,
 ): Promise<void> {
@@ -77,10 +141,9 @@ async function route(
         : sendJson(response, 503, { status: "not_ready", reasons });
     }
     case "/metrics": {
-      const { registry } = options.metrics;
-      const body = await registry.metrics();
+      const body = await renderMetrics();
       response.writeHead(200, {
-        "Content-Type": registry.contentType,
+        "Content-Type": options.metrics.registry.contentType,
         "Content-Length": Buffer.byteLength(body),
         "Cache-Control": "no-store",
       });
