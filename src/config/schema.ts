@@ -33,6 +33,15 @@ export const configSchema = {
         env: "PM_ALERTS_WATCHDOG_ENABLED",
       },
     },
+    monitorStalled: {
+      thresholdMs: intKey(
+        "Event-loop lag that counts as the daemon's own stall (ms): it raises `monitor_stalled` (warning, every sink) and holds stale_price, publisher_stale, upstream_error and other time-driven verdicts until the loop has run on time for the whole-poll deadline.",
+        "PM_ALERTS_MONITOR_STALLED_THRESHOLD_MS",
+        2_000,
+        100,
+        600_000,
+      ),
+    },
   },
   server: {
     host: {

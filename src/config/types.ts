@@ -181,6 +181,8 @@ export interface AlertsConfig {
   readonly externalLabels: Readonly<Record<string, string>>;
   /** The always-firing `watchdog` alert (a dead-man's switch for Alertmanager users). */
   readonly watchdog: { readonly enabled: boolean };
+  /** The daemon's own stall: event-loop lag that raises `monitor_stalled` and holds data-age verdicts. */
+  readonly monitorStalled: { readonly thresholdMs: number };
 }
 
 export interface StateConfig {
