@@ -200,7 +200,7 @@ export function createMetrics(
     }),
     httpRejected: new Counter({
       name: "pragma_monitor_http_rejected_total",
-      help: "HTTP requests and connections refused before routing, by reason (host, unauthorized, max_connections).",
+      help: "HTTP requests and connections refused before routing, by reason (host, unauthorized, max_connections, pipelining).",
       labelNames: ["reason"],
       registers,
     }),

@@ -1,6 +1,6 @@
 // The daemon's HTTP endpoints: /healthz (alive), /readyz (ready to serve), /metrics (Prometheus text); GET and HEAD.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import type { Logger } from "pino";
 import type { Readiness } from "../domain/readiness.js";
 import type { Metrics } from "../metrics.js";
@@ -30,11 +30,14 @@ export interface HttpServerOptions {
  * (a client that does not read its answers is not read from), so each handler must answer without awaiting
  * per-request work: hence the shared /metrics render (before it, each pipelined scrape rendered the whole
  * registry and waited, and 4 × 20 000 of them froze the loop for 34 s). A connection is closed after
- * `maxRequestsPerSocket` requests (Node answers the rest 503 and drops them); headers must arrive within
+ * `maxRequestsPerSocket` requests (Node answers the rest 503 and drops them), or as soon as more than
+ * `maxWaitingPerSocket` of its requests wait for an answer (pipelined scrapes); headers must arrive within
  * `headersTimeoutMs`, the whole request within `requestTimeoutMs`.
  */
 export const HTTP_LIMITS = {
   maxRequestsPerSocket: 1_000,
+  /** Requests of one connection that may wait for their answer at once; one more closes the connection. */
+  maxWaitingPerSocket: 32,
   headersTimeoutMs: 10_000,
   requestTimeoutMs: 30_000,
   // short keep-alive so shutdown is not held up by idle scrapers
@@ -58,6 +61,13 @@ export function createHttpServer(options: HttpServerOptions): Server {
     message: "refused HTTP connection: server.maxConnections reached",
     windowMs: 10_000,
   });
+  const refusedPipelining = createBurstLog({
+    logger,
+    message: "closed HTTP connection: too many pipelined requests waiting for their answer",
+    windowMs: 10_000,
+  });
+  /** Requests of each connection whose answer is still being prepared (pipelined scrapes). */
+  const waitingBySocket = new WeakMap<Socket, number>();
   const server = createServer(
     {
       headersTimeout: HTTP_LIMITS.headersTimeoutMs,
@@ -70,11 +80,28 @@ export function createHttpServer(options: HttpServerOptions): Server {
         refusedHosts.note({ host: request.headers.host, remote: request.socket.remoteAddress });
         return sendJson(response, 403, { error: "forbidden_host", message: "Host header not allowed" });
       }
-      route(options, metricsAuthorized, renderMetrics, request, response).catch((error: unknown) => {
-        logger.error({ err: error, url: redactUrl(request.url ?? "/") }, "HTTP handler failed");
-        if (!response.headersSent) sendJson(response, 500, { error: "internal_error" });
-        else response.destroy();
-      });
+      const { socket } = request;
+      // the rest of a pipelined chunk still parsed after we closed its connection: nobody to answer
+      if (socket.destroyed) return;
+      const waiting = waitingBySocket.get(socket) ?? 0;
+      if (waiting >= HTTP_LIMITS.maxWaitingPerSocket) {
+        // a client pipelining scrapes without reading the answers: each one would hold a render's bytes
+        options.metrics.httpRejected.inc({ reason: "pipelining" });
+        refusedPipelining.note({ waiting, remote: socket.remoteAddress });
+        socket.destroy();
+        return;
+      }
+      const answered = route(options, metricsAuthorized, renderMetrics, request, response).catch(
+        (error: unknown) => {
+          logger.error({ err: error, url: redactUrl(request.url ?? "/") }, "HTTP handler failed");
+          if (!response.headersSent) sendJson(response, 500, { error: "internal_error" });
+          else response.destroy();
+        },
+      );
+      // only answers that wait (a /metrics render) count: the others were written synchronously
+      if (response.writableEnded) return;
+      waitingBySocket.set(socket, waiting + 1);
+      void answered.finally(() => waitingBySocket.set(socket, (waitingBySocket.get(socket) ?? 1) - 1));
     },
   );
   server.maxRequestsPerSocket = HTTP_LIMITS.maxRequestsPerSocket;
@@ -87,6 +114,7 @@ export function createHttpServer(options: HttpServerOptions): Server {
   server.once("close", () => {
     refusedHosts.close();
     refusedConnections.close();
+    refusedPipelining.close();
   });
   return server;
 }

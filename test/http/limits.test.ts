@@ -3,7 +3,7 @@ import { connect, type Socket } from "node:net";
 import type { Server } from "node:http";
 import pino from "pino";
 import { Registry } from "prom-client";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { createAccessPolicy } from "../../src/http/access.js";
 import { HTTP_LIMITS, createHttpServer, createMetricsCache, listen } from "../../src/http/server.js";
 import { createMetrics, type Metrics } from "../../src/metrics.js";
@@ -83,6 +83,34 @@ describe("HTTP limits", () => {
     await new Promise((resolve) => third.once("close", resolve));
     const rejected = await metrics.registry.getSingleMetricAsString("pragma_monitor_http_rejected_total");
     expect(rejected).toContain('pragma_monitor_http_rejected_total{reason="max_connections"} 1');
+  });
+
+  it("closes a connection pipelining more scrapes than maxWaitingPerSocket without reading, and counts it", async () => {
+    const { port, metrics } = await start(10);
+    const socket = await open(port);
+    socket.pause(); // never read the answers
+    socket.write(
+      "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".repeat(HTTP_LIMITS.maxWaitingPerSocket * 4),
+    );
+    await new Promise((resolve) => socket.once("close", resolve));
+    const rejected = await metrics.registry.getSingleMetricAsString("pragma_monitor_http_rejected_total");
+    expect(rejected).toContain('pragma_monitor_http_rejected_total{reason="pipelining"} 1');
+  });
+
+  it("answers a few pipelined scrapes in order (within maxWaitingPerSocket)", async () => {
+    const { port } = await start(10);
+    const socket = await open(port);
+    let received = "";
+    socket.setEncoding("utf8");
+    socket.on("data", (chunk: string) => (received += chunk));
+    socket.write("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".repeat(HTTP_LIMITS.maxWaitingPerSocket));
+    await vi.waitFor(
+      () => expect(received.split("HTTP/1.1 200 OK").length - 1).toBe(HTTP_LIMITS.maxWaitingPerSocket),
+      {
+        timeout: 5_000,
+      },
+    );
+    expect(socket.destroyed).toBe(false);
   });
 
   it("answers at most maxRequestsPerSocket pipelined requests on one connection, then closes it", async () => {
