@@ -148,10 +148,15 @@ describe("http-flood", () => {
     // let any alert the flood might have caused reach the log
     await new Promise((resolve) => setTimeout(resolve, 6_000));
     const stalls = daemon.lines.filter((line) => line["msg"] === "event loop stalled").length;
+    const metricsText = await fetch(`http://127.0.0.1:${port}/metrics`).then((res) => res.text());
+    const closedForPipelining = Number(
+      /pragma_monitor_http_rejected_total\{reason="pipelining"\} (\d+)/.exec(metricsText)?.[1] ?? 0,
+    );
     Object.assign(counts, {
       "flood sockets": FLOOD_SOCKETS,
       "pipelined requests per connection": REQUESTS_PER_SOCKET,
       "flood connections opened": floodConnections,
+      "connections closed for pipelining (metric)": closedForPipelining,
       "flood seconds": FLOOD_MS / 1000,
       "healthz probes": latenciesMs.length,
       "healthz failed probes": failedProbes,
