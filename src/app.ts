@@ -32,6 +32,7 @@ import {
   type ReadinessStatus,
 } from "./domain/readiness.js";
 import { createWatchdogAlert } from "./pipeline/watchdog-alert.js";
+import { createLoopMonitor, type LoopMonitor } from "./pipeline/loop-monitor.js";
 import { startSimulator, type RunningSimulator } from "./simulator/server.js";
 import { createSystemClock } from "./simulator/clock.js";
 import { resolveScenario } from "./simulator/scenario.js";
@@ -39,7 +40,7 @@ import { createChatOpsSinks, type ChatOpsSinks } from "./sinks/chatops/index.js"
 import { startLogSink } from "./sinks/log-sink.js";
 import { createWsServer, type WsServer } from "./sinks/ws/server.js";
 import type { ProcessIdentity } from "./state/lock-file.js";
-import { firingSinkErrors } from "./state/sink-errors.js";
+import { firingAlertsOfRule, firingSinkErrors } from "./state/sink-errors.js";
 import { openStateStore, type RecoveredState, type StateStore } from "./state/state-store.js";
 import { createDispatcher, createPragmaClient } from "./upstream/client.js";
 import type { SkippedItem } from "./upstream/decode.js";
@@ -54,6 +55,8 @@ export interface AppDeps {
   readonly logger: Logger;
   readonly nowMs: () => number;
   readonly random: () => number;
+  /** Called each second the event loop runs on time (main.ts pings systemd's watchdog). */
+  readonly onLoopHealthy?: () => void;
   /** This process, to lock `state.dir` against a second daemon (omitted in in-process tests). */
   readonly process?: ProcessIdentity;
 }
@@ -82,6 +85,8 @@ export interface StopReport {
   readonly failedSteps: readonly string[];
 }
 
+/** How often the event loop is sampled for stalls (and systemd's watchdog pinged). */
+const LOOP_SAMPLE_INTERVAL_MS = 1_000;
 /** How often the watchdog alert looks at readiness. */
 const WATCHDOG_CHECK_INTERVAL_MS = 1_000;
 
@@ -102,6 +107,7 @@ export function createApp(deps: AppDeps): App {
   let simulator: RunningSimulator | undefined;
   let dispatcher: Dispatcher | undefined;
   let runner: MonitorRunner | undefined;
+  let loopMonitor: LoopMonitor | undefined;
   let httpServer: Server | undefined;
   let ws: WsServer | undefined;
   let chatops: ChatOpsSinks | undefined;
@@ -212,6 +218,8 @@ export function createApp(deps: AppDeps): App {
       // sink_error alerts come from the sinks, not the engine: restore them from the journal so the
       // sink resolves its own on recovery; one whose sink is gone from the config resolves below
       const sinkErrors = firingSinkErrors(recovered.journal.entries());
+      // a monitor_stalled left firing by the previous run (killed while stalled) is over: resolved once sinks run
+      const staleStalls = firingAlertsOfRule(recovered.journal.entries(), "monitor_stalled");
       hub.restoreActive([...activeAlerts(engineState), ...sinkErrors]);
 
       // 2. the port, before anything polls or sends: a second daemon on a busy port stops here, in one line
@@ -223,6 +231,8 @@ export function createApp(deps: AppDeps): App {
         logger: log("http"),
         access,
         metricsToken: config.server.metricsToken,
+        maxConnections: config.server.maxConnections,
+        nowMs,
       });
       ws = createWsServer({
         access,
@@ -284,7 +294,22 @@ export function createApp(deps: AppDeps): App {
       });
       await chatops.start();
       resolveOrphanSinkErrors(hub, sinkErrors, config.sinks, nowMs());
-      // 5. the pipeline
+      for (const stall of staleStalls) hub.publishAlert(stallEndedByRestart(stall, nowMs()));
+      // 5. the pipeline, guarded against blaming the upstream for the daemon's own stalls
+      const pollTimeoutMs = config.upstream.retry.maxElapsedMs + config.upstream.timeoutMs;
+      loopMonitor = createLoopMonitor({
+        logger: log("loop"),
+        nowMs,
+        settings: {
+          sampleIntervalMs: LOOP_SAMPLE_INTERVAL_MS,
+          thresholdMs: config.alerts.monitorStalled.thresholdMs,
+          // every poll in flight during the stall has ended (or timed out) by then
+          holdMs: pollTimeoutMs + LOOP_SAMPLE_INTERVAL_MS,
+        },
+        publish: (alert) => bus.publishAlert(alert),
+        metrics,
+        ...(deps.onLoopHealthy === undefined ? {} : { onHealthy: deps.onLoopHealthy }),
+      });
       runner = createMonitorRunner(
         {
           client,
@@ -294,7 +319,8 @@ export function createApp(deps: AppDeps): App {
           nowMs: marketNowMs,
           wallNowMs: nowMs,
           random,
-          pollTimeoutMs: config.upstream.retry.maxElapsedMs + config.upstream.timeoutMs,
+          pollTimeoutMs,
+          holdingVerdicts: () => loopMonitor?.holding() ?? false,
         },
         engineState,
       );
@@ -335,6 +361,7 @@ export function createApp(deps: AppDeps): App {
       if (started) await step("hub", () => hub?.publishLifecycle("stopping"));
       started = false;
       for (const timer of timers.splice(0)) clearInterval(timer);
+      loopMonitor?.stop();
       await step("pipeline", () => runner?.stop());
       await step("chatops", () => chatops?.stop(remaining()));
       await step("ws", () => ws?.close(Math.min(remaining(), 2_000)));
@@ -453,6 +480,19 @@ function resolveOrphanSinkErrors(
       context: { ...alert.context, resolvedBy: "sink_removed" },
     });
   }
+}
+
+/** The resolve of a `monitor_stalled` the previous run left firing: this run started, so that stall is over. */
+function stallEndedByRestart(alert: AlertPayload, nowMs: number): AlertPayload {
+  return {
+    ...alert,
+    status: "resolved",
+    reason: "resolved",
+    value: 0,
+    endsAt: new Date(nowMs).toISOString(),
+    summary: "pragma-monitor restarted: its earlier stall is over",
+    context: { ...alert.context, resolvedBy: "restart" },
+  };
 }
 
 /** Open the state directory; a file-system failure becomes PM_ERR_STATE naming `state.dir` (the lock's own error passes). */

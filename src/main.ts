@@ -20,7 +20,6 @@ import type { AppConfig } from "./config/types.js";
 import { isPmError } from "./errors.js";
 import { createLogger } from "./logger.js";
 import { runSimulateCommand } from "./simulator/cli.js";
-import { createEventLoopWatchdog } from "./watchdog.js";
 import { createSystemdNotifier } from "./systemd.js";
 import { VERSION } from "./version.js";
 
@@ -77,6 +76,8 @@ async function run(argv: readonly string[]): Promise<void> {
     logger,
     nowMs: Date.now,
     random: Math.random,
+    // a stalled loop stops the pings, so systemd restarts a daemon that stays stuck (WatchdogSec)
+    onLoopHealthy: () => notifySystemd("WATCHDOG=1"),
     process: { pid: process.pid, isAlive },
   });
   try {
@@ -88,11 +89,6 @@ async function run(argv: readonly string[]): Promise<void> {
     process.exitCode = exitCode;
     return;
   }
-  const watchdog = createEventLoopWatchdog({
-    logger,
-    nowMs: Date.now,
-    onHealthy: () => notifySystemd("WATCHDOG=1"),
-  });
   notifySystemd("READY=1");
   installSignalHandlers(
     app,
@@ -100,7 +96,6 @@ async function run(argv: readonly string[]): Promise<void> {
     args,
     () => config,
     (next) => (config = next),
-    () => watchdog.stop(),
   );
 }
 
@@ -134,7 +129,6 @@ function installSignalHandlers(
   args: ConfigArgs,
   current: () => AppConfig,
   replace: (next: AppConfig) => void,
-  stopWatchdog: () => void,
 ): void {
   let stopping = false;
   let stoppedWith: number | undefined;
@@ -156,7 +150,6 @@ function installSignalHandlers(
       process.exit(1);
     }, deadlineMs + 1_000);
     forced.unref();
-    stopWatchdog();
     void app.stop(deadlineMs).then(({ failedSteps }) => {
       stoppedWith = failedSteps.length === 0 ? 0 : EX_IOERR;
       if (failedSteps.length === 0) logger.info("stopped");

@@ -61,6 +61,10 @@ export interface Metrics {
   readonly sinkDigests: Counter<"sink">;
   readonly sinkDeliveryDuration: Histogram<"sink">;
   // the daemon itself
+  /** Samples that found the event loop stalled (lag above alerts.monitorStalled.thresholdMs). */
+  readonly loopStalls: Counter;
+  /** 1 while `monitor_stalled` fires (verdicts held), else 0. */
+  readonly loopStalled: Gauge;
   readonly buildInfo: Gauge<"version">;
   readonly ready: Gauge;
   /** Bind the scrape-time sources (alerts firing, journal size, readiness); until then those read 0. */
@@ -196,7 +200,7 @@ export function createMetrics(
     }),
     httpRejected: new Counter({
       name: "pragma_monitor_http_rejected_total",
-      help: "HTTP requests refused before routing, by reason (host, unauthorized).",
+      help: "HTTP requests and connections refused before routing, by reason (host, unauthorized, max_connections, pipelining).",
       labelNames: ["reason"],
       registers,
     }),
@@ -229,6 +233,16 @@ export function createMetrics(
       help: "Duration of each chat-ops delivery attempt (request sent to response or failure), by sink.",
       labelNames: ["sink"],
       buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers,
+    }),
+    loopStalls: new Counter({
+      name: "pragma_monitor_loop_stalls_total",
+      help: "Times the daemon's event loop was found stalled beyond alerts.monitorStalled.thresholdMs (each raises or extends monitor_stalled).",
+      registers,
+    }),
+    loopStalled: new Gauge({
+      name: "pragma_monitor_stalled",
+      help: "1 while the daemon's own stall holds data-age and upstream verdicts (monitor_stalled firing), else 0.",
       registers,
     }),
     buildInfo: new Gauge({

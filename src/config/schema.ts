@@ -33,6 +33,15 @@ export const configSchema = {
         env: "PM_ALERTS_WATCHDOG_ENABLED",
       },
     },
+    monitorStalled: {
+      thresholdMs: intKey(
+        "Event-loop lag that counts as the daemon's own stall (ms): it raises `monitor_stalled` (warning, every sink) and holds stale_price, publisher_stale, upstream_error and other time-driven verdicts until the loop has run on time for the whole-poll deadline.",
+        "PM_ALERTS_MONITOR_STALLED_THRESHOLD_MS",
+        2_000,
+        100,
+        600_000,
+      ),
+    },
   },
   server: {
     host: {
@@ -88,6 +97,13 @@ export const configSchema = {
       600_000,
     ),
     maxClients: intKey("Maximum concurrent WebSocket clients.", "PM_SERVER_MAX_CLIENTS", 2_000, 1, 100_000),
+    maxConnections: intKey(
+      "Maximum concurrent TCP connections on the port (HTTP requests and WebSocket clients together); more are closed at once, counted and logged. Keep it above maxClients and well below the file-descriptor limit (ulimit -n).",
+      "PM_SERVER_MAX_CONNECTIONS",
+      4_096,
+      16,
+      1_000_000,
+    ),
     maxMessageBytes: intKey(
       "Largest client message (bytes).",
       "PM_SERVER_MAX_MESSAGE_BYTES",

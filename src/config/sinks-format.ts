@@ -135,7 +135,7 @@ function readHeartbeat(r: ElementReader): HeartbeatSinkConfig {
     }),
     enabled: r.bool("enabled", { doc: "Whether the heartbeat pings.", default: true }),
     url: r.secret("url", {
-      doc: "Pinged every intervalMs while the daemon is ready, e.g. https://hc-ping.com/<uuid> or a PagerDuty/Cronitor/Uptime Kuma push URL (a secret; may be env:NAME).",
+      doc: "Pinged every intervalMs while the daemon itself works (a failing upstream or sink does not stop it), e.g. https://hc-ping.com/<uuid> or a PagerDuty/Cronitor/Uptime Kuma push URL (a secret; may be env:NAME).",
       check: httpUrlProblem,
     }),
     method: r.oneOf("method", ["GET", "HEAD", "POST"] as const, {

@@ -105,6 +105,8 @@ export interface ServerConfig {
   readonly metricsToken: string;
   readonly heartbeatMs: number;
   readonly maxClients: number;
+  /** Concurrent TCP connections on the port (HTTP and WebSocket); more are closed at once. */
+  readonly maxConnections: number;
   readonly maxMessageBytes: number;
   readonly messagesPerSecond: number;
   readonly maxBufferedBytes: number;
@@ -132,7 +134,7 @@ export interface SinkCommonConfig {
 }
 
 /**
- * A dead-man's switch: pings `url` every `intervalMs` while the daemon is ready (healthchecks.io,
+ * A dead-man's switch: pings `url` every `intervalMs` while the daemon itself works (healthchecks.io,
  * Cronitor, PagerDuty heartbeats, Uptime Kuma push monitors); alerts are never sent to it.
  */
 export interface HeartbeatSinkConfig {
@@ -179,6 +181,8 @@ export interface AlertsConfig {
   readonly externalLabels: Readonly<Record<string, string>>;
   /** The always-firing `watchdog` alert (a dead-man's switch for Alertmanager users). */
   readonly watchdog: { readonly enabled: boolean };
+  /** The daemon's own stall: event-loop lag that raises `monitor_stalled` and holds data-age verdicts. */
+  readonly monitorStalled: { readonly thresholdMs: number };
 }
 
 export interface StateConfig {

@@ -82,8 +82,9 @@ export function importEngine(persisted: unknown): EngineState {
 /** Replay alert transitions journaled after the checkpoint: firing ones become (or refresh) firing records, resolved ones drop theirs. */
 export function restoreEngine(engine: EngineState, alerts: readonly AlertPayload[]): void {
   for (const alert of alerts) {
-    // sink_error alerts belong to the sinks and the watchdog to the app, not to the monitor's rules.
-    if (alert.rule === "sink_error" || alert.rule === "watchdog") continue;
+    // sink_error alerts belong to the sinks, the watchdog and monitor_stalled to the app, not to the rules.
+    if (alert.rule === "sink_error" || alert.rule === "watchdog" || alert.rule === "monitor_stalled")
+      continue;
     const existing = engine.alerts.get(alert.fingerprint);
     if (alert.status === "resolved") {
       if (existing === undefined) continue;

@@ -24,6 +24,7 @@ export const RULE_KINDS = [
   "upstream_error",
   "sink_error",
   "watchdog",
+  "monitor_stalled",
 ] as const;
 export type RuleKind = (typeof RULE_KINDS)[number];
 

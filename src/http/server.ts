@@ -1,6 +1,6 @@
 // The daemon's HTTP endpoints: /healthz (alive), /readyz (ready to serve), /metrics (Prometheus text); GET and HEAD.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import type { Logger } from "pino";
 import type { Readiness } from "../domain/readiness.js";
 import type { Metrics } from "../metrics.js";
@@ -18,7 +18,33 @@ export interface HttpServerOptions {
   readonly access: AccessPolicy;
   /** Bearer token required on /metrics ("" or absent = open). */
   readonly metricsToken?: string;
+  /** Concurrent connections (HTTP and upgraded WebSocket) beyond which new ones are closed at once. */
+  readonly maxConnections: number;
+  /** Clock of the /metrics render cache. */
+  readonly nowMs: () => number;
 }
+
+/**
+ * Limits that keep a flood of requests from stalling the loop or growing memory (issue 15 §1). Node parses
+ * pipelined requests eagerly but stops reading a socket whose unsent responses pass its high-water mark
+ * (a client that does not read its answers is not read from), so each handler must answer without awaiting
+ * per-request work: hence the shared /metrics render (before it, each pipelined scrape rendered the whole
+ * registry and waited, and 4 × 20 000 of them froze the loop for 34 s). A connection is closed after
+ * `maxRequestsPerSocket` requests (Node answers the rest 503 and drops them), or as soon as more than
+ * `maxWaitingPerSocket` of its requests wait for an answer (pipelined scrapes); headers must arrive within
+ * `headersTimeoutMs`, the whole request within `requestTimeoutMs`.
+ */
+export const HTTP_LIMITS = {
+  maxRequestsPerSocket: 1_000,
+  /** Requests of one connection that may wait for their answer at once; one more closes the connection. */
+  maxWaitingPerSocket: 32,
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  // short keep-alive so shutdown is not held up by idle scrapers
+  keepAliveTimeoutMs: 5_000,
+  /** Scrapes within this long share one render: a /metrics flood costs one render per second, not one per request. */
+  metricsCacheMs: 1_000,
+} as const;
 
 /** Create the HTTP server (not listening yet); the WebSocket API attaches to its `upgrade` event. */
 export function createHttpServer(options: HttpServerOptions): Server {
@@ -29,27 +55,95 @@ export function createHttpServer(options: HttpServerOptions): Server {
     message: "refused HTTP request: Host not allowed",
     windowMs: 10_000,
   });
-  const server = createServer((request, response) => {
-    if (!options.access.hostAllowed(request)) {
-      options.metrics.httpRejected.inc({ reason: "host" });
-      refusedHosts.note({ host: request.headers.host, remote: request.socket.remoteAddress });
-      return sendJson(response, 403, { error: "forbidden_host", message: "Host header not allowed" });
-    }
-    route(options, metricsAuthorized, request, response).catch((error: unknown) => {
-      logger.error({ err: error, url: redactUrl(request.url ?? "/") }, "HTTP handler failed");
-      if (!response.headersSent) sendJson(response, 500, { error: "internal_error" });
-      else response.destroy();
-    });
+  const renderMetrics = createMetricsCache(options.metrics, options.nowMs, HTTP_LIMITS.metricsCacheMs);
+  const refusedConnections = createBurstLog({
+    logger,
+    message: "refused HTTP connection: server.maxConnections reached",
+    windowMs: 10_000,
   });
-  // short keep-alive so shutdown is not held up by idle scrapers
-  server.keepAliveTimeout = 5_000;
-  server.once("close", () => refusedHosts.close());
+  const refusedPipelining = createBurstLog({
+    logger,
+    message: "closed HTTP connection: too many pipelined requests waiting for their answer",
+    windowMs: 10_000,
+  });
+  /** Requests of each connection whose answer is still being prepared (pipelined scrapes). */
+  const waitingBySocket = new WeakMap<Socket, number>();
+  const server = createServer(
+    {
+      headersTimeout: HTTP_LIMITS.headersTimeoutMs,
+      requestTimeout: HTTP_LIMITS.requestTimeoutMs,
+      keepAliveTimeout: HTTP_LIMITS.keepAliveTimeoutMs,
+    },
+    (request, response) => {
+      if (!options.access.hostAllowed(request)) {
+        options.metrics.httpRejected.inc({ reason: "host" });
+        refusedHosts.note({ host: request.headers.host, remote: request.socket.remoteAddress });
+        return sendJson(response, 403, { error: "forbidden_host", message: "Host header not allowed" });
+      }
+      const { socket } = request;
+      // the rest of a pipelined chunk still parsed after we closed its connection: nobody to answer
+      if (socket.destroyed) return;
+      const waiting = waitingBySocket.get(socket) ?? 0;
+      if (waiting >= HTTP_LIMITS.maxWaitingPerSocket) {
+        // a client pipelining scrapes without reading the answers: each one would hold a render's bytes
+        options.metrics.httpRejected.inc({ reason: "pipelining" });
+        refusedPipelining.note({ waiting, remote: socket.remoteAddress });
+        socket.destroy();
+        return;
+      }
+      const answered = route(options, metricsAuthorized, renderMetrics, request, response).catch(
+        (error: unknown) => {
+          logger.error({ err: error, url: redactUrl(request.url ?? "/") }, "HTTP handler failed");
+          if (!response.headersSent) sendJson(response, 500, { error: "internal_error" });
+          else response.destroy();
+        },
+      );
+      // only answers that wait (a /metrics render) count: the others were written synchronously
+      if (response.writableEnded) return;
+      waitingBySocket.set(socket, waiting + 1);
+      void answered.finally(() => waitingBySocket.set(socket, (waitingBySocket.get(socket) ?? 1) - 1));
+    },
+  );
+  server.maxRequestsPerSocket = HTTP_LIMITS.maxRequestsPerSocket;
+  server.maxConnections = options.maxConnections;
+  // node closes the socket itself; count it and say so, once per burst
+  server.on("drop", (data?: { remoteAddress?: string }) => {
+    options.metrics.httpRejected.inc({ reason: "max_connections" });
+    refusedConnections.note({ maxConnections: options.maxConnections, remote: data?.remoteAddress });
+  });
+  server.once("close", () => {
+    refusedHosts.close();
+    refusedConnections.close();
+    refusedPipelining.close();
+  });
   return server;
+}
+
+/** One shared render of the registry, reused for `cacheMs` and by every scrape that arrives while it runs. */
+export function createMetricsCache(
+  metrics: Pick<Metrics, "registry">,
+  nowMs: () => number,
+  cacheMs: number,
+): () => Promise<string> {
+  let cached: { readonly atMs: number; readonly body: Promise<string> } | undefined;
+  return () => {
+    const now = nowMs();
+    if (cached === undefined || now - cached.atMs >= cacheMs) {
+      const body = metrics.registry.metrics();
+      cached = { atMs: now, body };
+      // a failed render is not cached: the next scrape retries
+      body.catch(() => {
+        if (cached?.body === body) cached = undefined;
+      });
+    }
+    return cached.body;
+  };
 }
 
 async function route(
   options: HttpServerOptions,
   metricsAuthorized: (presented: string | null) => boolean,
+  renderMetrics: () => Promise<string>,
   request: IncomingMessage,
   response: ServerResponse,
 ): Promise<void> {
@@ -77,10 +171,9 @@ async function route(
         : sendJson(response, 503, { status: "not_ready", reasons });
     }
     case "/metrics": {
-      const { registry } = options.metrics;
-      const body = await registry.metrics();
+      const body = await renderMetrics();
       response.writeHead(200, {
-        "Content-Type": registry.contentType,
+        "Content-Type": options.metrics.registry.contentType,
         "Content-Length": Buffer.byteLength(body),
         "Cache-Control": "no-store",
       });

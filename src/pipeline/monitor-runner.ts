@@ -36,6 +36,11 @@ export interface MonitorRunnerDeps {
   /** How often time-driven alert work (pending → firing, reminders) runs. */
   readonly tickMs?: number;
   readonly scheduler?: SchedulerLike;
+  /**
+   * True while the daemon's own stall holds verdicts (src/domain/loop-stall.ts): ticks are skipped and failed
+   * polls are not counted, so a stall is never blamed on the upstream. Absent = never held.
+   */
+  readonly holdingVerdicts?: () => boolean;
   /** Wall clock for the last-success metric (the market clock may run faster with a fast simulator). */
   readonly wallNowMs?: () => number;
 }
@@ -89,7 +94,10 @@ export function createMonitorRunner(deps: MonitorRunnerDeps, initialState: Monit
     hub.publishAlert(alert);
   };
 
+  const holding = deps.holdingVerdicts ?? (() => false);
+
   const onOutcome = (target: RunningTarget, outcome: PollOutcome<unknown>): void => {
+    const held = holding();
     const spec = target.plan.spec;
     const endpoint = endpointOf(spec);
     metrics.polls.inc({ endpoint, outcome: outcome.ok ? "ok" : "error" });
@@ -122,6 +130,8 @@ export function createMonitorRunner(deps: MonitorRunnerDeps, initialState: Monit
         everSucceeded: target.everSucceeded,
       };
     }
+    // a failure while verdicts are held overlapped the daemon's own stall (a timeout, most likely): not counted
+    if (held && !outcome.ok) return;
     const observedAtMs = nowMs();
     const observation = toObservation(spec, outcome, observedAtMs);
     publish(observe(state, observation, rules, observedAtMs));
@@ -205,7 +215,8 @@ export function createMonitorRunner(deps: MonitorRunnerDeps, initialState: Monit
   };
 
   const tickSubscription = interval(deps.tickMs ?? 1_000, scheduler).subscribe(() => {
-    publish(tick(state, rules, nowMs()));
+    // right after a stall every age includes it: no time-driven verdict until the hold ends
+    if (!holding()) publish(tick(state, rules, nowMs()));
     // firing alerts show their current value between announcements (snapshot, subscribe, API)
     hub.refreshActive(activeAlerts(state));
   });

@@ -322,6 +322,7 @@ describe("element defaults", () => {
     expect(loadConfig({ ...bare }).config.alerts).toEqual({
       externalLabels: {},
       watchdog: { enabled: false },
+      monitorStalled: { thresholdMs: 2_000 },
     });
   });
 

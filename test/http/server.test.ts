@@ -56,6 +56,8 @@ describe("HTTP endpoints", () => {
       readiness: () => readiness,
       logger: pino({ level: "silent" }),
       access: loopback,
+      maxConnections: 100,
+      nowMs: steppingClock(),
     });
     const { port } = await listen(server, "127.0.0.1", 0);
     base = `http://127.0.0.1:${port}`;
@@ -154,6 +156,8 @@ describe("HTTP endpoints", () => {
       logger: pino({ level: "silent" }),
       access: loopback,
       metricsToken: "scrape-s3cret",
+      maxConnections: 100,
+      nowMs: steppingClock(),
     });
     const { port } = await listen(guarded, "127.0.0.1", 0);
     try {
@@ -182,6 +186,8 @@ describe("HTTP endpoints", () => {
       readiness: () => readiness,
       logger: pino({ level: "silent" }),
       access: loopback,
+      maxConnections: 100,
+      nowMs: steppingClock(),
     });
     await expect(listen(other, "127.0.0.1", port)).rejects.toMatchObject({
       code: "PM_ERR_LISTEN",
@@ -190,3 +196,9 @@ describe("HTTP endpoints", () => {
     });
   });
 });
+
+/** A clock a minute further on each read: every scrape renders afresh (the 1 s cache has its own test). */
+function steppingClock(): () => number {
+  let nowMs = 0;
+  return () => (nowMs += 60_000);
+}

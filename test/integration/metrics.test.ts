@@ -1,6 +1,7 @@
 // /metrics of the real daemon after polls, rule alerts and a failing sink: promtool-clean, complete, series that never vanish.
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { RULE_KINDS, SEVERITIES } from "../../src/domain/events.js";
+import { HTTP_LIMITS } from "../../src/http/server.js";
 import { VERSION } from "../../src/version.js";
 import { startWebhookReceiver, type WebhookReceiver } from "../e2e/webhook-receiver.js";
 import { http, startTestApp, type TestApp } from "./harness.js";
@@ -35,7 +36,12 @@ describe("/metrics of the real daemon", () => {
     await t.waitForAlert((e) => e.alert.rule === "sink_error", 5_000, "sink_error");
     return { t, receiver };
   };
+  let lastScrapeAtMs = 0;
+  /** A fresh render: scrapes within HTTP_LIMITS.metricsCacheMs of the last one share it (README, flood limits). */
   const scrape = async (app: TestApp): Promise<{ text: string; samples: readonly Sample[] }> => {
+    const waitMs = lastScrapeAtMs + HTTP_LIMITS.metricsCacheMs + 10 - Date.now();
+    if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs));
+    lastScrapeAtMs = Date.now();
     const response = await http("GET", `${app.httpUrl}/metrics`);
     expect(response.status).toBe(200);
     return { text: response.text, samples: parsePrometheusText(response.text) };

@@ -29,6 +29,7 @@ const CONFIG: ServerConfig = {
   metricsToken: "",
   heartbeatMs: 30_000,
   maxClients: 100,
+  maxConnections: 10_000,
   maxMessageBytes: 64 * 1024,
   messagesPerSecond: 200,
   maxBufferedBytes: 1024 * 1024,

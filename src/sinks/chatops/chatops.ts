@@ -31,7 +31,7 @@ export interface ChatOpsOptions {
   readonly policy?: Partial<WorkerPolicy>;
   /** Link to an alert in this daemon by fingerprint (Alertmanager's generatorURL); none when omitted. */
   readonly generatorUrl?: (fingerprint: string) => string;
-  /** Whether the daemon is ready: heartbeat sinks ping only while it is (default: always). */
+  /** Whether the daemon itself works (its self-health): heartbeat sinks ping only while it does (default: always). */
   readonly isHealthy?: () => boolean;
 }
 

@@ -64,6 +64,13 @@ What each suite does:
   verdict matches the documented rules (\`wrong verdicts\` counts as \`lost\`), every refusal is a 403
   counted in \`ws_rejected\`/\`http_rejected\`, refusals are logged once per burst (a bounded number
   of lines), and a subscriber without Origin keeps receiving prices.
+- **http-flood**: the built daemon (simulator upstream, tight \`stale_price\` and \`upstream_error\` rules,
+  \`server.maxConnections\` 64) gets several raw TCP connections each writing 20 000 pipelined
+  \`GET /metrics\` without reading the answers, reopened as the daemon closes them, while \`/healthz\`
+  is probed on fresh connections. Checks: every probe answers 200 within 1 s, RSS grows less than
+  150 MB, and no alert other than \`monitor_stalled\` fires. Then more idle connections than
+  \`server.maxConnections\`: the excess is closed at once, counted in
+  \`http_rejected{reason="max_connections"}\`, logged once per burst, and \`/healthz\` answers after.
 - **sink-faults**: the generic webhook sink against a receiver that is down (connection refused), slow
   (beyond the sink timeout), or answering 429 with Retry-After, with a restart during an outage; every
   transition is delivered (dedupe key seq + status), the outbox holds while the receiver is down and

@@ -27,6 +27,7 @@ export const SUITES = [
   "upstream-faults",
   "ws-abuse",
   "origin-host",
+  "http-flood",
   "sink-faults",
   "crash-consistency",
 ] as const;

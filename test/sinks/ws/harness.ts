@@ -25,6 +25,7 @@ export const baseConfig: ServerConfig = {
   metricsToken: "",
   heartbeatMs: 30_000,
   maxClients: 50,
+  maxConnections: 10_000,
   maxMessageBytes: 64 * 1024,
   messagesPerSecond: 50,
   maxBufferedBytes: 4 * 1024 * 1024,
@@ -64,6 +65,8 @@ export async function startHarness(
     readiness: () => ({ ready: true, reasons: [] }),
     logger,
     access,
+    maxConnections: 10_000,
+    nowMs: Date.now,
   });
   const ws = createWsServer({
     server: http,

@@ -1,0 +1,129 @@
+// Tests of the HTTP server's flood limits: connection cap, shared /metrics render, pipelined backpressure.
+import { connect, type Socket } from "node:net";
+import type { Server } from "node:http";
+import pino from "pino";
+import { Registry } from "prom-client";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { createAccessPolicy } from "../../src/http/access.js";
+import { HTTP_LIMITS, createHttpServer, createMetricsCache, listen } from "../../src/http/server.js";
+import { createMetrics, type Metrics } from "../../src/metrics.js";
+
+const loopback = createAccessPolicy({ host: "127.0.0.1", allowedHosts: [], allowedOrigins: [] });
+
+describe("createMetricsCache", () => {
+  it("renders once per cache period, shared by concurrent scrapes, and retries after a failed render", async () => {
+    let renders = 0;
+    let fail = false;
+    const registry = {
+      metrics: () => {
+        renders += 1;
+        return fail ? Promise.reject(new Error("boom")) : Promise.resolve(`render ${renders}`);
+      },
+    } as unknown as Registry; // only metrics() is used
+    let nowMs = 0;
+    const render = createMetricsCache({ registry }, () => nowMs, 1_000);
+    const table: { atMs: number; expected: string; renders: number }[] = [
+      { atMs: 0, expected: "render 1", renders: 1 },
+      { atMs: 999, expected: "render 1", renders: 1 },
+      { atMs: 1_000, expected: "render 2", renders: 2 },
+      { atMs: 1_500, expected: "render 2", renders: 2 },
+    ];
+    for (const row of table) {
+      nowMs = row.atMs;
+      const [a, b] = await Promise.all([render(), render()]);
+      expect([a, b, renders]).toEqual([row.expected, row.expected, row.renders]);
+    }
+    nowMs = 3_000;
+    fail = true;
+    await expect(render()).rejects.toThrow("boom");
+    fail = false;
+    await expect(render()).resolves.toBe("render 4");
+  });
+});
+
+describe("HTTP limits", () => {
+  let server: Server | undefined;
+  const sockets: Socket[] = [];
+
+  afterEach(async () => {
+    for (const socket of sockets.splice(0)) socket.destroy();
+    if (server !== undefined) {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server?.close(() => resolve()));
+    }
+    server = undefined;
+  });
+
+  const start = async (maxConnections: number): Promise<{ port: number; metrics: Metrics }> => {
+    const metrics = createMetrics(new Registry());
+    server = createHttpServer({
+      metrics,
+      readiness: () => ({ ready: true, reasons: [] }),
+      logger: pino({ level: "silent" }),
+      access: loopback,
+      maxConnections,
+      nowMs: Date.now,
+    });
+    const { port } = await listen(server, "127.0.0.1", 0);
+    return { port, metrics };
+  };
+
+  const open = (port: number): Promise<Socket> =>
+    new Promise((resolve, reject) => {
+      const socket = connect(port, "127.0.0.1", () => resolve(socket));
+      socket.once("error", reject);
+      sockets.push(socket);
+    });
+
+  it("closes connections beyond server.maxConnections at once and counts them", async () => {
+    const { port, metrics } = await start(2);
+    await open(port);
+    await open(port);
+    const third = await open(port);
+    await new Promise((resolve) => third.once("close", resolve));
+    const rejected = await metrics.registry.getSingleMetricAsString("pragma_monitor_http_rejected_total");
+    expect(rejected).toContain('pragma_monitor_http_rejected_total{reason="max_connections"} 1');
+  });
+
+  it("closes a connection pipelining more scrapes than maxWaitingPerSocket without reading, and counts it", async () => {
+    const { port, metrics } = await start(10);
+    const socket = await open(port);
+    socket.pause(); // never read the answers
+    socket.write(
+      "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".repeat(HTTP_LIMITS.maxWaitingPerSocket * 4),
+    );
+    await new Promise((resolve) => socket.once("close", resolve));
+    const rejected = await metrics.registry.getSingleMetricAsString("pragma_monitor_http_rejected_total");
+    expect(rejected).toContain('pragma_monitor_http_rejected_total{reason="pipelining"} 1');
+  });
+
+  it("answers a few pipelined scrapes in order (within maxWaitingPerSocket)", async () => {
+    const { port } = await start(10);
+    const socket = await open(port);
+    let received = "";
+    socket.setEncoding("utf8");
+    socket.on("data", (chunk: string) => (received += chunk));
+    socket.write("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".repeat(HTTP_LIMITS.maxWaitingPerSocket));
+    await vi.waitFor(
+      () => expect(received.split("HTTP/1.1 200 OK").length - 1).toBe(HTTP_LIMITS.maxWaitingPerSocket),
+      {
+        timeout: 5_000,
+      },
+    );
+    expect(socket.destroyed).toBe(false);
+  });
+
+  it("answers at most maxRequestsPerSocket pipelined requests on one connection, then closes it", async () => {
+    const { port } = await start(10);
+    const socket = await open(port);
+    const count = HTTP_LIMITS.maxRequestsPerSocket + 500;
+    socket.write("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".repeat(count));
+    let received = "";
+    socket.setEncoding("utf8");
+    socket.on("data", (chunk: string) => (received += chunk));
+    // the server ends its side after the last answer it owes
+    await new Promise((resolve) => socket.once("end", resolve));
+    const ok = received.split("HTTP/1.1 200 OK").length - 1;
+    expect(ok).toBe(HTTP_LIMITS.maxRequestsPerSocket);
+  });
+});
