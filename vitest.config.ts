@@ -1,10 +1,10 @@
-// Test runner configuration: unit and integration tests under test/, reliability suite opt-in.
+// Test runner configuration (npm test): unit and integration tests under test/; the e2e and reliability suites have their own.
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
-    exclude: ["test/reliability/**", "node_modules/**", "dist/**"],
+    exclude: ["test/reliability/**", "test/e2e/**", "node_modules/**", "dist/**"],
     testTimeout: 20_000,
     hookTimeout: 20_000,
     pool: "forks",
