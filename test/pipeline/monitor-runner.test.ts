@@ -1,8 +1,8 @@
 // The monitor runner: one poll stream per target, reconfiguration that restarts only changed targets, readiness, alerts.
+import { offchainMonitors } from "./helpers.js";
 import { pino } from "pino";
 import { Registry } from "prom-client";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import type { MonitorsConfig } from "../../src/config/types.js";
 import type { JournaledEvent } from "../../src/domain/events.js";
 import { createMonitorState } from "../../src/domain/monitor.js";
 import { ScaledPrice } from "../../src/domain/price.js";
@@ -56,25 +56,6 @@ function fakeClient(failing: Set<string>) {
   return { client, calls, callTimesByPair };
 }
 
-const monitors = (offchain: Array<{ pair: string; periodMs: number }>): MonitorsConfig => ({
-  offchain: offchain.map((m) => ({
-    ...m,
-    entryType: "spot",
-    aggregation: "median",
-    interval: "1s",
-    expiry: null,
-  })),
-  onchain: [],
-  publishers: [],
-  funding: [],
-  vaults: [],
-  jitter: 0,
-  spreadMs: 0,
-  coalesceMs: 0,
-  maxBackoffMs: 8_000,
-  warmup: { enabled: false, interval: "1min", lookbackMs: 0 },
-});
-
 /** Park–Miller minimal standard PRNG: uniform in [0, 1), deterministic per seed. */
 function parkMiller(seed: number): () => number {
   let state = seed;
@@ -123,7 +104,7 @@ describe("createMonitorRunner", () => {
   it("polls each target on its own period and publishes price ticks", async () => {
     const { calls, prices, runner } = start();
     runner.update(
-      monitors([
+      offchainMonitors([
         { pair: "BTC/USD", periodMs: 1_000 },
         { pair: "ETH/USD", periodMs: 2_000 },
       ]),
@@ -137,7 +118,7 @@ describe("createMonitorRunner", () => {
 
   it("coalesces jittered polls onto the monitors.coalesceMs grid: fewer wake-ups, same poll rate", async () => {
     const { callTimesByPair, runner } = start(new Set(), parkMiller(7));
-    runner.update({ ...monitors(fortyPairsAt1s), jitter: 0.1, coalesceMs: 100 }, []);
+    runner.update({ ...offchainMonitors(fortyPairsAt1s), jitter: 0.1, coalesceMs: 100 }, []);
     await vi.advanceTimersByTimeAsync(10_000);
     const callTimes = [...callTimesByPair.values()].flat();
     const offsets = callTimes.map((t) => t - T0);
@@ -150,7 +131,7 @@ describe("createMonitorRunner", () => {
 
   it("keeps each target on its own phase (monitors.spreadMs): one poll per period, spread over the period", async () => {
     const { callTimesByPair, runner } = start(new Set(), parkMiller(11));
-    runner.update({ ...monitors(fortyPairsAt1s), spreadMs: 10_000, coalesceMs: 100 }, []);
+    runner.update({ ...offchainMonitors(fortyPairsAt1s), spreadMs: 10_000, coalesceMs: 100 }, []);
     await vi.advanceTimersByTimeAsync(10_000);
     const phases = new Set<number>();
     for (const { pair } of fortyPairsAt1s) {
@@ -171,7 +152,7 @@ describe("createMonitorRunner", () => {
     const failing = new Set(["ETH/USD"]);
     const { runner } = start(failing);
     runner.update(
-      monitors([
+      offchainMonitors([
         { pair: "BTC/USD", periodMs: 1_000 },
         { pair: "ETH/USD", periodMs: 1_000 },
       ]),
@@ -201,7 +182,7 @@ describe("createMonitorRunner", () => {
   it("restarts only the targets whose config changed on update", async () => {
     const { calls, runner } = start();
     runner.update(
-      monitors([
+      offchainMonitors([
         { pair: "BTC/USD", periodMs: 1_000 },
         { pair: "ETH/USD", periodMs: 1_000 },
       ]),
@@ -211,7 +192,7 @@ describe("createMonitorRunner", () => {
     expect([calls.get("BTC/USD"), calls.get("ETH/USD")]).toEqual([2, 2]);
     // ETH/USD changes period (restarts: polls at once), BTC/USD is untouched (next poll still at 2 s), SOL/USD is new
     runner.update(
-      monitors([
+      offchainMonitors([
         { pair: "BTC/USD", periodMs: 1_000 },
         { pair: "ETH/USD", periodMs: 3_000 },
         { pair: "SOL/USD", periodMs: 1_000 },
@@ -222,7 +203,7 @@ describe("createMonitorRunner", () => {
     expect([calls.get("BTC/USD"), calls.get("ETH/USD"), calls.get("SOL/USD")]).toEqual([2, 3, 1]);
     await vi.advanceTimersByTimeAsync(600); // t = 2.1 s
     expect(calls.get("BTC/USD")).toBe(3);
-    runner.update(monitors([{ pair: "BTC/USD", periodMs: 1_000 }]), []);
+    runner.update(offchainMonitors([{ pair: "BTC/USD", periodMs: 1_000 }]), []);
     const before = { eth: calls.get("ETH/USD"), sol: calls.get("SOL/USD") };
     await vi.advanceTimersByTimeAsync(5_000);
     expect({ eth: calls.get("ETH/USD"), sol: calls.get("SOL/USD") }).toEqual(before);
@@ -233,7 +214,7 @@ describe("createMonitorRunner", () => {
     const failing = new Set(["BTC/USD"]);
     const { journaled, runner } = start(failing);
     const rules = [rule("upstream_error", {}, { threshold: 3 })];
-    runner.update(monitors([{ pair: "BTC/USD", periodMs: 1_000 }]), rules);
+    runner.update(offchainMonitors([{ pair: "BTC/USD", periodMs: 1_000 }]), rules);
     await vi.advanceTimersByTimeAsync(10_000); // failures at 0, 1, 3 s (backoff) ...
     const firing = journaled.filter((e) => e.type === "alert" && e.alert.status === "firing");
     expect(firing).toHaveLength(1);
@@ -252,7 +233,7 @@ describe("createMonitorRunner", () => {
     const rules = [
       rule("upstream_error", {}, { threshold: 1, flapMaxTransitions: 3, flapWindowMs: 600_000 }),
     ];
-    runner.update(monitors([{ pair: "BTC/USD", periodMs: 1_000 }]), rules);
+    runner.update(offchainMonitors([{ pair: "BTC/USD", periodMs: 1_000 }]), rules);
     for (const fail of [false, true, false]) {
       await vi.advanceTimersByTimeAsync(5_000);
       if (fail) failing.add("BTC/USD");
@@ -269,7 +250,7 @@ describe("createMonitorRunner", () => {
 
   it("stops polling on stop()", async () => {
     const { calls, runner } = start();
-    runner.update(monitors([{ pair: "BTC/USD", periodMs: 1_000 }]), []);
+    runner.update(offchainMonitors([{ pair: "BTC/USD", periodMs: 1_000 }]), []);
     await vi.advanceTimersByTimeAsync(1_500);
     runner.stop();
     const count = calls.get("BTC/USD");

@@ -1,8 +1,8 @@
 // A stall of the daemon itself (virtual time jumps while a poll is in flight) must raise monitor_stalled, not stale_price or upstream_error.
+import { offchainMonitors } from "./helpers.js";
 import { pino } from "pino";
 import { Registry } from "prom-client";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import type { MonitorsConfig } from "../../src/config/types.js";
 import type { AlertPayload, JournaledEvent } from "../../src/domain/events.js";
 import { createMonitorState } from "../../src/domain/monitor.js";
 import { ScaledPrice } from "../../src/domain/price.js";
@@ -43,27 +43,7 @@ function hangingClient(hang: { on: boolean }): PragmaClient {
   };
 }
 
-const MONITORS: MonitorsConfig = {
-  offchain: [
-    {
-      pair: "BTC/USD",
-      periodMs: 1_000,
-      entryType: "spot",
-      aggregation: "median",
-      interval: "1s",
-      expiry: null,
-    },
-  ],
-  onchain: [],
-  publishers: [],
-  funding: [],
-  vaults: [],
-  jitter: 0,
-  spreadMs: 0,
-  coalesceMs: 0,
-  maxBackoffMs: 8_000,
-  warmup: { enabled: false, interval: "1min", lookbackMs: 0 },
-};
+const MONITORS = offchainMonitors([{ pair: "BTC/USD", periodMs: 1_000 }]);
 
 const RULES = [
   rule("stale_price", { market: "offchain" }, { threshold: 3_000 }),
