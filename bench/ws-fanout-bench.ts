@@ -10,7 +10,7 @@ import { WebSocketServer } from "ws";
 import type { AlertPayload } from "../src/domain/events.js";
 import { createMetrics } from "../src/metrics.js";
 import { createEventHub } from "../src/pipeline/event-hub.js";
-import { createJournal } from "../src/pipeline/journal.js";
+import { createJournal } from "../src/state/journal.js";
 import { createWsServer } from "../src/sinks/ws/server.js";
 import { ask, forkChild, stopChild } from "./lib/child.js";
 import { benchConfig } from "./lib/config.js";

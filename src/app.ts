@@ -20,7 +20,7 @@ import {
 import { alertLink, externalBaseUrl } from "./http/external-url.js";
 import { createAccessPolicy } from "./http/access.js";
 import { createHttpServer, listen } from "./http/server.js";
-import { isPmError, PmError } from "./errors.js";
+import { isPmError, PmError } from "./domain/errors.js";
 import { componentLogger } from "./logger.js";
 import { createMetrics, type Metrics } from "./metrics.js";
 import { createEventHub, type EventHub, type EventSource } from "./pipeline/event-hub.js";

@@ -17,7 +17,7 @@ import { mainUsage, runUsage } from "./cli/main-usage.js";
 import { runTail } from "./cli/tail.js";
 import { loadConfig } from "./config/load.js";
 import type { AppConfig } from "./config/types.js";
-import { isPmError } from "./errors.js";
+import { isPmError } from "./domain/errors.js";
 import { createLogger } from "./logger.js";
 import { runSimulateCommand } from "./simulator/cli.js";
 import { createSystemdNotifier } from "./systemd.js";

@@ -1,5 +1,5 @@
 // `pragma-monitor check-config`: validate the layered configuration and print it with secrets redacted.
-import { isPmError } from "../errors.js";
+import { isPmError } from "../domain/errors.js";
 import { loadConfig } from "../config/load.js";
 import { adaptationNotes } from "../config/notes.js";
 import { problemsOf } from "../config/problems.js";

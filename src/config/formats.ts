@@ -3,7 +3,7 @@ import convict from "convict";
 import { INTERVALS, type Interval } from "../domain/types.js";
 import { CANDLE_INTERVALS, candleIntervalReason } from "../upstream/server-rules.js";
 import { externalLabelNameProblem } from "../domain/external-labels.js";
-import { normaliseOrigin } from "../http/access.js";
+import { normaliseOrigin } from "./hosts.js";
 import { httpUrlProblem } from "./checks.js";
 import type { ReaderContext } from "./element-reader.js";
 import {

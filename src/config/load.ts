@@ -2,7 +2,7 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { RULE_KINDS } from "../domain/events.js";
-import { isPmError } from "../errors.js";
+import { isPmError } from "../domain/errors.js";
 import type { EnvRecord } from "./element-reader.js";
 import { ARRAY_FORMATS, type ArrayFormatName } from "./formats.js";
 import { defaultConfigPath } from "./package-root.js";

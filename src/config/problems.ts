@@ -1,5 +1,5 @@
 // Config problems as `key: reason` pairs, and the PM_ERR_CONFIG error that lists every one of them.
-import { PmError } from "../errors.js";
+import { PmError } from "../domain/errors.js";
 
 /** One thing wrong with the configuration: the dotted key (with `[i]` for array elements) and why. */
 export interface ConfigProblem {

@@ -1,5 +1,5 @@
 // Valid but risky settings: reported by check-config and logged at startup, never refused.
-import { isLoopbackHost } from "../http/access.js";
+import { isLoopbackHost } from "./hosts.js";
 import type { ConfigProblem } from "./problems.js";
 import type { AppConfig } from "./types.js";
 

@@ -1,5 +1,5 @@
 // Persisting the alert engine: a JSON-safe export of pending/firing alerts and a validating import.
-import { PmError } from "../errors.js";
+import { PmError } from "./errors.js";
 import {
   createEngineState,
   dropRecord,

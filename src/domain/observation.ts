@@ -1,5 +1,5 @@
 // What the pipeline feeds the monitor: one poll outcome of a target, or warm-up history from candles.
-import type { Result } from "../errors.js";
+import type { Result } from "./errors.js";
 import type { ScaledPrice } from "./price.js";
 import type {
   FundingRate,

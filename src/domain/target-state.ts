@@ -1,5 +1,5 @@
 // Per-target data the detectors read: last good snapshot, latest price, bounded history, consecutive failures.
-import type { PmError } from "../errors.js";
+import type { PmError } from "./errors.js";
 import type { AlertCell, AlertKey } from "./alert-engine.js";
 import type { PollObservation } from "./observation.js";
 import { parseDecimalPrice, type ScaledPrice } from "./price.js";

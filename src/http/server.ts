@@ -4,7 +4,7 @@ import type { AddressInfo, Socket } from "node:net";
 import type { Logger } from "pino";
 import type { Readiness } from "../domain/readiness.js";
 import type { Metrics } from "../metrics.js";
-import { PmError } from "../errors.js";
+import { PmError } from "../domain/errors.js";
 import { redactUrl } from "../config/redact.js";
 import { createBurstLog } from "../log-burst.js";
 import { createTokenCheck, presentedToken } from "../sinks/ws/auth.js";

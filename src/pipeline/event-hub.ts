@@ -11,7 +11,7 @@ import type {
   LifecyclePhase,
   PriceTick,
 } from "../domain/events.js";
-import type { Journal, Replay } from "./journal.js";
+import type { Journal, Replay } from "../state/journal.js";
 
 /** Read side of the hub, what sinks (WebSocket, stdout, chat-ops) consume. */
 export interface EventSource {

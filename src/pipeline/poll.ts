@@ -1,6 +1,6 @@
 // One poll stream per target: phase-locked, non-overlapping, timed out, backing off on failure; failures are values.
 import { Observable, Subscription, asyncScheduler, from, type ObservableInput } from "rxjs";
-import { PmError, isPmError, type Result } from "../errors.js";
+import { PmError, isPmError, type Result } from "../domain/errors.js";
 import type { PollClock } from "./coalescing-clock.js";
 
 /** Timing policy of a poll stream. */

@@ -2,7 +2,7 @@
 import { parseArgs } from "node:util";
 import { EX_CONFIG, EX_UNAVAILABLE, EX_USAGE } from "../cli/args.js";
 import { flagList, synopsis, type FlagSpecs } from "../cli/usage.js";
-import { isPmError } from "../errors.js";
+import { isPmError } from "../domain/errors.js";
 import { createSystemClock } from "./clock.js";
 import { resolveScenario, type Scenario } from "./scenario.js";
 import { startSimulator } from "./server.js";

@@ -1,5 +1,5 @@
 // Run-time fault control: the programmatic SimulatorControl and its HTTP face under /_sim/ on the simulator's port.
-import { PmError } from "../errors.js";
+import { PmError } from "../domain/errors.js";
 import { activationElapsedMs, type Fault, type FaultBook, type ScheduledFault } from "./faults.js";
 import type { Market } from "./market.js";
 import { JSON_TYPE, plainText, type SimResponse } from "./responses.js";

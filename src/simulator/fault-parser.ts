@@ -1,6 +1,6 @@
 // Validation of fault JSON (scenario files and the control endpoint): errors name the offending field.
 import { NETWORKS, type Network } from "../domain/types.js";
-import { PmError } from "../errors.js";
+import { PmError } from "../domain/errors.js";
 import type { EndpointKind, Fault } from "./faults.js";
 
 const ENDPOINTS: readonly EndpointKind[] = [

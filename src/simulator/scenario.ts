@@ -1,7 +1,7 @@
 // Scenario files: validated JSON describing seed, scheduled faults (with repeat cycles) and response-shape flags.
 import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
-import { PmError } from "../errors.js";
+import { PmError } from "../domain/errors.js";
 import type { Fault } from "./faults.js";
 import { fail, nonNegative, num, object, onlyKeys, optNum, parseFault, positive } from "./fault-parser.js";
 

@@ -1,7 +1,7 @@
 // An exclusive pid lock on the state directory: two daemons must never interleave one journal and outbox.
 import { closeSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { PmError } from "../errors.js";
+import { PmError } from "../domain/errors.js";
 import { PRIVATE_FILE_MODE } from "./atomic-file.js";
 
 /** The running process as the lock sees it (injected: only main.ts touches `process`). */

@@ -2,8 +2,8 @@
 import { join } from "node:path";
 import type { Logger } from "pino";
 import type { AlertEvent, JournaledEvent } from "../domain/events.js";
-import { PmError } from "../errors.js";
-import { createJournal, type Journal } from "../pipeline/journal.js";
+import { PmError } from "../domain/errors.js";
+import { createJournal, type Journal } from "./journal.js";
 import { ensurePrivateDir, readJsonFile, writeFileAtomic } from "./atomic-file.js";
 import { acquireStateLock, type ProcessIdentity } from "./lock-file.js";
 import { loadJournalFile, openJournalFile, type JournalFile } from "./journal-file.js";

@@ -1,5 +1,5 @@
 // Runtime validation helpers for upstream JSON: allocation-free on success, precise field paths on failure.
-import { PmError } from "../errors.js";
+import { PmError } from "../domain/errors.js";
 import { ScaledPrice } from "../domain/price.js";
 import type { EndpointName } from "./types.js";
 

@@ -1,5 +1,5 @@
 // Reading upstream error responses: the known error body shapes and the Retry-After header.
-import type { UpstreamErrorBody } from "../errors.js";
+import type { UpstreamErrorBody } from "../domain/errors.js";
 
 /** Longest plain-text error body kept in an error's details (the rest is dropped). */
 const MAX_TEXT_CHARS = 1_000;

@@ -1,5 +1,5 @@
 // GET /node/v1/funding_rates/history/{base}/{quote}: query building, page decoder and the all-pages iterator.
-import { PmError } from "../errors.js";
+import { PmError } from "../domain/errors.js";
 import { FUNDING_FREQUENCIES, type FundingRate, type FundingRatePage } from "../domain/types.js";
 import {
   asObject,

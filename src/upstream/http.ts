@@ -1,7 +1,7 @@
 // HTTP transport of the upstream client: GET with per-attempt timeout, abort, bounded body, typed errors and retries.
 import { setTimeout as sleepFor } from "node:timers/promises";
 import type { Dispatcher } from "undici";
-import { PmError, type PmErrorDetails } from "../errors.js";
+import { PmError, type PmErrorDetails } from "../domain/errors.js";
 import { parseRetryAfterMs } from "../retry-after.js";
 import { describeErrorBody, parseUpstreamErrorBody } from "./error-body.js";
 import { isTransientHttpFailure, retryDelayMs, type RetryPolicy } from "./retry.js";

@@ -1,5 +1,5 @@
 // Retry policy of upstream GETs: which failures are transient, exponential backoff with full jitter, Retry-After, bounded attempts and time.
-import type { PmError, UpstreamErrorBody } from "../errors.js";
+import type { PmError, UpstreamErrorBody } from "../domain/errors.js";
 
 /** Retry settings; the same shape as RetryConfig in src/config/types.ts so the config passes straight in. */
 export interface RetryPolicy {

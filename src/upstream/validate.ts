@@ -1,5 +1,5 @@
 // Input validation of client queries: every bad argument is refused with PM_ERR_INVALID_REQUEST before any request.
-import { PmError } from "../errors.js";
+import { PmError } from "../domain/errors.js";
 import type { EndpointName } from "./types.js";
 
 /** A pair symbol split into its path segments, upper-cased. */

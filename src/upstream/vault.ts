@@ -1,5 +1,5 @@
 // GET {vault_base_url}/api/v1/vaults/{id}: the vault decoder, tolerant of the bare object, the {status,data} envelope and absent or null optional fields.
-import { PmError } from "../errors.js";
+import { PmError } from "../domain/errors.js";
 import type { Vault } from "../domain/types.js";
 import {
   asObject,

@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig, type LoadConfigOptions, type LoadedConfig } from "../../src/config/load.js";
-import { isPmError, type PmError } from "../../src/errors.js";
+import { isPmError, type PmError } from "../../src/domain/errors.js";
 
 /** Write `content` (object → JSON, string → as is) into a new temp dir; returns the file path. */
 export function writeConfig(content: unknown, name = "config.json"): string {

@@ -16,7 +16,7 @@ import {
   retainTargets,
   tick,
 } from "../../src/domain/monitor.js";
-import { isPmError } from "../../src/errors.js";
+import { isPmError } from "../../src/domain/errors.js";
 import { BTC_OFF, T0, rule, timeline } from "./helpers.js";
 
 const low = (extra: Parameters<typeof rule>[2] = {}) =>

@@ -1,5 +1,5 @@
 // Builders for domain tests: rules with neutral lifecycle settings, targets, snapshots and observations.
-import { PmError } from "../../src/errors.js";
+import { PmError } from "../../src/domain/errors.js";
 import type { AlertPayload } from "../../src/domain/events.js";
 import {
   createMonitorState,

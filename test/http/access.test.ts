@@ -1,14 +1,8 @@
 // Table tests of the Host and Origin rules (DNS rebinding, cross-site WebSocket hijacking).
 import type { IncomingMessage } from "node:http";
 import { describe, expect, it } from "vitest";
-import {
-  createAccessPolicy,
-  hostName,
-  isLoopbackHost,
-  normaliseOrigin,
-  type AccessConfig,
-  type AccessRefusal,
-} from "../../src/http/access.js";
+import { hostName, isLoopbackHost, normaliseOrigin } from "../../src/config/hosts.js";
+import { createAccessPolicy, type AccessConfig, type AccessRefusal } from "../../src/http/access.js";
 
 const request = (headers: Record<string, string>): IncomingMessage =>
   ({

@@ -2,7 +2,7 @@
 import { TestScheduler } from "rxjs/testing";
 import { describe, expect, it } from "vitest";
 import { asyncScheduler, map, type Observable } from "rxjs";
-import { PmError } from "../../src/errors.js";
+import { PmError } from "../../src/domain/errors.js";
 import type { PollClock } from "../../src/pipeline/coalescing-clock.js";
 import { nextPollDelayMs, poll$, type PollOptions, type PollOutcome } from "../../src/pipeline/poll.js";
 

@@ -9,7 +9,7 @@ import { ScaledPrice } from "../../src/domain/price.js";
 import type { PairPrice } from "../../src/domain/types.js";
 import { createMetrics } from "../../src/metrics.js";
 import { createEventHub } from "../../src/pipeline/event-hub.js";
-import { createJournal } from "../../src/pipeline/journal.js";
+import { createJournal } from "../../src/state/journal.js";
 import { createLoopMonitor, type LoopMonitor } from "../../src/pipeline/loop-monitor.js";
 import { createMonitorRunner, type MonitorRunner } from "../../src/pipeline/monitor-runner.js";
 import type { PragmaClient } from "../../src/upstream/types.js";

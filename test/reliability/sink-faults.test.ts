@@ -10,7 +10,7 @@ import type { SinkConfig } from "../../src/config/types.js";
 import type { AlertPayload } from "../../src/domain/events.js";
 import { createMetrics } from "../../src/metrics.js";
 import { createEventHub, type EventHub } from "../../src/pipeline/event-hub.js";
-import { createJournal } from "../../src/pipeline/journal.js";
+import { createJournal } from "../../src/state/journal.js";
 import { createChatOpsSinks, type ChatOpsSinks } from "../../src/sinks/chatops/index.js";
 import { SEED, budget, seededRandom } from "./support/mode.js";
 import { reportSuite } from "./support/report.js";

@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDispatcher, createPragmaClient } from "../../src/upstream/client.js";
 import type { PragmaClient } from "../../src/upstream/types.js";
-import { isPmError } from "../../src/errors.js";
+import { isPmError } from "../../src/domain/errors.js";
 import { startTestSim, T0_MS, type TestSim } from "./helpers.js";
 
 let t: TestSim;

@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { isPmError } from "../../src/errors.js";
+import { isPmError } from "../../src/domain/errors.js";
 import { createManualClock } from "../../src/simulator/clock.js";
 import { baseMid, createMarket } from "../../src/simulator/market.js";
 import {

@@ -1,6 +1,6 @@
 // The client over real loopback sockets: retries, Retry-After, timeouts, resets, aborts and error bodies.
 import { afterEach, describe, expect, it } from "vitest";
-import { isPmError, type PmError } from "../../src/errors.js";
+import { isPmError, type PmError } from "../../src/domain/errors.js";
 import { createHarness, type Harness } from "./harness.js";
 import { fixture, sendJson, startServer, type TestHandler, type TestServer } from "./helpers.js";
 

@@ -2,7 +2,7 @@
 // (a bad list item) is left out and reported while the rest of the body decodes.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { isPmError, type PmError } from "../../src/errors.js";
+import { isPmError, type PmError } from "../../src/domain/errors.js";
 import {
   decodeCandleSeriesBody,
   decodeFundingRatePageBody,

@@ -1,6 +1,6 @@
 // What goes on the wire: every parameter explicit with spec defaults, real names, headers; bad input sends nothing.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { isPmError } from "../../src/errors.js";
+import { isPmError } from "../../src/domain/errors.js";
 import type { PragmaClient } from "../../src/upstream/types.js";
 import { USER_AGENT } from "../../src/version.js";
 import { createHarness, type Harness } from "./harness.js";

@@ -1,7 +1,7 @@
 // Pure retry policy and error-body parsing: backoff bounds, Retry-After forms, budget limits.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { PmError } from "../../src/errors.js";
+import { PmError } from "../../src/domain/errors.js";
 import { parseRetryAfterMs } from "../../src/retry-after.js";
 import { parseUpstreamErrorBody } from "../../src/upstream/error-body.js";
 import { backoffDelayMs, isTransientHttpFailure, retryDelayMs } from "../../src/upstream/retry.js";

@@ -5,7 +5,7 @@ import type { Dispatcher } from "undici";
 import type { Logger } from "pino";
 import type { AlertSinkConfig, HeartbeatSinkConfig, SinkConfig } from "../../config/types.js";
 import type { AlertEvent, AlertPayload } from "../../domain/events.js";
-import { PmError } from "../../errors.js";
+import { PmError } from "../../domain/errors.js";
 import type { Metrics } from "../../metrics.js";
 import type { EventSource } from "../../pipeline/event-hub.js";
 import type { Timers } from "./delivery.js";

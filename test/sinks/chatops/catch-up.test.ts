@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { Agent } from "undici";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createEventHub } from "../../../src/pipeline/event-hub.js";
-import { createJournal } from "../../../src/pipeline/journal.js";
+import { createJournal } from "../../../src/state/journal.js";
 import { createChatOpsSinks, type ChatOpsSinks } from "../../../src/sinks/chatops/index.js";
 import type { SinkConfig } from "../../../src/config/types.js";
 import { captureLogger, nthAlert, sinkOf, startReceiver, testMetrics, type Receiver } from "./helpers.js";

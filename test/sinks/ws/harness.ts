@@ -9,7 +9,7 @@ import { createAccessPolicy } from "../../../src/http/access.js";
 import { createHttpServer, listen } from "../../../src/http/server.js";
 import { createMetrics, type Metrics } from "../../../src/metrics.js";
 import { createEventHub, type EventHub } from "../../../src/pipeline/event-hub.js";
-import { createJournal } from "../../../src/pipeline/journal.js";
+import { createJournal } from "../../../src/state/journal.js";
 import { createWsServer, type WsServer } from "../../../src/sinks/ws/server.js";
 
 export const PAIRS = ["BTC/USD", "ETH/USD", "SOL/USD"];
