@@ -1,7 +1,7 @@
 // Pipeline bench: decode + detect + alert (decodePairPriceBody → observe() with the shipped rules) vs JSON.parse of the same bodies.
 import { performance } from "node:perf_hooks";
 import { createMonitorState, observe, tick, type MonitorState } from "../src/domain/monitor.js";
-import type { RuleConfig } from "../src/domain/rules.js";
+import type { RuleConfig } from "../src/domain/rules/index.js";
 import type { TargetSpec } from "../src/domain/types.js";
 import { planTargets } from "../src/pipeline/targets.js";
 import { decodePairPriceBody } from "../src/upstream/pair-price.js";

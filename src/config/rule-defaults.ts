@@ -1,6 +1,6 @@
 // Per-kind rule defaults: threshold unit and value, severity and `for`, chosen from the API's real behaviour.
 import type { Severity } from "../domain/events.js";
-import type { Market, RuleConfigKind } from "../domain/rules.js";
+import type { Market, RuleConfigKind } from "../domain/rules/index.js";
 
 /** What a rule's threshold measures, which fixes its valid range. */
 export type ThresholdUnit = "fraction" | "ms" | "count" | "price" | "unused";

@@ -1,6 +1,6 @@
 // Element reader for the `rules` array: strict keys, per-kind defaults, hysteresis checks and unique ids.
 import { SEVERITIES } from "../domain/events.js";
-import type { Market, RuleCommon, RuleConfig, RuleConfigKind, RuleOverride } from "../domain/rules.js";
+import type { Market, RuleCommon, RuleConfig, RuleConfigKind, RuleOverride } from "../domain/rules/index.js";
 import type { ElementReader } from "./element-reader.js";
 import { readElements, reportDuplicates, type ReaderContext } from "./element-reader.js";
 import { ID_PATTERN, normalisePair, PAIR_PATTERN } from "./checks.js";

@@ -1,6 +1,6 @@
 // The validated, typed configuration the daemon runs on (produced by the convict schema in schema.ts).
 import type { Severity } from "../domain/events.js";
-import type { RuleConfig } from "../domain/rules.js";
+import type { RuleConfig } from "../domain/rules/index.js";
 import type { Aggregation, EntryType, Interval, Network, PublisherType } from "../domain/types.js";
 import type { CandleInterval } from "../upstream/server-rules.js";
 

@@ -3,7 +3,7 @@
 import type { AlertLabels, AlertPayload, RuleKind } from "./events.js";
 import type { Measure } from "./detectors/finding.js";
 import { buildPayload, type RemovalCause } from "./alert-payload.js";
-import type { RuleConfig } from "./rules.js";
+import type { RuleConfig } from "./rules/index.js";
 
 /** Lifecycle state of one fingerprint. */
 export type AlertStatus = "inactive" | "pending" | "firing";

@@ -2,7 +2,7 @@
 import type { AlertRecord } from "./alert-engine.js";
 import type { AlertContext, AlertPayload } from "./events.js";
 import { toIso } from "./format.js";
-import type { RuleConfig } from "./rules.js";
+import type { RuleConfig } from "./rules/index.js";
 
 /** Why an alert resolved without its condition clearing: the config no longer produces it. */
 export type RemovalCause = "target_removed" | "rule_removed";

@@ -39,7 +39,7 @@ import {
   upstreamOverrideKey,
   type RuleSettings,
 } from "./rule-scope.js";
-import type { RuleConfig } from "./rules.js";
+import type { RuleConfig } from "./rules/index.js";
 import type { TargetSpec } from "./types.js";
 import {
   applyPoll,

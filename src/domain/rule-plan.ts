@@ -1,6 +1,6 @@
 // Per-rules-array lookups computed once: rules by id, rules per target, history retention per target kind.
 import { coversTarget } from "./rule-scope.js";
-import type { RuleConfig } from "./rules.js";
+import type { RuleConfig } from "./rules/index.js";
 import type { TargetSpec } from "./types.js";
 
 /** Derived views of one rules array (the pipeline passes the same array until config reloads). */

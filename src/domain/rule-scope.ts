@@ -1,7 +1,7 @@
 // Which targets and keys a rule applies to, its effective thresholds per key (overrides, hysteresis) and its labels.
 import type { AlertLabels, Severity } from "./events.js";
 import { formatWindowMs } from "./format.js";
-import type { RuleConfig } from "./rules.js";
+import type { RuleConfig } from "./rules/index.js";
 import type { TargetSpec } from "./types.js";
 
 /** Which side of the threshold fires: `above` fires at value ≥ threshold, `below` at value ≤ threshold. */

@@ -6,7 +6,7 @@ import { parseDecimalPrice, type ScaledPrice } from "./price.js";
 import { PriceHistory } from "./price-history.js";
 import type { RulePlan } from "./rule-plan.js";
 import type { RuleSettings } from "./rule-scope.js";
-import type { RuleConfig } from "./rules.js";
+import type { RuleConfig } from "./rules/index.js";
 import type {
   FundingRate,
   OnchainEntrySet,

@@ -13,7 +13,7 @@ import {
   type Observation,
 } from "../domain/monitor.js";
 import type { TargetHealth, TargetReadiness } from "../domain/readiness.js";
-import type { RuleConfig } from "../domain/rules.js";
+import type { RuleConfig } from "../domain/rules/index.js";
 import type { TargetKind, TargetSpec } from "../domain/types.js";
 import type { Metrics } from "../metrics.js";
 import type { PragmaClient } from "../upstream/types.js";

@@ -11,7 +11,7 @@ import {
   retainTargets,
   tick,
 } from "../../src/domain/monitor.js";
-import type { RuleConfig } from "../../src/domain/rules.js";
+import type { RuleConfig } from "../../src/domain/rules/index.js";
 import type { TargetSpec } from "../../src/domain/types.js";
 import { BTC_OFF, BTC_ON, ETH_OFF, T0, VAULT, entrySet, obs, pairPrice, rule, vault } from "./helpers.js";
 

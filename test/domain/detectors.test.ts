@@ -1,7 +1,7 @@
 // Table-driven detector tests through the monitor API: boundaries, bad inputs, overrides and filters.
 import { describe, expect, it } from "vitest";
 import { createMonitorState, observe, tick, type Observation } from "../../src/domain/monitor.js";
-import type { RuleConfig } from "../../src/domain/rules.js";
+import type { RuleConfig } from "../../src/domain/rules/index.js";
 import {
   BTC_OFF,
   BTC_ON,

@@ -7,7 +7,7 @@ import {
   importAlertState,
   observe,
 } from "../../src/domain/monitor.js";
-import type { RuleConfig } from "../../src/domain/rules.js";
+import type { RuleConfig } from "../../src/domain/rules/index.js";
 import { T0, obs, pairPrice, rule, timeline } from "./helpers.js";
 
 const S = 1_000;

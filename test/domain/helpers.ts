@@ -9,7 +9,7 @@ import {
   type Observation,
 } from "../../src/domain/monitor.js";
 import { parseDecimalPrice, type ScaledPrice } from "../../src/domain/price.js";
-import type { RuleCommon, RuleConfig, RuleConfigKind } from "../../src/domain/rules.js";
+import type { RuleCommon, RuleConfig, RuleConfigKind } from "../../src/domain/rules/index.js";
 import type {
   FundingRate,
   OnchainEntrySet,

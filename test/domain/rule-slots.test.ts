@@ -10,7 +10,7 @@ import {
   tick,
   type MonitorState,
 } from "../../src/domain/monitor.js";
-import type { RuleConfig } from "../../src/domain/rules.js";
+import type { RuleConfig } from "../../src/domain/rules/index.js";
 import { BTC_OFF, BTC_ON, ETH_OFF, T0, entrySet, obs, pairPrice, rule } from "./helpers.js";
 
 const low = (common: Parameters<typeof rule<"low_sources">>[2]): RuleConfig =>

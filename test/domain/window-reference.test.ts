@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { AlertPayload } from "../../src/domain/events.js";
 import { createMonitorState, observe, type Observation } from "../../src/domain/monitor.js";
 import { PriceHistory } from "../../src/domain/price-history.js";
-import type { RuleConfig } from "../../src/domain/rules.js";
+import type { RuleConfig } from "../../src/domain/rules/index.js";
 import {
   describeSpan,
   NO_REFERENCE,

@@ -1,7 +1,6 @@
 // What a detector reports: a measured value with its fire/clear verdicts, or "no data" (keep alert state).
 import type { AlertContext, AlertLabels, Severity } from "../events.js";
 import { crossesClear, crossesFire, type RuleSettings } from "../rule-scope.js";
-import type { RuleConfig } from "../rules.js";
 
 /** Human text and context of a finding, built only when an alert is announced. */
 export interface Description {
@@ -119,5 +118,4 @@ export function booleanMeasure(
   };
 }
 
-/** The config of one rule kind. */
-export type RuleOf<K extends RuleConfig["kind"]> = Extract<RuleConfig, { kind: K }>;
+export type { RuleOf } from "../rules/index.js";

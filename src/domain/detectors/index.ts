@@ -1,5 +1,5 @@
 // Dispatch from a rule config to its detector: one exhaustive switch over every rule kind.
-import type { RuleConfig } from "../rules.js";
+import type { RuleConfig } from "../rules/index.js";
 import type { TargetData } from "../target-state.js";
 import { detectComponentDeviation } from "./component-deviation.js";
 import type { Finding, QuietKeys } from "./finding.js";

@@ -1,6 +1,6 @@
 // Rule configuration types: what each detector checks, its thresholds and its alert lifecycle settings.
-import type { Severity } from "./events.js";
-import type { Interval } from "./types.js";
+import type { Severity } from "../events.js";
+import type { Interval } from "../types.js";
 
 /** Per-pair (or per-publisher / per-vault) overrides of a rule's thresholds and severity. */
 export interface RuleOverride {
@@ -69,3 +69,6 @@ export type RuleConfig =
   | (RuleCommon & { readonly kind: "upstream_error" });
 
 export type RuleConfigKind = RuleConfig["kind"];
+
+/** The config of one rule kind. */
+export type RuleOf<K extends RuleConfigKind> = Extract<RuleConfig, { kind: K }>;
