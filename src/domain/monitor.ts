@@ -57,6 +57,14 @@ export type { PersistedAlert, PersistedAlertState } from "./alert-persistence.js
 export interface MonitorState {
   readonly targets: TargetRegistry;
   readonly engine: EngineState;
+  /** Every detector reports every measure (no calm shortcut): the reference the differential test compares with. */
+  readonly exact: boolean;
+}
+
+/** Options of a new monitor state. */
+export interface MonitorOptions {
+  /** Disable every calm shortcut (tests: the exact path the fast one must match). */
+  readonly exact?: boolean;
 }
 
 /** The (same, mutated) state and the alert transitions an input caused, in order. */
@@ -66,8 +74,8 @@ export interface Evaluation {
 }
 
 /** A monitor with no targets and no alerts. */
-export function createMonitorState(): MonitorState {
-  return { targets: createTargetRegistry(), engine: createEngineState() };
+export function createMonitorState(options: MonitorOptions = {}): MonitorState {
+  return { targets: createTargetRegistry(), engine: createEngineState(), exact: options.exact === true };
 }
 
 /** Fold one observation in: update the target, run the detectors that apply, step the alerts they touch. */
@@ -174,7 +182,7 @@ export function exportAlertState(state: MonitorState): PersistedAlertState {
 
 /** A monitor restored from exported alert state; throws PmError PM_ERR_STATE on garbage. Target data refills from polls. */
 export function importAlertState(persisted: unknown): MonitorState {
-  return { targets: createTargetRegistry(), engine: importEngine(persisted) };
+  return { targets: createTargetRegistry(), engine: importEngine(persisted), exact: false };
 }
 
 /** Apply alert transitions journaled after the last checkpoint (in seq order) so a restart matches what was announced. */
@@ -276,7 +284,7 @@ function evaluate(
   probe.scopeKey = slot.scopeKey;
   probe.settings = slot.settings;
   probe.scopeQuiet = scopeQuiet && slot.inTargetScope;
-  const findings = runDetector(rule, data, spot, nowMs, probe);
+  const findings = runDetector(rule, data, spot, nowMs, state.exact ? undefined : probe);
   probe.engine = null;
   probe.slot = null;
   probe.scopeQuiet = false;
