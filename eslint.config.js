@@ -92,7 +92,6 @@ const LONG_FUNCTIONS_LEFT = [
   "src/sinks/chatops/sink-worker.ts",
   "src/app.ts",
   "src/sinks/chatops/chatops.ts",
-  "src/pipeline/monitor-runner.ts",
   "src/sinks/ws/server.ts",
   "src/metrics.ts",
   "src/simulator/server.ts",
