@@ -168,12 +168,6 @@ export function relativeChange(from: ScaledPrice, to: ScaledPrice): number | nul
   return Number(((y - x) * RATIO_SCALE) / denominator) / 1e12;
 }
 
-/** Absolute relative deviation |a - b| / |b| as a fraction; null if b is 0. */
-export function relativeDeviation(a: ScaledPrice, reference: ScaledPrice): number | null {
-  const change = relativeChange(reference, a);
-  return change === null ? null : Math.abs(change);
-}
-
 /**
  * True only when |relativeChange(from, to)| is certainly below `limit`, judged on doubles with a margin
  * (1e-9 relative, far above the ≈1e-12 truncation and ≈1e-15 rounding errors of the two computations);
