@@ -44,12 +44,13 @@ export type Trigger = "ok" | "failed" | "tick";
 /** The rules of one configuration applied to targets; state derived from the rules array only, rebuilt with a new evaluator. */
 export interface Evaluator {
   readonly rules: readonly RuleConfig[];
-  /** History a target needs (the longest window of the enabled rules that keep one for its kind), in ms. */
-  retentionFor(spec: TargetSpec): number;
-  /** Run the target's rules that `trigger` concerns and feed their measures to the alert engine. */
+  /** The rules that cover a target and the history it needs, resolved once per target spec. */
+  rulesFor(spec: TargetSpec): TargetRules;
+  /** Run the target's rules (`rules`: rulesFor its spec) that `trigger` concerns and feed their measures to the alert engine. */
   evaluateTarget(
     monitor: MonitorData,
     data: TargetData,
+    rules: TargetRules,
     trigger: Trigger,
     nowMs: number,
     out: AlertPayload[],
@@ -74,14 +75,14 @@ interface RuleSlot {
 }
 
 /** The rule slots of one target spec (rules with `inhibits` first, so a recovery unmutes before the others run). */
-interface TargetRules {
+export interface TargetRules {
   readonly spec: TargetSpec;
   readonly slots: readonly RuleSlot[];
   /** History the target needs: the longest window of the enabled rules that keep one for its kind (0 = none). */
   readonly retainMs: number;
 }
 
-/** An evaluator for `rules` (the pipeline builds one per config load and reload). */
+/** An evaluator for `rules` (the monitor state builds one whenever it is handed another rules array: a config load or reload). */
 export function createEvaluator(rules: readonly RuleConfig[], options: EvaluatorOptions = {}): Evaluator {
   const exact = options.exact === true;
   // The first rule of each id wins; the config loader rejects duplicates, this keeps a bad array harmless.
@@ -130,9 +131,9 @@ export function createEvaluator(rules: readonly RuleConfig[], options: Evaluator
 
   return {
     rules,
-    retentionFor: (spec) => rulesOf(spec).retainMs,
-    evaluateTarget(monitor, data, trigger, nowMs, out) {
-      for (const slot of rulesOf(data.spec).slots)
+    rulesFor: rulesOf,
+    evaluateTarget(monitor, data, rules, trigger, nowMs, out) {
+      for (const slot of rules.slots)
         if (runsOn(slot.definition, trigger)) run(monitor, data, slot, nowMs, out);
     },
     evaluatePartners(monitor, offchain, nowMs, out) {

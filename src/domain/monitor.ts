@@ -55,7 +55,8 @@ export function observe(
 ): Evaluation {
   const evaluator = evaluatorFor(state, rules);
   const spec = observation.target;
-  const data = ensureTarget(state.targets, spec, evaluator.retentionFor(spec));
+  const targetRules = evaluator.rulesFor(spec);
+  const data = ensureTarget(state.targets, spec, targetRules.retainMs);
   if (observation.kind === "history") {
     data.history?.insertAll(observation.points);
     return { state, transitions: [] };
@@ -63,7 +64,7 @@ export function observe(
   const out: AlertPayload[] = [];
   applyPoll(data, observation);
   const ok = observation.result.ok;
-  evaluator.evaluateTarget(state, data, ok ? "ok" : "failed", nowMs, out);
+  evaluator.evaluateTarget(state, data, targetRules, ok ? "ok" : "failed", nowMs, out);
   if (ok && observation.kind === "offchain") evaluator.evaluatePartners(state, data, nowMs, out);
   return { state, transitions: out };
 }
@@ -73,7 +74,8 @@ export function tick(state: MonitorState, rules: readonly RuleConfig[], nowMs: n
   const evaluator = evaluatorFor(state, rules);
   const out: AlertPayload[] = [];
   for (const data of state.targets.byId.values())
-    if (data.snapshot !== null) evaluator.evaluateTarget(state, data, "tick", nowMs, out);
+    if (data.snapshot !== null)
+      evaluator.evaluateTarget(state, data, evaluator.rulesFor(data.spec), "tick", nowMs, out);
   evaluator.sweep(state, nowMs, out);
   return { state, transitions: out };
 }
