@@ -61,13 +61,10 @@ export const componentDeviation = defineRule<ComponentDeviationRule>({
     if (aggregate === null || !target.priceComparable) return true;
     if (settings.direction !== "above") return false;
     const snapshot = target.snapshot;
-    if (snapshot?.kind === "offchain") {
-      for (const c of snapshot.value.components)
-        if (!changeProvablyBelow(aggregate, c.price, settings.threshold)) return false;
-    } else if (snapshot?.kind === "onchain") {
-      for (const e of snapshot.value.components)
-        if (!changeProvablyBelow(aggregate, e.price, settings.threshold)) return false;
-    }
+    const list =
+      snapshot?.kind === "offchain" || snapshot?.kind === "onchain" ? snapshot.value.components : [];
+    for (let i = 0; i < list.length; i++)
+      if (!changeProvablyBelow(aggregate, list[i]!.price, settings.threshold)) return false;
     return true;
   },
 });
