@@ -72,11 +72,7 @@ interface RuleSlot {
   readonly ruleLabels: AlertLabels;
   /** Fingerprint of the target's own key (subkey ""): what the calm check of a one-key rule looks up. */
   readonly mainFingerprint: string;
-  /** The slot's detect context, refilled for every call (null until the first). */
-  context: Writable<DetectContext<RuleConfig>> | null;
 }
-
-type Writable<T> = { -readonly [K in keyof T]: T[K] };
 
 /** The rule slots of one target spec (rules with `inhibits` first, so a recovery unmutes before the others run). */
 export interface TargetRules {
@@ -117,7 +113,14 @@ export function createEvaluator(rules: readonly RuleConfig[], options: Evaluator
       definition.related === "offchain_spot" && data.spec.kind === "onchain"
         ? offchainSpotFor(monitor.targets, data.spec.pair)
         : undefined;
-    const context = contextOf(slot, data, nowMs, related);
+    const context: DetectContext<RuleConfig> = {
+      target: data,
+      rule,
+      scopeKey: slot.scopeKey,
+      settings: slot.settings,
+      nowMs,
+      related,
+    };
     if (!exact && definition.calm !== null && definition.calm(context) && isQuiet(monitor.engine, slot))
       return;
     const findings = definition.detect(context);
@@ -185,33 +188,9 @@ function buildSlots(active: readonly RuleConfig[], spec: TargetSpec): RuleSlot[]
       targetLabels,
       ruleLabels: labels,
       mainFingerprint: fingerprintOf(rule.kind, { ...targetLabels, ...labels }),
-      context: null,
     });
   }
   return [...slots.filter((s) => s.definition.inhibits), ...slots.filter((s) => !s.definition.inhibits)];
-}
-
-/**
- * The slot's context for one call. One object per slot, refilled rather than allocated: with hundreds of
- * targets the young generation holds every target's latest snapshot, so each allocation per rule and
- * body brings the next scavenge (which copies those snapshots) closer. Evaluation is synchronous and
- * detectors read the context during the call only (their lazy descriptions capture values, not it).
- */
-function contextOf(
-  slot: RuleSlot,
-  target: TargetData,
-  nowMs: number,
-  related: TargetData | undefined,
-): DetectContext<RuleConfig> {
-  const context = slot.context;
-  if (context === null) {
-    const { rule, scopeKey, settings } = slot;
-    return (slot.context = { target, rule, scopeKey, settings, nowMs, related });
-  }
-  context.target = target;
-  context.nowMs = nowMs;
-  context.related = related;
-  return context;
 }
 
 /**

@@ -6,7 +6,7 @@ import type { TargetData } from "../target-state.js";
 import type { TargetSpec } from "../types.js";
 import type { RuleCommon } from "./common.js";
 
-/** Everything a detector reads, as one plain object from the evaluator for one rule on one target; valid during the call only (the evaluator refills it). */
+/** Everything a detector reads, as one plain object built by the evaluator for one rule on one target. */
 export interface DetectContext<R> {
   readonly target: TargetData;
   readonly rule: R;
