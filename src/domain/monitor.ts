@@ -127,12 +127,13 @@ export function exportAlertState(state: MonitorState): PersistedAlertState {
 }
 
 /** A monitor restored from exported alert state; throws PmError PM_ERR_STATE on garbage. Target data refills from polls. */
-export function importAlertState(persisted: unknown): MonitorState {
+export function importAlertState(persisted: unknown, options: MonitorOptions = {}): MonitorState {
+  const exact = options.exact === true;
   return {
     targets: createTargetRegistry(),
     engine: importEngine(persisted),
-    evaluator: createEvaluator([]),
-    exact: false,
+    evaluator: createEvaluator([], { exact }),
+    exact,
   };
 }
 

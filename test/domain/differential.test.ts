@@ -8,7 +8,10 @@ import type { AlertPayload } from "../../src/domain/events.js";
 import {
   activeAlerts,
   createMonitorState,
+  exportAlertState,
+  importAlertState,
   observe,
+  restoreAnnounced,
   retainTargets,
   tick,
   type Evaluation,
@@ -176,6 +179,8 @@ const step = fc.oneof(
   },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant("tick" as const) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("reload" as const), rules: rulesArray }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("checkpoint" as const) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("restart" as const) }) },
   {
     weight: 1,
     arbitrary: fc.record({
@@ -197,6 +202,8 @@ type Step = typeof step extends fc.Arbitrary<infer S> ? S : never;
 type Input =
   | { readonly kind: "observe"; readonly observations: readonly PollObservation[] }
   | { readonly kind: "tick" }
+  | { readonly kind: "checkpoint" }
+  | { readonly kind: "restart" }
   | { readonly kind: "reload"; readonly rules: readonly RuleConfig[] }
   | { readonly kind: "retain"; readonly ids: ReadonlySet<string> };
 
@@ -205,6 +212,8 @@ const fixed = (n: number): string => n.toFixed(8);
 function toInput(s: Step, nowMs: number, prices: Map<string, number>): Input {
   switch (s.kind) {
     case "tick":
+    case "checkpoint":
+    case "restart":
       return s;
     case "reload":
       return { kind: "reload", rules: s.rules };
@@ -307,9 +316,13 @@ function run(
   let state: MonitorState = createMonitorState({ exact });
   let rules = initialRules;
   const transitions: AlertPayload[] = [];
+  // what a restart recovers: the last checkpoint, and the transitions journaled after it
+  let checkpoint: unknown = JSON.parse(JSON.stringify(exportAlertState(state)));
+  let journal: AlertPayload[] = [];
   const apply = (evaluation: Evaluation): void => {
     state = evaluation.state;
     transitions.push(...evaluation.transitions);
+    journal.push(...evaluation.transitions);
   };
   for (const [input, nowMs] of inputs) {
     if (input.kind === "observe")
@@ -317,7 +330,14 @@ function run(
         apply(observe(state, observation, rules, observation.observedAtMs));
     else if (input.kind === "tick") apply(tick(state, rules, nowMs));
     else if (input.kind === "retain") apply(retainTargets(state, input.ids, rules, nowMs, TARGETS));
-    else {
+    else if (input.kind === "checkpoint") {
+      checkpoint = JSON.parse(JSON.stringify(exportAlertState(state)));
+      journal = [];
+    } else if (input.kind === "restart") {
+      // targets are forgotten; journaled alerts come back without their targets (they learn them from data)
+      state = restoreAnnounced(importAlertState(checkpoint, { exact }), journal);
+      apply(retainTargets(state, new Set(TARGETS.map((t) => t.id)), rules, nowMs, TARGETS));
+    } else {
       // a config reload: the runner swaps the rules array and retains the configured targets
       rules = input.rules;
       apply(retainTargets(state, new Set(TARGETS.map((t) => t.id)), rules, nowMs, TARGETS));
@@ -327,7 +347,7 @@ function run(
 }
 
 describe("fast path = exact path", () => {
-  it("same transitions and active alerts for random observations, ticks and reloads", () => {
+  it("same transitions and active alerts for random observations, ticks, reloads and restarts", () => {
     fc.assert(
       fc.property(rulesArray, fc.array(fc.tuple(step, stepMs), { maxLength: 80 }), (rules, steps) => {
         const prices = new Map<string, number>();
