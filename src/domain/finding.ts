@@ -37,9 +37,6 @@ export interface NoData {
 
 export type Finding = Measure | NoData;
 
-/** A detector's result when it measured nothing to report (distinct from "no data", which keeps state too). */
-export const NO_FINDINGS: readonly Finding[] = Object.freeze([]);
-
 /** A one-element "no data" result; rule files build theirs once, as module constants, so the hot path does not allocate. */
 export function noData(reason: string): readonly Finding[] {
   return Object.freeze([Object.freeze({ kind: "no_data" as const, reason })]);
