@@ -307,6 +307,19 @@ function pricePollObservation(
   return { kind: "onchain", target: s.target, result: { ok: true, value }, observedAtMs: nowMs };
 }
 
+/**
+ * The checkpoint as the daemon reads it at start (app.ts restoreEngineState): one it cannot import is
+ * dropped and the journal alone rebuilds the alerts. That happens here: a checkpoint taken while an
+ * alert restored from the journal has not seen fresh data yet (no target ids) fails the import.
+ */
+function recover(checkpoint: unknown, exact: boolean): MonitorState {
+  try {
+    return importAlertState(checkpoint, { exact });
+  } catch {
+    return createMonitorState({ exact });
+  }
+}
+
 /** Run one input sequence on a fresh state; the transitions in order and the active alerts at the end. */
 function run(
   initialRules: readonly RuleConfig[],
@@ -335,7 +348,7 @@ function run(
       journal = [];
     } else if (input.kind === "restart") {
       // targets are forgotten; journaled alerts come back without their targets (they learn them from data)
-      state = restoreAnnounced(importAlertState(checkpoint, { exact }), journal);
+      state = restoreAnnounced(recover(checkpoint, exact), journal);
       apply(retainTargets(state, new Set(TARGETS.map((t) => t.id)), rules, nowMs, TARGETS));
     } else {
       // a config reload: the runner swaps the rules array and retains the configured targets
