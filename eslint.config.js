@@ -89,7 +89,6 @@ const LAYERS = [
  * the list only shrinks (a new long function fails lint).
  */
 const LONG_FUNCTIONS_LEFT = [
-  "src/sinks/chatops/sink-worker.ts",
   "src/app.ts",
   "src/sinks/chatops/chatops.ts",
   "src/pipeline/monitor-runner.ts",
