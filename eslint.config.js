@@ -93,7 +93,6 @@ const LONG_FUNCTIONS_LEFT = [
   "src/sinks/chatops/chatops.ts",
   "src/pipeline/monitor-runner.ts",
   "src/sinks/ws/server.ts",
-  "src/metrics.ts",
   "src/simulator/server.ts",
   "src/sinks/chatops/outbox.ts",
   "src/cli/tail.ts",
