@@ -92,7 +92,6 @@ const LONG_FUNCTIONS_LEFT = [
   "src/app.ts",
   "src/sinks/chatops/chatops.ts",
   "src/pipeline/monitor-runner.ts",
-  "src/sinks/ws/server.ts",
   "src/simulator/server.ts",
   "src/sinks/chatops/outbox.ts",
   "src/cli/tail.ts",
