@@ -89,7 +89,6 @@ const LAYERS = [
  * the list only shrinks (a new long function fails lint).
  */
 const LONG_FUNCTIONS_LEFT = [
-  "src/app.ts",
   "src/pipeline/monitor-runner.ts",
   "src/simulator/server.ts",
   "src/sinks/chatops/outbox.ts",
