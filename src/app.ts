@@ -9,18 +9,10 @@ import { redactUrl } from "./config/redact.js";
 import type { AppConfig } from "./config/types.js";
 import { configWarnings } from "./config/warnings.js";
 import { RULE_KINDS, type AlertPayload } from "./domain/events.js";
-import {
-  activeAlerts,
-  createMonitorState,
-  exportAlertState,
-  importAlertState,
-  restoreAnnounced,
-  type MonitorState,
-} from "./domain/monitor.js";
+import { activeAlerts, exportAlertState, type MonitorState } from "./domain/monitor.js";
 import { alertLink, externalBaseUrl } from "./http/external-url.js";
 import { createAccessPolicy } from "./http/access.js";
 import { createHttpServer, listen } from "./http/server.js";
-import { isPmError, PmError } from "./domain/errors.js";
 import { componentLogger } from "./logger.js";
 import { createMetrics, type Metrics } from "./metrics.js";
 import { createEventHub, type EventHub, type EventSource } from "./pipeline/event-hub.js";
@@ -41,7 +33,13 @@ import { startLogSink } from "./sinks/log-sink.js";
 import { createWsServer, type WsServer } from "./sinks/ws/server.js";
 import type { ProcessIdentity } from "./state/lock-file.js";
 import { firingAlertsOfRule, firingSinkErrors } from "./state/sink-errors.js";
-import { openStateStore, type RecoveredState, type StateStore } from "./state/state-store.js";
+import { openStateStore, type StateStore } from "./state/state-store.js";
+import {
+  openStateDir,
+  resolveOrphanSinkErrors,
+  restoreEngineState,
+  stallEndedByRestart,
+} from "./app-restore.js";
 import { createDispatcher, createPragmaClient } from "./upstream/client.js";
 import type { SkippedItem } from "./upstream/decode.js";
 import { createSkippedItemLog } from "./upstream/skip-log.js";
@@ -507,22 +505,6 @@ async function reloadApp(app: Daemon, next: AppConfig): Promise<void> {
   });
 }
 
-/** The alert engine as the last run left it: the checkpoint, then the alerts announced after it (never re-announced). */
-function restoreEngineState(recovered: RecoveredState, logger: Logger): MonitorState {
-  let engineState = createMonitorState();
-  if (recovered.checkpoint !== null) {
-    try {
-      engineState = importAlertState(recovered.checkpoint.engine);
-    } catch (error) {
-      logger.error({ err: error }, "alert checkpoint invalid: rebuilding alert state from the journal");
-    }
-  }
-  return restoreAnnounced(
-    engineState,
-    recovered.alertsAfterCheckpoint.map((e) => e.alert),
-  );
-}
-
 /** The Pragma client on the shared keep-alive pool, feeding the upstream latency and request metrics. */
 function createUpstreamClient(
   upstream: AppConfig["upstream"],
@@ -566,53 +548,6 @@ function createSkippedItemHandler(
     metrics.upstreamSkippedItems.inc({ endpoint: item.endpoint });
     logSkippedItem(item);
   };
-}
-
-/** Resolve restored `sink_error` alerts whose sink is no longer configured (nothing else ever would). */
-function resolveOrphanSinkErrors(
-  hub: EventHub,
-  restored: readonly AlertPayload[],
-  sinks: AppConfig["sinks"],
-  nowMs: number,
-): void {
-  const configured = new Set(sinks.filter((sink) => sink.enabled).map((sink) => sink.name));
-  for (const alert of restored) {
-    if (configured.has(alert.labels["sink"] ?? "")) continue;
-    hub.publishAlert({
-      ...alert,
-      status: "resolved",
-      reason: "resolved",
-      endsAt: new Date(nowMs).toISOString(),
-      summary: `Chat-ops sink ${alert.labels["sink"] ?? "?"} is no longer configured`,
-      context: { ...alert.context, resolvedBy: "sink_removed" },
-    });
-  }
-}
-
-/** The resolve of a `monitor_stalled` the previous run left firing: this run started, so that stall is over. */
-function stallEndedByRestart(alert: AlertPayload, nowMs: number): AlertPayload {
-  return {
-    ...alert,
-    status: "resolved",
-    reason: "resolved",
-    value: 0,
-    endsAt: new Date(nowMs).toISOString(),
-    summary: "pragma-monitor restarted: its earlier stall is over",
-    context: { ...alert.context, resolvedBy: "restart" },
-  };
-}
-
-/** Open the state directory; a file-system failure becomes PM_ERR_STATE naming `state.dir` (the lock's own error passes). */
-function openStateDir(dir: string, open: () => StateStore): StateStore {
-  try {
-    return open();
-  } catch (error) {
-    if (isPmError(error)) throw error;
-    const reason = error instanceof Error ? error.message : String(error);
-    throw new PmError("PM_ERR_STATE", `cannot use the state directory ${dir} (state.dir): ${reason}`, {
-      cause: error,
-    });
-  }
 }
 
 /** Rule names a WebSocket `rules` filter may use: every rule kind and every configured rule id (as sink filters). */

@@ -11,6 +11,7 @@ import { openOutbox, type Outbox, type OutboxEntry } from "./outbox.js";
 import { isAlertEvent } from "./payload.js";
 import { endpointUrl, renderFor, supportsDigest } from "./render.js";
 import { createSinkHealth, type SinkHealth } from "./sink-health.js";
+import { createWaker, type Waker } from "./waker.js";
 import {
   decideNext,
   initialSchedule,
@@ -398,38 +399,4 @@ function statusOf(worker: Worker): SinkStatus {
 
 function updateGauge(worker: Worker): void {
   worker.options.metrics.sinkOutboxSize.set(worker.labels, worker.outbox.size);
-}
-
-/** Sleeps of the loop that end early on `wake()`; a wake while the loop is busy ends its next sleep at once. */
-interface Waker {
-  readonly wake: () => void;
-  /** Resolve after `delayMs`, or only when woken when undefined. */
-  readonly sleep: (delayMs: number | undefined) => Promise<void>;
-}
-
-function createWaker(timers: Timers): Waker {
-  let wakeFn: (() => void) | undefined;
-  let wokenEarly = false; // a wake that arrived while the loop was busy, not sleeping
-  return {
-    wake: () => {
-      if (wakeFn === undefined) wokenEarly = true;
-      else wakeFn();
-    },
-    sleep: (delayMs) =>
-      new Promise((resolve) => {
-        if (wokenEarly) {
-          wokenEarly = false;
-          resolve();
-          return;
-        }
-        const handle =
-          delayMs === undefined ? undefined : timers.setTimer(() => done(), Math.max(0, delayMs));
-        const done = (): void => {
-          if (handle !== undefined) timers.clearTimer(handle);
-          wakeFn = undefined;
-          resolve();
-        };
-        wakeFn = done;
-      }),
-  };
 }
