@@ -96,7 +96,6 @@ const LONG_FUNCTIONS_LEFT = [
   "src/sinks/ws/server.ts",
   "src/metrics.ts",
   "src/simulator/server.ts",
-  "src/sinks/chatops/outbox.ts",
   "src/cli/tail.ts",
   "src/pipeline/poll.ts",
   "src/simulator/fault-parser.ts",
