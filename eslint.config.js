@@ -98,7 +98,6 @@ const LONG_FUNCTIONS_LEFT = [
   "src/simulator/server.ts",
   "src/cli/tail.ts",
   "src/pipeline/poll.ts",
-  "src/simulator/fault-parser.ts",
   "src/sinks/chatops/sink-health.ts",
   "src/upstream/http.ts",
 ];
