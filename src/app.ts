@@ -198,7 +198,7 @@ export function createApp(deps: AppDeps): App {
         }),
       );
       const { recovered } = store;
-      const engineState = restoreEngineState(recovered, log("state"));
+      const engineState = restoreEngineState(recovered);
       const persist = store.persistEvent.bind(store);
       const { journal } = recovered;
       hub = createEventHub({
@@ -401,17 +401,11 @@ export function createApp(deps: AppDeps): App {
 }
 
 /** The alert engine as the last run left it: the checkpoint, then the alerts announced after it (never re-announced). */
-function restoreEngineState(recovered: RecoveredState, logger: Logger): MonitorState {
-  let engineState = createMonitorState();
-  if (recovered.checkpoint !== null) {
-    try {
-      engineState = importAlertState(recovered.checkpoint.engine);
-    } catch (error) {
-      logger.error({ err: error }, "alert checkpoint invalid: rebuilding alert state from the journal");
-    }
-  }
+function restoreEngineState(recovered: RecoveredState): MonitorState {
+  // an engine that failed validation was logged by the state store and is null here
+  const engine = recovered.checkpoint?.engine ?? null;
   return restoreAnnounced(
-    engineState,
+    engine === null ? createMonitorState() : importAlertState(engine),
     recovered.alertsAfterCheckpoint.map((e) => e.alert),
   );
 }
