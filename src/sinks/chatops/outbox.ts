@@ -1,15 +1,9 @@
 // Durable per-sink outbox: an fsync'd append-only JSON-lines file with ack tombstones, compaction and a dead-letter file.
-import { open, rename, stat, type FileHandle } from "node:fs/promises";
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import type { Logger } from "pino";
-import { errorCode } from "../../domain/errors.js";
-import {
-  ensurePrivateDir,
-  PRIVATE_FILE_MODE,
-  tightenFile,
-  writeFileAtomicAsync,
-} from "../../state/atomic-file.js";
+import { ensurePrivateDir, tightenFile } from "../../state/atomic-file.js";
+import { openOutboxDisk, type OutboxDisk } from "./outbox-disk.js";
 import { loadOutboxFile } from "./outbox-file.js";
 
 /** One message waiting for delivery (a line of `<sink>.jsonl`; later lines with the same id supersede it). */
@@ -88,7 +82,12 @@ export async function openOutbox<P>(options: OutboxOptions<P>): Promise<Outbox<P
     deadLines: 0,
     flushQueued: false,
   };
-  const disk = await openOutboxDisk(file, deadFile, options);
+  const disk = await openOutboxDisk({
+    file,
+    deadFile,
+    maxDeadBytes: options.maxDeadLetterBytes ?? DEFAULT_MAX_DEAD_LETTER_BYTES,
+    logger,
+  });
   await compact(state, disk);
   return createOutboxHandle(state, disk, options);
 }
@@ -115,70 +114,6 @@ interface OutboxState<P> {
   /** Superseded and tombstone lines in the file (what a compaction would drop). */
   deadLines: number;
   flushQueued: boolean;
-}
-
-/** The disk side of an outbox: one writer, every operation serialised in call order. */
-interface OutboxDisk {
-  /** Run `op` after every earlier one; a failure is logged (the outbox goes on in memory), never thrown. */
-  run(op: () => Promise<void>): Promise<void>;
-  /** Append and fsync lines to the outbox file. */
-  append(lines: readonly string[]): Promise<void>;
-  /** Replace the outbox file atomically with `text`; appends go to the new file. */
-  rewrite(text: string): Promise<void>;
-  /** Append and fsync `text` to the dead-letter file, rotating it to `.1` past its size bound. */
-  appendDead(text: string): Promise<void>;
-  close(): Promise<void>;
-}
-
-async function openOutboxDisk<P>(
-  file: string,
-  deadFile: string,
-  options: OutboxOptions<P>,
-): Promise<OutboxDisk> {
-  const maxDeadBytes = options.maxDeadLetterBytes ?? DEFAULT_MAX_DEAD_LETTER_BYTES;
-  let chain: Promise<void> = Promise.resolve();
-  let handle: FileHandle | undefined;
-  let deadBytes = await stat(deadFile).then(
-    (s) => s.size,
-    () => 0,
-  );
-  return {
-    run(op) {
-      chain = chain.then(op).catch((err: unknown) => {
-        options.logger.error({ code: errorCode(err) ?? "unknown", err }, "outbox write failed");
-      });
-      return chain;
-    },
-    async append(lines) {
-      if (lines.length === 0) return;
-      handle ??= await open(file, "a", PRIVATE_FILE_MODE);
-      await handle.appendFile(lines.join(""));
-      await handle.sync();
-    },
-    async rewrite(text) {
-      await writeFileAtomicAsync(file, text);
-      await handle?.close();
-      handle = undefined; // reopened on the next append, on the new file
-    },
-    async appendDead(text) {
-      if (deadBytes + text.length > maxDeadBytes && deadBytes > 0) {
-        await rename(deadFile, `${deadFile}.1`);
-        deadBytes = 0;
-      }
-      const out = await open(deadFile, "a", PRIVATE_FILE_MODE);
-      try {
-        await out.appendFile(text);
-        await out.sync();
-      } finally {
-        await out.close();
-      }
-      deadBytes += text.length;
-    },
-    async close() {
-      await handle?.close();
-      handle = undefined;
-    },
-  };
 }
 
 /** The public outbox over its state and its disk writer. */
