@@ -91,10 +91,8 @@ const LAYERS = [
 const LONG_FUNCTIONS_LEFT = [
   "src/pipeline/monitor-runner.ts",
   "src/simulator/server.ts",
-  "src/sinks/chatops/outbox.ts",
   "src/cli/tail.ts",
   "src/pipeline/poll.ts",
-  "src/simulator/fault-parser.ts",
   "src/sinks/chatops/sink-health.ts",
   "src/upstream/http.ts",
 ];

@@ -1,6 +1,5 @@
 // What a restart carries over: the state directory, the alert engine as the last run left it, and the alerts a
 // new run settles (sink errors of sinks no longer configured, the previous run's stall).
-import type { Logger } from "pino";
 import type { AppConfig } from "./config/types.js";
 import { isPmError, PmError } from "./domain/errors.js";
 import type { AlertPayload } from "./domain/events.js";
@@ -14,17 +13,11 @@ import type { EventHub } from "./pipeline/event-hub.js";
 import type { RecoveredState, StateStore } from "./state/state-store.js";
 
 /** The alert engine as the last run left it: the checkpoint, then the alerts announced after it (never re-announced). */
-export function restoreEngineState(recovered: RecoveredState, logger: Logger): MonitorState {
-  let engineState = createMonitorState();
-  if (recovered.checkpoint !== null) {
-    try {
-      engineState = importAlertState(recovered.checkpoint.engine);
-    } catch (error) {
-      logger.error({ err: error }, "alert checkpoint invalid: rebuilding alert state from the journal");
-    }
-  }
+export function restoreEngineState(recovered: RecoveredState): MonitorState {
+  // an engine that failed validation was logged by the state store and is null here
+  const engine = recovered.checkpoint?.engine ?? null;
   return restoreAnnounced(
-    engineState,
+    engine === null ? createMonitorState() : importAlertState(engine),
     recovered.alertsAfterCheckpoint.map((e) => e.alert),
   );
 }

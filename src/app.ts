@@ -260,7 +260,7 @@ function openState(app: Daemon, marketNowMs: () => number): Restored {
   );
   app.store = store;
   const { recovered } = store;
-  const engineState = restoreEngineState(recovered, app.log("state"));
+  const engineState = restoreEngineState(recovered);
   const { journal } = recovered;
   const hub = createEventHub({
     journal,

@@ -2,7 +2,7 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { RULE_KINDS } from "../domain/events.js";
-import { isPmError } from "../domain/errors.js";
+import { errorCode, isPmError } from "../domain/errors.js";
 import type { EnvRecord } from "./element-reader.js";
 import { ARRAY_FORMATS, type ArrayFormatName } from "./formats.js";
 import { defaultConfigPath } from "./package-root.js";
@@ -122,7 +122,7 @@ function readLayer(path: string, problems: ConfigProblem[]): Record<string, unkn
   try {
     text = readFileSync(path, "utf8");
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code ?? "unreadable";
+    const code = errorCode(error) ?? "unreadable";
     throw configError([{ key: path, reason: `cannot read config file (${code})` }], error);
   }
   let parsed: unknown;

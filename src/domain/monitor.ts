@@ -172,8 +172,8 @@ export function exportAlertState(state: MonitorState): PersistedAlertState {
   return exportEngine(state.engine);
 }
 
-/** A monitor restored from exported alert state; throws PmError PM_ERR_STATE on garbage. Target data refills from polls. */
-export function importAlertState(persisted: unknown): MonitorState {
+/** A monitor restored from exported alert state (validated by the state layer). Target data refills from polls. */
+export function importAlertState(persisted: PersistedAlertState): MonitorState {
   return { targets: createTargetRegistry(), engine: importEngine(persisted) };
 }
 

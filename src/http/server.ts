@@ -4,7 +4,7 @@ import type { AddressInfo, Socket } from "node:net";
 import type { Logger } from "pino";
 import type { Readiness } from "../domain/readiness.js";
 import type { Metrics } from "../metrics.js";
-import { PmError } from "../domain/errors.js";
+import { errorCode, PmError } from "../domain/errors.js";
 import { redactUrl } from "../config/redact.js";
 import { createBurstLog } from "../log-burst.js";
 import { createTokenCheck, presentedToken } from "../sinks/ws/auth.js";
@@ -203,7 +203,7 @@ export function listen(
   settings = "server.host, server.port",
 ): Promise<{ readonly port: number }> {
   return new Promise((resolve, reject) => {
-    const onError = (error: NodeJS.ErrnoException): void =>
+    const onError = (error: Error): void =>
       reject(
         new PmError(
           "PM_ERR_LISTEN",
@@ -229,6 +229,6 @@ const LISTEN_REASONS: Readonly<Record<string, string>> = {
 };
 
 /** Why listen failed, for the one line the daemon logs before it exits. */
-function listenReason(error: NodeJS.ErrnoException): string {
-  return LISTEN_REASONS[error.code ?? ""] ?? error.message;
+function listenReason(error: Error): string {
+  return LISTEN_REASONS[errorCode(error) ?? ""] ?? error.message;
 }

@@ -1,5 +1,6 @@
 // One HTTP delivery attempt over an injected undici dispatcher, classified for the retry policy.
 import { request, type Dispatcher } from "undici";
+import { errorCode } from "../../domain/errors.js";
 import { parseRetryAfterMs } from "../../retry-after.js";
 import { USER_AGENT } from "../../version.js";
 import type { RenderedRequest } from "./types.js";
@@ -99,7 +100,7 @@ export async function deliver(options: {
   } catch (err) {
     if (timedOut) return { kind: "retry", outcome: "timeout", code: "PM_ERR_SINK_TIMEOUT" };
     if (stopSignal.aborted) return { kind: "aborted" };
-    return { kind: "retry", outcome: "network", code: codeOf(err) };
+    return { kind: "retry", outcome: "network", code: errorCode(err) ?? "UNKNOWN" };
   } finally {
     timers.clearTimer(timer);
     stopSignal.removeEventListener("abort", onStop);
@@ -149,12 +150,6 @@ async function readCapped(body: Dispatcher.ResponseData["body"]): Promise<string
     }
   }
   return text;
-}
-
-function codeOf(err: unknown): string {
-  return typeof err === "object" && err !== null && "code" in err && typeof err.code === "string"
-    ? err.code
-    : "UNKNOWN";
 }
 
 /** Host of a sink URL for logs (the path and query may hold secrets). */
