@@ -48,6 +48,12 @@ export function parseConvictMessage(message: string): ConfigProblem[] {
     });
 }
 
+/** Why an unknown key is refused, with the closest known key as a suggestion. */
+export function unknownKey(name: string, known: readonly string[]): string {
+  const guess = closest(name, known);
+  return guess === undefined ? "unknown key" : `unknown key (did you mean ${guess}?)`;
+}
+
 /** Closest candidate within edit distance 2, to suggest on an unknown key ("treshold" → "threshold"). */
 export function closest(word: string, candidates: readonly string[]): string | undefined {
   let best: string | undefined;
