@@ -1,6 +1,6 @@
 // Validate a config array with zod, element by element, reporting every issue as `path[i].key: reason`.
 import type { z } from "zod";
-import type { ConfigProblem } from "./problems.js";
+import { closest, type ConfigProblem } from "./problems.js";
 
 /** Where an array's problems go. */
 export type Problems = ConfigProblem[];
@@ -52,9 +52,12 @@ export function parseArray<T>(
   return raw.map((item: unknown, index) => parse(item, `${path}[${index}]`));
 }
 
+/** The element schema of each kind of a kinded array (rules, sinks). */
+export type KindSchemas<K extends string, T> = { readonly [P in K]: { readonly schema: z.ZodType<T> } };
+
 /** Parse an element whose schema is chosen by its `kind`; an unknown kind is reported and its keys left alone. */
 export function parseKinded<K extends string, T>(
-  schemas: { readonly [P in K]: z.ZodType<T> },
+  kinds: KindSchemas<K, T>,
   item: unknown,
   key: string,
   problems: Problems,
@@ -64,11 +67,16 @@ export function parseKinded<K extends string, T>(
     return undefined;
   }
   const kind: unknown = (item as Record<string, unknown>)["kind"];
-  if (typeof kind === "string" && Object.hasOwn(schemas, kind)) {
-    return parseAt(schemas[kind as K], item, key, problems);
-  }
-  const kinds = Object.keys(schemas).join(", ");
-  const reason = kind === undefined ? "required" : `must be one of ${kinds}, got ${JSON.stringify(kind)}`;
+  const known = Object.entries<{ readonly schema: z.ZodType<T> }>(kinds);
+  const match = known.find(([name]) => name === kind);
+  if (match !== undefined) return parseAt(match[1].schema, item, key, problems);
+  const names = known.map(([name]) => name);
+  const guess = typeof kind === "string" ? closest(kind, names) : undefined;
+  const suggestion = guess === undefined ? "" : ` (did you mean ${guess}?)`;
+  const reason =
+    kind === undefined
+      ? "required"
+      : `must be one of ${names.join(", ")}, got ${JSON.stringify(kind)}${suggestion}`;
   problems.push({ key: `${key}.kind`, reason });
   return undefined;
 }

@@ -47,13 +47,13 @@ function documented<T extends z.ZodType>(schema: T, o: Documented, fallback: str
 /** Apply a default (or leave the key optional, or required) and document it. */
 function withDefault<T extends z.ZodType>(
   schema: T,
-  o: Documented & { readonly default?: z.output<T>; readonly optional?: boolean },
+  o: Documented & { readonly default?: z.core.util.NoUndefined<z.output<T>>; readonly optional?: boolean },
   describe: (value: z.output<T>) => string,
 ): T | z.ZodDefault<T> | z.ZodExactOptional<T> {
   if (o.optional === true) return documented(schema.exactOptional(), o, "(unset)");
   if (o.default === undefined) return documented(schema, o, "(required)");
   const value = o.default;
-  return documented(schema.default(value as never), o, describe(value));
+  return documented(schema.default(value), o, describe(value));
 }
 
 /** An integer within [min, max]. */

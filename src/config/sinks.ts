@@ -2,7 +2,7 @@
 import { z } from "zod";
 import { SEVERITIES } from "../domain/events.js";
 import { httpUrlProblem, ID_PATTERN, normalisePair, PAIR_PATTERN } from "./checks.js";
-import { parseArray, parseKinded, reportDuplicates, type Problems } from "./elements.js";
+import { parseArray, parseKinded, reportDuplicates, type KindSchemas, type Problems } from "./elements.js";
 import {
   bool,
   element,
@@ -203,14 +203,14 @@ export type SinkCommonConfig = Omit<Output<"slack">, "kind" | "url">;
 /** Read the `sinks` array (raw JSON), resolving `env:NAME` secrets from `env`; names must be unique. */
 export function readSinks(raw: unknown, env: EnvRecord, problems: Problems): SinkConfig[] {
   const shapes = sinkShapes(env);
-  const schemas: { readonly [K in SinkKind]: z.ZodType<SinkConfig> } = {
-    slack: element(shapes.slack),
-    discord: element(shapes.discord),
-    telegram: element(shapes.telegram),
-    pagerduty: element(shapes.pagerduty),
-    alertmanager: element(shapes.alertmanager),
-    webhook: element(shapes.webhook),
-    heartbeat: element(shapes.heartbeat),
+  const schemas: KindSchemas<SinkKind, SinkConfig> = {
+    slack: { schema: element(shapes.slack) },
+    discord: { schema: element(shapes.discord) },
+    telegram: { schema: element(shapes.telegram) },
+    pagerduty: { schema: element(shapes.pagerduty) },
+    alertmanager: { schema: element(shapes.alertmanager) },
+    webhook: { schema: element(shapes.webhook) },
+    heartbeat: { schema: element(shapes.heartbeat) },
   };
   const items = parseArray(raw, "sinks", problems, (item, key) => parseKinded(schemas, item, key, problems));
   return reportDuplicates(

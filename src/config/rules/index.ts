@@ -33,13 +33,11 @@ export const RULE_DEFINITIONS: { readonly [K in RuleConfigKind]: RuleDefinition<
   upstream_error: upstreamError,
 };
 
-const SCHEMAS = Object.fromEntries(
-  Object.values(RULE_DEFINITIONS).map((definition) => [definition.kind, definition.schema]),
-) as { readonly [K in RuleConfigKind]: RuleDefinition<RuleConfigKind>["schema"] };
-
 /** Read the `rules` array (raw JSON): each element validated strictly and completed with its kind's defaults. */
 export function readRules(raw: unknown, problems: Problems): RuleConfig[] {
-  const items = parseArray(raw, "rules", problems, (item, key) => parseKinded(SCHEMAS, item, key, problems));
+  const items = parseArray(raw, "rules", problems, (item, key) =>
+    parseKinded<RuleConfigKind, RuleConfig>(RULE_DEFINITIONS, item, key, problems),
+  );
   return reportDuplicates(
     items,
     "rules",
