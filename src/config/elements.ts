@@ -2,9 +2,6 @@
 import type { z } from "zod";
 import { closest, type ConfigProblem } from "./problems.js";
 
-/** Where an array's problems go. */
-export type Problems = ConfigProblem[];
-
 /** `rules[2]` + ["overrides", "BTC/USD", "threshold"] → `rules[2].overrides.BTC/USD.threshold`. */
 function keyOf(base: string, path: readonly PropertyKey[]): string {
   return path.reduce<string>(
@@ -30,7 +27,7 @@ export function parseAt<T>(
   schema: z.ZodType<T>,
   raw: unknown,
   key: string,
-  problems: Problems,
+  problems: ConfigProblem[],
 ): T | undefined {
   const result = schema.safeParse(raw);
   if (result.success) return result.data;
@@ -42,7 +39,7 @@ export function parseAt<T>(
 export function parseArray<T>(
   raw: unknown,
   path: string,
-  problems: Problems,
+  problems: ConfigProblem[],
   parse: (item: unknown, key: string) => T | undefined,
 ): Array<T | undefined> {
   if (!Array.isArray(raw)) {
@@ -60,7 +57,7 @@ export function parseKinded<K extends string, T>(
   kinds: KindSchemas<K, T>,
   item: unknown,
   key: string,
-  problems: Problems,
+  problems: ConfigProblem[],
 ): T | undefined {
   if (typeof item !== "object" || item === null || Array.isArray(item)) {
     problems.push({ key, reason: "must be an object" });
@@ -85,7 +82,7 @@ export function parseKinded<K extends string, T>(
 export function reportDuplicates<T>(
   items: ReadonlyArray<T | undefined>,
   path: string,
-  problems: Problems,
+  problems: ConfigProblem[],
   identity: (item: T) => string,
   suffix = "",
   reason: (id: string, firstKey: string) => string = (_id, firstKey) => `duplicate of ${firstKey}`,

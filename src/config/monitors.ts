@@ -7,7 +7,8 @@ import {
   unsupportedIntervalReason,
 } from "../upstream/server-rules.js";
 import { ID_PATTERN, normalisePair, PAIR_PATTERN } from "./checks.js";
-import { parseArray, parseAt, reportDuplicates, type Problems } from "./elements.js";
+import { parseArray, parseAt, reportDuplicates } from "./elements.js";
+import type { ConfigProblem } from "./problems.js";
 import { element, int, nullableText, oneOf, text } from "./fields.js";
 
 const DAY_MS = 86_400_000;
@@ -133,7 +134,12 @@ export type FundingMonitorConfig = Readonly<ElementOf<"funding">>;
 export type VaultMonitorConfig = Readonly<ElementOf<"vaults">>;
 
 /** Read one `monitors.*` array (raw JSON from the merged layers): valid elements; problems for the rest. */
-export function readMonitors<T>(path: string, array: MonitorArray<T>, raw: unknown, problems: Problems): T[] {
+export function readMonitors<T>(
+  path: string,
+  array: MonitorArray<T>,
+  raw: unknown,
+  problems: ConfigProblem[],
+): T[] {
   const items = parseArray(raw, path, problems, (item, key) => parseAt(array.schema, item, key, problems));
   return reportDuplicates(items, path, problems, array.identity);
 }

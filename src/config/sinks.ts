@@ -2,7 +2,8 @@
 import { z } from "zod";
 import { SEVERITIES } from "../domain/events.js";
 import { httpUrlProblem, ID_PATTERN, normalisePair, PAIR_PATTERN } from "./checks.js";
-import { parseArray, parseKinded, reportDuplicates, type KindSchemas, type Problems } from "./elements.js";
+import { parseArray, parseKinded, reportDuplicates, type KindSchemas } from "./elements.js";
+import type { ConfigProblem } from "./problems.js";
 import {
   bool,
   element,
@@ -201,7 +202,7 @@ export type AlertSinkKind = AlertSinkConfig["kind"];
 export type SinkCommonConfig = Omit<Output<"slack">, "kind" | "url">;
 
 /** Read the `sinks` array (raw JSON), resolving `env:NAME` secrets from `env`; names must be unique. */
-export function readSinks(raw: unknown, env: EnvRecord, problems: Problems): SinkConfig[] {
+export function readSinks(raw: unknown, env: EnvRecord, problems: ConfigProblem[]): SinkConfig[] {
   const shapes = sinkShapes(env);
   const schemas: KindSchemas<SinkKind, SinkConfig> = {
     slack: { schema: element(shapes.slack) },

@@ -1,6 +1,7 @@
 // The rule kinds a config may declare, keyed by kind (exhaustive by type), and the reader of the `rules` array.
 import type { RuleConfig, RuleConfigKind } from "../../domain/rules/index.js";
-import { parseArray, parseKinded, reportDuplicates, type Problems } from "../elements.js";
+import { parseArray, parseKinded, reportDuplicates } from "../elements.js";
+import type { ConfigProblem } from "../problems.js";
 import type { RuleDefinition } from "./common.js";
 import { componentDeviation } from "./component-deviation.js";
 import { fundingRate } from "./funding-rate.js";
@@ -34,7 +35,7 @@ export const RULE_DEFINITIONS: { readonly [K in RuleConfigKind]: RuleDefinition<
 };
 
 /** Read the `rules` array (raw JSON): each element validated strictly and completed with its kind's defaults. */
-export function readRules(raw: unknown, problems: Problems): RuleConfig[] {
+export function readRules(raw: unknown, problems: ConfigProblem[]): RuleConfig[] {
   const items = parseArray(raw, "rules", problems, (item, key) =>
     parseKinded<RuleConfigKind, RuleConfig>(RULE_DEFINITIONS, item, key, problems),
   );

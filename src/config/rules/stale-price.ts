@@ -1,4 +1,5 @@
-// Config of the `stale_price` rule: age of the latest price; off-chain data is fresh for 60 s, on-chain feeds are pushed ~60 s or on a 2.5 % move.
+// Config of the `stale_price` rule: age of the latest price (off-chain data is fresh for 60 s, on-chain
+// feeds are pushed every ~60 s or on a 2.5 % move).
 import { MINUTE, defineRule, market } from "./common.js";
 
 /** `stale_price`: its defaults and its own keys. */
