@@ -1,6 +1,6 @@
 // Validate a config array with zod, element by element, reporting every issue as `path[i].key: reason`.
 import type { z } from "zod";
-import { closest, type ConfigProblem } from "./problems.js";
+import { didYouMean, type ConfigProblem } from "./problems.js";
 
 /** `rules[2]` + ["overrides", "BTC/USD", "threshold"] → `rules[2].overrides.BTC/USD.threshold`. */
 function keyOf(base: string, path: readonly PropertyKey[]): string {
@@ -68,12 +68,10 @@ export function parseKinded<K extends string, T>(
   const match = known.find(([name]) => name === kind);
   if (match !== undefined) return parseAt(match[1].schema, item, key, problems);
   const names = known.map(([name]) => name);
-  const guess = typeof kind === "string" ? closest(kind, names) : undefined;
-  const suggestion = guess === undefined ? "" : ` (did you mean ${guess}?)`;
   const reason =
     kind === undefined
       ? "required"
-      : `must be one of ${names.join(", ")}, got ${JSON.stringify(kind)}${suggestion}`;
+      : `must be one of ${names.join(", ")}, got ${JSON.stringify(kind)}${didYouMean(kind, names)}`;
   problems.push({ key: `${key}.kind`, reason });
   return undefined;
 }

@@ -1,6 +1,6 @@
 // Zod builders for the keys of config array elements: our `must be …, got …` messages and each key's docs.
 import { z } from "zod";
-import { unknownKey } from "./problems.js";
+import { didYouMean, unknownKey } from "./problems.js";
 
 /** Environment used to resolve `"env:NAME"` secret references. */
 export type EnvRecord = Readonly<Record<string, string | undefined>>;
@@ -86,7 +86,10 @@ export function oneOf<const T extends readonly [string, ...string[]]>(
   values: T,
   o: Documented & { readonly default?: T[number] },
 ) {
-  const schema = z.enum(values, { error: expecting(`one of ${values.join(", ")}`) });
+  const expected = expecting(`one of ${values.join(", ")}`);
+  const error = (issue: { readonly input?: unknown }) =>
+    `${expected(issue)}${didYouMean(issue.input, values)}`;
+  const schema = z.enum(values, { error });
   return withDefault(schema, o, shown);
 }
 

@@ -62,7 +62,7 @@ describe("types, enums and ranges", () => {
     ],
     [
       { monitors: { offchain: [{ pair: "BTC/USD", aggregation: "mean" }] } },
-      'monitors.offchain[0].aggregation: must be one of median, twap, got "mean"',
+      'monitors.offchain[0].aggregation: must be one of median, twap, got "mean" (did you mean median?)',
     ],
     [
       { monitors: { offchain: [{ pair: "BTC/USD", aggregation: "twap" }] } },
@@ -106,6 +106,10 @@ describe("types, enums and ranges", () => {
     [
       rule({ kind: "stale_price", severity: "high" }),
       'rules[0].severity: must be one of info, warning, critical, got "high"',
+    ],
+    [
+      rule({ kind: "stale_price", severity: "warnig" }),
+      'rules[0].severity: must be one of info, warning, critical, got "warnig" (did you mean warning?)',
     ],
     [
       rule({ kind: "sink_error" }),
