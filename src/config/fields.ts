@@ -159,8 +159,9 @@ export function secret(
     readonly integers?: boolean;
   },
 ) {
+  const expected = o.integers === true ? "an integer, a string or env:NAME" : "a string or env:NAME";
   const error = (issue: { readonly input?: unknown }) =>
-    issue.input === undefined ? "required" : "must be a string or env:NAME";
+    issue.input === undefined ? "required" : `must be ${expected}`;
   const integer = (v: unknown) => (o.integers === true && Number.isSafeInteger(v) ? String(v) : v);
   const schema = z.preprocess(integer, z.string({ error })).transform((value, ctx) => {
     const name = ENV_REF.exec(value)?.[1];

@@ -116,6 +116,10 @@ describe("types, enums and ranges", () => {
       expect.stringMatching(/^rules\[0\]\.kind: must be one of price_change, .*, got "sink_error"$/),
     ],
     [{ sinks: [{ kind: "slack" }] }, "sinks[0].url: required"],
+    [
+      { sinks: [{ kind: "telegram", url: "https://api.telegram.org", botToken: "1:x", chatId: 1.5 }] },
+      "sinks[0].chatId: must be an integer, a string or env:NAME",
+    ],
     [{ sinks: [{ kind: "slack", url: "hooks.slack.com" }] }, "sinks[0].url: must be an absolute http(s) URL"],
     [
       { sinks: [{ kind: "pagerduty", url: "https://events.pagerduty.com/v2/enqueue", routingKey: "short" }] },

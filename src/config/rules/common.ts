@@ -179,7 +179,20 @@ function completeCommon(
   for (const [name, o] of Object.entries(overrides)) {
     check(["overrides", name, "clearThreshold"], o.threshold ?? fire, o.clearThreshold ?? clear);
   }
-  return { ...raw, threshold: fire, clearThreshold: clear, overrides };
+  return {
+    id: raw.id,
+    enabled: raw.enabled,
+    severity: raw.severity,
+    threshold: fire,
+    clearThreshold: clear,
+    forMs: raw.forMs,
+    minFiringMs: raw.minFiringMs,
+    repeatIntervalMs: raw.repeatIntervalMs,
+    flapWindowMs: raw.flapWindowMs,
+    flapMaxTransitions: raw.flapMaxTransitions,
+    pairs: raw.pairs,
+    overrides,
+  };
 }
 
 /**
@@ -222,11 +235,12 @@ export function defineRule<K extends RuleConfigKind, Own extends z.ZodRawShape>(
   const shape = { ...commonShape(kind, d), ...own };
   // The element's output type is generic in Own here; Fits<…> checks it against RuleOf<K> at each call.
   const schema = element(shape).transform((parsed: unknown, ctx): RuleOf<K> => {
-    const raw = parsed as CommonOutput & { readonly market?: Market };
+    const raw = parsed as CommonOutput & { readonly market?: Market } & Readonly<Record<string, unknown>>;
     const firesBelow = typeof d.firesBelow === "function" ? d.firesBelow(raw) : d.firesBelow;
     const completed = completeCommon(raw, d, firesBelow, ctx.issues);
     if (completed === undefined) return z.NEVER;
-    return { ...raw, ...completed } as RuleOf<K>;
+    const ownValues = Object.fromEntries(Object.keys(own).map((key) => [key, raw[key]]));
+    return { kind, ...completed, ...ownValues } as RuleOf<K>;
   });
   return { kind, shape, schema, thresholdDoc: d.thresholdDoc };
 }
