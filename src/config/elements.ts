@@ -11,7 +11,7 @@ function keyOf(base: string, path: readonly PropertyKey[]): string {
 }
 
 /** Turn zod issues into problems under `base`; an unknown-keys issue carries one `key: reason` line per key. */
-export function issueProblems(issues: readonly z.core.$ZodIssue[], base: string): ConfigProblem[] {
+function issueProblems(issues: readonly z.core.$ZodIssue[], base: string): ConfigProblem[] {
   return issues.flatMap((issue) => {
     const key = keyOf(base, issue.path);
     if (issue.code !== "unrecognized_keys") return [{ key, reason: issue.message }];

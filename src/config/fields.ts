@@ -6,7 +6,7 @@ import { didYouMean, unknownKey } from "./problems.js";
 export type EnvRecord = Readonly<Record<string, string | undefined>>;
 
 /** How one element key reads in docs/configuration.md. */
-export interface FieldDoc {
+interface FieldDoc {
   readonly doc: string;
   /** The default as the docs show it ("(required)" when the key must be set). */
   readonly default: string;

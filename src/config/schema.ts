@@ -8,7 +8,7 @@ import { upstreamSchema } from "./schema-upstream.js";
 /** Log levels pino accepts. */
 export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace"] as const;
 
-export type LogLevel = (typeof LOG_LEVELS)[number];
+type LogLevel = (typeof LOG_LEVELS)[number];
 
 /** The whole schema. */
 export const configSchema = {

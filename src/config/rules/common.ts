@@ -6,7 +6,7 @@ import { ID_PATTERN, normalisePair, PAIR_PATTERN } from "../checks.js";
 import { bool, element, int, list, listItem, number, oneOf, record, text } from "../fields.js";
 
 /** What a rule's threshold measures, which fixes its valid range. */
-export type ThresholdUnit = "fraction" | "ms" | "count" | "price" | "unused";
+type ThresholdUnit = "fraction" | "ms" | "count" | "price" | "unused";
 
 /** Defaults of one rule kind; `threshold` undefined = the user must set it. */
 export interface RuleKindDefaults {
