@@ -30,7 +30,8 @@ const NO_SIMULATOR = {
   regex: "(^|/)simulator/",
   message: "Only the composition root (app.ts) and the CLI (main.ts, cli/main-usage.ts) use the simulator.",
 };
-const ABOVE_STATE = "^\\.\\./(pipeline|sinks|http|simulator)/|^\\.\\./app\\.js$";
+// Any depth of `../`, so files in sub-folders (src/config/rules/) are held to the same layer.
+const ABOVE_STATE = "^(\\.\\./)+(pipeline|sinks|http|simulator)/|^(\\.\\./)+app\\.js$";
 
 /**
  * Layers (an outer layer may import an inner one, never the reverse): domain ← state, upstream, config ←
