@@ -1,5 +1,6 @@
 // `pragma-monitor tail`: a live terminal view of the WebSocket API that reconnects and resumes with `since`.
 import WebSocket from "ws";
+import { TAIL_RECONNECT_BACKOFF, delayMs, type BackoffPolicy } from "../backoff.js";
 import {
   type AlertEvent,
   type AlertPayload,
@@ -61,7 +62,7 @@ export interface TailClientOptions {
   readonly output: (output: TailOutput) => void;
   readonly createSocket?: (url: string, headers: Record<string, string>) => WebSocket;
   readonly random?: () => number;
-  readonly backoff?: { readonly baseMs: number; readonly maxMs: number };
+  readonly backoff?: BackoffPolicy;
   /** Idle notices: the first after `firstMs` without an event, then twice as long each time, at most `maxMs`. */
   readonly idleNotice?: { readonly firstMs: number; readonly maxMs: number };
 }
@@ -130,7 +131,7 @@ export function createTailClient(client: TailClientOptions): TailClient {
   const { options, output } = client;
   const createSocket = client.createSocket ?? ((url, headers) => new WebSocket(url, { headers }));
   const random = client.random ?? Math.random;
-  const { baseMs, maxMs } = client.backoff ?? { baseMs: 250, maxMs: 30_000 };
+  const backoff = client.backoff ?? TAIL_RECONNECT_BACKOFF;
   const view = createTailView(options.url, output, client.idleNotice ?? { firstMs: 60_000, maxMs: 600_000 });
   let lastSeq: number | null = options.since;
   let attempt = 0;
@@ -247,10 +248,10 @@ export function createTailClient(client: TailClientOptions): TailClient {
       socket = null;
       if (stopped) return finish(0);
       if (fatal !== null) return finish(fatal);
-      const delayMs = Math.round(random() * Math.min(maxMs, baseMs * 2 ** attempt));
       attempt += 1;
-      output({ kind: "notice", text: `disconnected (${code}); reconnecting in ${delayMs} ms` });
-      reconnectTimer = setTimeout(connect, delayMs);
+      const waitMs = delayMs(backoff, attempt, random);
+      output({ kind: "notice", text: `disconnected (${code}); reconnecting in ${waitMs} ms` });
+      reconnectTimer = setTimeout(connect, waitMs);
     });
   };
 

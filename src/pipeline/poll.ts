@@ -1,5 +1,6 @@
 // One poll stream per target: phase-locked, non-overlapping, timed out, backing off on failure; failures are values.
 import { Observable, Subscription, asyncScheduler, from, type ObservableInput } from "rxjs";
+import { delayMs, pollBackoff } from "../backoff.js";
 import { PmError, isPmError, type Result } from "../domain/errors.js";
 import type { PollClock } from "./coalescing-clock.js";
 
@@ -34,10 +35,7 @@ export function nextPollDelayMs(
 ): number {
   const { periodMs, jitter, maxBackoffMs, random } = options;
   if (consecutiveFailures === 0) return Math.max(0, Math.round(periodMs * (1 + jitter * (random() - 0.5))));
-  const exponent = Math.min(consecutiveFailures - 1, 16);
-  const ceiling = Math.min(maxBackoffMs, periodMs * 2 ** exponent);
-  const backoff = Math.max(periodMs, ceiling * (0.5 + 0.5 * random()));
-  return Math.round(Math.min(maxBackoffMs, Math.max(backoff, retryAfterMs ?? 0)));
+  return delayMs(pollBackoff(periodMs, maxBackoffMs), consecutiveFailures, random, retryAfterMs);
 }
 
 /** Turn anything thrown by a fetch into a PmError (unknown errors become network errors). */

@@ -124,17 +124,6 @@ export function retryAfterFrom(
   return undefined;
 }
 
-/** Exponential backoff with equal jitter: half fixed, half random, capped at `maxDelayMs`. */
-export function backoffDelayMs(
-  consecutiveFailures: number,
-  policy: { readonly baseDelayMs: number; readonly maxDelayMs: number },
-  random: () => number,
-): number {
-  const exponent = Math.min(Math.max(0, consecutiveFailures - 1), 30);
-  const capped = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** exponent);
-  return Math.round(capped / 2 + (capped / 2) * random());
-}
-
 function clampRetryAfter(delayMs: number): number {
   return Math.min(MAX_RETRY_AFTER_MS, Math.max(0, Math.ceil(delayMs)));
 }

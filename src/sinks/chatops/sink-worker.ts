@@ -5,14 +5,8 @@ import { childLogger } from "../../logger.js";
 import type { AlertSinkConfig, SinkKind } from "../../config/types.js";
 import type { AlertEvent, AlertPayload } from "../../domain/events.js";
 import type { Metrics } from "../../metrics.js";
-import {
-  backoffDelayMs,
-  deliver,
-  hostOf,
-  outcomeLabel,
-  type DeliveryOutcome,
-  type Timers,
-} from "./delivery.js";
+import { delayMs, sinkRetryBackoff } from "../../backoff.js";
+import { deliver, hostOf, outcomeLabel, type DeliveryOutcome, type Timers } from "./delivery.js";
 import { fnv1a64Hex } from "../../domain/fingerprint.js";
 import { openOutbox, type Outbox, type OutboxEntry } from "./outbox.js";
 import { isAlertEvent } from "./payload.js";
@@ -188,8 +182,13 @@ export async function openSinkWorker(
     const misconfigured = outcome.kind === "misconfigured";
     const retryAfterMs = outcome.kind === "retry" ? outcome.retryAfterMs : undefined;
     const backoff = misconfigured ? { ...policy, baseDelayMs: policy.misconfiguredDelayMs } : policy;
-    const delayMs = retryAfterMs ?? backoffDelayMs(health.consecutiveFailures, backoff, options.random);
-    blockedUntilMs = nowMs() + delayMs;
+    const waitMs = delayMs(
+      sinkRetryBackoff(backoff),
+      health.consecutiveFailures,
+      options.random,
+      retryAfterMs,
+    );
+    blockedUntilMs = nowMs() + waitMs;
     return outcome;
   };
 
@@ -289,7 +288,7 @@ export async function openSinkWorker(
         waitMs = await step();
       } catch (err) {
         logger.error({ err }, "chat-ops loop error");
-        waitMs = backoffDelayMs(health.consecutiveFailures + 1, policy, options.random);
+        waitMs = delayMs(sinkRetryBackoff(policy), health.consecutiveFailures + 1, options.random);
       }
       if (waitMs === 0) continue;
       if (stopping && waitMs === undefined && outbox.size > outbox.entries().length) {
