@@ -47,9 +47,15 @@ export function createWsServer(options: WsServerOptions): WsServer {
   const checkToken = createTokenCheck(config.token);
   const access = options.access ?? createAccessPolicy(config);
   // refusals repeat under attack: one line per burst with a count, never one per attempt
-  const refusedAccess = createBurstLog({ logger, message: "refused WebSocket upgrade", windowMs: 10_000 });
+  const refusedAccess = createBurstLog({
+    logger,
+    nowMs,
+    message: "refused WebSocket upgrade",
+    windowMs: 10_000,
+  });
   const refusedAuth = createBurstLog({
     logger,
+    nowMs,
     message: "refused WebSocket upgrade: missing or wrong token",
     windowMs: 10_000,
   });
