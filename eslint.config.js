@@ -101,7 +101,6 @@ const LONG_FUNCTIONS_LEFT = [
   "src/pipeline/poll.ts",
   "src/simulator/fault-parser.ts",
   "src/sinks/chatops/sink-health.ts",
-  "src/upstream/http.ts",
 ];
 
 export default tseslint.config(
