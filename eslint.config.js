@@ -100,7 +100,6 @@ const LONG_FUNCTIONS_LEFT = [
   "src/cli/tail.ts",
   "src/pipeline/poll.ts",
   "src/simulator/fault-parser.ts",
-  "src/sinks/chatops/sink-health.ts",
 ];
 
 export default tseslint.config(
