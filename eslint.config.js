@@ -98,7 +98,6 @@ const LONG_FUNCTIONS_LEFT = [
   "src/simulator/server.ts",
   "src/sinks/chatops/outbox.ts",
   "src/cli/tail.ts",
-  "src/pipeline/poll.ts",
   "src/simulator/fault-parser.ts",
 ];
 
