@@ -97,7 +97,6 @@ const LONG_FUNCTIONS_LEFT = [
   "src/metrics.ts",
   "src/simulator/server.ts",
   "src/sinks/chatops/outbox.ts",
-  "src/cli/tail.ts",
   "src/simulator/fault-parser.ts",
 ];
 
