@@ -95,7 +95,6 @@ const LONG_FUNCTIONS_LEFT = [
   "src/pipeline/monitor-runner.ts",
   "src/sinks/ws/server.ts",
   "src/metrics.ts",
-  "src/simulator/server.ts",
   "src/sinks/chatops/outbox.ts",
   "src/simulator/fault-parser.ts",
 ];
