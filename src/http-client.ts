@@ -14,7 +14,7 @@ export interface Timers {
 }
 
 /** Node's own timers. */
-export const REAL_TIMERS: Timers = {
+const REAL_TIMERS: Timers = {
   setTimer: (callback, delayMs) => setTimeout(callback, delayMs),
   clearTimer: (handle) => clearTimeout(handle as NodeJS.Timeout),
 };
