@@ -253,6 +253,34 @@ function connect(context: TailContext): void {
   });
 }
 
+/**
+ * The resume point after a frame (what a reconnection asks to replay after), and whether a journaled event is
+ * new. A fresh subscribe starts from the server's seq; a replayed event at or before the resume point was shown
+ * before the reconnect; a heartbeat or pong vouches that every matching event up to its seq was sent, but only
+ * once our subscribe is answered (a sparse filter then never sees a false gap once the events it skipped leave
+ * the journal).
+ */
+export function resumeAfter(
+  lastSeq: number | null,
+  frame: { readonly type?: unknown; readonly seq?: unknown },
+  conn: { readonly subscribed: boolean; readonly subscribedSince: number | null },
+): { readonly lastSeq: number | null; readonly show: boolean } {
+  const seq = typeof frame.seq === "number" ? frame.seq : null;
+  const advances = seq !== null && (lastSeq === null || seq > lastSeq);
+  switch (frame.type) {
+    case "subscribed":
+      return { lastSeq: conn.subscribedSince === null && seq !== null ? seq : lastSeq, show: true };
+    case "alert":
+    case "lifecycle":
+      return { lastSeq: advances ? seq : lastSeq, show: advances || seq === null };
+    case "heartbeat":
+    case "pong":
+      return { lastSeq: conn.subscribed && advances ? seq : lastSeq, show: false };
+    default:
+      return { lastSeq, show: true };
+  }
+}
+
 /** Any sign of life restarts the watchdog: a half-open connection never closes by itself. */
 function feedWatchdog(session: TailSession, conn: TailConnection): void {
   clearTimeout(session.watchdog);
@@ -294,26 +322,21 @@ function onFrame(context: TailContext, conn: TailConnection, raw: string): void 
     case "subscribed":
       session.attempt = 0;
       conn.subscribed = true;
-      if (conn.subscribedSince === null && typeof frame["seq"] === "number") session.lastSeq = frame["seq"];
+      session.lastSeq = resumeAfter(session.lastSeq, frame, conn).lastSeq;
       return view.subscribed(raw, frame, conn.subscribedSince);
     case "alert":
     case "lifecycle": {
-      const seq = frame["seq"] as number;
-      if (session.lastSeq !== null && seq <= session.lastSeq) return; // already shown before a reconnect
-      session.lastSeq = seq;
+      const next = resumeAfter(session.lastSeq, frame, conn);
+      if (!next.show) return; // already shown before a reconnect
+      session.lastSeq = next.lastSeq;
       return view.event(raw, frame as unknown as AlertEvent | LifecycleEvent);
     }
     case "price":
       return view.event(raw, frame as unknown as PriceEvent);
     case "heartbeat":
-    case "pong": {
-      // every matching event up to this seq was sent: resume after it (a sparse filter then never sees
-      // a false gap once the events it skipped leave the journal)
-      const seq = frame["seq"];
-      if (conn.subscribed && typeof seq === "number" && (session.lastSeq === null || seq > session.lastSeq))
-        session.lastSeq = seq;
+    case "pong":
+      session.lastSeq = resumeAfter(session.lastSeq, frame, conn).lastSeq;
       return;
-    }
     case "gap":
       return output({ kind: "gap", raw, from: frame["from"] as number, to: frame["to"] as number });
     case "error":
