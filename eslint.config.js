@@ -89,14 +89,7 @@ const LAYERS = [
  * Functions of src/ that are still over 80 lines: each is split into named steps and leaves this list;
  * the list only shrinks (a new long function fails lint).
  */
-const LONG_FUNCTIONS_LEFT = [
-  "src/pipeline/monitor-runner.ts",
-  "src/simulator/server.ts",
-  "src/cli/tail.ts",
-  "src/pipeline/poll.ts",
-  "src/sinks/chatops/sink-health.ts",
-  "src/upstream/http.ts",
-];
+const LONG_FUNCTIONS_LEFT = ["src/pipeline/monitor-runner.ts"];
 
 export default tseslint.config(
   { ignores: ["dist/", "node_modules/", "var/", "coverage/"] },

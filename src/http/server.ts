@@ -52,17 +52,20 @@ export function createHttpServer(options: HttpServerOptions): Server {
   const metricsAuthorized = createTokenCheck(options.metricsToken ?? "");
   const refusedHosts = createBurstLog({
     logger,
+    nowMs: options.nowMs,
     message: "refused HTTP request: Host not allowed",
     windowMs: 10_000,
   });
   const renderMetrics = createMetricsCache(options.metrics, options.nowMs, HTTP_LIMITS.metricsCacheMs);
   const refusedConnections = createBurstLog({
     logger,
+    nowMs: options.nowMs,
     message: "refused HTTP connection: server.maxConnections reached",
     windowMs: 10_000,
   });
   const refusedPipelining = createBurstLog({
     logger,
+    nowMs: options.nowMs,
     message: "closed HTTP connection: too many pipelined requests waiting for their answer",
     windowMs: 10_000,
   });

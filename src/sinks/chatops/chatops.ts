@@ -8,7 +8,7 @@ import type { AlertEvent, AlertPayload } from "../../domain/events.js";
 import { PmError } from "../../domain/errors.js";
 import type { Metrics } from "../../metrics.js";
 import type { EventSource } from "../../pipeline/event-hub.js";
-import type { Timers } from "./delivery.js";
+import type { Timers } from "../../http-client.js";
 import { createHeartbeat, type Heartbeat } from "./heartbeat.js";
 import { routeAlert } from "./route.js";
 import { catchUp, dispatchTo } from "./sink-feed.js";

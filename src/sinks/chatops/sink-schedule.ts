@@ -1,7 +1,8 @@
 // The sink worker's scheduling decision as pure functions: what to send, wait for or drop next, and what an
 // attempt's outcome does to the worker's state and its outbox. The worker (sink-worker.ts) only runs them.
 import { fnv1a64Hex } from "../../domain/fingerprint.js";
-import { backoffDelayMs, type DeliveryOutcome, type FinishedOutcome } from "./delivery.js";
+import { delayMs, sinkRetryBackoff } from "../../backoff.js";
+import type { DeliveryOutcome, FinishedOutcome } from "./delivery.js";
 
 /** What the scheduler reads of an outbox entry. */
 export interface ScheduleEntry {
@@ -216,7 +217,11 @@ export function retryDelayMs(
 ): number {
   if (cause.kind === "retry" && cause.retryAfterMs !== undefined) return cause.retryAfterMs;
   const baseDelayMs = cause.kind === "misconfigured" ? policy.misconfiguredDelayMs : policy.baseDelayMs;
-  return backoffDelayMs(consecutiveFailures, { baseDelayMs, maxDelayMs: policy.maxDelayMs }, () => jitter);
+  return delayMs(
+    sinkRetryBackoff({ baseDelayMs, maxDelayMs: policy.maxDelayMs }),
+    consecutiveFailures,
+    () => jitter,
+  );
 }
 
 /** What the outbox must record after an attempt. */

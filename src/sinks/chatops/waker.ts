@@ -1,5 +1,5 @@
 // A loop's sleep that ends early on demand: the sink worker sleeps until its next due time or a new entry.
-import type { Timers } from "./delivery.js";
+import type { Timers } from "../../http-client.js";
 
 /** Sleeps of the loop that end early on `wake()`; a wake while the loop is busy ends its next sleep at once. */
 export interface Waker {

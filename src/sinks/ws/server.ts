@@ -45,7 +45,7 @@ export function createWsServer(options: WsServerOptions): WsServer {
   const { server, path, source, config, metrics, logger } = options;
   const nowMs = options.nowMs ?? (() => performance.now());
   const access = options.access ?? createAccessPolicy(config);
-  const gate = createUpgradeGate({ config, access, metrics, logger });
+  const gate = createUpgradeGate({ config, access, metrics, logger, nowMs });
   const encodeEvent = createEventEncoder();
   const wss = new WebSocketServer({
     noServer: true,

@@ -27,13 +27,21 @@ export function createUpgradeGate(options: {
   readonly access: AccessPolicy;
   readonly metrics: Metrics;
   readonly logger: Logger;
+  /** Clock of the refusal bursts (ms). */
+  readonly nowMs: () => number;
 }): UpgradeGate {
-  const { config, access, metrics, logger } = options;
+  const { config, access, metrics, logger, nowMs } = options;
   const checkToken = createTokenCheck(config.token);
   // refusals repeat under attack: one line per burst with a count, never one per attempt
-  const refusedAccess = createBurstLog({ logger, message: "refused WebSocket upgrade", windowMs: 10_000 });
+  const refusedAccess = createBurstLog({
+    logger,
+    nowMs,
+    message: "refused WebSocket upgrade",
+    windowMs: 10_000,
+  });
   const refusedAuth = createBurstLog({
     logger,
+    nowMs,
     message: "refused WebSocket upgrade: missing or wrong token",
     windowMs: 10_000,
   });
