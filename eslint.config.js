@@ -30,7 +30,8 @@ const NO_SIMULATOR = {
   regex: "(^|/)simulator/",
   message: "Only the composition root (app.ts) and the CLI (main.ts, cli/main-usage.ts) use the simulator.",
 };
-const ABOVE_STATE = "^\\.\\./(pipeline|sinks|http|simulator)/|^\\.\\./app\\.js$";
+// Any depth of `../`, so files in sub-folders (src/config/rules/) are held to the same layer.
+const ABOVE_STATE = "^(\\.\\./)+(pipeline|sinks|http|simulator)/|^(\\.\\./)+app\\.js$";
 
 /**
  * Layers (an outer layer may import an inner one, never the reverse): domain ← state, upstream, config ←
@@ -88,20 +89,8 @@ const LAYERS = [
  * Functions of src/ that are still over 80 lines: each is split into named steps and leaves this list;
  * the list only shrinks (a new long function fails lint).
  */
-const LONG_FUNCTIONS_LEFT = [
-  "src/sinks/chatops/sink-worker.ts",
-  "src/app.ts",
-  "src/sinks/chatops/chatops.ts",
-  "src/sinks/ws/server.ts",
-  "src/metrics.ts",
-  "src/simulator/server.ts",
-  "src/sinks/chatops/outbox.ts",
-  "src/cli/tail.ts",
-  "src/pipeline/poll.ts",
-  "src/simulator/fault-parser.ts",
-  "src/sinks/chatops/sink-health.ts",
-  "src/upstream/http.ts",
-];
+/** @type {string[]} */
+const LONG_FUNCTIONS_LEFT = [];
 
 export default tseslint.config(
   { ignores: ["dist/", "node_modules/", "var/", "coverage/"] },

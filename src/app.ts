@@ -9,18 +9,10 @@ import { redactUrl } from "./config/redact.js";
 import type { AppConfig } from "./config/types.js";
 import { configWarnings } from "./config/warnings.js";
 import { RULE_KINDS, type AlertPayload } from "./domain/events.js";
-import {
-  activeAlerts,
-  createMonitorState,
-  exportAlertState,
-  importAlertState,
-  restoreAnnounced,
-  type MonitorState,
-} from "./domain/monitor.js";
+import { activeAlerts, exportAlertState, type MonitorState } from "./domain/monitor.js";
 import { alertLink, externalBaseUrl } from "./http/external-url.js";
 import { createAccessPolicy } from "./http/access.js";
 import { createHttpServer, listen } from "./http/server.js";
-import { isPmError, PmError } from "./domain/errors.js";
 import { componentLogger } from "./logger.js";
 import { createMetrics, type Metrics } from "./metrics.js";
 import { createEventHub, type EventHub, type EventSource } from "./pipeline/event-hub.js";
@@ -34,14 +26,20 @@ import {
 import { createWatchdogAlert } from "./pipeline/watchdog-alert.js";
 import { createLoopMonitor, type LoopMonitor } from "./pipeline/loop-monitor.js";
 import { startSimulator, type RunningSimulator } from "./simulator/server.js";
-import { createSystemClock } from "./simulator/clock.js";
+import { createSystemClock, type SimClock } from "./simulator/clock.js";
 import { resolveScenario } from "./simulator/scenario.js";
 import { createChatOpsSinks, type ChatOpsSinks } from "./sinks/chatops/index.js";
 import { startLogSink } from "./sinks/log-sink.js";
 import { createWsServer, type WsServer } from "./sinks/ws/server.js";
 import type { ProcessIdentity } from "./state/lock-file.js";
 import { firingAlertsOfRule, firingSinkErrors } from "./state/sink-errors.js";
-import { openStateStore, type RecoveredState, type StateStore } from "./state/state-store.js";
+import { openStateStore, type StateStore } from "./state/state-store.js";
+import {
+  openStateDir,
+  resolveOrphanSinkErrors,
+  restoreEngineState,
+  stallEndedByRestart,
+} from "./app-restore.js";
 import { createDispatcher, createPragmaClient } from "./upstream/client.js";
 import type { SkippedItem } from "./upstream/decode.js";
 import { createSkippedItemLog } from "./upstream/skip-log.js";
@@ -94,326 +92,417 @@ const WATCHDOG_CHECK_INTERVAL_MS = 1_000;
 const CHECKPOINT_INTERVAL_MS = 5_000;
 const JOURNAL_SYNC_INTERVAL_MS = 1_000;
 
+/** The daemon's parts, filled in by the start steps in order; `config` and `knownRules` change on reload. */
+interface Daemon {
+  readonly deps: AppDeps;
+  readonly metrics: Metrics;
+  readonly log: (component: string) => Logger;
+  // `server` changes only on restart (see reload): links keep the URL the daemon started with.
+  readonly serverAtStart: AppConfig["server"];
+  readonly timers: NodeJS.Timeout[];
+  config: AppConfig;
+  knownRules: ReadonlySet<string>;
+  store: StateStore | undefined;
+  hub: EventHub | undefined;
+  simulator: RunningSimulator | undefined;
+  dispatcher: Dispatcher | undefined;
+  runner: MonitorRunner | undefined;
+  loopMonitor: LoopMonitor | undefined;
+  httpServer: Server | undefined;
+  ws: WsServer | undefined;
+  chatops: ChatOpsSinks | undefined;
+  logSink: Subscription | undefined;
+  upstreamUrl: string;
+  listeningPort: number;
+  /** `started` was announced (a stop then announces `stopping`). */
+  started: boolean;
+}
+
+/** What the state directory gave back: the hub over the journal, the engine state, and alerts to settle. */
+interface Restored {
+  readonly hub: EventHub;
+  readonly engineState: MonitorState;
+  /** `sink_error` alerts firing in the journal: the sinks resolve their own, the gone ones are resolved here. */
+  readonly sinkErrors: readonly AlertPayload[];
+  /** A `monitor_stalled` left firing by the previous run (killed while stalled): over, resolved once sinks run. */
+  readonly staleStalls: readonly AlertPayload[];
+}
+
+/** The clock of the market: the embedded simulator's when it runs faster than real time, else the daemon's. */
+interface MarketClock {
+  readonly simClock: SimClock;
+  readonly nowMs: () => number;
+}
+
 /** Build the daemon; nothing runs until `start()`. */
 export function createApp(deps: AppDeps): App {
-  const { logger, nowMs, random } = deps;
-  let config = deps.config;
-  let knownRules = ruleNames(config);
-  const metrics = createMetrics(new Registry());
-  const log = (component: string): Logger => componentLogger(logger, component);
-
-  let store: StateStore | undefined;
-  let hub: EventHub | undefined;
-  let simulator: RunningSimulator | undefined;
-  let dispatcher: Dispatcher | undefined;
-  let runner: MonitorRunner | undefined;
-  let loopMonitor: LoopMonitor | undefined;
-  let httpServer: Server | undefined;
-  let ws: WsServer | undefined;
-  let chatops: ChatOpsSinks | undefined;
-  let logSink: Subscription | undefined;
-  let upstreamUrl = "";
-  let listeningPort = config.server.port;
-  // `server` changes only on restart (see reload): links keep the URL the daemon started with.
-  const serverAtStart = config.server;
-  const timers: NodeJS.Timeout[] = [];
-  const generatorUrl = (fingerprint: string): string =>
-    alertLink(externalBaseUrl(serverAtStart, listeningPort, hostname()), fingerprint);
-
-  const requireHub = (): EventHub => {
-    if (hub === undefined) throw new Error("app not started");
-    return hub;
+  const app: Daemon = {
+    deps,
+    metrics: createMetrics(new Registry()),
+    log: (component) => componentLogger(deps.logger, component),
+    serverAtStart: deps.config.server,
+    timers: [],
+    config: deps.config,
+    knownRules: ruleNames(deps.config),
+    store: undefined,
+    hub: undefined,
+    simulator: undefined,
+    dispatcher: undefined,
+    runner: undefined,
+    loopMonitor: undefined,
+    httpServer: undefined,
+    ws: undefined,
+    chatops: undefined,
+    logSink: undefined,
+    upstreamUrl: "",
+    listeningPort: deps.config.server.port,
+    started: false,
   };
-
-  let started = false;
-
-  /** Write the alert checkpoint; throws so the stop path can report a failure. */
-  const checkpoint = (): void => {
-    if (store === undefined || runner === undefined || hub === undefined) return;
-    store.saveCheckpoint({ lastSeq: hub.lastSeq(), engine: exportAlertState(runner.state()) });
-  };
-  /** The periodic checkpoint: a failure is logged and retried on the next tick. */
-  const periodicCheckpoint = (): void => {
-    try {
-      checkpoint();
-    } catch (error) {
-      log("state").error({ err: error }, "could not write the alert checkpoint");
-    }
-  };
-
   const events: EventSource = {
     get events$() {
-      return requireHub().events$;
+      return requireHub(app).events$;
     },
-    lastSeq: () => requireHub().lastSeq(),
-    oldestSeq: () => requireHub().oldestSeq(),
-    replay: (since) => requireHub().replay(since),
-    activeAlerts: () => requireHub().activeAlerts(),
-    latestPrices: () => requireHub().latestPrices(),
+    lastSeq: () => requireHub(app).lastSeq(),
+    oldestSeq: () => requireHub(app).oldestSeq(),
+    replay: (since) => requireHub(app).replay(since),
+    activeAlerts: () => requireHub(app).activeAlerts(),
+    latestPrices: () => requireHub(app).latestPrices(),
   };
-
-  const readinessStatus = (): ReadinessStatus => ({
-    listening: httpServer?.listening === true,
-    pipelineStarted: runner !== undefined,
-    targets: runner?.targetHealth() ?? [],
-    // a heartbeat is a dead-man's switch, not a delivery channel: its failures fire its sink_error
-    sinks: (chatops?.status() ?? [])
-      .filter((sink) => sink.kind !== "heartbeat")
-      .map((sink) => ({ ...sink, alertFiring: sink.failing })),
-  });
-  /** What /readyz answers: everything works, upstream and sinks included. */
-  const readiness = (): Readiness => decideReadiness(readinessStatus());
-  /** What the heartbeat and watchdog report: the daemon itself works (a failing upstream is an alert, not its death). */
-  const selfHealth = (): Readiness => decideSelfHealth(readinessStatus());
-
   return {
     events,
-    metrics,
-    upstreamUrl: () => upstreamUrl,
-    readiness,
-
-    async start() {
-      // 0. market time: an embedded simulator running faster than real time carries the daemon's
-      // sense of "now" with it, or every price would look like it came from the future and staleness
-      // rules would never fire. Sinks, the WebSocket server and deadlines stay on real time.
-      const sim = config.upstream.simulator;
-      const embedded = config.upstream.url === "simulator";
-      const simClock = embedded && sim.speed !== 1 ? createSystemClock(sim.speed, nowMs()) : { nowMs };
-      const marketNowMs = (): number => simClock.nowMs();
-      if (embedded && sim.speed !== 1) {
-        log("upstream").warn(
-          { speed: sim.speed },
-          "simulated market runs faster than real time: alert times follow it",
-        );
-      }
-
-      // 1. state: journal (seq continuity) and the alert checkpoint (no re-announce, no lost resolve)
-      store = openStateDir(config.state.dir, () =>
-        openStateStore({
-          dir: config.state.dir,
-          journalCapacity: config.server.journalSize,
-          nowMs,
-          logger: log("state"),
-          ...(deps.process === undefined ? {} : { process: deps.process }),
-        }),
-      );
-      const { recovered } = store;
-      const engineState = restoreEngineState(recovered, log("state"));
-      const persist = store.persistEvent.bind(store);
-      const { journal } = recovered;
-      hub = createEventHub({
-        journal,
-        nowMs: marketNowMs,
-        version: VERSION,
-        persist,
-        externalLabels: () => config.alerts.externalLabels,
-        onAlert: ({ rule, status, reason }) => metrics.alertTransitions.inc({ rule, status, reason }),
-      });
-      const bus = hub;
-      metrics.bind({
-        activeAlerts: () => bus.activeAlerts(),
-        journalSize: () => journal.size,
-        ready: () => readiness().ready,
-      });
-      // sink_error alerts come from the sinks, not the engine: restore them from the journal so the
-      // sink resolves its own on recovery; one whose sink is gone from the config resolves below
-      const sinkErrors = firingSinkErrors(recovered.journal.entries());
-      // a monitor_stalled left firing by the previous run (killed while stalled) is over: resolved once sinks run
-      const staleStalls = firingAlertsOfRule(recovered.journal.entries(), "monitor_stalled");
-      hub.restoreActive([...activeAlerts(engineState), ...sinkErrors]);
-
-      // 2. the port, before anything polls or sends: a second daemon on a busy port stops here, in one line
-      // one Host/Origin policy for the HTTP handler and the WebSocket upgrade
-      const access = createAccessPolicy(config.server);
-      httpServer = createHttpServer({
-        metrics,
-        readiness,
-        logger: log("http"),
-        access,
-        metricsToken: config.server.metricsToken,
-        maxConnections: config.server.maxConnections,
-        nowMs,
-      });
-      ws = createWsServer({
-        access,
-        server: httpServer,
-        path: "/ws",
-        source: hub,
-        config: config.server,
-        metrics,
-        logger: log("ws"),
-        knownPairs: () => knownPairs(config),
-        knownRules: () => knownRules,
-        version: VERSION,
-        nowMs,
-      });
-      const { port } = await listen(httpServer, config.server.host, config.server.port);
-      listeningPort = port;
-
-      // 3. upstream: the embedded simulator or a real base URL, one keep-alive pool for everything
-      let baseUrl = config.upstream.url;
-      let vaultBaseUrl = config.upstream.vaultUrl;
-      if (embedded) {
-        simulator = await startSimulator({
-          host: "127.0.0.1",
-          port: 0,
-          seed: sim.seed,
-          clock: simClock,
-          apiKeys: sim.apiKeys,
-          ...(sim.scenario === "" ? {} : { scenario: resolveScenario(sim.scenario) }),
-        });
-        baseUrl = simulator.url;
-        vaultBaseUrl = simulator.vaultUrl;
-        log("upstream").info({ url: redactUrl(baseUrl) }, "embedded simulator started");
-      }
-      upstreamUrl = baseUrl;
-      dispatcher = createDispatcher({ connections: config.upstream.connections });
-      const client = createUpstreamClient(config.upstream, {
-        baseUrl,
-        vaultBaseUrl: vaultBaseUrl === "" ? baseUrl : vaultBaseUrl,
-        dispatcher,
-        metrics,
-        random,
-        onSkippedItem: createSkippedItemHandler(metrics, log("upstream"), nowMs),
-      });
-
-      // 4. sinks: stdout and chat-ops
-      logSink = startLogSink(hub, log("alerts"));
-      chatops = createChatOpsSinks({
-        sinks: config.sinks,
-        source: bus,
-        stateDir: config.state.dir,
-        dispatcher,
-        metrics,
-        logger: log("chatops"),
-        raise: (alert) => bus.publishAlert(alert),
-        nowMs,
-        random,
-        generatorUrl,
-        isHealthy: () => selfHealth().ready,
-      });
-      await chatops.start();
-      resolveOrphanSinkErrors(hub, sinkErrors, config.sinks, nowMs());
-      for (const stall of staleStalls) hub.publishAlert(stallEndedByRestart(stall, nowMs()));
-      // 5. the pipeline, guarded against blaming the upstream for the daemon's own stalls
-      const pollTimeoutMs = config.upstream.retry.maxElapsedMs + config.upstream.timeoutMs;
-      loopMonitor = createLoopMonitor({
-        logger: log("loop"),
-        nowMs,
-        settings: {
-          sampleIntervalMs: LOOP_SAMPLE_INTERVAL_MS,
-          thresholdMs: config.alerts.monitorStalled.thresholdMs,
-          // every poll in flight during the stall has ended (or timed out) by then
-          holdMs: pollTimeoutMs + LOOP_SAMPLE_INTERVAL_MS,
-        },
-        publish: (alert) => bus.publishAlert(alert),
-        metrics,
-        ...(deps.onLoopHealthy === undefined ? {} : { onHealthy: deps.onLoopHealthy }),
-      });
-      runner = createMonitorRunner(
-        {
-          client,
-          hub,
-          metrics,
-          logger: log("pipeline"),
-          nowMs: marketNowMs,
-          wallNowMs: nowMs,
-          random,
-          pollTimeoutMs,
-          holdingVerdicts: () => loopMonitor?.holding() ?? false,
-        },
-        engineState,
-      );
-      runner.update(config.monitors, config.rules);
-      for (const note of adaptationNotes(config.monitors))
-        log("monitors").info({ note }, "request adapted to upstream rules");
-
-      const watchdog = createWatchdogAlert({
-        enabled: () => config.alerts.watchdog.enabled,
-        readiness: selfHealth,
-        publish: (alert) => bus.publishAlert(alert),
-        nowMs,
-      });
-      timers.push(setInterval(() => watchdog.check(), WATCHDOG_CHECK_INTERVAL_MS).unref());
-      timers.push(setInterval(periodicCheckpoint, CHECKPOINT_INTERVAL_MS).unref());
-      timers.push(setInterval(() => store?.sync(), JOURNAL_SYNC_INTERVAL_MS).unref());
-      hub.publishLifecycle("started", { port, upstream: simulator === undefined ? "remote" : "simulator" });
-      started = true;
-      logger.info({ port, host: config.server.host, upstream: redactUrl(baseUrl) }, "pragma-monitor started");
-      for (const warning of configWarnings(config))
-        logger.warn({ key: warning.key }, `insecure configuration: ${warning.reason}`);
-      return { port };
-    },
-
-    async stop(deadlineMs) {
-      const deadline = nowMs() + deadlineMs;
-      const remaining = (): number => Math.max(0, deadline - nowMs());
-      const failedSteps: string[] = [];
-      const step = async (name: string, action: () => unknown): Promise<void> => {
-        try {
-          await action();
-        } catch (error) {
-          failedSteps.push(name);
-          logger.error({ step: name, err: error }, `error while stopping: ${name}`);
-        }
-      };
-      // after a failed start nothing ran: no `stopping` event for a daemon that never announced `started`
-      if (started) await step("hub", () => hub?.publishLifecycle("stopping"));
-      started = false;
-      for (const timer of timers.splice(0)) clearInterval(timer);
-      loopMonitor?.stop();
-      await step("pipeline", () => runner?.stop());
-      await step("chatops", () => chatops?.stop(remaining()));
-      await step("ws", () => ws?.close(Math.min(remaining(), 2_000)));
-      await step("http", () => closeServer(httpServer));
-      await step("checkpoint", checkpoint);
-      await step("state", () => store?.close()); // fsyncs the journal and releases the lock even if the checkpoint failed
-      await step("simulator", () => simulator?.close());
-      await step("upstream", () => dispatcher?.close());
-      logSink?.unsubscribe();
-      hub?.complete();
-      return { failedSteps };
-    },
-
-    async reload(next) {
-      const previous = config;
-      config = next;
-      knownRules = ruleNames(next);
-      runner?.update(next.monitors, next.rules);
-      if (JSON.stringify(previous.sinks) !== JSON.stringify(next.sinks)) {
-        await chatops?.reconfigure(next.sinks, Math.min(next.shutdown.drainTimeoutMs, 5_000));
-        const firingSinkErrors = requireHub()
-          .activeAlerts()
-          .filter((alert) => alert.rule === "sink_error");
-        resolveOrphanSinkErrors(requireHub(), firingSinkErrors, next.sinks, nowMs());
-      }
-      const restartOnly = (["server", "upstream", "state"] as const).filter(
-        (key) => JSON.stringify(previous[key]) !== JSON.stringify(next[key]),
-      );
-      if (restartOnly.length > 0)
-        logger.warn({ sections: restartOnly }, "these sections change only on restart");
-      requireHub().publishLifecycle("config_reloaded", {
-        targets: runner?.targetIds().length ?? 0,
-        rules: next.rules.length,
-      });
-    },
+    metrics: app.metrics,
+    upstreamUrl: () => app.upstreamUrl,
+    readiness: () => readiness(app),
+    start: () => startApp(app),
+    stop: (deadlineMs) => stopApp(app, deadlineMs),
+    reload: (next) => reloadApp(app, next),
   };
 }
 
-/** The alert engine as the last run left it: the checkpoint, then the alerts announced after it (never re-announced). */
-function restoreEngineState(recovered: RecoveredState, logger: Logger): MonitorState {
-  let engineState = createMonitorState();
-  if (recovered.checkpoint !== null) {
-    try {
-      engineState = importAlertState(recovered.checkpoint.engine);
-    } catch (error) {
-      logger.error({ err: error }, "alert checkpoint invalid: rebuilding alert state from the journal");
-    }
-  }
-  return restoreAnnounced(
-    engineState,
-    recovered.alertsAfterCheckpoint.map((e) => e.alert),
+function requireHub(app: Daemon): EventHub {
+  if (app.hub === undefined) throw new Error("app not started");
+  return app.hub;
+}
+
+function readinessStatus(app: Daemon): ReadinessStatus {
+  return {
+    listening: app.httpServer?.listening === true,
+    pipelineStarted: app.runner !== undefined,
+    targets: app.runner?.targetHealth() ?? [],
+    // a heartbeat is a dead-man's switch, not a delivery channel: its failures fire its sink_error
+    sinks: (app.chatops?.status() ?? [])
+      .filter((sink) => sink.kind !== "heartbeat")
+      .map((sink) => ({ ...sink, alertFiring: sink.failing })),
+  };
+}
+
+/** What /readyz answers: everything works, upstream and sinks included. */
+function readiness(app: Daemon): Readiness {
+  return decideReadiness(readinessStatus(app));
+}
+
+/** What the heartbeat and watchdog report: the daemon itself works (a failing upstream is an alert, not its death). */
+function selfHealth(app: Daemon): Readiness {
+  return decideSelfHealth(readinessStatus(app));
+}
+
+/** Start everything in dependency order; resolves once the port listens and the pipeline runs. */
+async function startApp(app: Daemon): Promise<{ readonly port: number }> {
+  const { config, deps } = app;
+  const clock = marketClock(app);
+  const restored = openState(app, clock.nowMs);
+  // the port, before anything polls or sends: a second daemon on a busy port stops here, in one line
+  const port = await openPort(app, restored.hub);
+  const { client, dispatcher } = await connectUpstream(app, clock.simClock);
+  await startSinks(app, restored, dispatcher);
+  startPipeline(app, restored, client, clock.nowMs);
+  startPeriodicTasks(app, restored.hub);
+  restored.hub.publishLifecycle("started", {
+    port,
+    upstream: app.simulator === undefined ? "remote" : "simulator",
+  });
+  app.started = true;
+  deps.logger.info(
+    { port, host: config.server.host, upstream: redactUrl(app.upstreamUrl) },
+    "pragma-monitor started",
   );
+  for (const warning of configWarnings(config))
+    deps.logger.warn({ key: warning.key }, `insecure configuration: ${warning.reason}`);
+  return { port };
+}
+
+/**
+ * Market time: an embedded simulator running faster than real time carries the daemon's sense of "now"
+ * with it, or every price would look like it came from the future and staleness rules would never fire.
+ * Sinks, the WebSocket server and deadlines stay on real time.
+ */
+function marketClock(app: Daemon): MarketClock {
+  const { upstream } = app.config;
+  const { nowMs } = app.deps;
+  const speed = upstream.simulator.speed;
+  if (upstream.url !== "simulator" || speed === 1) return { simClock: { nowMs }, nowMs };
+  app.log("upstream").warn({ speed }, "simulated market runs faster than real time: alert times follow it");
+  const simClock = createSystemClock(speed, nowMs());
+  return { simClock, nowMs: () => simClock.nowMs() };
+}
+
+/** State: the journal (seq continuity) and the alert checkpoint (no re-announce, no lost resolve). */
+function openState(app: Daemon, marketNowMs: () => number): Restored {
+  const { config, deps, metrics } = app;
+  const store = openStateDir(config.state.dir, () =>
+    openStateStore({
+      dir: config.state.dir,
+      journalCapacity: config.server.journalSize,
+      nowMs: deps.nowMs,
+      logger: app.log("state"),
+      ...(deps.process === undefined ? {} : { process: deps.process }),
+    }),
+  );
+  app.store = store;
+  const { recovered } = store;
+  const engineState = restoreEngineState(recovered);
+  const { journal } = recovered;
+  const hub = createEventHub({
+    journal,
+    nowMs: marketNowMs,
+    version: VERSION,
+    persist: store.persistEvent.bind(store),
+    externalLabels: () => app.config.alerts.externalLabels,
+    onAlert: ({ rule, status, reason }) => metrics.alertTransitions.inc({ rule, status, reason }),
+  });
+  app.hub = hub;
+  metrics.bind({
+    activeAlerts: () => hub.activeAlerts(),
+    journalSize: () => journal.size,
+    ready: () => readiness(app).ready,
+  });
+  // sink_error alerts come from the sinks, not the engine: restore them from the journal so the
+  // sink resolves its own on recovery; one whose sink is gone from the config resolves in startSinks
+  const sinkErrors = firingSinkErrors(journal.entries());
+  const staleStalls = firingAlertsOfRule(journal.entries(), "monitor_stalled");
+  hub.restoreActive([...activeAlerts(engineState), ...sinkErrors]);
+  return { hub, engineState, sinkErrors, staleStalls };
+}
+
+/** The HTTP port and the WebSocket API on it, under one Host/Origin policy; returns the port listened on. */
+async function openPort(app: Daemon, hub: EventHub): Promise<number> {
+  const { config, metrics, deps } = app;
+  const access = createAccessPolicy(config.server);
+  const httpServer = createHttpServer({
+    metrics,
+    readiness: () => readiness(app),
+    logger: app.log("http"),
+    access,
+    metricsToken: config.server.metricsToken,
+    maxConnections: config.server.maxConnections,
+    nowMs: deps.nowMs,
+  });
+  app.httpServer = httpServer;
+  app.ws = createWsServer({
+    access,
+    server: httpServer,
+    path: "/ws",
+    source: hub,
+    config: config.server,
+    metrics,
+    logger: app.log("ws"),
+    knownPairs: () => knownPairs(app.config),
+    knownRules: () => app.knownRules,
+    version: VERSION,
+    nowMs: deps.nowMs,
+  });
+  const { port } = await listen(httpServer, config.server.host, config.server.port);
+  app.listeningPort = port;
+  return port;
+}
+
+/** Upstream: the embedded simulator or a real base URL, one keep-alive pool for everything. */
+async function connectUpstream(
+  app: Daemon,
+  simClock: SimClock,
+): Promise<{ readonly client: PragmaClient; readonly dispatcher: Dispatcher }> {
+  const { config, metrics, deps } = app;
+  const sim = config.upstream.simulator;
+  let baseUrl = config.upstream.url;
+  let vaultBaseUrl = config.upstream.vaultUrl;
+  if (baseUrl === "simulator") {
+    const simulator = await startSimulator({
+      host: "127.0.0.1",
+      port: 0,
+      seed: sim.seed,
+      clock: simClock,
+      apiKeys: sim.apiKeys,
+      ...(sim.scenario === "" ? {} : { scenario: resolveScenario(sim.scenario) }),
+    });
+    app.simulator = simulator;
+    baseUrl = simulator.url;
+    vaultBaseUrl = simulator.vaultUrl;
+    app.log("upstream").info({ url: redactUrl(baseUrl) }, "embedded simulator started");
+  }
+  app.upstreamUrl = baseUrl;
+  const dispatcher = createDispatcher({ connections: config.upstream.connections });
+  app.dispatcher = dispatcher;
+  const client = createUpstreamClient(config.upstream, {
+    baseUrl,
+    vaultBaseUrl: vaultBaseUrl === "" ? baseUrl : vaultBaseUrl,
+    dispatcher,
+    metrics,
+    random: deps.random,
+    onSkippedItem: createSkippedItemHandler(metrics, app.log("upstream"), deps.nowMs),
+  });
+  return { client, dispatcher };
+}
+
+/** Sinks: stdout and chat-ops; then settle the sink errors and the stall the previous run left firing. */
+async function startSinks(app: Daemon, restored: Restored, dispatcher: Dispatcher): Promise<void> {
+  const { config, deps, metrics } = app;
+  const { hub } = restored;
+  app.logSink = startLogSink(hub, app.log("alerts"));
+  const chatops = createChatOpsSinks({
+    sinks: config.sinks,
+    source: hub,
+    stateDir: config.state.dir,
+    dispatcher,
+    metrics,
+    logger: app.log("chatops"),
+    raise: (alert) => hub.publishAlert(alert),
+    nowMs: deps.nowMs,
+    random: deps.random,
+    generatorUrl: (fingerprint) =>
+      alertLink(externalBaseUrl(app.serverAtStart, app.listeningPort, hostname()), fingerprint),
+    isHealthy: () => selfHealth(app).ready,
+  });
+  app.chatops = chatops;
+  await chatops.start();
+  resolveOrphanSinkErrors(hub, restored.sinkErrors, config.sinks, deps.nowMs());
+  for (const stall of restored.staleStalls) hub.publishAlert(stallEndedByRestart(stall, deps.nowMs()));
+}
+
+/** The pipeline, guarded against blaming the upstream for the daemon's own stalls. */
+function startPipeline(
+  app: Daemon,
+  restored: Restored,
+  client: PragmaClient,
+  marketNowMs: () => number,
+): void {
+  const { config, deps, metrics } = app;
+  const { hub } = restored;
+  const pollTimeoutMs = config.upstream.retry.maxElapsedMs + config.upstream.timeoutMs;
+  app.loopMonitor = createLoopMonitor({
+    logger: app.log("loop"),
+    nowMs: deps.nowMs,
+    settings: {
+      sampleIntervalMs: LOOP_SAMPLE_INTERVAL_MS,
+      thresholdMs: config.alerts.monitorStalled.thresholdMs,
+      // every poll in flight during the stall has ended (or timed out) by then
+      holdMs: pollTimeoutMs + LOOP_SAMPLE_INTERVAL_MS,
+    },
+    publish: (alert) => hub.publishAlert(alert),
+    metrics,
+    ...(deps.onLoopHealthy === undefined ? {} : { onHealthy: deps.onLoopHealthy }),
+  });
+  const runner = createMonitorRunner(
+    {
+      client,
+      hub,
+      metrics,
+      logger: app.log("pipeline"),
+      nowMs: marketNowMs,
+      wallNowMs: deps.nowMs,
+      random: deps.random,
+      pollTimeoutMs,
+      holdingVerdicts: () => app.loopMonitor?.holding() ?? false,
+    },
+    restored.engineState,
+  );
+  app.runner = runner;
+  runner.update(config.monitors, config.rules);
+  for (const note of adaptationNotes(config.monitors))
+    app.log("monitors").info({ note }, "request adapted to upstream rules");
+}
+
+/** The watchdog alert, the periodic alert checkpoint and the journal fsync. */
+function startPeriodicTasks(app: Daemon, hub: EventHub): void {
+  const watchdog = createWatchdogAlert({
+    enabled: () => app.config.alerts.watchdog.enabled,
+    readiness: () => selfHealth(app),
+    publish: (alert) => hub.publishAlert(alert),
+    nowMs: app.deps.nowMs,
+  });
+  app.timers.push(setInterval(() => watchdog.check(), WATCHDOG_CHECK_INTERVAL_MS).unref());
+  app.timers.push(setInterval(() => periodicCheckpoint(app), CHECKPOINT_INTERVAL_MS).unref());
+  app.timers.push(setInterval(() => app.store?.sync(), JOURNAL_SYNC_INTERVAL_MS).unref());
+}
+
+/** Write the alert checkpoint; throws so the stop path can report a failure. */
+function checkpoint(app: Daemon): void {
+  const { store, runner, hub } = app;
+  if (store === undefined || runner === undefined || hub === undefined) return;
+  store.saveCheckpoint({ lastSeq: hub.lastSeq(), engine: exportAlertState(runner.state()) });
+}
+
+/** The periodic checkpoint: a failure is logged and retried on the next tick. */
+function periodicCheckpoint(app: Daemon): void {
+  try {
+    checkpoint(app);
+  } catch (error) {
+    app.log("state").error({ err: error }, "could not write the alert checkpoint");
+  }
+}
+
+/** Graceful stop, every step in its own try/catch; the report names the steps that failed. */
+async function stopApp(app: Daemon, deadlineMs: number): Promise<StopReport> {
+  const { logger, nowMs } = app.deps;
+  const deadline = nowMs() + deadlineMs;
+  const remaining = (): number => Math.max(0, deadline - nowMs());
+  const failedSteps: string[] = [];
+  const step = async (name: string, action: () => unknown): Promise<void> => {
+    try {
+      await action();
+    } catch (error) {
+      failedSteps.push(name);
+      logger.error({ step: name, err: error }, `error while stopping: ${name}`);
+    }
+  };
+  // after a failed start nothing ran: no `stopping` event for a daemon that never announced `started`
+  if (app.started) await step("hub", () => app.hub?.publishLifecycle("stopping"));
+  app.started = false;
+  for (const timer of app.timers.splice(0)) clearInterval(timer);
+  app.loopMonitor?.stop();
+  await step("pipeline", () => app.runner?.stop());
+  await step("chatops", () => app.chatops?.stop(remaining()));
+  await step("ws", () => app.ws?.close(Math.min(remaining(), 2_000)));
+  await step("http", () => closeServer(app.httpServer));
+  await step("checkpoint", () => checkpoint(app));
+  await step("state", () => app.store?.close()); // fsyncs the journal and releases the lock even if the checkpoint failed
+  await step("simulator", () => app.simulator?.close());
+  await step("upstream", () => app.dispatcher?.close());
+  app.logSink?.unsubscribe();
+  app.hub?.complete();
+  return { failedSteps };
+}
+
+/** Apply a new, already validated config: targets and rules, sinks when they changed; the rest on restart. */
+async function reloadApp(app: Daemon, next: AppConfig): Promise<void> {
+  const previous = app.config;
+  app.config = next;
+  app.knownRules = ruleNames(next);
+  app.runner?.update(next.monitors, next.rules);
+  if (JSON.stringify(previous.sinks) !== JSON.stringify(next.sinks)) {
+    await app.chatops?.reconfigure(next.sinks, Math.min(next.shutdown.drainTimeoutMs, 5_000));
+    const hub = requireHub(app);
+    const firingSinkErrors = hub.activeAlerts().filter((alert) => alert.rule === "sink_error");
+    resolveOrphanSinkErrors(hub, firingSinkErrors, next.sinks, app.deps.nowMs());
+  }
+  const restartOnly = (["server", "upstream", "state"] as const).filter(
+    (key) => JSON.stringify(previous[key]) !== JSON.stringify(next[key]),
+  );
+  if (restartOnly.length > 0)
+    app.deps.logger.warn({ sections: restartOnly }, "these sections change only on restart");
+  requireHub(app).publishLifecycle("config_reloaded", {
+    targets: app.runner?.targetIds().length ?? 0,
+    rules: next.rules.length,
+  });
 }
 
 /** The Pragma client on the shared keep-alive pool, feeding the upstream latency and request metrics. */
@@ -459,53 +548,6 @@ function createSkippedItemHandler(
     metrics.upstreamSkippedItems.inc({ endpoint: item.endpoint });
     logSkippedItem(item);
   };
-}
-
-/** Resolve restored `sink_error` alerts whose sink is no longer configured (nothing else ever would). */
-function resolveOrphanSinkErrors(
-  hub: EventHub,
-  restored: readonly AlertPayload[],
-  sinks: AppConfig["sinks"],
-  nowMs: number,
-): void {
-  const configured = new Set(sinks.filter((sink) => sink.enabled).map((sink) => sink.name));
-  for (const alert of restored) {
-    if (configured.has(alert.labels["sink"] ?? "")) continue;
-    hub.publishAlert({
-      ...alert,
-      status: "resolved",
-      reason: "resolved",
-      endsAt: new Date(nowMs).toISOString(),
-      summary: `Chat-ops sink ${alert.labels["sink"] ?? "?"} is no longer configured`,
-      context: { ...alert.context, resolvedBy: "sink_removed" },
-    });
-  }
-}
-
-/** The resolve of a `monitor_stalled` the previous run left firing: this run started, so that stall is over. */
-function stallEndedByRestart(alert: AlertPayload, nowMs: number): AlertPayload {
-  return {
-    ...alert,
-    status: "resolved",
-    reason: "resolved",
-    value: 0,
-    endsAt: new Date(nowMs).toISOString(),
-    summary: "pragma-monitor restarted: its earlier stall is over",
-    context: { ...alert.context, resolvedBy: "restart" },
-  };
-}
-
-/** Open the state directory; a file-system failure becomes PM_ERR_STATE naming `state.dir` (the lock's own error passes). */
-function openStateDir(dir: string, open: () => StateStore): StateStore {
-  try {
-    return open();
-  } catch (error) {
-    if (isPmError(error)) throw error;
-    const reason = error instanceof Error ? error.message : String(error);
-    throw new PmError("PM_ERR_STATE", `cannot use the state directory ${dir} (state.dir): ${reason}`, {
-      cause: error,
-    });
-  }
 }
 
 /** Rule names a WebSocket `rules` filter may use: every rule kind and every configured rule id (as sink filters). */

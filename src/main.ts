@@ -17,7 +17,7 @@ import { mainUsage, runUsage } from "./cli/main-usage.js";
 import { runTail } from "./cli/tail.js";
 import { loadConfig } from "./config/load.js";
 import type { AppConfig } from "./config/types.js";
-import { isPmError } from "./domain/errors.js";
+import { errorCode, isPmError } from "./domain/errors.js";
 import { createLogger } from "./logger.js";
 import { runSimulateCommand } from "./simulator/cli.js";
 import { createSystemdNotifier } from "./systemd.js";
@@ -110,7 +110,7 @@ function reportStartFailure(logger: Logger, error: unknown): number {
     return EX_UNAVAILABLE;
   }
   if (isPmError(error, "PM_ERR_STATE")) {
-    const errno = (error.cause as NodeJS.ErrnoException | undefined)?.code;
+    const errno = errorCode(error.cause);
     logger.fatal({ code: error.code, errno, exitCode: EX_CANTCREAT }, `could not start: ${error.message}`);
     return EX_CANTCREAT;
   }
@@ -201,7 +201,7 @@ function isAlive(pid: number): boolean {
     process.kill(pid, 0);
     return true;
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
+    return errorCode(error) === "EPERM";
   }
 }
 

@@ -85,11 +85,32 @@ export function createMetrics(
   }
   const registers = [registry];
   let sources: MetricSources | undefined;
+  const current = (): MetricSources | undefined => sources;
   const metrics: Metrics = {
     registry,
     bind(next) {
       sources = next;
     },
+    ...upstreamMetrics(registers),
+    ...alertingMetrics(registers, current),
+    ...wsMetrics(registers),
+    ...sinkMetrics(registers),
+    ...daemonMetrics(registers, current),
+  };
+  metrics.buildInfo.set({ version: VERSION }, 1);
+  for (const rule of RULE_KINDS)
+    for (const { status, reason } of TRANSITIONS) metrics.alertTransitions.inc({ rule, status, reason }, 0);
+  return metrics;
+}
+
+/** The upstream client's and the pipeline's metrics. */
+function upstreamMetrics(
+  registers: Registry[],
+): Pick<
+  Metrics,
+  "polls" | "pollFailures" | "upstreamLatency" | "upstreamRequests" | "upstreamSkippedItems" | "targets"
+> {
+  return {
     polls: new Counter({
       name: "pragma_monitor_polls_total",
       help: "Polls completed, by endpoint and outcome (ok|error).",
@@ -127,6 +148,18 @@ export function createMetrics(
       labelNames: ["kind"],
       registers,
     }),
+  };
+}
+
+/** The alert engine's and the event bus's metrics; firing alerts and the journal are read at scrape time. */
+function alertingMetrics(
+  registers: Registry[],
+  sources: () => MetricSources | undefined,
+): Pick<
+  Metrics,
+  "targetLastSuccess" | "alertsFiring" | "alertTransitions" | "journalSize" | "droppedEvents"
+> {
+  return {
     targetLastSuccess: new Gauge({
       name: "pragma_monitor_target_last_success_timestamp_seconds",
       help: "Unix time of each target's latest successful poll (one series per configured target; absent until its first success).",
@@ -141,7 +174,7 @@ export function createMetrics(
       collect() {
         // every known rule × severity is exported, 0 when none fires, so series never vanish
         for (const rule of RULE_KINDS) for (const severity of SEVERITIES) this.set({ rule, severity }, 0);
-        for (const alert of sources?.activeAlerts() ?? [])
+        for (const alert of sources()?.activeAlerts() ?? [])
           this.inc({ rule: alert.rule, severity: alert.severity });
       },
     }),
@@ -156,7 +189,7 @@ export function createMetrics(
       help: "Events held in the in-memory journal.",
       registers,
       collect() {
-        this.set(sources?.journalSize() ?? 0);
+        this.set(sources()?.journalSize() ?? 0);
       },
     }),
     droppedEvents: new Counter({
@@ -165,6 +198,23 @@ export function createMetrics(
       labelNames: ["component", "reason"],
       registers,
     }),
+  };
+}
+
+/** The WebSocket server's and the HTTP port's metrics. */
+function wsMetrics(
+  registers: Registry[],
+): Pick<
+  Metrics,
+  | "wsClients"
+  | "wsMessagesIn"
+  | "wsMessagesOut"
+  | "wsSlowConsumers"
+  | "wsRejected"
+  | "wsResumeRangesForgotten"
+  | "httpRejected"
+> {
+  return {
     wsClients: new Gauge({
       name: "pragma_monitor_ws_clients",
       help: "Connected WebSocket clients.",
@@ -204,6 +254,17 @@ export function createMetrics(
       labelNames: ["reason"],
       registers,
     }),
+  };
+}
+
+/** The chat-ops sinks' metrics. */
+function sinkMetrics(
+  registers: Registry[],
+): Pick<
+  Metrics,
+  "sinkDeliveries" | "sinkOutboxSize" | "sinkDeadLetters" | "sinkDigests" | "sinkDeliveryDuration"
+> {
+  return {
     sinkDeliveries: new Counter({
       name: "pragma_monitor_sink_deliveries_total",
       help: "Chat-ops delivery attempts, by sink and outcome.",
@@ -235,6 +296,15 @@ export function createMetrics(
       buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
       registers,
     }),
+  };
+}
+
+/** The daemon's own metrics: stalls, build and readiness (read at scrape time). */
+function daemonMetrics(
+  registers: Registry[],
+  sources: () => MetricSources | undefined,
+): Pick<Metrics, "loopStalls" | "loopStalled" | "buildInfo" | "ready"> {
+  return {
     loopStalls: new Counter({
       name: "pragma_monitor_loop_stalls_total",
       help: "Times the daemon's event loop was found stalled beyond alerts.monitorStalled.thresholdMs (each raises or extends monitor_stalled).",
@@ -256,12 +326,8 @@ export function createMetrics(
       help: "1 when /readyz answers 200, 0 when it answers 503.",
       registers,
       collect() {
-        this.set(sources?.ready() === true ? 1 : 0);
+        this.set(sources()?.ready() === true ? 1 : 0);
       },
     }),
   };
-  metrics.buildInfo.set({ version: VERSION }, 1);
-  for (const rule of RULE_KINDS)
-    for (const { status, reason } of TRANSITIONS) metrics.alertTransitions.inc({ rule, status, reason }, 0);
-  return metrics;
 }

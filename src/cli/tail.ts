@@ -1,5 +1,6 @@
 // `pragma-monitor tail`: a live terminal view of the WebSocket API that reconnects and resumes with `since`.
 import WebSocket from "ws";
+import { TAIL_RECONNECT_BACKOFF, delayMs, type BackoffPolicy } from "../backoff.js";
 import {
   type AlertEvent,
   type AlertPayload,
@@ -61,7 +62,7 @@ export interface TailClientOptions {
   readonly output: (output: TailOutput) => void;
   readonly createSocket?: (url: string, headers: Record<string, string>) => WebSocket;
   readonly random?: () => number;
-  readonly backoff?: { readonly baseMs: number; readonly maxMs: number };
+  readonly backoff?: BackoffPolicy;
   /** Idle notices: the first after `firstMs` without an event, then twice as long each time, at most `maxMs`. */
   readonly idleNotice?: { readonly firstMs: number; readonly maxMs: number };
 }
@@ -125,146 +126,241 @@ function createTailView(
   };
 }
 
+/** What survives reconnections: the resume point, the backoff, the live socket and the timers. */
+interface TailSession {
+  /** The last seq shown (or vouched for by a heartbeat): a reconnection resumes after it. */
+  lastSeq: number | null;
+  /** Failed connections since the last answered subscribe. */
+  attempt: number;
+  requestId: number;
+  stopped: boolean;
+  socket: WebSocket | null;
+  reconnectTimer: NodeJS.Timeout | undefined;
+  watchdog: NodeJS.Timeout | undefined;
+}
+
+/** What one connection knows: the subscribe it sent, whether it was answered, and why not to reconnect. */
+interface TailConnection {
+  readonly ws: WebSocket;
+  /** The exit code when the server refused us for good (a bad token or filter). */
+  fatal: number | null;
+  subscribeId: string;
+  subscribedSince: number | null;
+  /** A heartbeat's seq speaks of the filter only once the subscribe is answered on this connection. */
+  subscribed: boolean;
+  /** No frame nor ping for this long: the connection is half-open (two missed heartbeats); 0 = unknown. */
+  silenceMs: number;
+}
+
+/** Everything the connection steps share. */
+interface TailContext {
+  readonly options: TailOptions;
+  readonly output: (output: TailOutput) => void;
+  readonly view: ReturnType<typeof createTailView>;
+  readonly session: TailSession;
+  readonly createSocket: (url: string, headers: Record<string, string>) => WebSocket;
+  readonly random: () => number;
+  readonly backoff: BackoffPolicy;
+  readonly finish: (code: number) => void;
+}
+
 /** Connect, subscribe, and on every disconnect reconnect with backoff + jitter, resuming after the last seq seen. */
 export function createTailClient(client: TailClientOptions): TailClient {
-  const { options, output } = client;
-  const createSocket = client.createSocket ?? ((url, headers) => new WebSocket(url, { headers }));
-  const random = client.random ?? Math.random;
-  const { baseMs, maxMs } = client.backoff ?? { baseMs: 250, maxMs: 30_000 };
-  const view = createTailView(options.url, output, client.idleNotice ?? { firstMs: 60_000, maxMs: 600_000 });
-  let lastSeq: number | null = options.since;
-  let attempt = 0;
-  let requestId = 0;
-  let stopped = false;
-  let socket: WebSocket | null = null;
-  let reconnectTimer: NodeJS.Timeout | undefined;
-  let watchdog: NodeJS.Timeout | undefined;
+  const { options } = client;
+  const session: TailSession = {
+    lastSeq: options.since,
+    attempt: 0,
+    requestId: 0,
+    stopped: false,
+    socket: null,
+    reconnectTimer: undefined,
+    watchdog: undefined,
+  };
+  const view = createTailView(
+    options.url,
+    client.output,
+    client.idleNotice ?? { firstMs: 60_000, maxMs: 600_000 },
+  );
   let finish: (code: number) => void = () => undefined;
   const done = new Promise<number>((resolve) => {
     finish = (code) => {
-      stopped = true;
-      clearTimeout(reconnectTimer);
-      clearTimeout(watchdog);
+      session.stopped = true;
+      clearTimeout(session.reconnectTimer);
+      clearTimeout(session.watchdog);
       view.pause();
       resolve(code);
     };
   });
-
-  const connect = (): void => {
-    const headers: Record<string, string> =
-      options.token === "" ? {} : { Authorization: `Bearer ${options.token}` };
-    const ws = createSocket(options.url, headers);
-    socket = ws;
-    let fatal: number | null = null;
-    let subscribeId = "";
-    let subscribedSince: number | null = null;
-    // a heartbeat's seq speaks of the filter only once the subscribe is answered on this connection
-    let subscribed = false;
-    let silenceMs = 0;
-    const feedWatchdog = (): void => {
-      // a half-open connection never closes by itself: give up after two missed heartbeats
-      clearTimeout(watchdog);
-      if (silenceMs > 0) watchdog = setTimeout(() => ws.terminate(), silenceMs);
-    };
-    const subscribe = (since: number | null): void => {
-      subscribeId = String(++requestId);
-      subscribedSince = since;
-      const channels = ["alerts", "lifecycle", ...(options.prices ? ["prices"] : [])];
-      const message = {
-        op: "subscribe",
-        id: subscribeId,
-        channels,
-        ...(options.pairs.length > 0 ? { pairs: options.pairs } : {}),
-        ...(options.rules.length > 0 ? { rules: options.rules } : {}),
-        ...(options.minSeverity === null ? {} : { minSeverity: options.minSeverity }),
-        ...(since === null ? {} : { since }),
-      };
-      ws.send(JSON.stringify(message));
-    };
-    ws.on("ping", feedWatchdog);
-    ws.on("message", (data: Buffer) => {
-      feedWatchdog();
-      const raw = data.toString("utf8");
-      let frame: { type?: unknown } & Record<string, unknown>;
-      try {
-        frame = JSON.parse(raw) as typeof frame;
-      } catch {
-        return output({ kind: "notice", text: "ignoring a frame that is not JSON" });
-      }
-      switch (frame.type) {
-        case "hello":
-          silenceMs = typeof frame["heartbeatMs"] === "number" ? frame["heartbeatMs"] * 2 + 1_000 : 0;
-          feedWatchdog();
-          return subscribe(lastSeq);
-        case "subscribed":
-          attempt = 0;
-          subscribed = true;
-          if (subscribedSince === null && typeof frame["seq"] === "number") lastSeq = frame["seq"];
-          return view.subscribed(raw, frame, subscribedSince);
-        case "alert":
-        case "lifecycle": {
-          const seq = frame["seq"] as number;
-          if (lastSeq !== null && seq <= lastSeq) return; // already shown before a reconnect
-          lastSeq = seq;
-          return view.event(raw, frame as unknown as AlertEvent | LifecycleEvent);
-        }
-        case "price":
-          return view.event(raw, frame as unknown as PriceEvent);
-        case "heartbeat":
-        case "pong": {
-          // every matching event up to this seq was sent: resume after it (a sparse filter then never sees
-          // a false gap once the events it skipped leave the journal)
-          const seq = frame["seq"];
-          if (subscribed && typeof seq === "number" && (lastSeq === null || seq > lastSeq)) lastSeq = seq;
-          return;
-        }
-        case "gap":
-          return output({ kind: "gap", raw, from: frame["from"] as number, to: frame["to"] as number });
-        case "error": {
-          const text = `server error ${String(frame["code"])}: ${String(frame["message"])}`;
-          if (frame["id"] !== subscribeId) return output({ kind: "notice", text });
-          if (subscribedSince !== null && /since/.test(String(frame["message"]))) {
-            output({ kind: "notice", text: `${text}; cannot resume, continuing live` });
-            return subscribe(null);
-          }
-          fatal = EX_USAGE; // the server refused the filter (an unknown pair or rule): a usage error
-          output({ kind: "notice", text });
-          return ws.close(1000);
-        }
-        default:
-          return;
-      }
-    });
-    ws.on("error", (error) => {
-      if (/Unexpected server response: 401/.test(error.message)) {
-        fatal = EX_NOPERM;
-        output({ kind: "notice", text: "unauthorized: check --token or $PM_SERVER_TOKEN" });
-      } else output({ kind: "notice", text: `connection error: ${error.message}` });
-    });
-    ws.on("close", (code) => {
-      clearTimeout(watchdog);
-      view.pause();
-      socket = null;
-      if (stopped) return finish(0);
-      if (fatal !== null) return finish(fatal);
-      const delayMs = Math.round(random() * Math.min(maxMs, baseMs * 2 ** attempt));
-      attempt += 1;
-      output({ kind: "notice", text: `disconnected (${code}); reconnecting in ${delayMs} ms` });
-      reconnectTimer = setTimeout(connect, delayMs);
-    });
+  const context: TailContext = {
+    options,
+    output: client.output,
+    view,
+    session,
+    createSocket: client.createSocket ?? ((url, headers) => new WebSocket(url, { headers })),
+    random: client.random ?? Math.random,
+    backoff: client.backoff ?? TAIL_RECONNECT_BACKOFF,
+    finish: (code) => finish(code),
   };
-
-  connect();
+  connect(context);
   return {
     done,
     stop() {
-      if (stopped) return;
-      stopped = true;
-      clearTimeout(reconnectTimer);
-      if (socket === null) finish(0);
-      else socket.close(1000);
+      if (session.stopped) return;
+      session.stopped = true;
+      clearTimeout(session.reconnectTimer);
+      if (session.socket === null) finish(0);
+      else session.socket.close(1000);
     },
   };
+}
+
+/** Open one connection and wire its events; its close decides: finish, or reconnect after a backoff. */
+function connect(context: TailContext): void {
+  const { options, output, session } = context;
+  const headers: Record<string, string> =
+    options.token === "" ? {} : { Authorization: `Bearer ${options.token}` };
+  const ws = context.createSocket(options.url, headers);
+  session.socket = ws;
+  const conn: TailConnection = {
+    ws,
+    fatal: null,
+    subscribeId: "",
+    subscribedSince: null,
+    subscribed: false,
+    silenceMs: 0,
+  };
+  ws.on("ping", () => feedWatchdog(session, conn));
+  ws.on("message", (data: Buffer) => {
+    feedWatchdog(session, conn);
+    onFrame(context, conn, data.toString("utf8"));
+  });
+  ws.on("error", (error) => {
+    if (/Unexpected server response: 401/.test(error.message)) {
+      conn.fatal = EX_NOPERM;
+      output({ kind: "notice", text: "unauthorized: check --token or $PM_SERVER_TOKEN" });
+    } else output({ kind: "notice", text: `connection error: ${error.message}` });
+  });
+  ws.on("close", (code) => {
+    clearTimeout(session.watchdog);
+    context.view.pause();
+    session.socket = null;
+    if (session.stopped) return context.finish(0);
+    if (conn.fatal !== null) return context.finish(conn.fatal);
+    session.attempt += 1;
+    const waitMs = delayMs(context.backoff, session.attempt, context.random);
+    output({ kind: "notice", text: `disconnected (${code}); reconnecting in ${waitMs} ms` });
+    session.reconnectTimer = setTimeout(() => connect(context), waitMs);
+  });
+}
+
+/**
+ * The resume point after a frame (what a reconnection asks to replay after), and whether a journaled event is
+ * new. A fresh subscribe starts from the server's seq; a replayed event at or before the resume point was shown
+ * before the reconnect; a heartbeat or pong vouches that every matching event up to its seq was sent, but only
+ * once our subscribe is answered (a sparse filter then never sees a false gap once the events it skipped leave
+ * the journal).
+ */
+export function resumeAfter(
+  lastSeq: number | null,
+  frame: { readonly type?: unknown; readonly seq?: unknown },
+  conn: { readonly subscribed: boolean; readonly subscribedSince: number | null },
+): { readonly lastSeq: number | null; readonly show: boolean } {
+  const seq = typeof frame.seq === "number" ? frame.seq : null;
+  const advances = seq !== null && (lastSeq === null || seq > lastSeq);
+  switch (frame.type) {
+    case "subscribed":
+      return { lastSeq: conn.subscribedSince === null && seq !== null ? seq : lastSeq, show: true };
+    case "alert":
+    case "lifecycle":
+      return { lastSeq: advances ? seq : lastSeq, show: advances || seq === null };
+    case "heartbeat":
+    case "pong":
+      return { lastSeq: conn.subscribed && advances ? seq : lastSeq, show: false };
+    default:
+      return { lastSeq, show: true };
+  }
+}
+
+/** Any sign of life restarts the watchdog: a half-open connection never closes by itself. */
+function feedWatchdog(session: TailSession, conn: TailConnection): void {
+  clearTimeout(session.watchdog);
+  if (conn.silenceMs > 0) session.watchdog = setTimeout(() => conn.ws.terminate(), conn.silenceMs);
+}
+
+/** Send the subscribe of our filter, replaying after `since` when set. */
+function subscribe(context: TailContext, conn: TailConnection, since: number | null): void {
+  const { options } = context;
+  conn.subscribeId = String(++context.session.requestId);
+  conn.subscribedSince = since;
+  const channels = ["alerts", "lifecycle", ...(options.prices ? ["prices"] : [])];
+  const message = {
+    op: "subscribe",
+    id: conn.subscribeId,
+    channels,
+    ...(options.pairs.length > 0 ? { pairs: options.pairs } : {}),
+    ...(options.rules.length > 0 ? { rules: options.rules } : {}),
+    ...(options.minSeverity === null ? {} : { minSeverity: options.minSeverity }),
+    ...(since === null ? {} : { since }),
+  };
+  conn.ws.send(JSON.stringify(message));
+}
+
+/** One frame from the server: show it, advance the resume point, or answer it. */
+function onFrame(context: TailContext, conn: TailConnection, raw: string): void {
+  const { output, session, view } = context;
+  let frame: { type?: unknown } & Record<string, unknown>;
+  try {
+    frame = JSON.parse(raw) as typeof frame;
+  } catch {
+    return output({ kind: "notice", text: "ignoring a frame that is not JSON" });
+  }
+  switch (frame.type) {
+    case "hello":
+      conn.silenceMs = typeof frame["heartbeatMs"] === "number" ? frame["heartbeatMs"] * 2 + 1_000 : 0;
+      feedWatchdog(session, conn);
+      return subscribe(context, conn, session.lastSeq);
+    case "subscribed":
+      session.attempt = 0;
+      conn.subscribed = true;
+      session.lastSeq = resumeAfter(session.lastSeq, frame, conn).lastSeq;
+      return view.subscribed(raw, frame, conn.subscribedSince);
+    case "alert":
+    case "lifecycle": {
+      const next = resumeAfter(session.lastSeq, frame, conn);
+      if (!next.show) return; // already shown before a reconnect
+      session.lastSeq = next.lastSeq;
+      return view.event(raw, frame as unknown as AlertEvent | LifecycleEvent);
+    }
+    case "price":
+      return view.event(raw, frame as unknown as PriceEvent);
+    case "heartbeat":
+    case "pong":
+      session.lastSeq = resumeAfter(session.lastSeq, frame, conn).lastSeq;
+      return;
+    case "gap":
+      return output({ kind: "gap", raw, from: frame["from"] as number, to: frame["to"] as number });
+    case "error":
+      return onServerError(context, conn, frame);
+    default:
+      return;
+  }
+}
+
+/** An error frame: a notice; on our subscribe, retry without `since` when that was the trouble, else give up. */
+function onServerError(
+  context: TailContext,
+  conn: TailConnection,
+  frame: Readonly<Record<string, unknown>>,
+): void {
+  const text = `server error ${String(frame["code"])}: ${String(frame["message"])}`;
+  if (frame["id"] !== conn.subscribeId) return context.output({ kind: "notice", text });
+  if (conn.subscribedSince !== null && /since/.test(String(frame["message"]))) {
+    context.output({ kind: "notice", text: `${text}; cannot resume, continuing live` });
+    return subscribe(context, conn, null);
+  }
+  conn.fatal = EX_USAGE; // the server refused the filter (an unknown pair or rule): a usage error
+  context.output({ kind: "notice", text });
+  conn.ws.close(1000);
 }
 
 /** Run `pragma-monitor tail`; resolves with the process exit code. */

@@ -1,37 +1,10 @@
-// Custom convict formats: strict scalar coercion from env/flags, and element-by-element array validation.
+// Custom convict formats: strict scalar coercion from env/flags; arrays pass through as JSON for zod.
 import convict from "convict";
 import { INTERVALS, type Interval } from "../domain/types.js";
 import { CANDLE_INTERVALS, candleIntervalReason } from "../upstream/server-rules.js";
 import { externalLabelNameProblem } from "../domain/external-labels.js";
 import { normaliseOrigin } from "./hosts.js";
 import { httpUrlProblem } from "./checks.js";
-import type { ReaderContext } from "./element-reader.js";
-import {
-  readFundingMonitors,
-  readOffchainMonitors,
-  readOnchainMonitors,
-  readPublisherMonitors,
-  readVaultMonitors,
-} from "./monitors-format.js";
-import { formatProblems, type ConfigProblem } from "./problems.js";
-import { readRules } from "./rules-format.js";
-import { readSinks } from "./sinks-format.js";
-
-/** Reads one config array (validates, fills defaults) at a key path. */
-export type ArrayReader = (raw: unknown, path: string, ctx: ReaderContext) => readonly unknown[];
-
-/** Array-valued config keys and the reader that validates their elements; also their convict format names. */
-export const ARRAY_FORMATS = {
-  "pm-offchain-monitors": readOffchainMonitors,
-  "pm-onchain-monitors": readOnchainMonitors,
-  "pm-publisher-monitors": readPublisherMonitors,
-  "pm-funding-monitors": readFundingMonitors,
-  "pm-vault-monitors": readVaultMonitors,
-  "pm-rules": readRules,
-  "pm-sinks": readSinks,
-} as const satisfies Record<string, ArrayReader>;
-
-export type ArrayFormatName = keyof typeof ARRAY_FORMATS;
 
 /** Bounds a numeric schema leaf carries for the pm-int / pm-number formats. */
 interface Bounds {
@@ -43,6 +16,15 @@ const INT_TEXT = /^[+-]?\d+$/;
 const NUMBER_TEXT = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
 const TRUE_TEXT = new Set(["true", "1", "yes", "on"]);
 const FALSE_TEXT = new Set(["false", "0", "no", "off"]);
+
+/** JSON text from env or a flag, parsed; text that is not JSON is returned as it is. */
+function jsonOrText(v: string): unknown {
+  try {
+    return JSON.parse(v) as unknown;
+  } catch {
+    return v;
+  }
+}
 
 function assert(condition: boolean, message: string): asserts condition {
   if (!condition) throw new Error(message);
@@ -158,13 +140,7 @@ const SCALAR_FORMATS: Record<string, convict.Format> = {
       }
     },
     // From an env variable or a flag: JSON text; unparsable text is left for validate() to reject.
-    coerce: (v: string) => {
-      try {
-        return JSON.parse(v) as unknown;
-      } catch {
-        return v;
-      }
-    },
+    coerce: jsonOrText,
   },
   "pm-optional-url": {
     validate(x: unknown) {
@@ -174,24 +150,14 @@ const SCALAR_FORMATS: Record<string, convict.Format> = {
   },
 };
 
-function arrayFormat(read: ArrayReader, name: string): convict.Format {
-  return {
-    name,
-    validate(x: unknown) {
-      const problems: ConfigProblem[] = [];
-      read(x, "", { problems });
-      if (problems.length > 0) throw new Error(formatProblems(problems).replaceAll("\n", "; "));
-    },
-    // Arrays set from an env variable or a flag are JSON; leave unparsable text for validate() to reject.
-    coerce: (v: string) => {
-      try {
-        return JSON.parse(v) as unknown;
-      } catch {
-        return v;
-      }
-    },
-  };
-}
+/** Array keys: JSON text from env or a flag is parsed here; the elements are validated once, by zod, in load.ts. */
+const JSON_ARRAY: convict.Format = {
+  validate() {
+    // Deliberately empty: convict sees arrays before env secrets resolve; load.ts validates them once.
+  },
+  // Unparsable text is left for load.ts to reject ("must be an array").
+  coerce: jsonOrText,
+};
 
 let registered = false;
 
@@ -199,7 +165,5 @@ let registered = false;
 export function registerFormats(): void {
   if (registered) return;
   registered = true;
-  const formats: Record<string, convict.Format> = { ...SCALAR_FORMATS };
-  for (const [name, read] of Object.entries(ARRAY_FORMATS)) formats[name] = arrayFormat(read, name);
-  convict.addFormats(formats);
+  convict.addFormats({ ...SCALAR_FORMATS, "pm-json-array": JSON_ARRAY });
 }

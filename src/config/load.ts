@@ -2,15 +2,17 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { RULE_KINDS } from "../domain/events.js";
-import { isPmError } from "../domain/errors.js";
-import type { EnvRecord } from "./element-reader.js";
-import { ARRAY_FORMATS, type ArrayFormatName } from "./formats.js";
+import { errorCode, isPmError } from "../domain/errors.js";
+import type { EnvRecord } from "./fields.js";
+import { MONITOR_ARRAYS, readMonitors } from "./monitors.js";
 import { defaultConfigPath } from "./package-root.js";
-import { closest, configError, parseConvictMessage, type ConfigProblem } from "./problems.js";
+import { configError, parseConvictMessage, unknownKey, type ConfigProblem } from "./problems.js";
 import { redactConfig } from "./redact.js";
-import { configSchema, createConvict } from "./schema.js";
+import { readRules } from "./rules/index.js";
+import { configSchema, createConvict, type ConfigValues } from "./schema.js";
 import { isLeaf, leaves, type SchemaSection } from "./schema-node.js";
-import type { AppConfig } from "./types.js";
+import { readSinks } from "./sinks.js";
+import type { AppConfig, MonitorsConfig } from "./types.js";
 
 /** Inputs of loadConfig; nothing is read from `process` here. */
 export interface LoadConfigOptions {
@@ -33,9 +35,6 @@ export interface LoadedConfig {
 }
 
 const LEAVES = new Map(leaves(configSchema));
-const ARRAY_KEYS = [...LEAVES].filter(
-  ([, leaf]) => typeof leaf.format === "string" && leaf.format in ARRAY_FORMATS,
-);
 
 /** Load, merge and validate every layer; throws PmError PM_ERR_CONFIG listing every problem as `key: reason`. */
 export function loadConfig(options: LoadConfigOptions): LoadedConfig {
@@ -64,7 +63,7 @@ export function loadConfig(options: LoadConfigOptions): LoadedConfig {
   for (const [key, value] of flags) {
     if (LEAVES.has(key))
       conf.set(key, value); // convict coerces the text per the key's format
-    else problems.push({ key, reason: unknownKeyReason(key, [...LEAVES.keys()]) });
+    else problems.push({ key, reason: unknownKey(key, [...LEAVES.keys()]) });
   }
   if (flags.length > 0) sources.push(`flags (${flags.map(([k]) => k).join(", ")})`);
 
@@ -74,40 +73,24 @@ export function loadConfig(options: LoadConfigOptions): LoadedConfig {
     hasStateDir(userFile);
   const systemdDir = env["STATE_DIRECTORY"]?.split(":")[0];
   if (!stateDirSet && systemdDir !== undefined && systemdDir !== "") {
-    conf.set("state.dir", systemdDir as never); // convict types "state.dir" from RawConfig: never
+    conf.set("state.dir", systemdDir);
     sources.push("env (STATE_DIRECTORY)");
   }
 
   try {
     conf.validate({ allowed: "strict" });
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    // Array keys are re-read below with env resolution and per-element paths; drop convict's summary of them.
-    problems.push(...parseConvictMessage(message).filter((p) => !ARRAY_KEYS.some(([key]) => key === p.key)));
+    problems.push(...parseConvictMessage(error instanceof Error ? error.message : String(error)));
   }
 
-  const props = conf.getProperties();
-  const arrays = new Map<string, readonly unknown[]>();
-  for (const [key, leaf] of ARRAY_KEYS) {
-    const read = ARRAY_FORMATS[leaf.format as ArrayFormatName];
-    arrays.set(key, read(valueAt(props, key), key, { problems, env }));
-  }
-  // Arrays are validated by the readers above: convict's scalar formats match AppConfig's field types, so
-  // the remaining keys already have the typed shape (one cast at this boundary).
-  const scalars = props as unknown as AppConfig;
+  const values = conf.getProperties();
+  // Arrays are validated once, here, with env secrets resolved; convict passed their JSON through.
   const config: AppConfig = {
-    ...scalars,
-    monitors: {
-      ...scalars.monitors,
-      offchain: arrays.get("monitors.offchain") as AppConfig["monitors"]["offchain"],
-      onchain: arrays.get("monitors.onchain") as AppConfig["monitors"]["onchain"],
-      publishers: arrays.get("monitors.publishers") as AppConfig["monitors"]["publishers"],
-      funding: arrays.get("monitors.funding") as AppConfig["monitors"]["funding"],
-      vaults: arrays.get("monitors.vaults") as AppConfig["monitors"]["vaults"],
-    },
-    rules: arrays.get("rules") as AppConfig["rules"],
-    sinks: arrays.get("sinks") as AppConfig["sinks"],
-    state: { dir: resolve(cwd, scalars.state.dir) },
+    ...values,
+    monitors: readMonitorArrays(values.monitors, problems),
+    rules: readRules(values.rules, problems),
+    sinks: readSinks(values.sinks, env, problems),
+    state: { dir: resolve(cwd, values.state.dir) },
   };
   checkSinkRuleRefs(config, problems);
   if (problems.length > 0) throw configError(problems);
@@ -122,7 +105,7 @@ function readLayer(path: string, problems: ConfigProblem[]): Record<string, unkn
   try {
     text = readFileSync(path, "utf8");
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code ?? "unreadable";
+    const code = errorCode(error) ?? "unreadable";
     throw configError([{ key: path, reason: `cannot read config file (${code})` }], error);
   }
   let parsed: unknown;
@@ -150,7 +133,7 @@ function pruneUnknown(
     const key = prefix === "" ? name : `${prefix}.${name}`;
     const node = Object.hasOwn(section, name) ? section[name] : undefined;
     if (node === undefined) {
-      problems.push({ key, reason: unknownKeyReason(name, Object.keys(section)) });
+      problems.push({ key, reason: unknownKey(name, Object.keys(section)) });
     } else if (isLeaf(node)) {
       out[name] = value;
     } else if (typeof value !== "object" || value === null || Array.isArray(value)) {
@@ -162,22 +145,21 @@ function pruneUnknown(
   return out;
 }
 
-function unknownKeyReason(name: string, candidates: readonly string[]): string {
-  const guess = closest(name, candidates);
-  return guess === undefined ? "unknown key" : `unknown key (did you mean ${guess}?)`;
+/** The `monitors` section with each target array read element by element. */
+function readMonitorArrays(monitors: ConfigValues["monitors"], problems: ConfigProblem[]): MonitorsConfig {
+  return {
+    ...monitors,
+    offchain: readMonitors("monitors.offchain", MONITOR_ARRAYS.offchain, monitors.offchain, problems),
+    onchain: readMonitors("monitors.onchain", MONITOR_ARRAYS.onchain, monitors.onchain, problems),
+    publishers: readMonitors("monitors.publishers", MONITOR_ARRAYS.publishers, monitors.publishers, problems),
+    funding: readMonitors("monitors.funding", MONITOR_ARRAYS.funding, monitors.funding, problems),
+    vaults: readMonitors("monitors.vaults", MONITOR_ARRAYS.vaults, monitors.vaults, problems),
+  };
 }
 
 function hasStateDir(layer: Record<string, unknown>): boolean {
   const state = layer["state"];
   return typeof state === "object" && state !== null && Object.hasOwn(state, "dir");
-}
-
-function valueAt(root: unknown, key: string): unknown {
-  let node = root;
-  for (const part of key.split(".")) {
-    node = typeof node === "object" && node !== null ? (node as Record<string, unknown>)[part] : undefined;
-  }
-  return node;
 }
 
 /** A sink's `rules` filter must name a rule kind or a configured rule id. */

@@ -48,6 +48,17 @@ export function parseConvictMessage(message: string): ConfigProblem[] {
     });
 }
 
+/** Why an unknown key is refused, with the closest known key as a suggestion. */
+export function unknownKey(name: string, known: readonly string[]): string {
+  return `unknown key${didYouMean(name, known)}`;
+}
+
+/** ` (did you mean X?)` with the closest candidate, or "" when none is close (or the value is not a string). */
+export function didYouMean(value: unknown, candidates: readonly string[]): string {
+  const guess = typeof value === "string" ? closest(value, candidates) : undefined;
+  return guess === undefined ? "" : ` (did you mean ${guess}?)`;
+}
+
 /** Closest candidate within edit distance 2, to suggest on an unknown key ("treshold" → "threshold"). */
 export function closest(word: string, candidates: readonly string[]): string | undefined {
   let best: string | undefined;

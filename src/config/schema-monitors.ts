@@ -1,46 +1,28 @@
 // Schema of the `monitors` section: the targets polled and how polls are paced.
-import { intKey, type SchemaSection } from "./schema-node.js";
+import type { CandleInterval } from "../upstream/server-rules.js";
+import { arrayKey, intKey, key, type SchemaSection } from "./schema-node.js";
 
-/** `monitors.*` keys; the arrays are validated element by element (see monitors-format.ts). */
+/** `monitors.*` keys; the arrays are validated element by element (see monitors.ts). */
 export const monitorsSchema = {
-  offchain: {
-    doc: "Off-chain pairs: [{pair, entryType, aggregation, interval, expiry, periodMs}].",
-    format: "pm-offchain-monitors",
-    default: [],
-    env: "PM_MONITORS_OFFCHAIN",
-  },
-  onchain: {
-    doc: "On-chain pairs: [{pair, network, aggregation, periodMs}].",
-    format: "pm-onchain-monitors",
-    default: [],
-    env: "PM_MONITORS_ONCHAIN",
-  },
-  publishers: {
-    doc: "On-chain publisher lists: [{network, publisherType, periodMs}].",
-    format: "pm-publisher-monitors",
-    default: [],
-    env: "PM_MONITORS_PUBLISHERS",
-  },
-  funding: {
-    doc: "Funding rates: [{pair, source, periodMs}].",
-    format: "pm-funding-monitors",
-    default: [],
-    env: "PM_MONITORS_FUNDING",
-  },
-  vaults: {
-    doc: "Vaults: [{id, periodMs}].",
-    format: "pm-vault-monitors",
-    default: [],
-    env: "PM_MONITORS_VAULTS",
-  },
-  jitter: {
+  offchain: arrayKey(
+    "Off-chain pairs: [{pair, entryType, aggregation, interval, expiry, periodMs}].",
+    "PM_MONITORS_OFFCHAIN",
+  ),
+  onchain: arrayKey("On-chain pairs: [{pair, network, aggregation, periodMs}].", "PM_MONITORS_ONCHAIN"),
+  publishers: arrayKey(
+    "On-chain publisher lists: [{network, publisherType, periodMs}].",
+    "PM_MONITORS_PUBLISHERS",
+  ),
+  funding: arrayKey("Funding rates: [{pair, source, periodMs}].", "PM_MONITORS_FUNDING"),
+  vaults: arrayKey("Vaults: [{id, periodMs}].", "PM_MONITORS_VAULTS"),
+  jitter: key({
     doc: "Fraction of the period added as random jitter to each poll's start (0.1 = ±5 %). The default 0 keeps each target on its phase, polled exactly once per period, so a change upstream is seen at most one period later; jitter makes the phases drift.",
     format: "pm-number",
     default: 0,
     env: "PM_MONITORS_JITTER",
     min: 0,
     max: 1,
-  },
+  }),
   spreadMs: intKey(
     "Poll phases: each target's first poll starts at a random offset within this many ms of start (at most its period), and later polls keep that phase, a period apart, so the polls of many targets stay spread over the period instead of hitting the upstream together. Also bounds how long readiness waits after a start or reload; 0 polls every target at once at start.",
     "PM_MONITORS_SPREAD_MS",
@@ -63,18 +45,18 @@ export const monitorsSchema = {
     3_600_000,
   ),
   warmup: {
-    enabled: {
+    enabled: key({
       doc: "Warm price history from candlesticks at start.",
       format: "pm-boolean",
       default: true,
       env: "PM_MONITORS_WARMUP_ENABLED",
-    },
-    interval: {
+    }),
+    interval: key<CandleInterval>({
       doc: "Candle interval used for warm-up: one of the candle views the live server has (10s, 1min, 15min, 1h, 1d). Only spot targets with median aggregation are warmed (candles are spot medians); the others start with an empty history. A candle close stands in for a window's start only within the window tolerance (10 % of the window, at least 2 s): 1min candles serve windows of 10 min and more, 10s candles windows of 100 s and more; shorter windows wait for polled history.",
       format: "pm-candle-interval",
       default: "1min",
       env: "PM_MONITORS_WARMUP_INTERVAL",
-    },
+    }),
     lookbackMs: intKey(
       "How much history to warm (ms).",
       "PM_MONITORS_WARMUP_LOOKBACK_MS",

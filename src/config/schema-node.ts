@@ -1,7 +1,6 @@
-// The shape of our convict schema: every leaf must carry doc, format, default and env (checked by tsc).
-import type { ArrayFormatName } from "./formats.js";
+// The shape of our convict schema: every leaf carries doc, format, default and env, and the type of its value.
 
-/** Formats a leaf may use: our registered pm-* formats, or an enum list. */
+/** Formats a leaf may use: our registered pm-* formats, "*" (any string), or an enum list. */
 export type LeafFormat =
   | "pm-int"
   | "pm-number"
@@ -13,21 +12,21 @@ export type LeafFormat =
   | "pm-optional-url"
   | "pm-candle-interval"
   | "pm-label-set"
+  | "pm-json-array"
   | "*"
-  | ArrayFormatName
-  | readonly string[];
+  | string[];
 
-/** One configuration key. */
-export interface SchemaLeaf {
+/** One configuration key whose value (once convict validated it with `format`) is a T. */
+export type SchemaLeaf<T = unknown> = {
   readonly doc: string;
   readonly format: LeafFormat;
-  readonly default: unknown;
+  readonly default: T;
   readonly env: string;
   readonly sensitive?: boolean;
   /** Bounds read by the pm-int / pm-number formats. */
   readonly min?: number;
   readonly max?: number;
-}
+};
 
 /** A section of keys. */
 export interface SchemaSection {
@@ -35,6 +34,9 @@ export interface SchemaSection {
 }
 
 export type SchemaNode = SchemaLeaf | SchemaSection;
+
+/** The values a schema (or section) holds after convict validated it. */
+export type ValuesOf<S> = S extends SchemaLeaf<infer T> ? T : { readonly [K in keyof S]: ValuesOf<S[K]> };
 
 /** Whether a node is a key (has a default) rather than a section. */
 export function isLeaf(node: SchemaNode): node is SchemaLeaf {
@@ -49,7 +51,23 @@ export function leaves(section: SchemaSection, prefix = ""): Array<readonly [str
   });
 }
 
+/** A key whose value type is T (its format is what guarantees it). */
+export function key<T>(leaf: SchemaLeaf<T>): SchemaLeaf<T> {
+  return leaf;
+}
+
 /** An integer key in [min, max]. */
-export function intKey(doc: string, env: string, value: number, min: number, max: number): SchemaLeaf {
+export function intKey(
+  doc: string,
+  env: string,
+  value: number,
+  min: number,
+  max: number,
+): SchemaLeaf<number> {
   return { doc, format: "pm-int", default: value, env, min, max };
+}
+
+/** An array of elements (JSON from env or a flag), validated element by element with zod after the layers merge. */
+export function arrayKey(doc: string, env: string): SchemaLeaf {
+  return { doc, format: "pm-json-array", default: [], env };
 }

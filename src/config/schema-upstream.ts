@@ -1,27 +1,27 @@
 // Schema of the `upstream` section: where prices come from (the embedded simulator or the Pragma API).
-import { intKey, type SchemaSection } from "./schema-node.js";
+import { intKey, key, type SchemaSection } from "./schema-node.js";
 
 /** `upstream.*` keys. */
 export const upstreamSchema = {
-  url: {
+  url: key({
     doc: 'Pragma API base URL (absolute http(s)), or "simulator" to start the embedded simulator.',
     format: "pm-upstream-url",
     default: "simulator",
     env: "PM_UPSTREAM_URL",
-  },
-  vaultUrl: {
+  }),
+  vaultUrl: key({
     doc: 'Base URL of the vault API ("" = same as url; with the simulator, its vault base path).',
     format: "pm-optional-url",
     default: "",
     env: "PM_UPSTREAM_VAULT_URL",
-  },
-  apiKey: {
+  }),
+  apiKey: key({
     doc: "API key sent as x-api-key (secret).",
     format: "*",
     default: "",
     env: "PM_API_KEY",
     sensitive: true,
-  },
+  }),
   timeoutMs: intKey("Per-request timeout (ms).", "PM_UPSTREAM_TIMEOUT_MS", 5_000, 100, 120_000),
   connections: intKey("Keep-alive connections to the API.", "PM_UPSTREAM_CONNECTIONS", 16, 1, 1_024),
   retry: {
@@ -62,26 +62,26 @@ export const upstreamSchema = {
       0,
       2 ** 31 - 1,
     ),
-    scenario: {
+    scenario: key({
       doc: 'Fault scenario: "demo" (built-in), a path to a scenario JSON file, or "" for none.',
       format: "*",
       default: "demo",
       env: "PM_SIMULATOR_SCENARIO",
-    },
-    speed: {
+    }),
+    speed: key({
       doc: "Simulated seconds per real second.",
       format: "pm-number",
       default: 1,
       env: "PM_SIMULATOR_SPEED",
       min: 0.01,
       max: 1_000,
-    },
-    apiKeys: {
+    }),
+    apiKeys: key<readonly string[]>({
       doc: "API keys the simulator requires (comma-separated in env; empty = no auth; secret).",
       format: "pm-string-list",
       default: [],
       env: "PM_SIMULATOR_API_KEYS",
       sensitive: true,
-    },
+    }),
   },
 } as const satisfies SchemaSection;

@@ -1,37 +1,34 @@
 // The convict schema, one source of truth for every key: doc, format, default, env (PM_*), sensitivity.
 import convict from "convict";
 import { registerFormats } from "./formats.js";
-import { intKey, type SchemaSection } from "./schema-node.js";
+import { arrayKey, intKey, key, type SchemaSection, type ValuesOf } from "./schema-node.js";
 import { monitorsSchema } from "./schema-monitors.js";
 import { upstreamSchema } from "./schema-upstream.js";
 
 /** Log levels pino accepts. */
 export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace"] as const;
 
+type LogLevel = (typeof LOG_LEVELS)[number];
+
 /** The whole schema. */
 export const configSchema = {
   upstream: upstreamSchema,
   monitors: monitorsSchema,
-  rules: {
-    doc: "Alert rules: [{kind, id, threshold, …}] (see Rule elements below).",
-    format: "pm-rules",
-    default: [],
-    env: "PM_RULES",
-  },
+  rules: arrayKey("Alert rules: [{kind, id, threshold, …}] (see Rule elements below).", "PM_RULES"),
   alerts: {
-    externalLabels: {
+    externalLabels: key<Readonly<Record<string, string>>>({
       doc: 'Static labels added to every alert (WebSocket, journal, log, every sink), e.g. {"env":"prod","region":"eu"}, so daemons sharing one Alertmanager are told apart. Prometheus label names; not one the daemon sets itself; an alert\'s own label wins. Not part of the fingerprint.',
       format: "pm-label-set",
       default: {},
       env: "PM_ALERTS_EXTERNAL_LABELS",
-    },
+    }),
     watchdog: {
-      enabled: {
+      enabled: key({
         doc: "Publish an always-firing `watchdog` alert (Alertmanager's Watchdog) while the daemon itself works (listening, pipeline running, every target polled once; a failing upstream or sink does not stop it); it reaches alertmanager sinks, and other sinks only when their `rules` name `watchdog`.",
         format: "pm-boolean",
         default: false,
         env: "PM_ALERTS_WATCHDOG_ENABLED",
-      },
+      }),
     },
     monitorStalled: {
       thresholdMs: intKey(
@@ -44,12 +41,12 @@ export const configSchema = {
     },
   },
   server: {
-    host: {
+    host: key({
       doc: "Interface the WebSocket/HTTP server binds (keep 127.0.0.1 unless a token is set).",
       format: "pm-nonempty-string",
       default: "127.0.0.1",
       env: "PM_SERVER_HOST",
-    },
+    }),
     port: intKey(
       "Port of /ws, /healthz, /readyz, /metrics (0 = any free port).",
       "PM_SERVER_PORT",
@@ -57,38 +54,38 @@ export const configSchema = {
       0,
       65_535,
     ),
-    externalUrl: {
+    externalUrl: key({
       doc: 'URL under which users reach this daemon, for links in alerts (Alertmanager generatorURL); "" = http://<host>:<port> of the listening socket.',
       format: "pm-optional-url",
       default: "",
       env: "PM_SERVER_EXTERNAL_URL",
-    },
-    token: {
+    }),
+    token: key({
       doc: 'Bearer token required at WebSocket upgrade ("" = none; secret).',
       format: "*",
       default: "",
       env: "PM_SERVER_TOKEN",
       sensitive: true,
-    },
-    allowedHosts: {
+    }),
+    allowedHosts: key<readonly string[]>({
       doc: 'Host header names accepted besides localhost, 127.0.0.1 and [::1] (any port; ".example.com" includes subdomains, "*" any). Checked on every request when bound to loopback, or when this list is set (DNS rebinding).',
       format: "pm-string-list",
       default: [],
       env: "PM_SERVER_ALLOWED_HOSTS",
-    },
-    allowedOrigins: {
+    }),
+    allowedOrigins: key<readonly string[]>({
       doc: 'Browser origins allowed to open the WebSocket besides the daemon\'s own (e.g. "https://dash.example.com"; "*" any). Clients sending no Origin (non-browser) are always allowed.',
       format: "pm-origin-list",
       default: [],
       env: "PM_SERVER_ALLOWED_ORIGINS",
-    },
-    metricsToken: {
+    }),
+    metricsToken: key({
       doc: 'Bearer token required on GET /metrics ("" = /metrics open; secret). Probes /healthz and /readyz stay open.',
       format: "*",
       default: "",
       env: "PM_SERVER_METRICS_TOKEN",
       sensitive: true,
-    },
+    }),
     heartbeatMs: intKey(
       "Ping and heartbeat-frame interval; a peer that misses a pong is terminated (ms).",
       "PM_SERVER_HEARTBEAT_MS",
@@ -133,28 +130,28 @@ export const configSchema = {
       10_000_000,
     ),
   },
-  sinks: {
-    doc: "Chat-ops sinks: [{kind, url, …}] (see Sink elements below).",
-    format: "pm-sinks",
-    default: [],
-    env: "PM_SINKS",
-  },
+  sinks: arrayKey("Chat-ops sinks: [{kind, url, …}] (see Sink elements below).", "PM_SINKS"),
   state: {
-    dir: {
+    dir: key({
       doc: "Directory for alert state, journal and outboxes (relative to the working directory). $STATE_DIRECTORY (systemd) is used when this is not set explicitly.",
       format: "pm-nonempty-string",
       default: "./var",
       env: "PM_STATE_DIR",
-    },
+    }),
   },
   log: {
-    level: { doc: "Log level.", format: LOG_LEVELS, default: "info", env: "PM_LOG_LEVEL" },
-    pretty: {
+    level: key<LogLevel>({
+      doc: "Log level.",
+      format: [...LOG_LEVELS],
+      default: "info",
+      env: "PM_LOG_LEVEL",
+    }),
+    pretty: key({
       doc: "Human-readable logs (pino-pretty) instead of JSON lines.",
       format: "pm-boolean",
       default: false,
       env: "PM_LOG_PRETTY",
-    },
+    }),
   },
   shutdown: {
     drainTimeoutMs: intKey(
@@ -167,14 +164,13 @@ export const configSchema = {
   },
 } as const satisfies SchemaSection;
 
-/** Raw values as convict holds them before array elements are normalised. */
-export type RawConfig = Record<string, unknown>;
+/** Every key's value as convict holds it after validation; arrays are still raw JSON (read by zod in load.ts). */
+export type ConfigValues = ValuesOf<typeof configSchema>;
 
 /** A fresh convict instance over the schema, reading env from `env` (never process.argv). */
-export function createConvict(env: Readonly<Record<string, string | undefined>>): convict.Config<RawConfig> {
+export function createConvict(
+  env: Readonly<Record<string, string | undefined>>,
+): convict.Config<ConfigValues> {
   registerFormats();
-  // Our SchemaSection is stricter than convict's Schema<T> (every leaf has doc/format/default/env), but its
-  // readonly tuple enums don't match convict's mutable `any[]`: one cast at this boundary.
-  const schema = configSchema as unknown as convict.Schema<RawConfig>;
-  return convict<RawConfig>(schema, { env: { ...env }, args: [] });
+  return convict<ConfigValues>(configSchema, { env: { ...env }, args: [] });
 }

@@ -1,5 +1,4 @@
-// Persisting the alert engine: a JSON-safe export of pending/firing alerts and a validating import.
-import { PmError } from "./errors.js";
+// Persisting the alert engine: a JSON-safe export of pending/firing alerts and the import of validated state.
 import {
   createEngineState,
   dropRecord,
@@ -7,7 +6,7 @@ import {
   type AlertRecord,
   type EngineState,
 } from "./alert-engine.js";
-import { RULE_KINDS, SEVERITIES, type AlertPayload, type RuleKind } from "./events.js";
+import type { AlertPayload, RuleKind } from "./events.js";
 
 /** One pending or firing alert with its timing, as written to disk. */
 export interface PersistedAlert {
@@ -62,20 +61,16 @@ export function exportEngine(engine: EngineState): PersistedAlertState {
   return { version: 1, alerts };
 }
 
-/** Rebuild an engine from persisted state; throws PmError PM_ERR_STATE on anything malformed. */
-export function importEngine(persisted: unknown): EngineState {
-  if (!isObject(persisted) || persisted["version"] !== 1 || !Array.isArray(persisted["alerts"]))
-    throw stateError("alert state: expected {version: 1, alerts: [...]}");
+/** Rebuild an engine from persisted state (validated at the edge: src/state/alert-checkpoint.ts). */
+export function importEngine(persisted: PersistedAlertState): EngineState {
   const engine = createEngineState();
-  (persisted["alerts"] as unknown[]).forEach((raw, index) => {
-    const record = toRecord(raw, index);
-    if (engine.alerts.has(record.fingerprint))
-      throw stateError(`alert state: duplicate fingerprint at ${index}`);
+  for (const alert of persisted.alerts) {
+    const record = toRecord(alert);
     putRecord(engine, record);
     // Inhibition counts a firing upstream_error only while its polls fail (not while held by flap damping).
     if (record.status === "firing" && record.ruleKind === "upstream_error" && record.rawActive)
       adjustCount(engine, record, +1);
-  });
+  }
   return engine;
 }
 
@@ -136,95 +131,24 @@ function adjustCount(engine: EngineState, record: AlertRecord, delta: number): v
   else engine.upstreamFiring.delete(owner);
 }
 
-function toRecord(raw: unknown, index: number): AlertRecord {
-  const where = `alert state: alerts[${index}]`;
-  if (!isObject(raw)) throw stateError(`${where} is not an object`);
-  const status = raw["status"];
-  if (status !== "pending" && status !== "firing") throw stateError(`${where}.status invalid`);
-  const announced = raw["announced"] ?? null;
-  if (announced !== null && !isPayload(announced)) throw stateError(`${where}.announced invalid`);
-  if (status === "firing" && announced === null) throw stateError(`${where}: firing without payload`);
-  const flips = raw["flipTimesMs"];
-  if (!Array.isArray(flips) || !flips.every(isFiniteNumber)) throw stateError(`${where}.flipTimesMs invalid`);
-  const targetIds = raw["targetIds"];
-  if (!Array.isArray(targetIds) || targetIds.length === 0 || !targetIds.every(isString))
-    throw stateError(`${where}.targetIds invalid`);
+/** The engine's record of a persisted alert: absent times become NaN, nothing is evaluated yet. */
+function toRecord(alert: PersistedAlert): AlertRecord {
   return {
-    fingerprint: str(raw, "fingerprint", where, /^[0-9a-f]{16}$/),
-    ruleId: str(raw, "ruleId", where),
-    ruleKind: ruleKind(raw["rule"], where),
-    labels: stringRecord(raw["labels"], `${where}.labels`),
-    targetIds,
-    scopeKey: str(raw, "scopeKey", where),
-    status,
-    rawActive: bool(raw, "rawActive", where),
-    pendingSinceMs: time(raw, "pendingSinceMs", where),
-    startsAtMs: time(raw, "startsAtMs", where),
-    lastAnnouncedMs: time(raw, "lastAnnouncedMs", where),
-    flipTimesMs: flips,
-    flapping: bool(raw, "flapping", where),
+    fingerprint: alert.fingerprint,
+    ruleId: alert.ruleId,
+    ruleKind: alert.rule,
+    labels: alert.labels,
+    targetIds: alert.targetIds,
+    scopeKey: alert.scopeKey,
+    status: alert.status,
+    rawActive: alert.rawActive,
+    pendingSinceMs: alert.pendingSinceMs ?? Number.NaN,
+    startsAtMs: alert.startsAtMs ?? Number.NaN,
+    lastAnnouncedMs: alert.lastAnnouncedMs ?? Number.NaN,
+    flipTimesMs: [...alert.flipTimesMs],
+    flapping: alert.flapping,
     finding: null,
-    announced,
+    announced: alert.announced,
     checkedRule: null,
   };
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-function isString(value: unknown): value is string {
-  return typeof value === "string";
-}
-function isFiniteNumber(value: unknown): value is number {
-  return typeof value === "number" && Number.isFinite(value);
-}
-function stateError(message: string): PmError {
-  return new PmError("PM_ERR_STATE", message);
-}
-function str(raw: Record<string, unknown>, key: string, where: string, pattern?: RegExp): string {
-  const value = raw[key];
-  if (typeof value !== "string" || (pattern !== undefined && !pattern.test(value)))
-    throw stateError(`${where}.${key} invalid`);
-  return value;
-}
-function bool(raw: Record<string, unknown>, key: string, where: string): boolean {
-  const value = raw[key];
-  if (typeof value !== "boolean") throw stateError(`${where}.${key} invalid`);
-  return value;
-}
-function time(raw: Record<string, unknown>, key: string, where: string): number {
-  const value = raw[key];
-  if (value === null) return Number.NaN;
-  if (!isFiniteNumber(value)) throw stateError(`${where}.${key} invalid`);
-  return value;
-}
-function ruleKind(value: unknown, where: string): RuleKind {
-  const found = RULE_KINDS.find((kind) => kind === value);
-  if (found === undefined) throw stateError(`${where}.rule invalid`);
-  return found;
-}
-function stringRecord(value: unknown, where: string): Record<string, string> {
-  if (!isObject(value) || !Object.values(value).every(isString)) throw stateError(`${where} invalid`);
-  return value as Record<string, string>;
-}
-
-function isPayload(value: unknown): value is AlertPayload {
-  if (!isObject(value)) return false;
-  const context = value["context"];
-  return (
-    typeof value["fingerprint"] === "string" &&
-    (value["status"] === "firing" || value["status"] === "resolved") &&
-    RULE_KINDS.some((kind) => kind === value["rule"]) &&
-    SEVERITIES.some((severity) => severity === value["severity"]) &&
-    isObject(value["labels"]) &&
-    Object.values(value["labels"]).every(isString) &&
-    typeof value["summary"] === "string" &&
-    (value["value"] === null || typeof value["value"] === "number") &&
-    (value["threshold"] === null || typeof value["threshold"] === "number") &&
-    typeof value["startsAt"] === "string" &&
-    (value["endsAt"] === null || typeof value["endsAt"] === "string") &&
-    (value["reason"] === "first" || value["reason"] === "repeat" || value["reason"] === "resolved") &&
-    isObject(context) &&
-    Object.values(context).every((v) => v === null || ["string", "number", "boolean"].includes(typeof v))
-  );
 }

@@ -66,3 +66,13 @@ export function isPmError(value: unknown, code?: PmErrorCode): value is PmError 
 /** A value or a typed failure: how polls report outcomes without ending their stream. */
 export type Result<T> =
   { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: PmError };
+
+/**
+ * The string `code` of a thrown value: a Node errno code (`ENOENT`, `ECONNRESET`), an undici code
+ * (`UND_ERR_SOCKET`) or a PmError code; undefined when it has none. Codes are safe to log, messages may hold paths.
+ */
+export function errorCode(error: unknown): string | undefined {
+  return typeof error === "object" && error !== null && "code" in error && typeof error.code === "string"
+    ? error.code
+    : undefined;
+}

@@ -126,8 +126,8 @@ export function exportAlertState(state: MonitorState): PersistedAlertState {
   return exportEngine(state.engine);
 }
 
-/** A monitor restored from exported alert state; throws PmError PM_ERR_STATE on garbage. Target data refills from polls. */
-export function importAlertState(persisted: unknown, options: MonitorOptions = {}): MonitorState {
+/** A monitor restored from exported alert state (validated by the state layer). Target data refills from polls. */
+export function importAlertState(persisted: PersistedAlertState, options: MonitorOptions = {}): MonitorState {
   const exact = options.exact === true;
   return {
     targets: createTargetRegistry(),

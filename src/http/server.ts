@@ -4,7 +4,7 @@ import type { AddressInfo, Socket } from "node:net";
 import type { Logger } from "pino";
 import type { Readiness } from "../domain/readiness.js";
 import type { Metrics } from "../metrics.js";
-import { PmError } from "../domain/errors.js";
+import { errorCode, PmError } from "../domain/errors.js";
 import { redactUrl } from "../config/redact.js";
 import { createBurstLog } from "../log-burst.js";
 import { createTokenCheck, presentedToken } from "../sinks/ws/auth.js";
@@ -52,17 +52,20 @@ export function createHttpServer(options: HttpServerOptions): Server {
   const metricsAuthorized = createTokenCheck(options.metricsToken ?? "");
   const refusedHosts = createBurstLog({
     logger,
+    nowMs: options.nowMs,
     message: "refused HTTP request: Host not allowed",
     windowMs: 10_000,
   });
   const renderMetrics = createMetricsCache(options.metrics, options.nowMs, HTTP_LIMITS.metricsCacheMs);
   const refusedConnections = createBurstLog({
     logger,
+    nowMs: options.nowMs,
     message: "refused HTTP connection: server.maxConnections reached",
     windowMs: 10_000,
   });
   const refusedPipelining = createBurstLog({
     logger,
+    nowMs: options.nowMs,
     message: "closed HTTP connection: too many pipelined requests waiting for their answer",
     windowMs: 10_000,
   });
@@ -203,7 +206,7 @@ export function listen(
   settings = "server.host, server.port",
 ): Promise<{ readonly port: number }> {
   return new Promise((resolve, reject) => {
-    const onError = (error: NodeJS.ErrnoException): void =>
+    const onError = (error: Error): void =>
       reject(
         new PmError(
           "PM_ERR_LISTEN",
@@ -229,6 +232,6 @@ const LISTEN_REASONS: Readonly<Record<string, string>> = {
 };
 
 /** Why listen failed, for the one line the daemon logs before it exits. */
-function listenReason(error: NodeJS.ErrnoException): string {
-  return LISTEN_REASONS[error.code ?? ""] ?? error.message;
+function listenReason(error: Error): string {
+  return LISTEN_REASONS[errorCode(error) ?? ""] ?? error.message;
 }

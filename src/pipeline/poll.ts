@@ -1,5 +1,6 @@
 // One poll stream per target: phase-locked, non-overlapping, timed out, backing off on failure; failures are values.
-import { Observable, Subscription, asyncScheduler, from, type ObservableInput } from "rxjs";
+import { Observable, Subscription, asyncScheduler, from, type ObservableInput, type Subscriber } from "rxjs";
+import { delayMs, pollBackoff } from "../backoff.js";
 import { PmError, isPmError, type Result } from "../domain/errors.js";
 import type { PollClock } from "./coalescing-clock.js";
 
@@ -34,10 +35,7 @@ export function nextPollDelayMs(
 ): number {
   const { periodMs, jitter, maxBackoffMs, random } = options;
   if (consecutiveFailures === 0) return Math.max(0, Math.round(periodMs * (1 + jitter * (random() - 0.5))));
-  const exponent = Math.min(consecutiveFailures - 1, 16);
-  const ceiling = Math.min(maxBackoffMs, periodMs * 2 ** exponent);
-  const backoff = Math.max(periodMs, ceiling * (0.5 + 0.5 * random()));
-  return Math.round(Math.min(maxBackoffMs, Math.max(backoff, retryAfterMs ?? 0)));
+  return delayMs(pollBackoff(periodMs, maxBackoffMs), consecutiveFailures, random, retryAfterMs);
 }
 
 /** Turn anything thrown by a fetch into a PmError (unknown errors become network errors). */
@@ -61,8 +59,8 @@ export function toPmError(error: unknown): PmError {
  * Hand-written on the scheduler rather than composed from defer/timeout/catchError/finalize/repeat/timer:
  * with hundreds of targets each polled every second, the operator chain rebuilt per poll (a dozen
  * subscribers, subscriptions and closures) was a measurable share of the daemon's CPU. Per poll this costs
- * one timeout action, one delay action and, only for an ObservableInput that is not a promise, one inner
- * subscription. The AbortController is shared by the polls of one subscription and replaced only after it
+ * one timeout action, one delay action, one small Attempt record and, only for an ObservableInput that is not
+ * a promise, one inner subscription; the state lives in one PollLoop per subscription. The AbortController is shared by the polls of one subscription and replaced only after it
  * was aborted (a timed-out or torn-down request), so every poll still gets a signal that has not fired.
  */
 export function poll$<T>(
@@ -71,132 +69,167 @@ export function poll$<T>(
 ): Observable<PollOutcome<T>> {
   const scheduler = options.scheduler ?? asyncScheduler;
   return new Observable<PollOutcome<T>>((subscriber) => {
-    let consecutiveFailures = 0;
-    let retryAfterMs: number | undefined;
-    let controller: AbortController | null = null;
-    /** The poll in flight (null between polls); its timeout action and, for an Observable input, its subscription. */
-    let current: { settled: boolean; timeout: Subscription; inner: Subscription | null } | null = null;
-    /** The scheduled start of the next poll. */
-    let next: Subscription | null = null;
-    /** When the current (or next) poll was planned to start: the phase that successes keep. */
-    let plannedStartMs = scheduler.now();
-
-    const emit = (result: Result<T>, startedAtMs: number): void => {
-      consecutiveFailures = result.ok ? 0 : consecutiveFailures + 1;
-      retryAfterMs = result.ok ? undefined : result.error.details.retryAfterMs;
-      const durationMs = scheduler.now() - startedAtMs;
-      subscriber.next(
-        result.ok
-          ? { ok: true, value: result.value, durationMs, consecutiveFailures }
-          : { ok: false, error: result.error, durationMs, consecutiveFailures },
-      );
-    };
-    const scheduleNext = (delayMs: number): void => {
-      if (subscriber.closed) return;
-      plannedStartMs = scheduler.now() + delayMs;
-      next = scheduler.schedule(startPoll, delayMs);
-    };
-    const startPoll = (): void => {
-      next = null;
-      if (subscriber.closed) return;
-      if (controller === null || controller.signal.aborted) controller = new AbortController();
-      const startedAtMs = scheduler.now();
-      const poll: { settled: boolean; timeout: Subscription; inner: Subscription | null } = {
-        settled: false,
-        timeout: Subscription.EMPTY,
-        inner: null,
-      };
-      current = poll;
-      /** The poll is over: stop its timeout, and schedule the next one (unless torn down meanwhile). */
-      const end = (): void => {
-        poll.timeout.unsubscribe();
-        if (current === poll) current = null;
-        const delayMs = nextPollDelayMs(options, consecutiveFailures, retryAfterMs);
-        // a success keeps the phase: the next start is planned from this one's plan, never earlier than
-        // the end of this poll; a failure waits its whole backoff after the end
-        scheduleNext(
-          consecutiveFailures === 0 ? Math.max(0, plannedStartMs + delayMs - scheduler.now()) : delayMs,
-        );
-      };
-      /** First outcome of the poll: a value or a failure; the timeout no longer applies. */
-      const settle = (result: Result<T>): void => {
-        poll.settled = true;
-        poll.timeout.unsubscribe();
-        emit(result, startedAtMs);
-      };
-      poll.timeout = scheduler.schedule(() => {
-        if (poll.settled || current !== poll) return;
-        poll.inner?.unsubscribe();
-        controller?.abort();
-        settle({
-          ok: false,
-          error: new PmError("PM_ERR_UPSTREAM_TIMEOUT", `poll timed out after ${options.timeoutMs} ms`, {
-            retryable: true,
-          }),
-        });
-        end();
-      }, options.timeoutMs);
-
-      let input: ObservableInput<T>;
-      try {
-        input = fetch(controller.signal);
-      } catch (error) {
-        settle({ ok: false, error: toPmError(error) });
-        end();
-        return;
-      }
-      if (isPromiseLike(input)) {
-        input.then(
-          (value) => {
-            if (current !== poll || poll.settled) return;
-            settle({ ok: true, value });
-            end();
-          },
-          (error: unknown) => {
-            if (current !== poll || poll.settled) return;
-            settle({ ok: false, error: toPmError(error) });
-            end();
-          },
-        );
-        return;
-      }
-      // Any other ObservableInput: every value is an outcome; an error is one (final) failure outcome.
-      const inner = from(input).subscribe({
-        next: (value) => {
-          if (current !== poll) return;
-          poll.settled = true;
-          poll.timeout.unsubscribe();
-          emit({ ok: true, value }, startedAtMs);
-        },
-        error: (error: unknown) => {
-          if (current !== poll) return;
-          poll.settled = true;
-          emit({ ok: false, error: toPmError(error) }, startedAtMs);
-          end();
-        },
-        complete: () => {
-          if (current === poll) end();
-        },
-      });
-      if (current === poll && !inner.closed) poll.inner = inner;
-    };
-
-    const firstDelayMs = Math.round(Math.min(options.spreadMs, options.periodMs) * options.random());
-    if (firstDelayMs > 0) scheduleNext(firstDelayMs);
-    else startPoll();
-
-    return () => {
-      next?.unsubscribe();
-      const poll = current;
-      current = null;
-      if (poll !== null) {
-        poll.timeout.unsubscribe();
-        poll.inner?.unsubscribe();
-        // abort only a request still in flight: abort() builds a DOMException with a stack trace
-        if (!poll.settled) controller?.abort();
-      }
-    };
+    const loop = new PollLoop(fetch, options, scheduler, subscriber);
+    loop.begin();
+    return () => loop.stop();
   });
+}
+
+/** One poll in flight: its timeout action, its subscription (an Observable input only), and when it started. */
+interface Attempt {
+  settled: boolean;
+  timeout: Subscription;
+  inner: Subscription | null;
+  readonly startedAtMs: number;
+}
+
+/** The state of one subscription to poll$: its failure count, its phase, its next poll and the one in flight. */
+class PollLoop<T> {
+  private consecutiveFailures = 0;
+  private retryAfterMs: number | undefined = undefined;
+  private controller: AbortController | null = null;
+  /** The poll in flight (null between polls). */
+  private current: Attempt | null = null;
+  /** The scheduled start of the next poll. */
+  private next: Subscription | null = null;
+  /** When the current (or next) poll was planned to start: the phase that successes keep. */
+  private plannedStartMs: number;
+  private readonly startPoll = (): void => this.start();
+
+  constructor(
+    private readonly fetch: (signal: AbortSignal) => ObservableInput<T>,
+    private readonly options: PollOptions,
+    private readonly scheduler: PollClock,
+    private readonly subscriber: Subscriber<PollOutcome<T>>,
+  ) {
+    this.plannedStartMs = scheduler.now();
+  }
+
+  /** The first poll, at a random offset within min(spreadMs, periodMs). */
+  begin(): void {
+    const { spreadMs, periodMs, random } = this.options;
+    const firstDelayMs = Math.round(Math.min(spreadMs, periodMs) * random());
+    if (firstDelayMs > 0) this.scheduleNext(firstDelayMs);
+    else this.start();
+  }
+
+  /** Unsubscribed: no next poll, and the one in flight is dropped (its request aborted). */
+  stop(): void {
+    this.next?.unsubscribe();
+    const poll = this.current;
+    this.current = null;
+    if (poll === null) return;
+    poll.timeout.unsubscribe();
+    poll.inner?.unsubscribe();
+    // abort only a request still in flight: abort() builds a DOMException with a stack trace
+    if (!poll.settled) this.controller?.abort();
+  }
+
+  private scheduleNext(delayMs: number): void {
+    if (this.subscriber.closed) return;
+    this.plannedStartMs = this.scheduler.now() + delayMs;
+    this.next = this.scheduler.schedule(this.startPoll, delayMs);
+  }
+
+  /** Start a poll: arm its timeout, call fetch, and follow what it returns. */
+  private start(): void {
+    this.next = null;
+    if (this.subscriber.closed) return;
+    if (this.controller === null || this.controller.signal.aborted) this.controller = new AbortController();
+    const poll: Attempt = {
+      settled: false,
+      timeout: Subscription.EMPTY,
+      inner: null,
+      startedAtMs: this.scheduler.now(),
+    };
+    this.current = poll;
+    poll.timeout = this.scheduler.schedule(() => this.timeOut(poll), this.options.timeoutMs);
+    let input: ObservableInput<T>;
+    try {
+      input = this.fetch(this.controller.signal);
+    } catch (error) {
+      this.finish(poll, { ok: false, error: toPmError(error) });
+      return;
+    }
+    if (isPromiseLike(input)) {
+      input.then(
+        (value) => {
+          if (this.current === poll && !poll.settled) this.finish(poll, { ok: true, value });
+        },
+        (error: unknown) => {
+          if (this.current === poll && !poll.settled)
+            this.finish(poll, { ok: false, error: toPmError(error) });
+        },
+      );
+      return;
+    }
+    this.follow(poll, input);
+  }
+
+  /** Any other ObservableInput: every value is an outcome; an error is one (final) failure outcome. */
+  private follow(poll: Attempt, input: ObservableInput<T>): void {
+    const inner = from(input).subscribe({
+      next: (value) => {
+        if (this.current === poll) this.settle(poll, { ok: true, value });
+      },
+      error: (error: unknown) => {
+        if (this.current === poll) this.finish(poll, { ok: false, error: toPmError(error) });
+      },
+      complete: () => {
+        if (this.current === poll) this.end(poll);
+      },
+    });
+    if (this.current === poll && !inner.closed) poll.inner = inner;
+  }
+
+  /** The poll's deadline passed first: drop its request and report a timeout. */
+  private timeOut(poll: Attempt): void {
+    if (poll.settled || this.current !== poll) return;
+    poll.inner?.unsubscribe();
+    this.controller?.abort();
+    const error = new PmError(
+      "PM_ERR_UPSTREAM_TIMEOUT",
+      `poll timed out after ${this.options.timeoutMs} ms`,
+      {
+        retryable: true,
+      },
+    );
+    this.finish(poll, { ok: false, error });
+  }
+
+  /** The poll's outcome, and the poll is over. */
+  private finish(poll: Attempt, result: Result<T>): void {
+    this.settle(poll, result);
+    this.end(poll);
+  }
+
+  /** An outcome of the poll: the timeout no longer applies; count it and emit it. */
+  private settle(poll: Attempt, result: Result<T>): void {
+    poll.settled = true;
+    poll.timeout.unsubscribe();
+    this.consecutiveFailures = result.ok ? 0 : this.consecutiveFailures + 1;
+    this.retryAfterMs = result.ok ? undefined : result.error.details.retryAfterMs;
+    const durationMs = this.scheduler.now() - poll.startedAtMs;
+    const { consecutiveFailures } = this;
+    this.subscriber.next(
+      result.ok
+        ? { ok: true, value: result.value, durationMs, consecutiveFailures }
+        : { ok: false, error: result.error, durationMs, consecutiveFailures },
+    );
+  }
+
+  /** The poll is over: stop its timeout, and schedule the next one (unless torn down meanwhile). */
+  private end(poll: Attempt): void {
+    poll.timeout.unsubscribe();
+    if (this.current === poll) this.current = null;
+    const delayMs = nextPollDelayMs(this.options, this.consecutiveFailures, this.retryAfterMs);
+    // a success keeps the phase: the next start is planned from this one's plan, never earlier than the end
+    // of this poll; a failure waits its whole backoff after the end
+    const { scheduler, plannedStartMs } = this;
+    this.scheduleNext(
+      this.consecutiveFailures === 0 ? Math.max(0, plannedStartMs + delayMs - scheduler.now()) : delayMs,
+    );
+  }
 }
 
 /** Whether an ObservableInput is a promise (the pipeline's fetches are), handled without `from()`. */

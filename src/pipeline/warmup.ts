@@ -5,7 +5,7 @@ import type { ScaledPrice } from "../domain/price.js";
 import type { PragmaClient } from "../upstream/types.js";
 
 /** A past price point: the close of a candle, at the end of its bucket. */
-export interface HistoryPoint {
+export interface WarmupPoint {
   readonly atMs: number;
   readonly price: ScaledPrice;
 }
@@ -16,9 +16,9 @@ export function candlesToHistory(
   interval: Interval,
   lookbackMs: number,
   nowMs: number,
-): HistoryPoint[] {
+): WarmupPoint[] {
   const bucketMs = INTERVAL_MS[interval];
-  const points: HistoryPoint[] = [];
+  const points: WarmupPoint[] = [];
   for (const candle of series.candles) {
     const atMs = candle.timeMs + bucketMs;
     if (atMs <= nowMs && atMs >= nowMs - lookbackMs) points.push({ atMs, price: candle.close });
@@ -41,7 +41,7 @@ export async function warmUpHistory(
   interval: Interval,
   lookbackMs: number,
   nowMs: number,
-): Promise<HistoryPoint[]> {
+): Promise<WarmupPoint[]> {
   const series = await client.getCandlesticks({
     pair: spec.pair,
     entryType: "spot",

@@ -1,183 +1,130 @@
-// Validation of fault JSON (scenario files and the control endpoint): errors name the offending field.
-import { NETWORKS, type Network } from "../domain/types.js";
+// Fault JSON (scenario files and the control endpoint) described with zod: the Fault type and its validation.
+import { z } from "zod";
+import { NETWORKS } from "../domain/types.js";
 import { PmError } from "../domain/errors.js";
-import type { EndpointKind, Fault } from "./faults.js";
+import { firstProblem } from "../json-path.js";
+import type { EndpointKind } from "./faults.js";
 
-const ENDPOINTS: readonly EndpointKind[] = [
+const ENDPOINTS = [
   "pair_price",
   "candlestick",
   "funding_rates",
   "onchain",
   "publishers",
   "vault",
-];
+] as const satisfies readonly EndpointKind[];
 const PAIR_RE = /^[A-Z]+\/[A-Z]+$/;
+const NON_EMPTY = "must be a non-empty string";
 
-/** A JSON object being validated. */
-export type Json = Record<string, unknown>;
+/** A number that must satisfy `check`, described as `rule` ("a positive number") in the error. */
+export const numberField = (rule: string, check: (n: number) => boolean = () => true) =>
+  z.number({ error: `must be ${rule}` }).refine(check, { error: `must be ${rule}` });
 
-/** Shared JSON validation helper (see parseFault). */
-export function fail(path: string, reason: string): never {
-  throw new PmError("PM_ERR_CONFIG", `scenario ${path}: ${reason}`, { details: { field: path } });
-}
-
-/** Shared JSON validation helper (see parseFault). */
-export function object(value: unknown, path: string): Json {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) fail(path, "must be an object");
-  return value as Json;
-}
-
-/** Shared JSON validation helper (see parseFault). */
-export function onlyKeys(value: Json, path: string, allowed: readonly string[]): void {
-  for (const key of Object.keys(value)) if (!allowed.includes(key)) fail(`${path}.${key}`, "unknown field");
-}
-
-/** Shared JSON validation helper (see parseFault). */
-export function num(
-  value: Json,
-  key: string,
-  path: string,
-  check: (n: number) => boolean,
-  rule: string,
-): number {
-  const n = value[key];
-  if (typeof n !== "number" || !Number.isFinite(n) || !check(n)) fail(`${path}.${key}`, `must be ${rule}`);
-  return n;
-}
-
-/** Shared JSON validation helper (see parseFault). */
-export function optNum(
-  value: Json,
-  key: string,
-  path: string,
-  check: (n: number) => boolean,
-  rule: string,
-): number | null {
-  return value[key] === undefined || value[key] === null ? null : num(value, key, path, check, rule);
-}
-
-function str(value: Json, key: string, path: string, allowed?: readonly string[]): string {
-  const s = value[key];
-  if (typeof s !== "string" || s.length === 0) fail(`${path}.${key}`, "must be a non-empty string");
-  if (allowed !== undefined && !allowed.includes(s))
-    fail(`${path}.${key}`, `must be one of ${allowed.join(", ")}`);
-  return s;
-}
-
-function pairField(value: Json, key: string, path: string): string {
-  const pair = str(value, key, path);
-  if (!PAIR_RE.test(pair)) fail(`${path}.${key}`, 'must be an upper-case pair like "BTC/USD"');
-  return pair;
-}
+/** An optional number that must satisfy `check` when present. */
+const optionalNumberField = (rule: string, check?: (n: number) => boolean) =>
+  numberField(rule, check).exactOptional();
 
 /** Predicates used in validation rules. */
 export const positive = (n: number): boolean => n > 0;
 export const nonNegative = (n: number): boolean => n >= 0;
 
-/** Optional `pair`/`endpoint` filters shared by transport faults. */
-function filters(value: Json, path: string): { endpoint?: EndpointKind; pair?: string } {
-  return {
-    ...(value["endpoint"] === undefined
-      ? {}
-      : { endpoint: str(value, "endpoint", path, ENDPOINTS) as EndpointKind }),
-    ...(value["pair"] === undefined ? {} : { pair: pairField(value, "pair", path) }),
-  };
+const name = z.string({ error: NON_EMPTY }).min(1, { error: NON_EMPTY });
+const oneOf = <const T extends readonly [string, ...string[]]>(values: T) =>
+  z.enum(values, {
+    error: (issue) =>
+      typeof issue.input === "string" && issue.input !== ""
+        ? `must be one of ${values.join(", ")}`
+        : NON_EMPTY,
+  });
+const pair = name.regex(PAIR_RE, { error: 'must be an upper-case pair like "BTC/USD"' });
+/** The optional `endpoint`/`pair` filters of transport faults. */
+const filters = { endpoint: oneOf(ENDPOINTS).exactOptional(), pair: pair.exactOptional() };
+const factor = numberField("a positive number", positive);
+
+/** One schema per fault kind; unknown fields are refused. */
+const FAULT_SCHEMA = z.discriminatedUnion(
+  "kind",
+  [
+    z.strictObject({ kind: z.literal("spike"), pair, factor }),
+    z.strictObject({ kind: z.literal("drift"), pair, factor }),
+    z.strictObject({ kind: z.literal("frozenSource"), source: name, pair: pair.exactOptional() }),
+    z.strictObject({
+      kind: z.literal("frozenPublisher"),
+      publisher: name,
+      network: oneOf(NETWORKS).exactOptional(),
+    }),
+    z.strictObject({
+      kind: z.literal("dropSources"),
+      sources: z
+        .array(z.string({ error: "must be a non-empty array of source names" }), {
+          error: "must be a non-empty array of source names",
+        })
+        .min(1, { error: "must be a non-empty array of source names" }),
+      pair: pair.exactOptional(),
+    }),
+    z.strictObject({
+      kind: z.literal("outage"),
+      status: z.union([z.literal(500), z.literal(503), z.literal(429)], {
+        error: "must be one of 500, 503, 429",
+      }),
+      ...filters,
+      retryAfterS: optionalNumberField("a non-negative number", nonNegative),
+    }),
+    z.strictObject({
+      kind: z.literal("latency"),
+      latencyMs: numberField("a non-negative number", nonNegative),
+      ...filters,
+    }),
+    z.strictObject({ kind: z.literal("malformed"), ...filters }),
+    z.strictObject({ kind: z.literal("truncated"), ...filters }),
+    z.strictObject({ kind: z.literal("vaultPaused"), vault: name }),
+    z.strictObject({
+      kind: z.literal("vaultStatus"),
+      vault: name,
+      status: oneOf(["live", "paused", "retired"]),
+    }),
+    z
+      .strictObject({
+        kind: z.literal("fundingSpike"),
+        pair,
+        source: name.exactOptional(),
+        factor: optionalNumberField("a number"),
+        hourlyRate: optionalNumberField("a number"),
+      })
+      .refine((fault) => fault.factor !== undefined || fault.hourlyRate !== undefined, {
+        path: ["factor"],
+        error: "factor or hourlyRate is required",
+      }),
+  ],
+  { error: (issue) => kindProblem(issue.input) },
+);
+
+/** A simulated fault, as its schema describes it. */
+export type Fault = Readonly<z.infer<typeof FAULT_SCHEMA>>;
+/** The zod schema of one fault (a scenario entry nests it). */
+export const faultSchema: z.ZodType<Fault> = FAULT_SCHEMA;
+
+/** Why a value is no fault at all: not an object, no kind, or a kind nobody knows. */
+function kindProblem(input: unknown): string {
+  if (typeof input !== "object" || input === null || Array.isArray(input)) return "must be an object";
+  const kind = (input as { kind?: unknown }).kind;
+  return typeof kind === "string" && kind !== "" ? `unknown fault kind "${kind}"` : NON_EMPTY;
+}
+
+/** The PM_ERR_CONFIG error of a scenario or fault, naming the offending field. */
+export function scenarioError(path: string, reason: string): PmError {
+  return new PmError("PM_ERR_CONFIG", `scenario ${path}: ${reason}`, { details: { field: path } });
+}
+
+/** Validate with `schema`; throws PmError PM_ERR_CONFIG naming the first offending field under `path`. */
+export function parseScenarioJson<T>(schema: z.ZodType<T>, json: unknown, path: string, root = path): T {
+  const parsed = schema.safeParse(json);
+  if (parsed.success) return parsed.data;
+  const problem = firstProblem(parsed.error, path, root);
+  throw scenarioError(problem.path, problem.reason);
 }
 
 /** Validate one fault object; errors name the offending field under `path`. */
 export function parseFault(json: unknown, path = "fault"): Fault {
-  const value = object(json, path);
-  const kind = str(value, "kind", path);
-  const keys = (...extra: string[]): void => onlyKeys(value, path, ["kind", ...extra]);
-  switch (kind) {
-    case "spike":
-    case "drift":
-      keys("pair", "factor");
-      return {
-        kind,
-        pair: pairField(value, "pair", path),
-        factor: num(value, "factor", path, positive, "a positive number"),
-      };
-    case "frozenSource":
-      keys("source", "pair");
-      return {
-        kind,
-        source: str(value, "source", path),
-        ...(value["pair"] === undefined ? {} : { pair: pairField(value, "pair", path) }),
-      };
-    case "frozenPublisher":
-      keys("publisher", "network");
-      return {
-        kind,
-        publisher: str(value, "publisher", path),
-        ...(value["network"] === undefined
-          ? {}
-          : { network: str(value, "network", path, NETWORKS) as Network }),
-      };
-    case "dropSources": {
-      keys("sources", "pair");
-      const sources = value["sources"];
-      if (!Array.isArray(sources) || sources.length === 0 || !sources.every((s) => typeof s === "string")) {
-        fail(`${path}.sources`, "must be a non-empty array of source names");
-      }
-      return {
-        kind,
-        sources: sources,
-        ...(value["pair"] === undefined ? {} : { pair: pairField(value, "pair", path) }),
-      };
-    }
-    case "outage": {
-      keys("status", "endpoint", "pair", "retryAfterS");
-      const status = num(
-        value,
-        "status",
-        path,
-        (n) => n === 500 || n === 503 || n === 429,
-        "one of 500, 503, 429",
-      );
-      const retryAfterS = optNum(value, "retryAfterS", path, nonNegative, "a non-negative number");
-      return {
-        kind,
-        status: status as 500 | 503 | 429,
-        ...filters(value, path),
-        ...(retryAfterS === null ? {} : { retryAfterS }),
-      };
-    }
-    case "latency":
-      keys("latencyMs", "endpoint", "pair");
-      return {
-        kind,
-        latencyMs: num(value, "latencyMs", path, nonNegative, "a non-negative number"),
-        ...filters(value, path),
-      };
-    case "malformed":
-    case "truncated":
-      keys("endpoint", "pair");
-      return { kind, ...filters(value, path) };
-    case "vaultPaused":
-      keys("vault");
-      return { kind, vault: str(value, "vault", path) };
-    case "vaultStatus":
-      keys("vault", "status");
-      return {
-        kind,
-        vault: str(value, "vault", path),
-        status: str(value, "status", path, ["live", "paused", "retired"]) as "live",
-      };
-    case "fundingSpike": {
-      keys("pair", "source", "factor", "hourlyRate");
-      const factor = optNum(value, "factor", path, () => true, "a number");
-      const hourlyRate = optNum(value, "hourlyRate", path, () => true, "a number");
-      if (factor === null && hourlyRate === null) fail(`${path}.factor`, "factor or hourlyRate is required");
-      return {
-        kind,
-        pair: pairField(value, "pair", path),
-        ...(value["source"] === undefined ? {} : { source: str(value, "source", path) }),
-        ...(factor === null ? {} : { factor }),
-        ...(hourlyRate === null ? {} : { hourlyRate }),
-      };
-    }
-    default:
-      return fail(`${path}.kind`, `unknown fault kind "${kind}"`);
-  }
+  return parseScenarioJson(faultSchema, json, path);
 }

@@ -5,37 +5,9 @@ import type { EndpointName } from "../upstream/types.js";
 /** Endpoint kinds a transport fault can target (same names as the client's metrics). */
 export type EndpointKind = EndpointName;
 
-/** Every fault the simulator can inject; `pair`/`endpoint` filters are optional ("any" when absent). */
-export type Fault =
-  | { readonly kind: "spike"; readonly pair: string; readonly factor: number }
-  | { readonly kind: "drift"; readonly pair: string; readonly factor: number }
-  | { readonly kind: "frozenSource"; readonly source: string; readonly pair?: string }
-  | { readonly kind: "frozenPublisher"; readonly publisher: string; readonly network?: Network }
-  | { readonly kind: "dropSources"; readonly sources: readonly string[]; readonly pair?: string }
-  | {
-      readonly kind: "outage";
-      readonly status: 500 | 503 | 429;
-      readonly endpoint?: EndpointKind;
-      readonly pair?: string;
-      readonly retryAfterS?: number;
-    }
-  | {
-      readonly kind: "latency";
-      readonly latencyMs: number;
-      readonly endpoint?: EndpointKind;
-      readonly pair?: string;
-    }
-  | { readonly kind: "malformed"; readonly endpoint?: EndpointKind; readonly pair?: string }
-  | { readonly kind: "truncated"; readonly endpoint?: EndpointKind; readonly pair?: string }
-  | { readonly kind: "vaultPaused"; readonly vault: string }
-  | { readonly kind: "vaultStatus"; readonly vault: string; readonly status: "live" | "paused" | "retired" }
-  | {
-      readonly kind: "fundingSpike";
-      readonly pair: string;
-      readonly source?: string;
-      readonly factor?: number;
-      readonly hourlyRate?: number;
-    };
+/** Every fault the simulator can inject (its type comes from its schema); `pair`/`endpoint` filters are optional ("any" when absent). */
+export type { Fault } from "./fault-parser.js";
+import type { Fault } from "./fault-parser.js";
 
 export type FaultKind = Fault["kind"];
 

@@ -1,9 +1,17 @@
 // Scenario files: validated JSON describing seed, scheduled faults (with repeat cycles) and response-shape flags.
 import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
+import { z } from "zod";
 import { PmError } from "../domain/errors.js";
 import type { Fault } from "./faults.js";
-import { fail, nonNegative, num, object, onlyKeys, optNum, parseFault, positive } from "./fault-parser.js";
+import {
+  faultSchema,
+  nonNegative,
+  numberField,
+  parseScenarioJson,
+  positive,
+  scenarioError,
+} from "./fault-parser.js";
 
 export { parseFault } from "./fault-parser.js";
 
@@ -27,43 +35,50 @@ export interface Scenario {
   readonly faults: readonly ScenarioFault[];
 }
 
+const msField = numberField("a positive number of ms", positive);
+/** An optional number: absent or null both mean "not set". */
+const orNull = <T>(schema: z.ZodType<T>) => schema.nullish().transform((value) => value ?? null);
+
+/** A scenario file as written (defaults and the repeat rule are applied by `parseScenario`). */
+const SCENARIO_SCHEMA = z.strictObject(
+  {
+    repeatEveryMs: orNull(msField),
+    faults: z
+      .array(
+        z.strictObject(
+          {
+            durationMs: orNull(msField),
+            repeatEveryMs: orNull(msField),
+            fault: faultSchema,
+            atMs: numberField("a non-negative number of ms", nonNegative),
+          },
+          { error: "must be an object" },
+        ),
+        { error: "must be an array" },
+      )
+      .default([]),
+    vaultEnvelope: z.boolean({ error: "must be a boolean" }).default(false),
+    name: z.string({ error: "must be a string" }).default("scenario"),
+    seed: orNull(numberField("an integer", Number.isInteger)),
+    historyMs: orNull(msField),
+  },
+  { error: "must be an object" },
+);
+
 /** Validate a scenario document; throws PmError(PM_ERR_CONFIG) naming the first bad field. */
 export function parseScenario(json: unknown): Scenario {
-  const root = object(json, "(root)");
-  onlyKeys(root, "(root)", ["name", "seed", "repeatEveryMs", "vaultEnvelope", "historyMs", "faults"]);
-  const defaultRepeatMs = optNum(root, "repeatEveryMs", "(root)", positive, "a positive number of ms");
-  const rawFaults = root["faults"] ?? [];
-  if (!Array.isArray(rawFaults)) fail("faults", "must be an array");
-  const faults = rawFaults.map((raw: unknown, index): ScenarioFault => {
-    const path = `faults[${index}]`;
-    const entry = object(raw, path);
-    onlyKeys(entry, path, ["atMs", "durationMs", "repeatEveryMs", "fault"]);
-    const durationMs = optNum(entry, "durationMs", path, positive, "a positive number of ms");
-    const repeatEveryMs =
-      optNum(entry, "repeatEveryMs", path, positive, "a positive number of ms") ?? defaultRepeatMs;
-    const fault = parseFault(entry["fault"], `${path}.fault`);
-    if (fault.kind === "drift" && durationMs === null) fail(`${path}.durationMs`, "is required for a drift");
-    if (repeatEveryMs !== null && (durationMs === null || durationMs > repeatEveryMs)) {
-      fail(`${path}.durationMs`, "must be set and at most repeatEveryMs when the fault repeats");
-    }
-    return {
-      atMs: num(entry, "atMs", path, nonNegative, "a non-negative number of ms"),
-      durationMs,
-      repeatEveryMs,
-      fault,
-    };
+  const document = parseScenarioJson(SCENARIO_SCHEMA, json, "", "(root)");
+  const faults = document.faults.map((entry, index): ScenarioFault => {
+    const { atMs, durationMs, fault } = entry;
+    const repeatEveryMs = entry.repeatEveryMs ?? document.repeatEveryMs;
+    const where = `faults[${index}].durationMs`;
+    if (fault.kind === "drift" && durationMs === null) throw scenarioError(where, "is required for a drift");
+    if (repeatEveryMs !== null && (durationMs === null || durationMs > repeatEveryMs))
+      throw scenarioError(where, "must be set and at most repeatEveryMs when the fault repeats");
+    return { atMs, durationMs, repeatEveryMs, fault };
   });
-  const vaultEnvelope = root["vaultEnvelope"] ?? false;
-  if (typeof vaultEnvelope !== "boolean") fail("vaultEnvelope", "must be a boolean");
-  const name = root["name"] ?? "scenario";
-  if (typeof name !== "string") fail("name", "must be a string");
-  return {
-    name,
-    seed: optNum(root, "seed", "(root)", Number.isInteger, "an integer"),
-    vaultEnvelope,
-    historyMs: optNum(root, "historyMs", "(root)", positive, "a positive number of ms"),
-    faults,
-  };
+  const { name, seed, vaultEnvelope, historyMs } = document;
+  return { name, seed, vaultEnvelope, historyMs, faults };
 }
 
 /** Read and validate a scenario JSON file. */

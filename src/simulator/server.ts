@@ -75,8 +75,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
   const clock = options.clock ?? createSystemClock(1);
   const scenario = options.scenario;
   const seed = scenario?.seed ?? options.seed ?? 1;
-  const startMs = floorToTick(clock.nowMs());
-  const book = new FaultBook(startMs, scenario?.faults ?? []);
+  const book = new FaultBook(floorToTick(clock.nowMs()), scenario?.faults ?? []);
   const market = createMarket(seed, clock, {
     faults: book,
     ...(options.pairs === undefined ? {} : { pairs: options.pairs }),
@@ -86,125 +85,27 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
   });
   const control = createControl(market, book, scenario?.name ?? "none");
   const apiKeys = new Set(options.apiKeys ?? []);
-  const routeOptions = { vaultEnvelope: scenario?.vaultEnvelope ?? false };
-  const cache = new Map<string, Rendered>();
-  // the control endpoint changes what the daemon sees: only this machine's own tools may reach it
-  const access = createAccessPolicy({
-    host: options.host ?? "127.0.0.1",
-    allowedHosts: [],
-    allowedOrigins: [],
-  });
-  const refuseControl = (req: IncomingMessage): SimResponse | null => {
-    const refusal = access.check(req);
-    if (refusal !== null)
-      return json(403, { error: refusal === "host" ? "Host not allowed" : "cross-origin request refused" });
-    const key = req.headers["x-api-key"];
-    if (apiKeys.size > 0 && (typeof key !== "string" || !apiKeys.has(key)))
-      return json(401, { error: "the control endpoint requires x-api-key when simulator API keys are set" });
-    // a cross-site form or no-cors fetch can only send text/plain and form types: JSON needs a preflight
-    const mediaType = (req.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase();
-    if (req.method === "POST" && mediaType !== "application/json")
-      return json(415, { error: "Content-Type must be application/json" });
-    return null;
-  };
-
-  const respond = (
-    url: string,
-    path: string,
-    search: string,
-    matched: Matched,
-    transport: TransportEffects,
-  ): Rendered => {
-    if (transport.outage !== null) return render(outageResponse(transport.outage, clock.nowMs()));
-    const key = `${market.nowMs()}|${book.version}|${url}`;
-    const cached = cache.get(key);
-    if (cached !== undefined) return cached;
-    let response: SimResponse;
-    try {
-      response = dispatch(market, matched, search, routeOptions);
-    } catch (error) {
-      const reason = error instanceof Error ? error.message : String(error);
-      response = entryError(500, `Internal server error: ${reason} (${path})`, clock.nowMs());
-    }
-    const rendered = render(response);
-    if (response.cacheable === true) {
-      if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value ?? "");
-      cache.set(key, rendered);
-    }
-    return rendered;
-  };
-
-  const write = (res: ServerResponse, rendered: Rendered, transport: TransportEffects): void => {
-    if (transport.malformed && rendered.status === 200) {
-      const half = rendered.payload.subarray(0, Math.ceil(rendered.payload.length / 2));
-      const broken = Buffer.concat([half, Buffer.from(",,}{")]);
-      res.writeHead(200, { ...rendered.headers, "content-length": broken.length });
-      res.end(broken);
-      return;
-    }
-    if (transport.truncated) {
-      // Announce the full length, send half, then drop the connection: the client sees a body cut short.
-      res.writeHead(rendered.status, rendered.headers);
-      res.write(rendered.payload.subarray(0, Math.floor(rendered.payload.length / 2)), () => res.destroy());
-      return;
-    }
-    res.writeHead(rendered.status, rendered.headers);
-    res.end(rendered.payload);
-  };
-
-  const serveControl = (req: IncomingMessage, res: ServerResponse, path: string): void => {
-    const refused = refuseControl(req);
-    if (refused !== null) {
-      const rendered = render(refused);
-      res.writeHead(rendered.status, { ...rendered.headers, connection: "close" });
-      res.end(rendered.payload);
-      return;
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on("data", (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= CONTROL_BODY_LIMIT_BYTES) chunks.push(chunk);
-    });
-    req.on("end", () => {
-      const response =
-        size > CONTROL_BODY_LIMIT_BYTES
-          ? { status: 413, contentType: JSON_TYPE, body: JSON.stringify({ error: "body too large" }) }
-          : handleControl(control, req.method ?? "GET", path, Buffer.concat(chunks).toString("utf8"));
-      const rendered = render(response);
-      res.writeHead(rendered.status, rendered.headers);
-      res.end(rendered.payload);
-    });
-  };
+  const refuseControl = createControlGuard(options.host ?? "127.0.0.1", apiKeys);
+  const respond = createResponder(market, book, clock, { vaultEnvelope: scenario?.vaultEnvelope ?? false });
 
   const server = createServer((req, res) => {
     const url = req.url ?? "/";
     const queryAt = url.indexOf("?");
     const path = queryAt === -1 ? url : url.slice(0, queryAt);
     const search = queryAt === -1 ? "" : url.slice(queryAt + 1);
-    if (path.startsWith("/_sim/")) return serveControl(req, res, path);
+    if (path.startsWith("/_sim/")) return serveControl(control, refuseControl, req, res, path);
     const matched = matchPath(path);
     if (matched === null || req.method !== "GET") {
-      const rendered = render(
-        matched === null ? NOT_FOUND : { status: 405, contentType: TEXT_TYPE, body: "Method Not Allowed" },
+      return send(
+        res,
+        render(
+          matched === null ? NOT_FOUND : { status: 405, contentType: TEXT_TYPE, body: "Method Not Allowed" },
+        ),
       );
-      res.writeHead(rendered.status, rendered.headers);
-      res.end(rendered.payload);
-      return;
     }
     if (apiKeys.size > 0 && (matched.endpoint === "pair_price" || matched.endpoint === "candlestick")) {
       const key = req.headers["x-api-key"];
-      if (typeof key !== "string" || !apiKeys.has(key)) {
-        const body = {
-          code: "UNAUTHORIZED",
-          message: "Unauthorized request: Invalid API key",
-          timestamp: rfc3339Nanos(clock.nowMs()),
-        };
-        const rendered = render({ status: 401, contentType: JSON_TYPE, body: JSON.stringify(body) });
-        res.writeHead(rendered.status, rendered.headers);
-        res.end(rendered.payload);
-        return;
-      }
+      if (typeof key !== "string" || !apiKeys.has(key)) return send(res, render(unauthorized(clock.nowMs())));
     }
     const transport = book.transport(matched.endpoint, matched.pairId, clock.nowMs());
     if (transport.latencyMs > 0) {
@@ -234,4 +135,123 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
         server.closeAllConnections();
       }),
   };
+}
+
+/** The spec's 401 body for a missing or unknown `x-api-key`. */
+function unauthorized(nowMs: number): SimResponse {
+  const body = {
+    code: "UNAUTHORIZED",
+    message: "Unauthorized request: Invalid API key",
+    timestamp: rfc3339Nanos(nowMs),
+  };
+  return { status: 401, contentType: JSON_TYPE, body: JSON.stringify(body) };
+}
+
+/**
+ * Who may use the control endpoint (it changes what the daemon sees): only this machine's own tools, with a key
+ * when keys are set, and JSON only. Returns the refusal, or null.
+ */
+function createControlGuard(
+  host: string,
+  apiKeys: ReadonlySet<string>,
+): (req: IncomingMessage) => SimResponse | null {
+  const access = createAccessPolicy({ host, allowedHosts: [], allowedOrigins: [] });
+  return (req) => {
+    const refusal = access.check(req);
+    if (refusal !== null)
+      return json(403, { error: refusal === "host" ? "Host not allowed" : "cross-origin request refused" });
+    const key = req.headers["x-api-key"];
+    if (apiKeys.size > 0 && (typeof key !== "string" || !apiKeys.has(key)))
+      return json(401, { error: "the control endpoint requires x-api-key when simulator API keys are set" });
+    // a cross-site form or no-cors fetch can only send text/plain and form types: JSON needs a preflight
+    const mediaType = (req.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase();
+    if (req.method === "POST" && mediaType !== "application/json")
+      return json(415, { error: "Content-Type must be application/json" });
+    return null;
+  };
+}
+
+/** The rendered answer to a data request: an outage, or the route's response, cached per market tick and fault set. */
+function createResponder(
+  market: Market,
+  book: FaultBook,
+  clock: SimClock,
+  routeOptions: { readonly vaultEnvelope: boolean },
+): (url: string, path: string, search: string, matched: Matched, transport: TransportEffects) => Rendered {
+  const cache = new Map<string, Rendered>();
+  return (url, path, search, matched, transport) => {
+    if (transport.outage !== null) return render(outageResponse(transport.outage, clock.nowMs()));
+    const key = `${market.nowMs()}|${book.version}|${url}`;
+    const cached = cache.get(key);
+    if (cached !== undefined) return cached;
+    let response: SimResponse;
+    try {
+      response = dispatch(market, matched, search, routeOptions);
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      response = entryError(500, `Internal server error: ${reason} (${path})`, clock.nowMs());
+    }
+    const rendered = render(response);
+    if (response.cacheable === true) {
+      if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value ?? "");
+      cache.set(key, rendered);
+    }
+    return rendered;
+  };
+}
+
+/** Write a data response with the transport faults in force: a malformed body, or one cut short. */
+function write(res: ServerResponse, rendered: Rendered, transport: TransportEffects): void {
+  if (transport.malformed && rendered.status === 200) {
+    const half = rendered.payload.subarray(0, Math.ceil(rendered.payload.length / 2));
+    const broken = Buffer.concat([half, Buffer.from(",,}{")]);
+    res.writeHead(200, { ...rendered.headers, "content-length": broken.length });
+    res.end(broken);
+    return;
+  }
+  if (transport.truncated) {
+    // Announce the full length, send half, then drop the connection: the client sees a body cut short.
+    res.writeHead(rendered.status, rendered.headers);
+    res.write(rendered.payload.subarray(0, Math.floor(rendered.payload.length / 2)), () => res.destroy());
+    return;
+  }
+  send(res, rendered);
+}
+
+/** Write a rendered response as is. */
+function send(
+  res: ServerResponse,
+  rendered: Rendered,
+  extraHeaders?: Readonly<Record<string, string>>,
+): void {
+  res.writeHead(
+    rendered.status,
+    extraHeaders === undefined ? rendered.headers : { ...rendered.headers, ...extraHeaders },
+  );
+  res.end(rendered.payload);
+}
+
+/** The control endpoint: refused (and the connection closed), or the body read up to its limit and handled. */
+function serveControl(
+  control: SimulatorControl,
+  refuseControl: (req: IncomingMessage) => SimResponse | null,
+  req: IncomingMessage,
+  res: ServerResponse,
+  path: string,
+): void {
+  const refused = refuseControl(req);
+  if (refused !== null) return send(res, render(refused), { connection: "close" });
+  const chunks: Buffer[] = [];
+  let size = 0;
+  req.on("data", (chunk: Buffer) => {
+    size += chunk.length;
+    if (size <= CONTROL_BODY_LIMIT_BYTES) chunks.push(chunk);
+  });
+  req.on("end", () => {
+    const response =
+      size > CONTROL_BODY_LIMIT_BYTES
+        ? json(413, { error: "body too large" })
+        : handleControl(control, req.method ?? "GET", path, Buffer.concat(chunks).toString("utf8"));
+    send(res, render(response));
+  });
 }

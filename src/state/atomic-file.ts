@@ -1,4 +1,5 @@
 // Crash-safe file primitives: atomic replace (temp, fsync, rename, fsync dir) and quarantine of unreadable files.
+import { open } from "node:fs/promises";
 import {
   chmodSync,
   closeSync,
@@ -38,8 +39,7 @@ export function tightenFile(path: string): void {
 
 /** Replace `path` with `data` atomically: a reader (or a restart after kill -9) sees the old or the new file, never a mix. */
 export function writeFileAtomic(path: string, data: string): void {
-  ensurePrivateDir(dirname(path), false);
-  const temp = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`);
+  const temp = tempPathOf(path);
   const fd = openSync(temp, "w", PRIVATE_FILE_MODE);
   try {
     writeSync(fd, data);
@@ -47,6 +47,30 @@ export function writeFileAtomic(path: string, data: string): void {
   } finally {
     closeSync(fd);
   }
+  publishTemp(temp, path);
+}
+
+/** `writeFileAtomic` off the event loop: the same steps, the data written and fsync'd asynchronously. */
+export async function writeFileAtomicAsync(path: string, data: string): Promise<void> {
+  const temp = tempPathOf(path);
+  const out = await open(temp, "w", PRIVATE_FILE_MODE);
+  try {
+    await out.writeFile(data);
+    await out.sync();
+  } finally {
+    await out.close();
+  }
+  publishTemp(temp, path);
+}
+
+/** The first step of an atomic write: a private directory and a temp name beside `path`, one per process. */
+function tempPathOf(path: string): string {
+  ensurePrivateDir(dirname(path), false);
+  return join(dirname(path), `.${basename(path)}.${process.pid}.tmp`);
+}
+
+/** The last steps of an atomic write: rename the fsync'd temp file over `path`, then make the rename durable. */
+function publishTemp(temp: string, path: string): void {
   renameSync(temp, path);
   fsyncDirectory(dirname(path));
 }
@@ -64,9 +88,18 @@ export function fsyncDirectory(dir: string): void {
   }
 }
 
-/** Move an unreadable file aside as `<name>.corrupt-<timestamp>` and return the new path. */
+/**
+ * Where an unreadable state file is moved: `<path>.corrupt-<UTC time>`, e.g. `journal.jsonl.corrupt-2026-11-22T10-00-00-000Z`
+ * (ISO 8601 with `:` and `.` replaced, so it is a valid file name everywhere and sorts by time). The one format for
+ * the journal, the alert checkpoint and the outboxes.
+ */
+export function quarantinePath(path: string, nowMs: number): string {
+  return `${path}.corrupt-${new Date(nowMs).toISOString().replace(/[:.]/g, "-")}`;
+}
+
+/** Move an unreadable file aside (see `quarantinePath`) and return the new path. */
 export function quarantine(path: string, nowMs: number): string {
-  const aside = `${path}.corrupt-${new Date(nowMs).toISOString().replace(/[:.]/g, "-")}`;
+  const aside = quarantinePath(path, nowMs);
   renameSync(path, aside);
   return aside;
 }

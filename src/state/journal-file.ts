@@ -1,14 +1,5 @@
 // The journal on disk: one JSON line per journaled event, written before the event is emitted, compacted atomically.
-import {
-  closeSync,
-  existsSync,
-  fsyncSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  writeSync,
-} from "node:fs";
+import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import type { JournaledEvent } from "../domain/events.js";
@@ -16,10 +7,10 @@ import {
   ensurePrivateDir,
   fsyncDirectory,
   PRIVATE_FILE_MODE,
-  quarantine,
   tightenFile,
   writeFileAtomic,
 } from "./atomic-file.js";
+import { readJsonlFile } from "./jsonl.js";
 
 /** What was recovered from the journal file at start. */
 export interface LoadedJournal {
@@ -51,47 +42,34 @@ export interface JournalFile {
   close(): void;
 }
 
-/** True when `value` looks like a journaled event (enough to keep seq and replay intact). */
-function isJournaledEvent(value: unknown): value is JournaledEvent {
-  if (typeof value !== "object" || value === null) return false;
+/** `value` as a journaled event when it looks like one (enough to keep seq and replay intact). */
+function asJournaledEvent(value: unknown): JournaledEvent | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
   const candidate = value as { type?: unknown; seq?: unknown };
-  return (
+  const looksLikeOne =
     (candidate.type === "alert" || candidate.type === "lifecycle") &&
     typeof candidate.seq === "number" &&
     Number.isSafeInteger(candidate.seq) &&
-    candidate.seq > 0
-  );
+    candidate.seq > 0;
+  return looksLikeOne ? (value as JournaledEvent) : undefined;
 }
 
 /** Read the journal file, keeping every parseable event in seq order and skipping damaged lines. */
 export function loadJournalFile(path: string, nowMs: number): LoadedJournal {
-  if (!existsSync(path)) return { events: [], lastSeq: 0, skippedLines: 0, quarantinedTo: null };
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch {
-    return { events: [], lastSeq: 0, skippedLines: 0, quarantinedTo: quarantine(path, nowMs) };
-  }
+  const read = readJsonlFile(path, asJournaledEvent, { badLine: "skip" }, nowMs);
   const events: JournaledEvent[] = [];
-  let skippedLines = 0;
   let lastSeq = 0;
-  for (const line of text.split("\n")) {
-    if (line.length === 0) continue;
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(line);
-    } catch {
-      skippedLines++;
-      continue;
-    }
-    if (!isJournaledEvent(parsed) || parsed.seq <= lastSeq) {
-      skippedLines++;
-      continue;
-    }
-    events.push(parsed);
-    lastSeq = parsed.seq;
+  for (const event of read.records) {
+    if (event.seq <= lastSeq) continue; // out of order: counted below as skipped
+    events.push(event);
+    lastSeq = event.seq;
   }
-  return { events, lastSeq, skippedLines, quarantinedTo: null };
+  return {
+    events,
+    lastSeq,
+    skippedLines: read.skippedLines + read.records.length - events.length,
+    quarantinedTo: read.quarantined?.movedTo ?? null,
+  };
 }
 
 /** Open the journal file for appending (created if missing). */
@@ -112,7 +90,7 @@ export function openJournalFile(path: string): JournalFile {
     appendedDuringCompaction = [];
     const text = linesOf(head);
     let replaced = false;
-    const out = await open(temp, "w", 0o600).catch((error: unknown) => {
+    const out = await open(temp, "w", PRIVATE_FILE_MODE).catch((error: unknown) => {
       appendedDuringCompaction = undefined;
       throw error;
     });
@@ -126,7 +104,7 @@ export function openJournalFile(path: string): JournalFile {
       renameSync(temp, path);
       replaced = true;
       const previous = fd;
-      fd = openSync(path, "a", 0o600);
+      fd = openSync(path, "a", PRIVATE_FILE_MODE);
       closeSync(previous);
       linesSinceCompaction = tail.length;
       dirty = tail.length > 0; // the copied tail is fsync'd by the next sync(), like any append

@@ -1,7 +1,7 @@
 // An exclusive pid lock on the state directory: two daemons must never interleave one journal and outbox.
 import { closeSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { PmError } from "../domain/errors.js";
+import { errorCode, PmError } from "../domain/errors.js";
 import { PRIVATE_FILE_MODE } from "./atomic-file.js";
 
 /** The running process as the lock sees it (injected: only main.ts touches `process`). */
@@ -25,7 +25,7 @@ export function acquireStateLock(dir: string, self: ProcessIdentity): StateLock 
       closeSync(fd);
       return { release: () => rmSync(path, { force: true }) };
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+      if (errorCode(error) !== "EEXIST") throw error;
       const holder = Number.parseInt(readFileSync(path, "utf8"), 10);
       if (Number.isInteger(holder) && holder !== self.pid && self.isAlive(holder)) {
         throw new PmError(

@@ -4,20 +4,20 @@ import type { Logger } from "pino";
 import type { AlertEvent, JournaledEvent } from "../domain/events.js";
 import { PmError } from "../domain/errors.js";
 import { createJournal, type Journal } from "./journal.js";
-import { ensurePrivateDir, readJsonFile, writeFileAtomic } from "./atomic-file.js";
+import {
+  CHECKPOINT_VERSION,
+  readCheckpoint,
+  type AlertCheckpoint,
+  type LoadedCheckpoint,
+} from "./alert-checkpoint.js";
+import { ensurePrivateDir, writeFileAtomic } from "./atomic-file.js";
 import { acquireStateLock, type ProcessIdentity } from "./lock-file.js";
 import { loadJournalFile, openJournalFile, type JournalFile } from "./journal-file.js";
-
-/** Checkpoint of the alert engine, tagged with the last seq it reflects. */
-export interface AlertCheckpoint {
-  readonly lastSeq: number;
-  readonly engine: unknown;
-}
 
 /** What a restart recovers: the journal ring, the checkpoint, and the alert events journaled after it. */
 export interface RecoveredState {
   readonly journal: Journal;
-  readonly checkpoint: AlertCheckpoint | null;
+  readonly checkpoint: LoadedCheckpoint | null;
   /** Alert events with seq > checkpoint.lastSeq (announced after the last checkpoint; replay them into the engine). */
   readonly alertsAfterCheckpoint: readonly AlertEvent[];
 }
@@ -33,8 +33,6 @@ export interface StateStore {
   sync(): void;
   close(): void;
 }
-
-const CHECKPOINT_VERSION = 1;
 
 /** Open (creating if needed) the state directory, recovering whatever a previous run left, damaged or not. */
 export function openStateStore(options: {
@@ -121,32 +119,4 @@ export function openStateStore(options: {
       lock?.release();
     },
   };
-}
-
-/** Read the checkpoint; damaged or foreign content is logged and ignored (the journal still restores seq). */
-function readCheckpoint(path: string, nowMs: number, logger: Logger): AlertCheckpoint | null {
-  const read = readJsonFile(path, nowMs);
-  switch (read.kind) {
-    case "missing":
-      return null;
-    case "corrupt":
-      logger.error(
-        { movedTo: read.movedTo, reason: read.reason },
-        "alert state file unreadable: moved aside, starting clean",
-      );
-      return null;
-    case "ok": {
-      const value = read.value as { version?: unknown; lastSeq?: unknown; engine?: unknown } | null;
-      if (
-        value === null ||
-        typeof value !== "object" ||
-        value.version !== CHECKPOINT_VERSION ||
-        typeof value.lastSeq !== "number"
-      ) {
-        logger.error({ path }, "alert state file has an unknown format: ignoring it");
-        return null;
-      }
-      return { lastSeq: value.lastSeq, engine: value.engine };
-    }
-  }
 }

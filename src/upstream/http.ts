@@ -1,7 +1,8 @@
-// HTTP transport of the upstream client: GET with per-attempt timeout, abort, bounded body, typed errors and retries.
+// HTTP transport of the upstream client: GETs over the shared HTTP helper, classified into typed errors and retried per the policy.
 import { setTimeout as sleepFor } from "node:timers/promises";
 import type { Dispatcher } from "undici";
 import { PmError, type PmErrorDetails } from "../domain/errors.js";
+import { HttpClientError, sendHttp, type HttpClient, type HttpProgress } from "../http-client.js";
 import { parseRetryAfterMs } from "../retry-after.js";
 import { describeErrorBody, parseUpstreamErrorBody } from "./error-body.js";
 import { isTransientHttpFailure, retryDelayMs, type RetryPolicy } from "./retry.js";
@@ -45,6 +46,11 @@ export function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {
 /** Build the transport: each call retries retryable failures per the policy, never past an abort. */
 export function createHttpTransport(options: HttpTransportOptions): HttpTransport {
   const { retry, random, nowMs } = options;
+  const client: HttpClient = {
+    dispatcher: options.dispatcher,
+    maxBodyBytes: options.maxBodyBytes,
+    maxErrorBodyBytes: MAX_ERROR_BODY_BYTES,
+  };
   return async function get<T>(req: GetRequest<T>, call: CallOptions = {}): Promise<T> {
     const { signal } = call;
     const timeoutMs = call.timeoutMs ?? options.timeoutMs;
@@ -58,7 +64,7 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
       if (isAborted(signal)) throw abortedError(req.endpoint, signal?.reason);
       let failure: PmError;
       try {
-        return await attemptOnce(options, req, timeoutMs, signal);
+        return await attemptOnce(options, client, req, timeoutMs, signal);
       } catch (error) {
         failure = asPmError(req.endpoint, error);
       }
@@ -74,26 +80,20 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
   };
 }
 
-/**
- * One HTTP attempt: request, read the body (always consumed or aborted), classify, decode, observe.
- *
- * Runs on undici's `dispatch()` handler API rather than `request()`: no Readable body stream, no async
- * iterator, no per-attempt AbortController and no AsyncResource, which were a large share of the CPU of a
- * daemon polling 500 targets every second. The deadline and the caller's signal abort the request through
- * undici's own dispatch controller.
- */
+/** One HTTP attempt: request (on the shared client), classify, decode, observe. */
 async function attemptOnce<T>(
   options: HttpTransportOptions,
+  client: HttpClient,
   req: GetRequest<T>,
   timeoutMs: number,
   callerSignal: AbortSignal | undefined,
 ): Promise<T> {
   const { endpoint } = req;
   const attemptStartMs = options.nowMs();
-  const progress: AttemptProgress = { status: null };
+  const progress: HttpProgress = { status: null };
   let errorCode: string | null = null;
   try {
-    const response = await dispatchGet(options, req, timeoutMs, callerSignal, progress);
+    const response = await sendHttp(client, req, timeoutMs, callerSignal, progress);
     const { status } = response;
     if (status >= 200 && status < 300) {
       if (response.truncated) {
@@ -112,175 +112,22 @@ async function attemptOnce<T>(
     const failure =
       callerSignal?.aborted === true
         ? abortedError(endpoint, callerSignal.reason)
-        : error instanceof PmError
-          ? error
-          : error instanceof AttemptTimeout
-            ? new PmError(
-                "PM_ERR_UPSTREAM_TIMEOUT",
-                `${endpoint}: no complete response within ${timeoutMs} ms`,
-                {
-                  retryable: true,
-                  details: { endpoint },
-                  cause: error,
-                },
-              )
-            : asPmError(endpoint, error);
+        : error instanceof HttpClientError && error.code === "PM_HTTP_TIMEOUT"
+          ? new PmError(
+              "PM_ERR_UPSTREAM_TIMEOUT",
+              `${endpoint}: no complete response within ${timeoutMs} ms`,
+              {
+                retryable: true,
+                details: { endpoint },
+                cause: error,
+              },
+            )
+          : asPmError(endpoint, error);
     errorCode = failure.code;
     throw failure;
   } finally {
     observe(options.observer, endpoint, options.nowMs() - attemptStartMs, progress.status, errorCode);
   }
-}
-
-/** What an attempt got before it settled: the final status, once its headers came. */
-interface AttemptProgress {
-  status: number | null;
-}
-
-/** A response read (up to its cap) by dispatchGet. */
-interface RawResponse {
-  readonly status: number;
-  readonly text: string;
-  /** The body was larger than its cap: `text` holds what came before the chunk that crossed it. */
-  readonly truncated: boolean;
-  readonly retryAfter: string | string[] | undefined;
-}
-
-/** Why an attempt was aborted by its own deadline (classified as PM_ERR_UPSTREAM_TIMEOUT). */
-class AttemptTimeout extends Error {
-  override readonly name = "AttemptTimeout";
-}
-
-/** Why an attempt was aborted by the caller's signal (classified as PM_ERR_ABORTED). */
-class CallerAbort extends Error {
-  override readonly name = "CallerAbort";
-}
-
-/**
- * GET `req.url` and read the body up to its cap (`maxBodyBytes` for a 2xx, MAX_ERROR_BODY_BYTES otherwise;
- * beyond it the request is aborted, so the socket is never left with an unread body). Rejects with undici's
- * error, an AttemptTimeout after `timeoutMs` (headers and whole body) or a CallerAbort when the caller's
- * signal fires; an abort settles at once, even while the request still waits in undici's queue, and aborts
- * the request as soon as undici hands over its controller. `progress.status` is set when the final
- * response's headers arrive (so a failure mid-body still reports its status).
- */
-function dispatchGet(
-  options: HttpTransportOptions,
-  req: GetRequest<unknown>,
-  timeoutMs: number,
-  callerSignal: AbortSignal | undefined,
-  progress: AttemptProgress,
-): Promise<RawResponse> {
-  return new Promise<RawResponse>((resolve, reject) => {
-    let controller: Dispatcher.DispatchController | null = null;
-    let pendingAbort: Error | null = null;
-    let settled = false;
-    let status = 0;
-    let retryAfter: string | string[] | undefined;
-    let maxBytes = options.maxBodyBytes;
-    const chunks: Buffer[] = [];
-    let size = 0;
-
-    const settle = (): boolean => {
-      if (settled) return false;
-      settled = true;
-      clearTimeout(timer);
-      unwatch?.();
-      return true;
-    };
-    const abortWith = (reason: Error): void => {
-      if (!settle()) return;
-      if (controller === null) pendingAbort = reason;
-      else controller.abort(reason);
-      reject(reason);
-    };
-    const bodyText = (): string =>
-      chunks.length === 1 ? chunks[0]!.toString("utf8") : Buffer.concat(chunks).toString("utf8");
-    const onCallerAbort = (): void => abortWith(new CallerAbort("aborted by the caller"));
-    const timer = setTimeout(
-      () => abortWith(new AttemptTimeout(`no complete response within ${timeoutMs} ms`)),
-      timeoutMs,
-    );
-    const unwatch = callerSignal === undefined ? undefined : watchAbort(callerSignal, onCallerAbort);
-
-    const handler: Dispatcher.DispatchHandler = {
-      onRequestStart(dispatchController) {
-        controller = dispatchController;
-        if (pendingAbort !== null) dispatchController.abort(pendingAbort);
-      },
-      onResponseStart(_controller, statusCode, headers) {
-        // 1xx informational responses precede the real one
-        if (statusCode < 200) return;
-        status = statusCode;
-        progress.status = statusCode;
-        if (statusCode >= 300) {
-          maxBytes = MAX_ERROR_BODY_BYTES;
-          retryAfter = headers["retry-after"];
-        }
-      },
-      onResponseData(dispatchController, chunk) {
-        if (settled) return;
-        size += chunk.length;
-        if (size <= maxBytes) {
-          chunks.push(chunk);
-          return;
-        }
-        const text = bodyText();
-        settle();
-        dispatchController.abort(new Error(`response body larger than ${maxBytes} bytes`));
-        resolve({ status, text, truncated: true, retryAfter });
-      },
-      onResponseEnd() {
-        if (settle()) resolve({ status, text: bodyText(), truncated: false, retryAfter });
-      },
-      onResponseError(_controller, error) {
-        if (settle()) reject(error);
-      },
-    };
-
-    let url: URL;
-    try {
-      url = new URL(req.url);
-    } catch (error) {
-      if (settle()) reject(error instanceof Error ? error : new Error(String(error)));
-      return;
-    }
-    options.dispatcher.dispatch(
-      { origin: url.origin, path: url.pathname + url.search, method: "GET", headers: req.headers },
-      handler,
-    );
-  });
-}
-
-/** Callbacks waiting for each caller signal's abort, behind one listener per signal. */
-const abortWatchers = new WeakMap<AbortSignal, Set<() => void>>();
-
-/**
- * Call `onAbort` once when `signal` aborts; returns the function that stops watching. A poll stream passes
- * the same signal to many consecutive requests, and an EventTarget listener added and removed per attempt
- * cost more than the rest of the abort handling, so each signal gets one listener and a Set of callbacks.
- */
-function watchAbort(signal: AbortSignal, onAbort: () => void): () => void {
-  let watchers = abortWatchers.get(signal);
-  if (watchers === undefined) {
-    const set = new Set<() => void>();
-    watchers = set;
-    abortWatchers.set(signal, set);
-    signal.addEventListener(
-      "abort",
-      () => {
-        const pending = [...set];
-        set.clear();
-        for (const callback of pending) callback();
-      },
-      { once: true },
-    );
-  }
-  const set = watchers;
-  set.add(onAbort);
-  return () => {
-    set.delete(onAbort);
-  };
 }
 
 /** The PM_ERR_UPSTREAM_HTTP error of a non-2xx response; retryable when isTransientHttpFailure says so. */

@@ -10,5 +10,4 @@ export { decodeOnchainPublishers, decodeOnchainPublishersBody } from "./publishe
 export { decodeVault, decodeVaultBody } from "./vault.js";
 export { parseJsonBody, type SkippedItem, type SkippedItemObserver } from "./decode.js";
 export { parseUpstreamErrorBody } from "./error-body.js";
-export { parseRetryAfterMs } from "../retry-after.js";
 export type * from "./types.js";

@@ -1,4 +1,5 @@
 // Retry policy of upstream GETs: which failures are transient, exponential backoff with full jitter, Retry-After, bounded attempts and time.
+import { delayMs, upstreamRetryBackoff } from "../backoff.js";
 import type { PmError, UpstreamErrorBody } from "../domain/errors.js";
 
 /** Retry settings; the same shape as RetryConfig in src/config/types.ts so the config passes straight in. */
@@ -10,13 +11,6 @@ export interface RetryPolicy {
   readonly maxDelayMs: number;
   /** No retry starts after this much time since the first attempt; no wait runs past it. */
   readonly maxElapsedMs: number;
-}
-
-/** Full-jitter exponential backoff: uniform in [0, min(maxDelayMs, baseDelayMs * 2^(attempt-1))). */
-export function backoffDelayMs(policy: RetryPolicy, attempt: number, random: () => number): number {
-  const exponent = Math.min(attempt - 1, 30); // 2^30 already dwarfs any sane maxDelayMs
-  const ceilingMs = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** exponent);
-  return Math.floor(random() * ceilingMs);
 }
 
 /**
@@ -34,11 +28,10 @@ export function retryDelayMs(
   const remainingMs = policy.maxElapsedMs - elapsedMs;
   if (remainingMs <= 0) return null;
   const retryAfterMs = error.details.retryAfterMs;
-  if (retryAfterMs !== undefined) {
-    // The server named the earliest useful moment: waiting less is pointless, so give up if it is out of budget.
-    return retryAfterMs <= remainingMs ? retryAfterMs : null;
-  }
-  return Math.min(backoffDelayMs(policy, attempt, random), remainingMs);
+  const waitMs = delayMs(upstreamRetryBackoff(policy), attempt, random, retryAfterMs);
+  // The server named the earliest useful moment: waiting less is pointless, so give up if it is out of budget.
+  if (retryAfterMs !== undefined) return waitMs <= remainingMs ? waitMs : null;
+  return Math.min(waitMs, remainingMs);
 }
 
 /** Words of a server message that name a passing storage or capacity trouble, not the request. */

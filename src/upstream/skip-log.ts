@@ -1,5 +1,6 @@
-// Logs the list items upstream decoders skip once per burst, so a bad item repeated on every poll is one line.
+// Logs the list items upstream decoders skip once per burst of each kind, so a bad item repeated on every poll is one line.
 import type { Logger } from "pino";
+import { createBurstLog } from "../log-burst.js";
 import type { SkippedItem, SkippedItemObserver } from "./decode.js";
 
 /** Options of createSkippedItemLog; the clock is injected. */
@@ -14,7 +15,6 @@ export interface SkippedItemLogOptions {
 
 /** Ten minutes: longer than any poll period, so a bad item seen on every poll stays one burst. */
 const DEFAULT_QUIET_MS = 600_000;
-const DEFAULT_MAX_KINDS = 256;
 
 /** Where an item failed, indices dropped: the same bad field of another item is the same kind of skip. */
 export function skipKind(item: SkippedItem): string {
@@ -22,31 +22,19 @@ export function skipKind(item: SkippedItem): string {
 }
 
 /**
- * An observer that logs the first skip of each kind at warn (with the field and what was expected) and
- * the rest of its burst at debug; a burst ends after `quietMs` without a skip of that kind.
+ * An observer that logs the first skip of each kind at warn (with the field and what was expected), the rest
+ * of its burst at debug with a count at warn every `quietMs`; a burst ends after `quietMs` without a skip of
+ * that kind.
  */
 export function createSkippedItemLog(options: SkippedItemLogOptions): SkippedItemObserver {
-  const { logger, nowMs } = options;
-  const quietMs = options.quietMs ?? DEFAULT_QUIET_MS;
-  const maxKinds = options.maxKinds ?? DEFAULT_MAX_KINDS;
-  /** Last skip time of each kind, and how many of its burst went to debug. */
-  const lastSeen = new Map<string, { atMs: number; quieted: number }>();
-  return (item) => {
-    const kind = skipKind(item);
-    const atMs = nowMs();
-    const seen = lastSeen.get(kind);
-    const fields = { endpoint: item.endpoint, field: item.field, expected: item.expected };
-    if (seen !== undefined && atMs - seen.atMs < quietMs) {
-      seen.atMs = atMs;
-      seen.quieted++;
-      logger.debug(fields, "upstream list item skipped");
-      return;
-    }
-    if (seen === undefined && lastSeen.size >= maxKinds) lastSeen.clear();
-    lastSeen.set(kind, { atMs, quieted: 0 });
-    logger.warn(
-      { ...fields, previousBurstSkips: seen === undefined ? 0 : seen.quieted + 1 },
-      "upstream list item skipped (bad item left out; more of this kind are logged at debug)",
-    );
-  };
+  const log = createBurstLog({
+    logger: options.logger,
+    message: "upstream list item skipped (the bad item is left out)",
+    nowMs: options.nowMs,
+    windowMs: options.quietMs ?? DEFAULT_QUIET_MS,
+    debugEachRepeat: true,
+    ...(options.maxKinds === undefined ? {} : { maxKinds: options.maxKinds }),
+  });
+  return (item) =>
+    log.note({ endpoint: item.endpoint, field: item.field, expected: item.expected }, skipKind(item));
 }

@@ -119,19 +119,6 @@ export interface WireEntryError {
   happened_at: string;
 }
 
-/** The spec's pair-price error body. */
-export interface WireSignatureError {
-  InvalidSignature: { ConversionError: string };
-}
-
-/** Query parameter names the live server uses (pragma-api-facts.md). */
-export const QUERY = {
-  pairPrice: ["timestamp", "interval", "routing", "aggregation", "entry_type", "expiry", "with_components"],
-  funding: ["source", "timestamp", "frequency", "page", "page_size"],
-  onchain: ["network", "aggregation", "routing", "timestamp", "components", "variations"],
-  publishers: ["network", "data_type"],
-} as const;
-
 /** Path templates of the six endpoints (relative to the base URL or vault base URL). */
 export const PATHS = {
   pairPrice: (base: string, quote: string) => `/node/v1/data/${base}/${quote}`,

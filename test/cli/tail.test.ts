@@ -2,7 +2,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import WebSocket, { WebSocketServer } from "ws";
 import type { AlertEvent } from "../../src/domain/events.js";
-import { createTailClient, runTail, type TailOutput } from "../../src/cli/tail.js";
+import { createTailClient, resumeAfter, runTail, type TailOutput } from "../../src/cli/tail.js";
 import { parseTailArgs } from "../../src/cli/tail-args.js";
 import {
   formatActiveLine,
@@ -398,5 +398,71 @@ describe("tail against a scripted server", () => {
       await client.done;
       await new Promise<void>((resolve) => server.close(() => resolve()));
     }
+  });
+});
+
+describe("resumeAfter", () => {
+  const answered = { subscribed: true, subscribedSince: null };
+  const resumed = { subscribed: true, subscribedSince: 40 };
+  const waiting = { subscribed: false, subscribedSince: 40 };
+  it.each([
+    {
+      name: "a fresh subscribe starts at the server's seq",
+      last: null,
+      frame: { type: "subscribed", seq: 9 },
+      conn: answered,
+      want: { lastSeq: 9, show: true },
+    },
+    {
+      name: "a resumed subscribe keeps its point",
+      last: 40,
+      frame: { type: "subscribed", seq: 90 },
+      conn: resumed,
+      want: { lastSeq: 40, show: true },
+    },
+    {
+      name: "a new event advances and shows",
+      last: 40,
+      frame: { type: "alert", seq: 41 },
+      conn: resumed,
+      want: { lastSeq: 41, show: true },
+    },
+    {
+      name: "a replayed event already shown is skipped",
+      last: 41,
+      frame: { type: "lifecycle", seq: 41 },
+      conn: resumed,
+      want: { lastSeq: 41, show: false },
+    },
+    {
+      name: "the first event ever shows",
+      last: null,
+      frame: { type: "alert", seq: 3 },
+      conn: answered,
+      want: { lastSeq: 3, show: true },
+    },
+    {
+      name: "a heartbeat vouches for its seq",
+      last: 41,
+      frame: { type: "heartbeat", seq: 90 },
+      conn: resumed,
+      want: { lastSeq: 90, show: false },
+    },
+    {
+      name: "a pong never moves the point back",
+      last: 95,
+      frame: { type: "pong", seq: 90 },
+      conn: resumed,
+      want: { lastSeq: 95, show: false },
+    },
+    {
+      name: "a heartbeat before the subscribe is answered says nothing of the filter",
+      last: 4,
+      frame: { type: "heartbeat", seq: 9 },
+      conn: waiting,
+      want: { lastSeq: 4, show: false },
+    },
+  ])("$name", ({ last, frame, conn, want }) => {
+    expect(resumeAfter(last, frame, conn)).toEqual(want);
   });
 });

@@ -62,7 +62,7 @@ describe("types, enums and ranges", () => {
     ],
     [
       { monitors: { offchain: [{ pair: "BTC/USD", aggregation: "mean" }] } },
-      'monitors.offchain[0].aggregation: must be one of median, twap, got "mean"',
+      'monitors.offchain[0].aggregation: must be one of median, twap, got "mean" (did you mean median?)',
     ],
     [
       { monitors: { offchain: [{ pair: "BTC/USD", aggregation: "twap" }] } },
@@ -108,10 +108,18 @@ describe("types, enums and ranges", () => {
       'rules[0].severity: must be one of info, warning, critical, got "high"',
     ],
     [
+      rule({ kind: "stale_price", severity: "warnig" }),
+      'rules[0].severity: must be one of info, warning, critical, got "warnig" (did you mean warning?)',
+    ],
+    [
       rule({ kind: "sink_error" }),
       expect.stringMatching(/^rules\[0\]\.kind: must be one of price_change, .*, got "sink_error"$/),
     ],
     [{ sinks: [{ kind: "slack" }] }, "sinks[0].url: required"],
+    [
+      { sinks: [{ kind: "telegram", url: "https://api.telegram.org", botToken: "1:x", chatId: 1.5 }] },
+      "sinks[0].chatId: must be an integer, a string or env:NAME",
+    ],
     [{ sinks: [{ kind: "slack", url: "hooks.slack.com" }] }, "sinks[0].url: must be an absolute http(s) URL"],
     [
       { sinks: [{ kind: "pagerduty", url: "https://events.pagerduty.com/v2/enqueue", routingKey: "short" }] },

@@ -10,7 +10,7 @@ import {
   retainTargets,
   tick,
 } from "../../src/domain/monitor.js";
-import { isPmError } from "../../src/domain/errors.js";
+import { parsePersistedAlertState } from "../../src/state/alert-checkpoint.js";
 import { BTC_OFF, T0, rule, timeline } from "./helpers.js";
 
 const low = (extra: Parameters<typeof rule>[2] = {}) =>
@@ -161,7 +161,8 @@ describe("alert engine", () => {
   it("export/import: a firing alert is not re-announced and resolves when the condition clears", () => {
     const rules = [low({ repeatIntervalMs: 3_600_000 })];
     const { state } = timeline(rules, [[0, 2]]);
-    const persisted = JSON.parse(JSON.stringify(exportAlertState(state))) as unknown;
+    // through the state layer's validation, as a restart reads it
+    const persisted = parsePersistedAlertState(JSON.parse(JSON.stringify(exportAlertState(state))));
     const restored = importAlertState(persisted);
     expect(activeAlerts(restored)).toEqual(activeAlerts(state));
     const after = timeline(
@@ -175,17 +176,6 @@ describe("alert engine", () => {
     );
     expect(after.log).toEqual(["low_sources:resolved@3000"]);
     expect(after.transitions[0]?.startsAt).toBe(new Date(T0).toISOString());
-  });
-
-  it("import rejects garbage with PM_ERR_STATE", () => {
-    for (const bad of [null, 1, { version: 2, alerts: [] }, { version: 1, alerts: [{ status: "firing" }] }]) {
-      expect(() => importAlertState(bad)).toThrow();
-      try {
-        importAlertState(bad);
-      } catch (error) {
-        expect(isPmError(error, "PM_ERR_STATE")).toBe(true);
-      }
-    }
   });
 
   it("restoreAnnounced replays journaled firing and resolved alerts", () => {

@@ -14,6 +14,7 @@ import {
 import type { RuleConfig } from "../../src/domain/rules/index.js";
 import type { TargetSpec } from "../../src/domain/types.js";
 import { BTC_OFF, BTC_ON, ETH_OFF, T0, VAULT, entrySet, obs, pairPrice, rule, vault } from "./helpers.js";
+import { parsePersistedAlertState } from "../../src/state/alert-checkpoint.js";
 
 const vaultRule = rule("vault_status", {}, {});
 const lowRule = rule("low_sources", { market: "offchain" }, { threshold: 3 });
@@ -85,7 +86,9 @@ describe("resolve summaries say why", () => {
   it("a checkpointed alert of a removed target: 'its target was removed', the last state kept as such", () => {
     const state = createMonitorState();
     const fired = observe(state, obs.vault(vault("live", true, "1"), T0), [vaultRule], T0).transitions;
-    const restored = importAlertState(JSON.parse(JSON.stringify(exportAlertState(state))));
+    const restored = importAlertState(
+      parsePersistedAlertState(JSON.parse(JSON.stringify(exportAlertState(state)))),
+    );
     const { transitions } = retainTargets(restored, new Set(), [], T0 + 1_000, []);
     expect(transitions).toHaveLength(1);
     expect(transitions[0]).toMatchObject({

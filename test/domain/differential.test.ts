@@ -20,6 +20,7 @@ import {
 import type { PollObservation } from "../../src/domain/observation.js";
 import type { RuleConfig, RuleConfigKind } from "../../src/domain/rules/index.js";
 import type { TargetSpec } from "../../src/domain/types.js";
+import { parsePersistedAlertState } from "../../src/state/alert-checkpoint.js";
 import {
   BTC_OFF,
   BTC_ON,
@@ -308,13 +309,13 @@ function pricePollObservation(
 }
 
 /**
- * The checkpoint as the daemon reads it at start (app.ts restoreEngineState): one it cannot import is
+ * The checkpoint as the daemon reads it at start (app-restore.ts): one it cannot import is
  * dropped and the journal alone rebuilds the alerts. That happens here: a checkpoint taken while an
  * alert restored from the journal has not seen fresh data yet (no target ids) fails the import.
  */
 function recover(checkpoint: unknown, exact: boolean): MonitorState {
   try {
-    return importAlertState(checkpoint, { exact });
+    return importAlertState(parsePersistedAlertState(checkpoint), { exact });
   } catch {
     return createMonitorState({ exact });
   }

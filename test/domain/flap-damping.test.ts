@@ -9,6 +9,7 @@ import {
 } from "../../src/domain/monitor.js";
 import type { RuleConfig } from "../../src/domain/rules/index.js";
 import { T0, obs, pairPrice, rule, timeline } from "./helpers.js";
+import { parsePersistedAlertState } from "../../src/state/alert-checkpoint.js";
 
 const S = 1_000;
 const W = 60 * S;
@@ -135,7 +136,9 @@ describe("flap damping", () => {
     expect(held?.summary).toMatch(/^offchain:BTC\/USD polls succeed again; flapping: held firing until /);
     expect(held).toMatchObject({ value: 0, context: { failures: 0, lastErrorCode: null } });
     // restored from a checkpoint, the held upstream_error does not inhibit either
-    const restored = importAlertState(JSON.parse(JSON.stringify(exportAlertState(state))));
+    const restored = importAlertState(
+      parsePersistedAlertState(JSON.parse(JSON.stringify(exportAlertState(state)))),
+    );
     expect(timeline(rules, [[4 * S, 2]], restored).log).toEqual(["low_sources:first@4000"]);
     // fresh data while upstream_error is held: the target's own alerts are evaluated (not inhibited)
     expect(timeline(rules, [[4 * S, 2]], state).log).toEqual(["low_sources:first@4000"]);
@@ -179,7 +182,9 @@ describe("flap damping", () => {
   it("a held alert restored from a checkpoint reminds with one hold note, not one per restart", () => {
     const rules = [low({ repeatIntervalMs: 20 * S })];
     const { state } = timeline(rules, FLAP);
-    const restored = importAlertState(JSON.parse(JSON.stringify(exportAlertState(state))));
+    const restored = importAlertState(
+      parsePersistedAlertState(JSON.parse(JSON.stringify(exportAlertState(state)))),
+    );
     const { transitions } = timeline(rules, [[22 * S, "tick"]], restored);
     expect(transitions.map((t) => t.reason)).toEqual(["repeat"]);
     expect(transitions[0]?.summary.match(/flapping: held firing until/g)).toHaveLength(1);

@@ -41,8 +41,9 @@ describe("/metrics of the real daemon", () => {
   const scrape = async (app: TestApp): Promise<{ text: string; samples: readonly Sample[] }> => {
     const waitMs = lastScrapeAtMs + HTTP_LIMITS.metricsCacheMs + 10 - Date.now();
     if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs));
-    lastScrapeAtMs = Date.now();
     const response = await http("GET", `${app.httpUrl}/metrics`);
+    // dated from the answer: the server dates its cached render from when it began, which is no later
+    lastScrapeAtMs = Date.now();
     expect(response.status).toBe(200);
     return { text: response.text, samples: parsePrometheusText(response.text) };
   };

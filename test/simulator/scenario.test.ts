@@ -72,7 +72,7 @@ describe("parseScenario", () => {
   it.each([
     [[], "scenario (root): must be an object"],
     [{ faults: {} }, "scenario faults: must be an array"],
-    [{ colour: 1 }, "scenario (root).colour: unknown field"],
+    [{ colour: 1 }, "scenario colour: unknown field"],
     [
       { faults: [{ fault: { kind: "spike", pair: "BTC/USD", factor: 2 } }] },
       "faults[0].atMs: must be a non-negative number",

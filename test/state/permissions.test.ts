@@ -45,7 +45,7 @@ describe("state file permissions", () => {
       logger: pino({ level: "silent" }),
       process: { pid: process.pid, isAlive: () => false },
     });
-    store.saveCheckpoint({ lastSeq: 0, engine: {} });
+    store.saveCheckpoint({ lastSeq: 0, engine: { version: 1, alerts: [] } });
     expect(modeOf(dir)).toBe("700");
     expect(modeOf(join(dir, "journal.jsonl"))).toBe("600");
     expect(modeOf(join(dir, "alerts.json"))).toBe("600");

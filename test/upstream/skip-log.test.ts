@@ -9,7 +9,7 @@ interface Line {
   readonly level: number;
   readonly msg: string;
   readonly field?: string;
-  readonly previousBurstSkips?: number;
+  readonly previousBurstCount?: number;
 }
 
 /** A logger writing parsed JSON lines into an array (pino's injected destination). */
@@ -79,7 +79,7 @@ describe("skipped item log", () => {
       log(skipped);
     }
     expect(lines.map((line) => line.level)).toEqual(levels);
-    expect(lines[0]).toMatchObject({ field: steps[0][1].field, previousBurstSkips: 0 });
+    expect(lines[0]).toMatchObject({ field: steps[0][1].field, previousBurstCount: 0 });
   });
 
   it("reports how many skips the previous burst had when a new one starts", () => {
@@ -88,7 +88,7 @@ describe("skipped item log", () => {
       at.ms = ms;
       log(item("[0].type"));
     }
-    expect(lines[3]).toMatchObject({ level: WARN, previousBurstSkips: 3 });
+    expect(lines[3]).toMatchObject({ level: WARN, previousBurstCount: 3 });
   });
 
   it("stays bounded: past maxKinds the kinds are forgotten", () => {

@@ -8,9 +8,10 @@ import type { AlertEvent, AlertPayload } from "../../domain/events.js";
 import { PmError } from "../../domain/errors.js";
 import type { Metrics } from "../../metrics.js";
 import type { EventSource } from "../../pipeline/event-hub.js";
-import type { Timers } from "./delivery.js";
+import type { Timers } from "../../http-client.js";
 import { createHeartbeat, type Heartbeat } from "./heartbeat.js";
 import { routeAlert } from "./route.js";
+import { catchUp, dispatchTo } from "./sink-feed.js";
 import { openSinkWorker, type SinkStatus, type SinkWorker, type WorkerPolicy } from "./sink-worker.js";
 
 /** Options of `createChatOpsSinks`; clock, randomness and timers are injected. */
@@ -67,237 +68,250 @@ const SINK_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,199}$/;
 /** Events received while outboxes are still opening; beyond this they are dropped and counted. */
 const MAX_EARLY_EVENTS = 10_000;
 
+/** The sinks' shared parts and their lifecycle state, read and changed by the steps below. */
+interface SinkSet {
+  readonly options: ChatOpsOptions;
+  readonly policy: WorkerPolicy;
+  readonly timers: Timers;
+  /** Running alert sinks, in config order (new ones appended by a reload). */
+  workers: { readonly sink: AlertSinkConfig; readonly worker: SinkWorker }[];
+  heartbeats: { readonly sink: HeartbeatSinkConfig; readonly beat: Heartbeat }[];
+  subscription: Subscription | undefined;
+  /** Alerts published while workers are being (re)opened, dispatched once they are; undefined otherwise. */
+  early: AlertEvent[] | undefined;
+  /** Enabled sinks the latest reconfigure could not open: reported by status() until a reload opens them. */
+  unopened: readonly SinkConfig[];
+  state: "new" | "started" | "stopped";
+}
+
 /** Build the chat-ops sinks over the event bus; nothing happens until `start()`. */
 export function createChatOpsSinks(options: ChatOpsOptions): ChatOpsSinks {
-  const { logger, nowMs } = options;
-  const policy: WorkerPolicy = { ...CHATOPS_DEFAULT_POLICY, ...options.policy };
-  const timers: Timers = {
-    setTimer: options.setTimer ?? ((callback, delayMs) => setTimeout(callback, delayMs)),
-    clearTimer: options.clearTimer ?? ((handle) => clearTimeout(handle as NodeJS.Timeout)),
+  const set: SinkSet = {
+    options,
+    policy: { ...CHATOPS_DEFAULT_POLICY, ...options.policy },
+    timers: {
+      setTimer: options.setTimer ?? ((callback, delayMs) => setTimeout(callback, delayMs)),
+      clearTimer: options.clearTimer ?? ((handle) => clearTimeout(handle as NodeJS.Timeout)),
+    },
+    workers: [],
+    heartbeats: [],
+    subscription: undefined,
+    early: undefined,
+    unopened: [],
+    state: "new",
   };
+  return {
+    start: () => start(set),
+    stop: (deadlineMs) => stop(set, deadlineMs),
+    reconfigure: (sinks, deadlineMs) => reconfigure(set, sinks, deadlineMs),
+    status: () => [
+      ...set.workers.map(({ worker }) => worker.status()),
+      ...set.unopened.map((sink) => unopenedStatus(sink)),
+      ...set.heartbeats.map(({ beat }) => beat.status()),
+    ],
+  };
+}
+
+/** Subscribe, open every enabled sink's outbox and catch it up, then start delivering and the heartbeats. */
+async function start(set: SinkSet): Promise<void> {
+  const { options } = set;
+  if (set.state !== "new") throw new PmError("PM_ERR_SINK", "chat-ops sinks can only be started once");
+  set.state = "started";
   const enabled = options.sinks.filter((sink) => sink.enabled);
-  const workers: { readonly sink: AlertSinkConfig; readonly worker: SinkWorker }[] = [];
-  const heartbeats: { readonly sink: HeartbeatSinkConfig; readonly beat: Heartbeat }[] = [];
-  let subscription: Subscription | undefined;
-  let early: AlertEvent[] | undefined;
-  /** Enabled sinks the latest reconfigure could not open: reported by status() until a reload opens them. */
-  let unopened: readonly SinkConfig[] = [];
-  let state: "new" | "started" | "stopped" = "new";
-
-  const dispatchTo = (sink: AlertSinkConfig, worker: SinkWorker, event: AlertEvent): void => {
-    if (routeAlert(sink, event.alert)) return worker.enqueue(event);
-    worker.skip(event.seq);
-    if (event.alert.status === "resolved" && routeAlert({ ...sink, sendResolved: true }, event.alert))
-      worker.forget(event.alert.fingerprint);
-  };
-  const dispatch = (event: AlertEvent): void => {
-    for (const { sink, worker } of workers) dispatchTo(sink, worker, event);
-  };
-  /**
-   * Give a freshly opened sink what the journal holds after its high-water mark: alerts published but
-   * not yet in its outbox when the daemon died (kill -9 between the journal write and the outbox write).
-   */
-  const catchUp = (sink: AlertSinkConfig, worker: SinkWorker): void => {
-    const { gap, events } = options.source.replay(worker.highWater);
-    if (gap !== null) {
-      logger.error({ sink: sink.name, ...gap }, "journal no longer holds alerts this sink missed");
-      options.metrics.droppedEvents.inc(
-        { component: "chatops", reason: "journal_gap" },
-        gap.to - gap.from + 1,
-      );
+  validateNames(enabled);
+  const release = holdEvents(set);
+  // Subscribe first so nothing published while the outboxes open is lost.
+  const subscription = options.source.events$.subscribe((event) => {
+    if (event.type !== "alert") return;
+    if (set.early === undefined) dispatch(set, event);
+    else if (set.early.length < MAX_EARLY_EVENTS) set.early.push(event);
+    else options.metrics.droppedEvents.inc({ component: "chatops", reason: "starting" });
+  });
+  set.subscription = subscription;
+  const active = options.source.activeAlerts();
+  try {
+    for (const sink of enabled) {
+      if (sink.kind === "heartbeat") continue;
+      const worker = await openWorker(set, sink, active);
+      catchUp(sink, worker, set.options);
+      set.workers.push({ sink, worker });
     }
-    let replayed = 0;
-    for (const event of events) {
-      if (event.type !== "alert") continue;
-      // A previous run's watchdog says nothing about this one: it fires again once this run is ready.
-      if (event.alert.rule === "watchdog") {
-        worker.skip(event.seq);
-        continue;
-      }
-      if (routeAlert(sink, event.alert) && event.seq > worker.highWater) replayed++;
-      dispatchTo(sink, worker, event);
-    }
-    if (replayed > 0)
-      logger.warn({ sink: sink.name, replayed }, "re-queued journaled alerts missing from the outbox");
-  };
+  } catch (err) {
+    subscription.unsubscribe();
+    await Promise.all(set.workers.map(({ worker }) => worker.stop(options.nowMs())));
+    throw new PmError("PM_ERR_STATE", "could not open the chat-ops outboxes", { cause: err });
+  }
+  release();
+  for (const { worker } of set.workers) worker.start();
+  startHeartbeats(set, enabled, active);
+  options.logger.info({ sinks: enabled.map((sink) => sink.name) }, "chat-ops sinks started");
+}
 
-  const ownSinkError = (sink: SinkConfig, active: readonly AlertPayload[]): AlertPayload | undefined =>
-    active.find((alert) => alert.rule === "sink_error" && alert.labels["sink"] === sink.name);
-  const beat = (sink: HeartbeatSinkConfig, active: readonly AlertPayload[]): Heartbeat =>
-    createHeartbeat({
+/** Stop every sink, each draining on its own until the deadline; throws naming those that failed to stop. */
+async function stop(set: SinkSet, deadlineMs: number): Promise<void> {
+  const { logger, nowMs } = set.options;
+  if (set.state === "stopped") return;
+  set.state = "stopped";
+  set.subscription?.unsubscribe();
+  const deadlineAtMs = nowMs() + Math.max(0, deadlineMs);
+  // Each sink drains on its own; one failing stop never keeps the others from closing.
+  const stopping = [
+    ...set.workers.map(({ sink, worker }) => ({ name: sink.name, stop: worker.stop(deadlineAtMs) })),
+    ...set.heartbeats.splice(0).map(({ sink, beat }) => ({ name: sink.name, stop: beat.stop() })),
+  ];
+  const results = await Promise.allSettled(stopping.map(({ stop }) => stop));
+  const failed: string[] = [];
+  results.forEach((result, i) => {
+    if (result.status === "fulfilled") return;
+    const name = stopping[i]?.name ?? "?";
+    failed.push(name);
+    logger.error({ sink: name, err: result.reason as unknown }, "a chat-ops sink failed to stop cleanly");
+  });
+  const left = set.workers.reduce((sum, { worker }) => sum + worker.status().pending, 0);
+  logger.info({ pending: left }, "chat-ops sinks stopped");
+  // the stop goes on for every sink, but the daemon's exit code must show that one failed
+  if (failed.length > 0)
+    throw new PmError("PM_ERR_SINK", `chat-ops sink(s) ${failed.join(", ")} failed to stop cleanly`);
+}
+
+/** Keep the sinks whose config is unchanged, stop the others, open and start the new and changed ones. */
+async function reconfigure(set: SinkSet, sinks: readonly SinkConfig[], deadlineMs: number): Promise<void> {
+  const { options } = set;
+  if (set.state !== "started") throw new PmError("PM_ERR_SINK", "chat-ops sinks are not running");
+  const next = sinks.filter((sink) => sink.enabled);
+  validateNames(next);
+  const wanted = new Map(next.map((sink) => [sink.name, sink]));
+  const unchanged = ({ sink }: { readonly sink: SinkConfig }): boolean =>
+    JSON.stringify(sink) === JSON.stringify(wanted.get(sink.name));
+  const kept = set.workers.filter(unchanged);
+  const retired = set.workers.filter((entry) => !kept.includes(entry));
+  const keptBeats = set.heartbeats.filter(unchanged);
+  const retiredBeats = set.heartbeats.filter((entry) => !keptBeats.includes(entry));
+  const keptNames = new Set([...kept, ...keptBeats].map(({ sink }) => sink.name));
+  const started = next.filter((sink) => !keptNames.has(sink.name));
+  const release = holdEvents(set);
+  const failures: SinkConfig[] = [];
+  try {
+    const deadlineAtMs = options.nowMs() + Math.max(0, deadlineMs);
+    await Promise.allSettled([
+      ...retired.map(({ worker }) => worker.stop(deadlineAtMs)),
+      ...retiredBeats.map(({ beat }) => beat.stop()),
+    ]);
+    set.workers = kept;
+    set.heartbeats = keptBeats;
+    await startAdded(set, started, failures);
+  } finally {
+    set.unopened = failures;
+    release();
+  }
+  options.logger.info(
+    {
+      kept: [...keptNames],
+      stopped: [...retired, ...retiredBeats].map(({ sink }) => sink.name),
+      started: started.map((sink) => sink.name),
+    },
+    "chat-ops sinks reconfigured",
+  );
+  if (failures.length > 0)
+    throw new PmError(
+      "PM_ERR_STATE",
+      `could not open the outbox of sink(s) ${failures.map((sink) => sink.name).join(", ")}`,
+    );
+}
+
+/** Start the heartbeats among `added`, then open, catch up and start its alert sinks; `failures` gets those that could not open. */
+async function startAdded(set: SinkSet, added: readonly SinkConfig[], failures: SinkConfig[]): Promise<void> {
+  const active = set.options.source.activeAlerts();
+  startHeartbeats(set, added, active);
+  for (const sink of added) {
+    if (sink.kind === "heartbeat") continue;
+    try {
+      const worker = await openWorker(set, sink, active);
+      catchUp(sink, worker, set.options);
+      set.workers.push({ sink, worker });
+      worker.start();
+    } catch {
+      failures.push(sink);
+    }
+  }
+}
+
+/** Route one alert to every running sink. */
+function dispatch(set: SinkSet, event: AlertEvent): void {
+  for (const { sink, worker } of set.workers) dispatchTo(sink, worker, event);
+}
+
+/** Hold alerts published while workers are being (re)opened; the returned `release` dispatches them in order. */
+function holdEvents(set: SinkSet): () => void {
+  set.early = [];
+  return () => {
+    const buffered = set.early ?? [];
+    set.early = undefined;
+    for (const event of buffered) dispatch(set, event);
+  };
+}
+
+/** Open `sink`'s outbox and build its worker, given the alerts firing now. */
+function openWorker(
+  set: SinkSet,
+  sink: AlertSinkConfig,
+  active: readonly AlertPayload[],
+): Promise<SinkWorker> {
+  const { options } = set;
+  return openSinkWorker({
+    sink,
+    outboxDir: join(options.stateDir, "outbox"),
+    dispatcher: options.dispatcher,
+    metrics: options.metrics,
+    logger: options.logger,
+    raise: options.raise,
+    nowMs: options.nowMs,
+    random: options.random,
+    timers: set.timers,
+    policy: set.policy,
+    startSeq: options.source.lastSeq(),
+    firing: active.filter((alert) => routeAlert(sink, alert)),
+    ownSinkError: ownSinkError(sink, active),
+    generatorUrl: options.generatorUrl,
+  });
+}
+
+/** Start the heartbeats among `sinks` (they have no outbox: nothing to open or catch up). */
+function startHeartbeats(set: SinkSet, sinks: readonly SinkConfig[], active: readonly AlertPayload[]): void {
+  const { options } = set;
+  for (const sink of sinks) {
+    if (sink.kind !== "heartbeat") continue;
+    const beat = createHeartbeat({
       sink,
       dispatcher: options.dispatcher,
       metrics: options.metrics,
-      logger,
+      logger: options.logger,
       raise: options.raise,
-      nowMs,
-      timers,
+      nowMs: options.nowMs,
+      timers: set.timers,
       isHealthy: options.isHealthy ?? (() => true),
       ownSinkError: ownSinkError(sink, active),
     });
-  /** Start the heartbeats among `sinks` (they have no outbox: nothing to open or catch up). */
-  const startHeartbeats = (sinks: readonly SinkConfig[], active: readonly AlertPayload[]): void => {
-    for (const sink of sinks) {
-      if (sink.kind !== "heartbeat") continue;
-      const entry = { sink, beat: beat(sink, active) };
-      heartbeats.push(entry);
-      entry.beat.start();
-    }
-  };
+    set.heartbeats.push({ sink, beat });
+    beat.start();
+  }
+}
 
-  const open = (sink: AlertSinkConfig, active: readonly AlertPayload[]): Promise<SinkWorker> =>
-    openSinkWorker({
-      sink,
-      outboxDir: join(options.stateDir, "outbox"),
-      dispatcher: options.dispatcher,
-      metrics: options.metrics,
-      logger,
-      raise: options.raise,
-      nowMs,
-      random: options.random,
-      timers,
-      policy,
-      startSeq: options.source.lastSeq(),
-      firing: active.filter((alert) => routeAlert(sink, alert)),
-      ownSinkError: ownSinkError(sink, active),
-      generatorUrl: options.generatorUrl,
-    });
+/** This sink's own `sink_error` among the alerts firing now (restored after a restart). */
+function ownSinkError(sink: SinkConfig, active: readonly AlertPayload[]): AlertPayload | undefined {
+  return active.find((alert) => alert.rule === "sink_error" && alert.labels["sink"] === sink.name);
+}
 
-  /** Hold alerts published while workers are being (re)opened; `release` dispatches them in order. */
-  const holdEvents = (): (() => void) => {
-    early = [];
-    return () => {
-      const buffered = early ?? [];
-      early = undefined;
-      for (const event of buffered) dispatch(event);
-    };
-  };
-
+/** The status of an enabled sink whose outbox could not be opened: nothing is delivered. */
+function unopenedStatus(sink: SinkConfig): SinkStatus {
   return {
-    async start() {
-      if (state !== "new") throw new PmError("PM_ERR_SINK", "chat-ops sinks can only be started once");
-      state = "started";
-      validateNames(enabled);
-      const release = holdEvents();
-      // Subscribe first so nothing published while the outboxes open is lost.
-      subscription = options.source.events$.subscribe((event) => {
-        if (event.type !== "alert") return;
-        if (early === undefined) dispatch(event);
-        else if (early.length < MAX_EARLY_EVENTS) early.push(event);
-        else options.metrics.droppedEvents.inc({ component: "chatops", reason: "starting" });
-      });
-      const active = options.source.activeAlerts();
-      try {
-        for (const sink of enabled) {
-          if (sink.kind === "heartbeat") continue;
-          const worker = await open(sink, active);
-          catchUp(sink, worker);
-          workers.push({ sink, worker });
-        }
-      } catch (err) {
-        subscription.unsubscribe();
-        await Promise.all(workers.map(({ worker }) => worker.stop(nowMs())));
-        throw new PmError("PM_ERR_STATE", "could not open the chat-ops outboxes", { cause: err });
-      }
-      release();
-      for (const { worker } of workers) worker.start();
-      startHeartbeats(enabled, active);
-      logger.info({ sinks: enabled.map((sink) => sink.name) }, "chat-ops sinks started");
-    },
-    async stop(deadlineMs) {
-      if (state === "stopped") return;
-      state = "stopped";
-      subscription?.unsubscribe();
-      const deadlineAtMs = nowMs() + Math.max(0, deadlineMs);
-      // Each sink drains on its own; one failing stop never keeps the others from closing.
-      const stopping = [
-        ...workers.map(({ sink, worker }) => ({ name: sink.name, stop: worker.stop(deadlineAtMs) })),
-        ...heartbeats.splice(0).map(({ sink, beat }) => ({ name: sink.name, stop: beat.stop() })),
-      ];
-      const results = await Promise.allSettled(stopping.map(({ stop }) => stop));
-      const failed: string[] = [];
-      results.forEach((result, i) => {
-        if (result.status === "fulfilled") return;
-        const name = stopping[i]?.name ?? "?";
-        failed.push(name);
-        logger.error({ sink: name, err: result.reason as unknown }, "a chat-ops sink failed to stop cleanly");
-      });
-      const left = workers.reduce((sum, { worker }) => sum + worker.status().pending, 0);
-      logger.info({ pending: left }, "chat-ops sinks stopped");
-      // the stop goes on for every sink, but the daemon's exit code must show that one failed
-      if (failed.length > 0)
-        throw new PmError("PM_ERR_SINK", `chat-ops sink(s) ${failed.join(", ")} failed to stop cleanly`);
-    },
-    async reconfigure(sinks, deadlineMs) {
-      if (state !== "started") throw new PmError("PM_ERR_SINK", "chat-ops sinks are not running");
-      const next = sinks.filter((sink) => sink.enabled);
-      validateNames(next);
-      const same = (a: SinkConfig, b: SinkConfig | undefined): boolean =>
-        JSON.stringify(a) === JSON.stringify(b);
-      const wanted = new Map(next.map((sink) => [sink.name, sink]));
-      const kept = workers.filter(({ sink }) => same(sink, wanted.get(sink.name)));
-      const retired = workers.filter((entry) => !kept.includes(entry));
-      const keptBeats = heartbeats.filter(({ sink }) => same(sink, wanted.get(sink.name)));
-      const retiredBeats = heartbeats.filter((entry) => !keptBeats.includes(entry));
-      const keptNames = new Set([...kept, ...keptBeats].map(({ sink }) => sink.name));
-      const release = holdEvents();
-      const failures: SinkConfig[] = [];
-      try {
-        const deadlineAtMs = nowMs() + Math.max(0, deadlineMs);
-        await Promise.allSettled([
-          ...retired.map(({ worker }) => worker.stop(deadlineAtMs)),
-          ...retiredBeats.map(({ beat }) => beat.stop()),
-        ]);
-        workers.splice(0, workers.length, ...kept);
-        heartbeats.splice(0, heartbeats.length, ...keptBeats);
-        const active = options.source.activeAlerts();
-        startHeartbeats(
-          next.filter((sink) => !keptNames.has(sink.name)),
-          active,
-        );
-        for (const sink of next) {
-          if (keptNames.has(sink.name) || sink.kind === "heartbeat") continue;
-          try {
-            const worker = await open(sink, active);
-            catchUp(sink, worker);
-            workers.push({ sink, worker });
-            worker.start();
-          } catch {
-            failures.push(sink);
-          }
-        }
-      } finally {
-        unopened = failures;
-        release();
-      }
-      const started = next.filter((sink) => !keptNames.has(sink.name));
-      logger.info(
-        {
-          kept: [...keptNames],
-          stopped: [...retired, ...retiredBeats].map(({ sink }) => sink.name),
-          started: started.map((sink) => sink.name),
-        },
-        "chat-ops sinks reconfigured",
-      );
-      if (failures.length > 0)
-        throw new PmError(
-          "PM_ERR_STATE",
-          `could not open the outbox of sink(s) ${failures.map((sink) => sink.name).join(", ")}`,
-        );
-    },
-    status: () => [
-      ...workers.map(({ worker }) => worker.status()),
-      ...unopened.map((sink) => ({
-        name: sink.name,
-        kind: sink.kind,
-        pending: 0,
-        failing: false,
-        consecutiveFailures: 0,
-        lastError: "outbox could not be opened",
-        running: false,
-      })),
-      ...heartbeats.map(({ beat }) => beat.status()),
-    ],
+    name: sink.name,
+    kind: sink.kind,
+    pending: 0,
+    failing: false,
+    consecutiveFailures: 0,
+    lastError: "outbox could not be opened",
+    running: false,
   };
 }
 

@@ -1,14 +1,10 @@
-// One HTTP delivery attempt over an injected undici dispatcher, classified for the retry policy.
-import { request, type Dispatcher } from "undici";
+// One HTTP delivery attempt over the shared HTTP helper and dispatcher, classified for the retry policy.
+import type { Dispatcher } from "undici";
+import { errorCode } from "../../domain/errors.js";
+import { HttpClientError, sendHttp, type Timers } from "../../http-client.js";
 import { parseRetryAfterMs } from "../../retry-after.js";
 import { USER_AGENT } from "../../version.js";
 import type { RenderedRequest } from "./types.js";
-
-/** Injectable timer functions (virtual time in tests). */
-export interface Timers {
-  readonly setTimer: (callback: () => void, delayMs: number) => unknown;
-  readonly clearTimer: (handle: unknown) => void;
-}
 
 /**
  * Result of one attempt. `retry` may carry the server's `Retry-After`; `rejected` is a 4xx about the message
@@ -41,11 +37,12 @@ const MISCONFIGURED_STATUSES: ReadonlySet<number> = new Set([401, 403, 404, 410]
 
 /** Longest `Retry-After` we honour; anything longer is clamped (the max-age policy still applies). */
 export const MAX_RETRY_AFTER_MS = 3_600_000;
-const MAX_ERROR_BODY_BYTES = 16 * 1024;
+/** Bodies are read this far: a success's is not needed, an error's only for Discord's or Telegram's retry_after. */
+const MAX_BODY_BYTES = 16 * 1024;
 
 /**
  * Send `rendered` to `url` (POST unless `method` says otherwise) with our User-Agent, aborting after
- * `timeoutMs` or when `stopSignal` fires. Never throws.
+ * `timeoutMs` or when `stopSignal` fires. Never throws; never names the URL (it may hold a secret).
  */
 export async function deliver(options: {
   readonly dispatcher: Dispatcher;
@@ -57,53 +54,53 @@ export async function deliver(options: {
   readonly nowMs: () => number;
   readonly stopSignal: AbortSignal;
 }): Promise<DeliveryOutcome> {
-  const { timers, stopSignal } = options;
+  const { stopSignal } = options;
   if (stopSignal.aborted) return { kind: "aborted" };
-  const controller = new AbortController();
-  let timedOut = false;
-  const timer = timers.setTimer(() => {
-    timedOut = true;
-    controller.abort();
-  }, options.timeoutMs);
-  const onStop = (): void => controller.abort();
-  stopSignal.addEventListener("abort", onStop, { once: true });
+  const method = options.method ?? "POST";
+  const client = {
+    dispatcher: options.dispatcher,
+    maxBodyBytes: MAX_BODY_BYTES,
+    maxErrorBodyBytes: MAX_BODY_BYTES,
+    timers: options.timers,
+  };
+  const request = {
+    url: options.url,
+    method,
+    headers: { "user-agent": USER_AGENT, ...options.rendered.headers },
+    ...(method === "POST" ? { body: options.rendered.body } : {}),
+  };
   try {
-    const method = options.method ?? "POST";
-    const res = await request(options.url, {
-      method,
-      headers: { "user-agent": USER_AGENT, ...options.rendered.headers },
-      ...(method === "POST" ? { body: options.rendered.body } : {}),
-      dispatcher: options.dispatcher,
-      signal: controller.signal,
-    });
-    const status = res.statusCode;
-    if (status >= 200 && status < 300) {
-      await res.body.dump();
-      return { kind: "ok", status };
-    }
-    if (status === 429 || status === 503) {
-      const bodyText = await readCapped(res.body);
-      const retryAfterMs = retryAfterFrom(res.headers["retry-after"], bodyText, options.nowMs());
-      return {
-        kind: "retry",
-        outcome: status === 429 ? "rate_limited" : "http_error",
-        status,
-        ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
-      };
-    }
-    await res.body.dump();
-    if (status === 408 || status === 425 || status >= 500)
-      return { kind: "retry", outcome: "http_error", status };
-    if (MISCONFIGURED_STATUSES.has(status)) return { kind: "misconfigured", status };
-    return { kind: "rejected", status };
+    const res = await sendHttp(client, request, options.timeoutMs, stopSignal);
+    return classify(res.status, res.retryAfter, res.text, options.nowMs());
   } catch (err) {
-    if (timedOut) return { kind: "retry", outcome: "timeout", code: "PM_ERR_SINK_TIMEOUT" };
+    if (err instanceof HttpClientError && err.code === "PM_HTTP_TIMEOUT")
+      return { kind: "retry", outcome: "timeout", code: "PM_ERR_SINK_TIMEOUT" };
     if (stopSignal.aborted) return { kind: "aborted" };
-    return { kind: "retry", outcome: "network", code: codeOf(err) };
-  } finally {
-    timers.clearTimer(timer);
-    stopSignal.removeEventListener("abort", onStop);
+    return { kind: "retry", outcome: "network", code: errorCode(err) ?? "UNKNOWN" };
   }
+}
+
+/** The verdict on a response: delivered, retry (with the receiver's Retry-After), misconfigured or rejected. */
+function classify(
+  status: number,
+  retryAfter: string | string[] | undefined,
+  bodyText: string,
+  nowMs: number,
+): FinishedOutcome {
+  if (status >= 200 && status < 300) return { kind: "ok", status };
+  if (status === 429 || status === 503) {
+    const retryAfterMs = retryAfterFrom(retryAfter, bodyText, nowMs);
+    return {
+      kind: "retry",
+      outcome: status === 429 ? "rate_limited" : "http_error",
+      status,
+      ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+    };
+  }
+  if (status === 408 || status === 425 || status >= 500)
+    return { kind: "retry", outcome: "http_error", status };
+  if (MISCONFIGURED_STATUSES.has(status)) return { kind: "misconfigured", status };
+  return { kind: "rejected", status };
 }
 
 /** Parse `Retry-After` (delta-seconds or HTTP-date), falling back to Discord/Telegram JSON `retry_after` seconds. */
@@ -124,37 +121,8 @@ export function retryAfterFrom(
   return undefined;
 }
 
-/** Exponential backoff with equal jitter: half fixed, half random, capped at `maxDelayMs`. */
-export function backoffDelayMs(
-  consecutiveFailures: number,
-  policy: { readonly baseDelayMs: number; readonly maxDelayMs: number },
-  random: () => number,
-): number {
-  const exponent = Math.min(Math.max(0, consecutiveFailures - 1), 30);
-  const capped = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** exponent);
-  return Math.round(capped / 2 + (capped / 2) * random());
-}
-
 function clampRetryAfter(delayMs: number): number {
   return Math.min(MAX_RETRY_AFTER_MS, Math.max(0, Math.ceil(delayMs)));
-}
-
-async function readCapped(body: Dispatcher.ResponseData["body"]): Promise<string> {
-  let text = "";
-  for await (const chunk of body) {
-    text += String(chunk);
-    if (text.length > MAX_ERROR_BODY_BYTES) {
-      body.destroy();
-      break;
-    }
-  }
-  return text;
-}
-
-function codeOf(err: unknown): string {
-  return typeof err === "object" && err !== null && "code" in err && typeof err.code === "string"
-    ? err.code
-    : "UNKNOWN";
 }
 
 /** Host of a sink URL for logs (the path and query may hold secrets). */

@@ -1,9 +1,7 @@
-// Reading an outbox file back: replay records and tombstones, skip a torn last line, move an unreadable file aside.
-import { readFile, rename } from "node:fs/promises";
+// Reading an outbox file back: replay records and tombstones through the one JSONL reader (a damaged file is moved aside).
 import type { Logger } from "pino";
+import { readJsonlFile } from "../../state/jsonl.js";
 import type { OutboxEntry } from "./outbox.js";
-
-class CorruptOutboxError extends Error {}
 
 /** What an outbox file held: its live entries, the highest journal seq it had taken in, and whether it existed. */
 export interface LoadedOutbox<P> {
@@ -14,75 +12,46 @@ export interface LoadedOutbox<P> {
   readonly existed: boolean;
 }
 
+/** One line of an outbox file: an entry (a later one with the same id supersedes it), a tombstone, or a high-water mark. */
+type OutboxLine<P> = OutboxEntry<P> | { readonly ack: string } | { readonly hw: number };
+
 /**
  * Load the live entries of `file`, oldest first. A missing file is empty. A torn or corrupt *last* line
- * (crash mid-append) is skipped with a warning; any other damage moves the file to `<file>.corrupt-<ms>`
- * and the sink starts clean.
+ * (crash mid-append) is skipped with a warning; any other damage quarantines the file (`quarantinePath`)
+ * and the sink starts clean: a lost tombstone would re-send a delivered message.
  */
-export async function loadOutboxFile<P>(
+export function loadOutboxFile<P>(
   file: string,
   isPayload: (value: unknown) => value is P,
   seqOf: (payload: P) => number,
   logger: Logger,
-  nowMs: () => number,
-): Promise<LoadedOutbox<P>> {
-  let text: string;
-  try {
-    text = await readFile(file, "utf8");
-  } catch (err) {
-    if (isNotFound(err)) return { entries: [], highWater: 0, existed: false };
-    return moveAside(file, logger, nowMs, "unreadable");
-  }
-  try {
-    return parseOutbox(text, isPayload, seqOf, logger);
-  } catch (err) {
-    if (!(err instanceof CorruptOutboxError)) throw err;
-    return moveAside(file, logger, nowMs, err.message);
-  }
-}
-
-/** Replay the lines of an outbox file into its live entries (throws CorruptOutboxError on mid-file damage). */
-function parseOutbox<P>(
-  text: string,
-  isPayload: (value: unknown) => value is P,
-  seqOf: (payload: P) => number,
-  logger: Logger,
+  nowMs: number,
 ): LoadedOutbox<P> {
-  const lines = text.split("\n");
-  // A file that ends without "\n" was cut mid-append; the final element is that partial line.
-  const lastIndex = lines.length - 1;
+  const read = readJsonlFile(file, (value) => decodeLine(value, isPayload), { badLine: "quarantine" }, nowMs);
+  if (read.quarantined !== null) {
+    const { movedTo, reason } = read.quarantined;
+    logger.error(
+      { aside: movedTo, reason },
+      "outbox file unreadable: moved aside, sink starts with an empty outbox",
+    );
+  }
+  if (read.skippedLines > 0)
+    logger.warn({ skippedLines: read.skippedLines }, "outbox: skipped a torn last line (crash mid-write)");
   const live = new Map<string, OutboxEntry<P>>();
   let highWater = 0;
-  for (let i = 0; i < lines.length; i++) {
-    const raw = lines[i] ?? "";
-    if (raw.trim() === "") continue;
-    const parsed = parseLine(raw, isPayload);
-    if (parsed === undefined) {
-      const isTail = i === lastIndex || (i === lastIndex - 1 && (lines[lastIndex] ?? "") === "");
-      if (!isTail) throw new CorruptOutboxError(`corrupt line ${i + 1}`);
-      logger.warn({ line: i + 1 }, "outbox: skipped a torn last line (crash mid-write)");
-      continue;
-    }
-    if ("ack" in parsed) live.delete(parsed.ack);
-    else if ("hw" in parsed) highWater = Math.max(highWater, parsed.hw);
+  for (const record of read.records) {
+    if ("ack" in record) live.delete(record.ack);
+    else if ("hw" in record) highWater = Math.max(highWater, record.hw);
     else {
-      live.set(parsed.id, parsed);
-      highWater = Math.max(highWater, seqOf(parsed.payload));
+      live.set(record.id, record);
+      highWater = Math.max(highWater, seqOf(record.payload));
     }
   }
-  return { entries: [...live.values()], highWater, existed: true };
+  return { entries: [...live.values()], highWater, existed: read.existed };
 }
 
-function parseLine<P>(
-  raw: string,
-  isPayload: (value: unknown) => value is P,
-): OutboxEntry<P> | { readonly ack: string } | { readonly hw: number } | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(raw);
-  } catch {
-    return undefined;
-  }
+/** Decode one parsed line; undefined when it is none of the three shapes. */
+function decodeLine<P>(value: unknown, isPayload: (value: unknown) => value is P): OutboxLine<P> | undefined {
   if (typeof value !== "object" || value === null) return undefined;
   const record = value as Record<string, unknown>;
   if (typeof record.ack === "string") return { ack: record.ack };
@@ -107,29 +76,6 @@ function parseLine<P>(
   };
 }
 
-async function moveAside<P>(
-  file: string,
-  logger: Logger,
-  nowMs: () => number,
-  reason: string,
-): Promise<LoadedOutbox<P>> {
-  const aside = `${file}.corrupt-${nowMs()}`;
-  try {
-    await rename(file, aside);
-    logger.error({ aside, reason }, "outbox file unreadable: moved aside, sink starts with an empty outbox");
-  } catch (err) {
-    logger.error(
-      { reason, code: isNotFound(err) ? "ENOENT" : "rename_failed", err },
-      "outbox file unreadable",
-    );
-  }
-  return { entries: [], highWater: 0, existed: false };
-}
-
 function isFiniteNumber(value: unknown): value is number {
   return typeof value === "number" && Number.isFinite(value);
-}
-
-function isNotFound(err: unknown): boolean {
-  return typeof err === "object" && err !== null && "code" in err && err.code === "ENOENT";
 }

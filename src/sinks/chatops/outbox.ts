@@ -1,9 +1,9 @@
 // Durable per-sink outbox: an fsync'd append-only JSON-lines file with ack tombstones, compaction and a dead-letter file.
-import { open, rename, stat, type FileHandle } from "node:fs/promises";
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import type { Logger } from "pino";
-import { ensurePrivateDir, PRIVATE_FILE_MODE, tightenFile } from "../../state/atomic-file.js";
+import { ensurePrivateDir, tightenFile } from "../../state/atomic-file.js";
+import { openOutboxDisk, type OutboxDisk } from "./outbox-disk.js";
 import { loadOutboxFile } from "./outbox-file.js";
 
 /** One message waiting for delivery (a line of `<sink>.jsonl`; later lines with the same id supersede it). */
@@ -71,159 +71,185 @@ const DEFAULT_MAX_DEAD_LETTER_BYTES = 16 * 1024 * 1024;
 
 /** Open (load, repair, compact) the outbox `<dir>/<name>.jsonl`. */
 export async function openOutbox<P>(options: OutboxOptions<P>): Promise<Outbox<P>> {
-  const { dir, name, logger } = options;
+  const { file, deadFile } = prepareFiles(options.dir, options.name);
+  const { isPayload, seqOf, logger } = options;
+  const loaded = loadOutboxFile(file, isPayload, seqOf, logger, options.nowMs());
+  const state: OutboxState<P> = {
+    live: new Map(loaded.entries.map((entry) => [entry.id, entry])),
+    highWater: loaded.existed ? loaded.highWater : options.startHighWater,
+    unflushed: [],
+    writing: 0,
+    deadLines: 0,
+    flushQueued: false,
+  };
+  const disk = await openOutboxDisk({
+    file,
+    deadFile,
+    maxDeadBytes: options.maxDeadLetterBytes ?? DEFAULT_MAX_DEAD_LETTER_BYTES,
+    logger,
+  });
+  await compact(state, disk);
+  return createOutboxHandle(state, disk, options);
+}
+
+/** The outbox's folder and files (`<name>.jsonl`, `<name>.dead.jsonl`), private: they hold the payloads. */
+function prepareFiles(dir: string, name: string): { readonly file: string; readonly deadFile: string } {
   // the outbox folder is the daemon's own: private, and tightened if an older version left it open
   ensurePrivateDir(dir);
   const file = join(dir, `${name}.jsonl`);
   const deadFile = join(dir, `${name}.dead.jsonl`);
   tightenFile(file);
   tightenFile(deadFile);
-  const maxDeadBytes = options.maxDeadLetterBytes ?? DEFAULT_MAX_DEAD_LETTER_BYTES;
-  const loaded = await loadOutboxFile(file, options.isPayload, options.seqOf, logger, options.nowMs);
-  const live = new Map<string, OutboxEntry<P>>(loaded.entries.map((entry) => [entry.id, entry]));
-  let highWater = loaded.existed ? loaded.highWater : options.startHighWater;
-  let unflushed: OutboxEntry<P>[] = [];
-  let writing = 0;
-  let deadLines = 0;
-  let chain: Promise<void> = Promise.resolve();
-  let flushQueued = false;
-  let handle: FileHandle | undefined;
-  let deadBytes = await stat(deadFile).then(
-    (s) => s.size,
-    () => 0,
-  );
+  return { file, deadFile };
+}
 
-  const run = (op: () => Promise<void>): Promise<void> => {
-    const next = chain.then(op).catch((err: unknown) => {
-      logger.error({ code: errorCode(err), err }, "outbox write failed");
-    });
-    chain = next;
-    return next;
-  };
-  const appendLines = async (lines: readonly string[]): Promise<void> => {
-    if (lines.length === 0) return;
-    handle ??= await open(file, "a", PRIVATE_FILE_MODE);
-    await handle.appendFile(lines.join(""));
-    await handle.sync();
-  };
-  const compact = async (): Promise<void> => {
-    const tmp = `${file}.tmp`;
-    const out = await open(tmp, "w", PRIVATE_FILE_MODE);
-    try {
-      await out.writeFile(JSON.stringify({ hw: highWater }) + "\n" + [...live.values()].map(line).join(""));
-      await out.sync();
-    } finally {
-      await out.close();
-    }
-    await rename(tmp, file);
-    await syncDir(dir);
-    await handle?.close();
-    handle = await open(file, "a", PRIVATE_FILE_MODE);
-    deadLines = 0;
-  };
-  const maybeCompact = (): void => {
-    if (deadLines >= COMPACT_MIN_DEAD_LINES && deadLines > live.size) void run(compact);
-  };
-  const flushAppends = async (): Promise<void> => {
-    flushQueued = false;
-    const batch = unflushed;
-    unflushed = [];
-    writing = batch.length;
-    try {
-      await appendLines(batch.map(line));
-    } finally {
-      // Even if the disk failed, deliver rather than lose: the error was logged by `run`.
-      writing = 0;
-      for (const entry of batch) live.set(entry.id, entry);
-      if (batch.length > 0) options.onDurable();
-    }
-  };
-  const writeDead = async (entries: readonly OutboxEntry<P>[], reason: DeadLetterReason, nowMs: number) => {
-    const text = entries
-      .map((entry) => JSON.stringify({ ...entry, deadAtMs: nowMs, reason }) + "\n")
-      .join("");
-    if (deadBytes + text.length > maxDeadBytes && deadBytes > 0) {
-      await rename(deadFile, `${deadFile}.1`);
-      deadBytes = 0;
-    }
-    const out = await open(deadFile, "a", PRIVATE_FILE_MODE);
-    try {
-      await out.appendFile(text);
-      await out.sync();
-    } finally {
-      await out.close();
-    }
-    deadBytes += text.length;
-    await appendLines(entries.map((entry) => tombstone(entry.id)));
-  };
+/** The in-memory side of an outbox: what is live, what waits for the next group commit, what compaction would drop. */
+interface OutboxState<P> {
+  readonly live: Map<string, OutboxEntry<P>>;
+  highWater: number;
+  /** Appended, waiting for the next group commit. */
+  unflushed: OutboxEntry<P>[];
+  /** Entries of the group commit being written. */
+  writing: number;
+  /** Superseded and tombstone lines in the file (what a compaction would drop). */
+  deadLines: number;
+  flushQueued: boolean;
+}
 
-  const dropUnflushed = (id: string): boolean => {
-    const before = unflushed.length;
-    unflushed = unflushed.filter((entry) => entry.id !== id);
-    return unflushed.length < before;
-  };
-
-  await compact();
+/** The public outbox over its state and its disk writer. */
+function createOutboxHandle<P>(
+  state: OutboxState<P>,
+  disk: OutboxDisk,
+  options: OutboxOptions<P>,
+): Outbox<P> {
+  const { logger } = options;
   const outbox: Outbox<P> = {
     get size() {
-      return live.size + unflushed.length + writing;
+      return state.live.size + state.unflushed.length + state.writing;
     },
     get highWater() {
-      return highWater;
+      return state.highWater;
     },
     advance(seq) {
-      if (seq > highWater) highWater = seq;
+      if (seq > state.highWater) state.highWater = seq;
     },
-    entries: () => [...live.values()],
+    entries: () => [...state.live.values()],
     append(payload, nowMs) {
       if (outbox.size >= options.maxEntries) {
-        const oldest = live.values().next().value ?? unflushed.shift();
+        const oldest = state.live.values().next().value ?? state.unflushed.shift();
         if (oldest !== undefined) {
           logger.warn({ maxEntries: options.maxEntries }, "outbox full: oldest message moved to dead letter");
           void outbox.deadLetter([oldest], "overflow", nowMs);
         }
       }
-      highWater = Math.max(highWater, options.seqOf(payload));
-      unflushed.push({ id: randomUUID(), createdAtMs: nowMs, payload, attempts: 0, nextAttemptAtMs: nowMs });
-      if (!flushQueued) {
-        flushQueued = true;
-        void run(flushAppends);
+      state.highWater = Math.max(state.highWater, options.seqOf(payload));
+      state.unflushed.push({
+        id: randomUUID(),
+        createdAtMs: nowMs,
+        payload,
+        attempts: 0,
+        nextAttemptAtMs: nowMs,
+      });
+      if (!state.flushQueued) {
+        state.flushQueued = true;
+        void disk.run(() => flushAppends(state, disk, options.onDurable));
       }
     },
     reschedule(updated) {
-      const present = updated.filter((entry) => live.has(entry.id));
-      for (const entry of present) live.set(entry.id, entry);
-      deadLines += present.length;
-      const done = run(() => appendLines(present.map(line)));
-      maybeCompact();
-      return done;
+      const present = updated.filter((entry) => state.live.has(entry.id));
+      for (const entry of present) state.live.set(entry.id, entry);
+      state.deadLines += present.length;
+      return afterWrite(
+        state,
+        disk,
+        disk.run(() => disk.append(present.map(line))),
+      );
     },
     ack(ids) {
-      const present = ids.filter((id) => live.delete(id));
-      deadLines += present.length * 2;
-      const done = run(() => appendLines(present.map(tombstone)));
-      maybeCompact();
-      return done;
+      const present = ids.filter((id) => state.live.delete(id));
+      state.deadLines += present.length * 2;
+      return afterWrite(
+        state,
+        disk,
+        disk.run(() => disk.append(present.map(tombstone))),
+      );
     },
     deadLetter(entries, reason, nowMs) {
-      const removed = entries.filter((entry) => live.delete(entry.id) || dropUnflushed(entry.id));
+      const removed = entries.filter(
+        (entry) => state.live.delete(entry.id) || dropUnflushed(state, entry.id),
+      );
       if (removed.length === 0) return Promise.resolve();
-      deadLines += removed.length * 2;
+      state.deadLines += removed.length * 2;
       options.onDeadLetter(removed.length, reason);
       logger.warn({ count: removed.length, reason }, "messages moved to the dead-letter file");
-      const done = run(() => writeDead(removed, reason, nowMs));
-      maybeCompact();
-      return done;
+      return afterWrite(
+        state,
+        disk,
+        disk.run(() => writeDead(disk, removed, reason, nowMs)),
+      );
     },
-    flush: () => run(() => Promise.resolve()),
+    flush: () => disk.run(() => Promise.resolve()),
     async close() {
       // Leave a tidy file after a graceful stop: only what is still pending.
-      await run(() => (deadLines > 0 ? compact() : Promise.resolve()));
-      await handle?.close();
-      handle = undefined;
+      await disk.run(() => (state.deadLines > 0 ? compact(state, disk) : Promise.resolve()));
+      await disk.close();
     },
   };
   return outbox;
+}
+
+/** Group commit: write every entry appended since the last one, then show them in `entries()`. */
+async function flushAppends<P>(
+  state: OutboxState<P>,
+  disk: OutboxDisk,
+  onDurable: () => void,
+): Promise<void> {
+  state.flushQueued = false;
+  const batch = state.unflushed;
+  state.unflushed = [];
+  state.writing = batch.length;
+  try {
+    await disk.append(batch.map(line));
+  } finally {
+    // Even if the disk failed, deliver rather than lose: the error was logged by `run`.
+    state.writing = 0;
+    for (const entry of batch) state.live.set(entry.id, entry);
+    if (batch.length > 0) onDurable();
+  }
+}
+
+/** Queue a compaction once dead lines reach the floor and outnumber live entries; returns `written` unchanged. */
+function afterWrite<P>(state: OutboxState<P>, disk: OutboxDisk, written: Promise<void>): Promise<void> {
+  if (state.deadLines >= COMPACT_MIN_DEAD_LINES && state.deadLines > state.live.size)
+    void disk.run(() => compact(state, disk));
+  return written;
+}
+
+/** Rewrite the file as the high-water mark and the live entries only. */
+async function compact<P>(state: OutboxState<P>, disk: OutboxDisk): Promise<void> {
+  await disk.rewrite(
+    JSON.stringify({ hw: state.highWater }) + "\n" + [...state.live.values()].map(line).join(""),
+  );
+  state.deadLines = 0;
+}
+
+/** Copy entries to the dead-letter file, then tombstone them in the outbox. */
+async function writeDead<P>(
+  disk: OutboxDisk,
+  entries: readonly OutboxEntry<P>[],
+  reason: DeadLetterReason,
+  nowMs: number,
+): Promise<void> {
+  await disk.appendDead(
+    entries.map((entry) => JSON.stringify({ ...entry, deadAtMs: nowMs, reason }) + "\n").join(""),
+  );
+  await disk.append(entries.map((entry) => tombstone(entry.id)));
+}
+
+function dropUnflushed<P>(state: OutboxState<P>, id: string): boolean {
+  const before = state.unflushed.length;
+  state.unflushed = state.unflushed.filter((entry) => entry.id !== id);
+  return state.unflushed.length < before;
 }
 
 function line<P>(entry: OutboxEntry<P>): string {
@@ -234,27 +260,3 @@ function line<P>(entry: OutboxEntry<P>): string {
 function tombstone(id: string): string {
   return JSON.stringify({ ack: id }) + "\n";
 }
-
-async function syncDir(dir: string): Promise<void> {
-  try {
-    const handle = await open(dir, "r");
-    try {
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-  } catch {
-    // Directory fsync is unsupported on some platforms; the rename itself is still atomic.
-  }
-}
-
-/** The `code` of a Node error, or "unknown" (messages may contain paths, codes never do). */
-export function errorCode(err: unknown): string {
-  return typeof err === "object" && err !== null && "code" in err && typeof err.code === "string"
-    ? err.code
-    : "unknown";
-}
-
-/** Path helpers for tests and docs. */
-export const outboxPaths = (dir: string, name: string) =>
-  ({ file: join(dir, `${name}.jsonl`), deadFile: join(dir, `${name}.dead.jsonl`) }) as const;

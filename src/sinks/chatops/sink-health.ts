@@ -38,8 +38,7 @@ export function createSinkHealth(options: {
   readonly restoredFiring?: AlertPayload;
 }): SinkHealth {
   const { sink, host, logger } = options;
-  const labels = { sink: sink.name, endpoint: sink.kind };
-  const fingerprint = fingerprintOf("sink_error", labels);
+  const fingerprint = fingerprintOf("sink_error", sinkErrorLabels(sink));
   const threshold = Math.max(1, sink.failureThreshold);
   let failures = 0;
   let lastError: string | null = null;
@@ -71,22 +70,7 @@ export function createSinkHealth(options: {
       const level = failures === 1 || failures === threshold ? "warn" : "debug";
       logger[level]({ failures, ...info }, "chat-ops delivery failed");
       if (firing !== undefined || (failures < threshold && !immediate)) return;
-      const detail = info.status === undefined ? info.outcome : `${info.outcome} ${info.status}`;
-      const hint = immediate ? "; the receiver refuses our credentials or URL: check the sink's config" : "";
-      firing = {
-        fingerprint,
-        status: "firing",
-        rule: "sink_error",
-        severity: "critical",
-        labels,
-        summary: `Chat-ops sink ${sink.name} (${sink.kind}) is failing: ${failures} consecutive failed deliveries (last: ${detail})${hint}`,
-        value: failures,
-        threshold,
-        startsAt: new Date(options.nowMs()).toISOString(),
-        endsAt: null,
-        reason: "first",
-        context: { host, lastOutcome: info.outcome, lastStatus: info.status ?? null },
-      };
+      firing = sinkErrorFiring(sink, host, { failures, threshold, info, immediate, nowMs: options.nowMs() });
       publish(firing);
     },
     onSuccess() {
@@ -118,4 +102,41 @@ export function createSinkHealth(options: {
     },
   };
   return tracker;
+}
+
+/** The labels of a sink's `sink_error` alert. */
+function sinkErrorLabels(sink: SinkConfig): Readonly<Record<string, string>> {
+  return { sink: sink.name, endpoint: sink.kind };
+}
+
+/** The `sink_error` alert raised after `failures` failed deliveries (at once when `immediate`: a config error). */
+function sinkErrorFiring(
+  sink: SinkConfig,
+  host: string,
+  at: {
+    readonly failures: number;
+    readonly threshold: number;
+    readonly info: FailureInfo;
+    readonly immediate: boolean;
+    readonly nowMs: number;
+  },
+): AlertPayload {
+  const { failures, info } = at;
+  const labels = sinkErrorLabels(sink);
+  const detail = info.status === undefined ? info.outcome : `${info.outcome} ${info.status}`;
+  const hint = at.immediate ? "; the receiver refuses our credentials or URL: check the sink's config" : "";
+  return {
+    fingerprint: fingerprintOf("sink_error", labels),
+    status: "firing",
+    rule: "sink_error",
+    severity: "critical",
+    labels,
+    summary: `Chat-ops sink ${sink.name} (${sink.kind}) is failing: ${failures} consecutive failed deliveries (last: ${detail})${hint}`,
+    value: failures,
+    threshold: at.threshold,
+    startsAt: new Date(at.nowMs).toISOString(),
+    endsAt: null,
+    reason: "first",
+    context: { host, lastOutcome: info.outcome, lastStatus: info.status ?? null },
+  };
 }

@@ -1,32 +1,36 @@
-// One sink's delivery loop: outbox → rate limit (digest when over it) → HTTP → ack, retry or dead letter.
+// One sink's delivery loop, a thin shell around sink-schedule.ts: timers, outbox I/O, HTTP, metrics and logs.
 import type { Dispatcher } from "undici";
 import type { Logger } from "pino";
 import { childLogger } from "../../logger.js";
 import type { AlertSinkConfig, SinkKind } from "../../config/types.js";
 import type { AlertEvent, AlertPayload } from "../../domain/events.js";
 import type { Metrics } from "../../metrics.js";
-import {
-  backoffDelayMs,
-  deliver,
-  hostOf,
-  outcomeLabel,
-  type DeliveryOutcome,
-  type Timers,
-} from "./delivery.js";
-import { fnv1a64Hex } from "../../domain/fingerprint.js";
+import { createTokenBucket, type TokenBucket } from "../../token-bucket.js";
+import type { Timers } from "../../http-client.js";
+import { deliver, hostOf, outcomeLabel, type DeliveryOutcome } from "./delivery.js";
 import { openOutbox, type Outbox, type OutboxEntry } from "./outbox.js";
 import { isAlertEvent } from "./payload.js";
-import { createTokenBucket } from "../../token-bucket.js";
 import { endpointUrl, renderFor, supportsDigest } from "./render.js";
-import { createSinkHealth } from "./sink-health.js";
+import { createSinkHealth, type SinkHealth } from "./sink-health.js";
+import { createWaker, type Waker } from "./waker.js";
+import {
+  decideNext,
+  initialSchedule,
+  retryDelayMs,
+  settleAttempt,
+  waitOrStop,
+  type RefreshAction,
+  type RetryPolicy,
+  type ScheduleAction,
+  type SchedulePolicy,
+  type ScheduleState,
+  type ScheduleView,
+  type SendAction,
+} from "./sink-schedule.js";
 import type { AnyMessage } from "./types.js";
 
 /** Retry and sizing policy shared by every sink. */
-export interface WorkerPolicy {
-  readonly baseDelayMs: number;
-  readonly maxDelayMs: number;
-  /** First delay after a 401/403/404/410 (a configuration error), doubled per failure up to `maxDelayMs`. */
-  readonly misconfiguredDelayMs: number;
+export interface WorkerPolicy extends RetryPolicy {
   readonly maxEntries: number;
   readonly maxDigestEntries: number;
 }
@@ -76,236 +80,86 @@ export interface SinkDeps {
   readonly timers: Timers;
 }
 
+/** What `openSinkWorker` takes: the shared sink dependencies and this sink's config, outbox and history. */
+export interface SinkWorkerOptions extends SinkDeps {
+  readonly sink: AlertSinkConfig;
+  readonly outboxDir: string;
+  readonly random: () => number;
+  /** Journal seq a sink with no outbox file yet starts from (it gets no history). */
+  readonly startSeq: number;
+  readonly policy: WorkerPolicy;
+  /** Alerts already firing at start (Alertmanager re-sends them). */
+  readonly firing: readonly AlertPayload[];
+  /** This sink's own `sink_error` alert if it was still firing at start (restored after a restart). */
+  readonly ownSinkError?: AlertPayload | undefined;
+  /** Link to an alert in this daemon by fingerprint (Alertmanager's generatorURL). */
+  readonly generatorUrl?: ((fingerprint: string) => string) | undefined;
+}
+
+type Entry = OutboxEntry<AlertEvent>;
+
+/** One worker's parts and the little state the shell keeps; every decision about it is in sink-schedule.ts. */
+interface Worker {
+  readonly options: SinkWorkerOptions;
+  readonly labels: { readonly sink: string };
+  readonly logger: Logger;
+  readonly outbox: Outbox<AlertEvent>;
+  readonly health: SinkHealth;
+  readonly bucket: TokenBucket;
+  readonly url: string;
+  readonly schedulePolicy: SchedulePolicy;
+  readonly stopController: AbortController;
+  readonly waker: Waker;
+  /** Alerts firing now, by fingerprint, re-sent every resend interval (Alertmanager only; else empty). */
+  readonly firing: Map<string, AlertPayload>;
+  schedule: ScheduleState;
+  /** Set by `stop()`: no more appends, drain until the deadline. */
+  stopping: { readonly drainUntilMs: number } | null;
+  loop: Promise<void> | undefined;
+}
+
 /** Open the sink's outbox and build its worker (the loop starts with `start()`). */
-export async function openSinkWorker(
-  options: SinkDeps & {
-    readonly sink: AlertSinkConfig;
-    readonly outboxDir: string;
-    readonly random: () => number;
-    /** Journal seq a sink with no outbox file yet starts from (it gets no history). */
-    readonly startSeq: number;
-    readonly policy: WorkerPolicy;
-    /** Alerts already firing at start (Alertmanager re-sends them). */
-    readonly firing: readonly AlertPayload[];
-    /** This sink's own `sink_error` alert if it was still firing at start (restored after a restart). */
-    readonly ownSinkError?: AlertPayload | undefined;
-    /** Link to an alert in this daemon by fingerprint (Alertmanager's generatorURL). */
-    readonly generatorUrl?: ((fingerprint: string) => string) | undefined;
-  },
-): Promise<SinkWorker> {
-  const { sink, metrics, nowMs, timers, policy } = options;
+export async function openSinkWorker(options: SinkWorkerOptions): Promise<SinkWorker> {
+  const { sink, metrics, nowMs, policy } = options;
   const host = hostOf(sink.url);
   const logger = childLogger(options.logger, { sink: sink.name, kind: sink.kind, host });
   const labels = { sink: sink.name };
-  let wakeFn: (() => void) | undefined;
-  let wokenEarly = false; // a wake that arrived while the loop was busy, not sleeping
-  const wake = (): void => {
-    if (wakeFn === undefined) wokenEarly = true;
-    else wakeFn();
-  };
-  const outbox: Outbox<AlertEvent> = await openOutbox({
-    dir: options.outboxDir,
-    name: sink.name,
-    maxEntries: policy.maxEntries,
-    isPayload: isAlertEvent,
-    seqOf: (event) => event.seq,
-    startHighWater: options.startSeq,
-    logger,
-    nowMs,
-    onDurable: wake,
-    onDeadLetter: (count, reason) => {
-      metrics.sinkDeadLetters.inc(labels, count);
-      if (reason === "overflow")
-        metrics.droppedEvents.inc({ component: "chatops", reason: "outbox_full" }, count);
-    },
-  });
+  const waker = createWaker(options.timers);
+  const outbox = await openSinkOutbox(options, logger, waker.wake);
+  const resendIntervalMs = sink.kind === "alertmanager" ? sink.resendIntervalMs : 0;
+  const initiallyFiring = resendIntervalMs > 0 ? options.firing.slice(0, policy.maxEntries) : [];
+  const firing = new Map(initiallyFiring.map((alert) => [alert.fingerprint, alert]));
   const restoredFiring = options.ownSinkError;
-  const health = createSinkHealth({
-    sink,
-    host,
-    raise: options.raise,
-    nowMs,
+  const worker: Worker = {
+    options,
+    labels,
     logger,
-    ...(restoredFiring === undefined ? {} : { restoredFiring }),
-  });
-  const bucket = createTokenBucket({ ratePerMinute: sink.ratePerMinute, burst: sink.burst, nowMs: nowMs() });
-  const url = endpointUrl(sink);
-  const stopController = new AbortController();
-  const firing = new Map<string, AlertPayload>();
-  const resendMs = sink.kind === "alertmanager" ? sink.resendIntervalMs : 0;
-  if (resendMs > 0)
-    for (const alert of options.firing.slice(0, policy.maxEntries)) firing.set(alert.fingerprint, alert);
-  // Alerts firing before a restart are re-sent at once (Alertmanager may have expired them meanwhile).
-  let lastRefreshAtMs = firing.size > 0 ? Number.NEGATIVE_INFINITY : nowMs();
-  let blockedUntilMs = 0;
-  let throttled = false;
-  let stopping = false;
-  let drainUntilMs = Number.POSITIVE_INFINITY;
-  let loop: Promise<void> | undefined;
-
-  const updateGauge = (): void => metrics.sinkOutboxSize.set(labels, outbox.size);
-  const sleep = (delayMs: number | undefined): Promise<void> =>
-    new Promise((resolve) => {
-      if (wokenEarly) {
-        wokenEarly = false;
-        resolve();
-        return;
-      }
-      const handle = delayMs === undefined ? undefined : timers.setTimer(() => done(), Math.max(0, delayMs));
-      const done = (): void => {
-        if (handle !== undefined) timers.clearTimer(handle);
-        wakeFn = undefined;
-        resolve();
-      };
-      wakeFn = done;
-    });
-
-  /** Send `message`; returns the outcome after metrics, health and backoff bookkeeping. */
-  const attempt = async (message: AnyMessage, deliveryId: string): Promise<DeliveryOutcome> => {
-    const rendered = renderFor(sink, message, {
-      nowMs: nowMs(),
-      deliveryId,
-      ...(options.generatorUrl === undefined ? {} : { generatorUrl: options.generatorUrl }),
-    });
-    const startedAtMs = nowMs();
-    const outcome = await deliver({
-      dispatcher: options.dispatcher,
-      url,
-      rendered,
-      timeoutMs: sink.timeoutMs,
-      timers,
+    outbox,
+    health: createSinkHealth({
+      sink,
+      host,
+      raise: options.raise,
       nowMs,
-      stopSignal: stopController.signal,
-    });
-    if (outcome.kind === "aborted") return outcome;
-    metrics.sinkDeliveryDuration.observe(labels, (nowMs() - startedAtMs) / 1000);
-    metrics.sinkDeliveries.inc({ ...labels, outcome: outcomeLabel(outcome) });
-    health.record(outcome);
-    if (outcome.kind === "ok") {
-      blockedUntilMs = 0;
-      return outcome;
-    }
-    const misconfigured = outcome.kind === "misconfigured";
-    const retryAfterMs = outcome.kind === "retry" ? outcome.retryAfterMs : undefined;
-    const backoff = misconfigured ? { ...policy, baseDelayMs: policy.misconfiguredDelayMs } : policy;
-    const delayMs = retryAfterMs ?? backoffDelayMs(health.consecutiveFailures, backoff, options.random);
-    blockedUntilMs = nowMs() + delayMs;
-    return outcome;
+      logger,
+      ...(restoredFiring === undefined ? {} : { restoredFiring }),
+    }),
+    bucket: createTokenBucket({ ratePerMinute: sink.ratePerMinute, burst: sink.burst, nowMs: nowMs() }),
+    url: endpointUrl(sink),
+    schedulePolicy: {
+      maxAgeMs: sink.maxAgeMs,
+      resendIntervalMs,
+      maxDigestEntries: policy.maxDigestEntries,
+      digests: supportsDigest(sink),
+    },
+    stopController: new AbortController(),
+    waker,
+    firing,
+    // Alerts firing before a restart are re-sent at once (Alertmanager may have expired them meanwhile).
+    schedule: initialSchedule(nowMs(), firing.size > 0),
+    stopping: null,
+    loop: undefined,
   };
-
-  /**
-   * What to send next: a digest already attempted (the same entries under the same delivery id, so its
-   * retries are the same message), else a new digest of what the rate limit made wait, else the oldest entry.
-   */
-  const nextBatch = (
-    ready: readonly OutboxEntry<AlertEvent>[],
-  ): { readonly batch: readonly OutboxEntry<AlertEvent>[]; readonly deliveryId: string } => {
-    const pendingId = ready.find((entry) => entry.deliveryId !== undefined)?.deliveryId;
-    if (pendingId !== undefined)
-      return { batch: ready.filter((entry) => entry.deliveryId === pendingId), deliveryId: pendingId };
-    if (throttled && ready.length > 1 && supportsDigest(sink)) {
-      const batch = ready.slice(0, policy.maxDigestEntries);
-      return { batch, deliveryId: `digest-${fnv1a64Hex(batch.map((entry) => entry.id).join(","))}` };
-    }
-    const head = ready.slice(0, 1);
-    return { batch: head, deliveryId: head[0]?.id ?? "" };
-  };
-
-  /** Deliver the oldest entry, or a digest of all pending ones when the rate limit made them wait. */
-  const sendEntries = async (ready: readonly OutboxEntry<AlertEvent>[]): Promise<void> => {
-    const { batch, deliveryId } = nextBatch(ready);
-    const digest = deliveryId.startsWith("digest-");
-    const ids = batch.map((entry) => entry.id);
-    const message: AnyMessage = digest
-      ? { kind: "digest", events: batch.map((entry) => entry.payload) }
-      : { kind: "alert", event: (batch[0] as OutboxEntry<AlertEvent>).payload };
-    // More waiting than the bucket has left: they will wait for tokens, so the next send is a digest.
-    if (!digest && ready.length - 1 > bucket.available(nowMs())) throttled = true;
-    const outcome = await attempt(message, deliveryId);
-    if (outcome.kind === "ok") {
-      if (digest) {
-        metrics.sinkDigests.inc(labels);
-        throttled = false;
-      }
-      await outbox.ack(ids);
-    } else if (outcome.kind === "rejected") {
-      await outbox.deadLetter(batch, "rejected", nowMs());
-    } else if (outcome.kind === "retry" || outcome.kind === "misconfigured") {
-      await outbox.reschedule(
-        batch.map((entry) => ({
-          ...entry,
-          attempts: entry.attempts + 1,
-          nextAttemptAtMs: blockedUntilMs,
-          ...(digest ? { deliveryId } : {}),
-        })),
-      );
-    }
-    updateGauge();
-  };
-
-  /** One scheduling decision: returns how long to wait (undefined = until woken) or 0 to go again. */
-  const step = async (): Promise<number | undefined> => {
-    const now = nowMs();
-    if (sink.maxAgeMs > 0) {
-      const expired = outbox.entries().filter((entry) => now - entry.createdAtMs >= sink.maxAgeMs);
-      if (expired.length > 0) {
-        await outbox.deadLetter(expired, "max_age", now);
-        updateGauge();
-      }
-    }
-    const ready = outbox.entries();
-    const head = ready[0];
-    const refreshDue = !stopping && firing.size > 0 && now - lastRefreshAtMs >= resendMs;
-    if (head === undefined && !refreshDue) {
-      throttled = false;
-      return stopping || firing.size === 0 ? undefined : lastRefreshAtMs + resendMs - now;
-    }
-    const expiresInMs =
-      head === undefined ? Number.POSITIVE_INFINITY : head.createdAtMs + sink.maxAgeMs - now;
-    const waitMs = Math.max(
-      blockedUntilMs - now,
-      head === undefined ? 0 : head.nextAttemptAtMs - now,
-      bucket.msUntilToken(now),
-    );
-    if (waitMs > 0) {
-      if (bucket.msUntilToken(now) > 0 && head !== undefined) throttled = true;
-      return sink.maxAgeMs > 0 ? Math.min(waitMs, Math.max(1, expiresInMs)) : waitMs;
-    }
-    bucket.tryTake(now);
-    if (refreshDue) {
-      const outcome = await attempt({ kind: "refresh", alerts: [...firing.values()] }, `refresh-${now}`);
-      if (outcome.kind === "ok" || outcome.kind === "rejected") lastRefreshAtMs = now;
-      return 0;
-    }
-    await sendEntries(ready);
-    return 0;
-  };
-
-  const run = async (): Promise<void> => {
-    for (;;) {
-      if (stopping && nowMs() >= drainUntilMs) return;
-      let waitMs: number | undefined;
-      try {
-        waitMs = await step();
-      } catch (err) {
-        logger.error({ err }, "chat-ops loop error");
-        waitMs = backoffDelayMs(health.consecutiveFailures + 1, policy, options.random);
-      }
-      if (waitMs === 0) continue;
-      if (stopping && waitMs === undefined && outbox.size > outbox.entries().length) {
-        await outbox.flush(); // appends still being written must be drained too
-        continue;
-      }
-      if (
-        stopping &&
-        (waitMs === undefined || nowMs() + waitMs >= drainUntilMs || stopController.signal.aborted)
-      )
-        return;
-      await sleep(waitMs);
-    }
-  };
-
-  updateGauge();
+  updateGauge(worker);
   // every series of this sink exists from the start (0), so rate() and increase() see its first event
   for (const outcome of DELIVERY_OUTCOMES) metrics.sinkDeliveries.inc({ ...labels, outcome }, 0);
   metrics.sinkDeadLetters.inc(labels, 0);
@@ -314,59 +168,236 @@ export async function openSinkWorker(
     get highWater() {
       return outbox.highWater;
     },
-    skip(seq) {
-      outbox.advance(seq);
-    },
-    enqueue(event) {
-      if (stopping || event.seq <= outbox.highWater) return;
-      const normalised: AlertEvent = { type: "alert", seq: event.seq, alert: event.alert };
-      if (resendMs > 0) {
-        if (
-          event.alert.status === "firing" &&
-          (firing.size < policy.maxEntries || firing.has(event.alert.fingerprint))
-        )
-          firing.set(event.alert.fingerprint, event.alert);
-        else firing.delete(event.alert.fingerprint);
-      }
-      outbox.append(normalised, nowMs());
-      updateGauge();
-    },
-    forget(fingerprint) {
-      firing.delete(fingerprint);
-    },
+    skip: (seq) => outbox.advance(seq),
+    enqueue: (event) => enqueue(worker, event),
+    forget: (fingerprint) => void firing.delete(fingerprint),
     start() {
-      loop ??= run();
+      worker.loop ??= run(worker);
     },
-    async stop(deadlineAtMs) {
-      stopping = true;
-      drainUntilMs = deadlineAtMs;
-      if (deadlineAtMs <= nowMs()) stopController.abort();
-      const abortTimer = timers.setTimer(
-        () => {
-          stopController.abort();
-          wake();
-        },
-        Math.max(0, deadlineAtMs - nowMs()),
-      );
-      await outbox.flush();
-      wake();
-      try {
-        await loop;
-      } finally {
-        timers.clearTimer(abortTimer);
-        stopController.abort();
-        await outbox.close();
-        updateGauge();
-      }
-    },
-    status: () => ({
-      name: sink.name,
-      kind: sink.kind,
-      pending: outbox.size,
-      failing: health.failing,
-      consecutiveFailures: health.consecutiveFailures,
-      lastError: health.lastError,
-      running: true,
-    }),
+    stop: (deadlineAtMs) => stopWorker(worker, deadlineAtMs),
+    status: () => statusOf(worker),
   };
+}
+
+/** The sink's outbox, counting its dead letters; `wake` runs when appended entries became durable. */
+function openSinkOutbox(
+  options: SinkWorkerOptions,
+  logger: Logger,
+  wake: () => void,
+): Promise<Outbox<AlertEvent>> {
+  const { metrics } = options;
+  const labels = { sink: options.sink.name };
+  return openOutbox({
+    dir: options.outboxDir,
+    name: options.sink.name,
+    maxEntries: options.policy.maxEntries,
+    isPayload: isAlertEvent,
+    seqOf: (event) => event.seq,
+    startHighWater: options.startSeq,
+    logger,
+    nowMs: options.nowMs,
+    onDurable: wake,
+    onDeadLetter: (count, reason) => {
+      metrics.sinkDeadLetters.inc(labels, count);
+      if (reason === "overflow")
+        metrics.droppedEvents.inc({ component: "chatops", reason: "outbox_full" }, count);
+    },
+  });
+}
+
+/** Take in an alert routed to this sink: append it, and track what is firing when the sink re-sends it. */
+function enqueue(worker: Worker, event: AlertEvent): void {
+  const { outbox, firing, options } = worker;
+  if (worker.stopping !== null || event.seq <= outbox.highWater) return;
+  const normalised: AlertEvent = { type: "alert", seq: event.seq, alert: event.alert };
+  if (worker.schedulePolicy.resendIntervalMs > 0) {
+    const { alert } = event;
+    if (
+      alert.status === "firing" &&
+      (firing.size < options.policy.maxEntries || firing.has(alert.fingerprint))
+    )
+      firing.set(alert.fingerprint, alert);
+    else firing.delete(alert.fingerprint);
+  }
+  outbox.append(normalised, options.nowMs());
+  updateGauge(worker);
+}
+
+/** The delivery loop: decide, act (send, sleep, flush), until a stop leaves nothing to do or no time. */
+async function run(worker: Worker): Promise<void> {
+  for (;;) {
+    const action = await step(worker);
+    switch (action.kind) {
+      case "send":
+      case "refresh":
+        continue;
+      case "wait":
+        await worker.waker.sleep(action.delayMs);
+        continue;
+      case "idle":
+        await worker.waker.sleep(undefined);
+        continue;
+      case "flush":
+        await worker.outbox.flush(); // appends still being written must be drained too
+        continue;
+      case "exit":
+        return;
+    }
+  }
+}
+
+/** Decide once and carry out its expiry and its attempt; a failure of the loop itself backs off. */
+async function step(worker: Worker): Promise<ScheduleAction<Entry>> {
+  try {
+    const view = viewOf(worker);
+    const decision = decideNext(worker.schedule, view, worker.schedulePolicy);
+    if (decision.expired.length > 0) {
+      await worker.outbox.deadLetter(decision.expired, "max_age", view.nowMs);
+      updateGauge(worker);
+    }
+    worker.schedule = decision.state;
+    const { action } = decision;
+    if (action.kind === "send" || action.kind === "refresh") await attempt(worker, action, view.nowMs);
+    return action;
+  } catch (err) {
+    worker.logger.error({ err }, "chat-ops loop error");
+    const { health, options } = worker;
+    const failures = health.consecutiveFailures + 1;
+    return waitOrStop(
+      retryDelayMs({ kind: "loop_error" }, failures, options.random(), options.policy),
+      viewOf(worker),
+    );
+  }
+}
+
+/** What the scheduler sees now: the durable entries, the rate limit, what is firing, a stop in progress. */
+function viewOf(worker: Worker): ScheduleView<Entry> {
+  const { outbox, bucket, stopping } = worker;
+  const nowMs = worker.options.nowMs();
+  const entries = outbox.entries();
+  return {
+    nowMs,
+    entries,
+    unwrittenCount: outbox.size - entries.length,
+    bucket: { msUntilTokenMs: bucket.msUntilToken(nowMs), availableTokens: bucket.available(nowMs) },
+    firingCount: worker.firing.size,
+    stop:
+      stopping === null
+        ? null
+        : { drainUntilMs: stopping.drainUntilMs, aborted: worker.stopController.signal.aborted },
+  };
+}
+
+/** Take a token, send the action's message, settle the outcome and record it in the outbox. */
+async function attempt(
+  worker: Worker,
+  action: SendAction<Entry> | RefreshAction,
+  decidedAtMs: number,
+): Promise<void> {
+  const { options, outbox, health } = worker;
+  worker.bucket.tryTake(decidedAtMs);
+  const outcome = await deliverOnce(worker, messageOf(worker, action), action.deliveryId);
+  const facts = {
+    nowMs: options.nowMs(),
+    consecutiveFailures: health.consecutiveFailures,
+    jitter: options.random(),
+  };
+  const settled = settleAttempt(worker.schedule, action, outcome, facts, options.policy);
+  worker.schedule = settled.state;
+  if (action.kind === "refresh") return;
+  const record = settled.outbox;
+  switch (record.kind) {
+    case "ack":
+      if (action.digest) options.metrics.sinkDigests.inc(worker.labels);
+      await outbox.ack(record.ids);
+      break;
+    case "dead_letter":
+      await outbox.deadLetter(record.entries, "rejected", options.nowMs());
+      break;
+    case "reschedule":
+      await outbox.reschedule(record.entries);
+      break;
+    case "none":
+      break;
+  }
+  updateGauge(worker);
+}
+
+/** The message an action sends: the firing alerts, a digest of its entries, or its one entry. */
+function messageOf(worker: Worker, action: SendAction<Entry> | RefreshAction): AnyMessage {
+  if (action.kind === "refresh") return { kind: "refresh", alerts: [...worker.firing.values()] };
+  if (action.digest) return { kind: "digest", events: action.batch.map((entry) => entry.payload) };
+  return { kind: "alert", event: (action.batch[0] as Entry).payload };
+}
+
+/** Render and deliver `message`; a finished attempt is timed, counted and recorded in the sink's health. */
+async function deliverOnce(
+  worker: Worker,
+  message: AnyMessage,
+  deliveryId: string,
+): Promise<DeliveryOutcome> {
+  const { options, labels } = worker;
+  const { nowMs, metrics } = options;
+  const rendered = renderFor(options.sink, message, {
+    nowMs: nowMs(),
+    deliveryId,
+    ...(options.generatorUrl === undefined ? {} : { generatorUrl: options.generatorUrl }),
+  });
+  const startedAtMs = nowMs();
+  const outcome = await deliver({
+    dispatcher: options.dispatcher,
+    url: worker.url,
+    rendered,
+    timeoutMs: options.sink.timeoutMs,
+    timers: options.timers,
+    nowMs,
+    stopSignal: worker.stopController.signal,
+  });
+  if (outcome.kind === "aborted") return outcome;
+  metrics.sinkDeliveryDuration.observe(labels, (nowMs() - startedAtMs) / 1000);
+  metrics.sinkDeliveries.inc({ ...labels, outcome: outcomeLabel(outcome) });
+  worker.health.record(outcome);
+  return outcome;
+}
+
+/** Stop accepting, drain until `deadlineAtMs` (an attempt in flight is aborted then), close the outbox. */
+async function stopWorker(worker: Worker, deadlineAtMs: number): Promise<void> {
+  const { options, stopController, waker, outbox } = worker;
+  worker.stopping = { drainUntilMs: deadlineAtMs };
+  if (deadlineAtMs <= options.nowMs()) stopController.abort();
+  const abortTimer = options.timers.setTimer(
+    () => {
+      stopController.abort();
+      waker.wake();
+    },
+    Math.max(0, deadlineAtMs - options.nowMs()),
+  );
+  await outbox.flush();
+  waker.wake();
+  try {
+    await worker.loop;
+  } finally {
+    options.timers.clearTimer(abortTimer);
+    stopController.abort();
+    await outbox.close();
+    updateGauge(worker);
+  }
+}
+
+function statusOf(worker: Worker): SinkStatus {
+  const { sink } = worker.options;
+  const { health } = worker;
+  return {
+    name: sink.name,
+    kind: sink.kind,
+    pending: worker.outbox.size,
+    failing: health.failing,
+    consecutiveFailures: health.consecutiveFailures,
+    lastError: health.lastError,
+    running: true,
+  };
+}
+
+function updateGauge(worker: Worker): void {
+  worker.options.metrics.sinkOutboxSize.set(worker.labels, worker.outbox.size);
 }

@@ -1,5 +1,6 @@
-// WebSocket protocol v1 (DESIGN §4): validates client messages into a typed union, with stable error codes.
-import { SEVERITIES, type Severity } from "../../domain/events.js";
+// WebSocket protocol v1 (DESIGN §4): client messages described with zod schemas (their types too), with stable error codes.
+import { z } from "zod";
+import { SEVERITIES } from "../../domain/events.js";
 
 /** Protocol version announced in `hello`. */
 export const PROTOCOL_VERSION = 1;
@@ -13,34 +14,6 @@ export type ErrorCode = (typeof ERROR_CODES)[number];
 
 /** The `id` a client attaches to a request, echoed in the reply (`null` when absent or unreadable). */
 export type RequestId = string | number | null;
-
-export interface SubscribeMessage {
-  readonly op: "subscribe";
-  readonly id: RequestId;
-  readonly channels: readonly Channel[];
-  /** Replace the pair filter when present (`[]` = every pair). */
-  readonly pairs?: readonly string[];
-  /** Replace the rule filter when present (`[]` = every rule). */
-  readonly rules?: readonly string[];
-  readonly minSeverity?: Severity;
-  readonly since?: number;
-}
-
-export interface UnsubscribeMessage {
-  readonly op: "unsubscribe";
-  readonly id: RequestId;
-  readonly channels: readonly Channel[];
-  readonly pairs?: readonly string[];
-  readonly rules?: readonly string[];
-}
-
-export type ClientMessage =
-  | SubscribeMessage
-  | UnsubscribeMessage
-  | { readonly op: "snapshot"; readonly id: RequestId }
-  | { readonly op: "ping"; readonly id: RequestId };
-
-export type Op = ClientMessage["op"];
 
 /** A refused message: what the error frame says. */
 export interface ProtocolError {
@@ -59,21 +32,81 @@ export interface KnownNames {
   readonly rules: ReadonlySet<string>;
 }
 
-const ALLOWED_KEYS: Readonly<Record<Op, ReadonlySet<string>>> = {
-  subscribe: new Set(["op", "id", "channels", "pairs", "rules", "minSeverity", "since"]),
-  unsubscribe: new Set(["op", "id", "channels", "pairs", "rules"]),
-  snapshot: new Set(["op", "id"]),
-  ping: new Set(["op", "id"]),
-};
 const MAX_ID_CHARS = 128;
+const ID_MESSAGE = `"id" must be a string of at most ${MAX_ID_CHARS} characters or a number`;
+const SINCE_MESSAGE = '"since" must be a non-negative integer seq';
 
-/** Thrown inside the validators and turned into a `bad_request` result. */
-class BadRequest extends Error {}
+/** `id`: echoed in the reply; absent means null. */
+const requestId = z
+  .union([z.string().max(MAX_ID_CHARS), z.number()])
+  .nullable()
+  .default(null);
+
+/** A list of channels, deduplicated; `fallback` when absent. */
+const channelList = (fallback: readonly Channel[]) =>
+  z
+    .array(
+      z.enum(CHANNELS, {
+        error: (issue) => `unknown channel ${describe(issue.input)} (expected ${CHANNELS.join(", ")})`,
+      }),
+      { error: '"channels" must be an array of strings' },
+    )
+    .transform((channels) => [...new Set(channels)])
+    .default([...fallback]);
+
+/** Pair or rule names as sent (checked against the known names after parsing). */
+const nameList = (field: "pairs" | "rules") =>
+  z.array(z.string({ error: `"${field}" must contain strings only` }), {
+    error: `"${field}" must be an array of strings`,
+  });
+
+/** An object with exactly the fields of `op`: an unknown field is refused, so typos do not pass silently. */
+const message = <Shape extends z.core.$ZodLooseShape>(op: Op, shape: Shape) =>
+  z.strictObject(shape, {
+    error: (issue) =>
+      issue.code === "unrecognized_keys"
+        ? `unknown field "${truncate(issue.keys[0] ?? "")}" for op ${op}`
+        : undefined,
+  });
+
+const subscribeSchema = message("subscribe", {
+  op: z.literal("subscribe"),
+  id: requestId,
+  channels: channelList(["alerts"]),
+  since: z.int({ error: SINCE_MESSAGE }).min(0, { error: SINCE_MESSAGE }).optional(),
+  minSeverity: z
+    .enum(SEVERITIES, { error: `"minSeverity" must be one of ${SEVERITIES.join(", ")}` })
+    .optional(),
+  /** Replace the pair filter when present (`[]` = every pair). */
+  pairs: nameList("pairs").optional(),
+  /** Replace the rule filter when present (`[]` = every rule). */
+  rules: nameList("rules").optional(),
+});
+const unsubscribeSchema = message("unsubscribe", {
+  op: z.literal("unsubscribe"),
+  id: requestId,
+  channels: channelList([]),
+  pairs: nameList("pairs").optional(),
+  rules: nameList("rules").optional(),
+});
+
+/** One schema per op. */
+const MESSAGE_SCHEMAS = {
+  subscribe: subscribeSchema,
+  unsubscribe: unsubscribeSchema,
+  snapshot: message("snapshot", { op: z.literal("snapshot"), id: requestId }),
+  ping: message("ping", { op: z.literal("ping"), id: requestId }),
+};
+
+export type Op = "subscribe" | "unsubscribe" | "snapshot" | "ping";
+export type SubscribeMessage = z.infer<typeof subscribeSchema>;
+export type UnsubscribeMessage = z.infer<typeof unsubscribeSchema>;
+export type ClientMessage = z.infer<(typeof MESSAGE_SCHEMAS)[Op]>;
+
+const isOp = (value: string): value is Op => Object.hasOwn(MESSAGE_SCHEMAS, value);
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value);
-
-const isOp = (value: string): value is Op => Object.hasOwn(ALLOWED_KEYS, value);
 
 /** Parse one text frame; never throws. */
 export function parseClientMessage(text: string, known: KnownNames): ParseResult {
@@ -83,77 +116,52 @@ export function parseClientMessage(text: string, known: KnownNames): ParseResult
   } catch {
     return { ok: false, op: "invalid", id: null, code: "bad_request", message: "message is not valid JSON" };
   }
-  if (!isRecord(raw)) {
-    return {
-      ok: false,
-      op: "invalid",
-      id: null,
-      code: "bad_request",
-      message: "message must be a JSON object",
-    };
-  }
-  const id = readId(raw["id"]);
-  if (id === undefined) {
-    const message = `"id" must be a string of at most ${MAX_ID_CHARS} characters or a number`;
-    return { ok: false, op: "invalid", id: null, code: "bad_request", message };
-  }
+  if (!isRecord(raw)) return refused("invalid", null, "message must be a JSON object");
+  const id = requestId.safeParse(raw["id"]);
+  if (!id.success) return refused("invalid", null, ID_MESSAGE);
   const op = raw["op"];
-  if (typeof op !== "string") {
-    return { ok: false, op: "invalid", id, code: "bad_request", message: '"op" must be a string' };
-  }
+  if (typeof op !== "string") return refused("invalid", id.data, '"op" must be a string');
   if (!isOp(op)) {
     const message = `unknown op "${truncate(op)}" (expected subscribe, unsubscribe, snapshot or ping)`;
-    return { ok: false, op: "unknown", id, code: "unknown_op", message };
+    return { ok: false, op: "unknown", id: id.data, code: "unknown_op", message };
   }
-  try {
-    for (const key of Object.keys(raw)) {
-      if (!ALLOWED_KEYS[op].has(key)) throw new BadRequest(`unknown field "${truncate(key)}" for op ${op}`);
-    }
-    return { ok: true, message: validate(op, id, raw, known) };
-  } catch (error) {
-    if (!(error instanceof BadRequest)) throw error;
-    return { ok: false, op, id, code: "bad_request", message: error.message };
-  }
+  const parsed = MESSAGE_SCHEMAS[op].safeParse(raw);
+  if (!parsed.success) return refused(op, id.data, firstReason(parsed.error));
+  return withKnownNames(parsed.data, known);
 }
 
-function validate(op: Op, id: RequestId, raw: Record<string, unknown>, known: KnownNames): ClientMessage {
-  switch (op) {
-    case "snapshot":
-    case "ping":
-      return { op, id };
-    case "subscribe": {
-      const channels = readChannels(raw["channels"], ["alerts"]);
-      const since = raw["since"];
-      if (since !== undefined && !(Number.isSafeInteger(since) && (since as number) >= 0))
-        throw new BadRequest('"since" must be a non-negative integer seq');
-      const minSeverity = raw["minSeverity"];
-      if (minSeverity !== undefined && !SEVERITIES.includes(minSeverity as Severity))
-        throw new BadRequest(`"minSeverity" must be one of ${SEVERITIES.join(", ")}`);
-      return {
-        op,
-        id,
-        channels,
-        ...optional("pairs", readNames("pairs", raw["pairs"], known.pairs, normalisePair)),
-        ...optional(
-          "rules",
-          readNames("rules", raw["rules"], known.rules, (rule) => rule),
-        ),
-        ...optional("minSeverity", minSeverity as Severity | undefined),
-        ...optional("since", since as number | undefined),
-      };
-    }
-    case "unsubscribe":
-      return {
-        op,
-        id,
-        channels: readChannels(raw["channels"], []),
-        ...optional("pairs", readNames("pairs", raw["pairs"], known.pairs, normalisePair)),
-        ...optional(
-          "rules",
-          readNames("rules", raw["rules"], known.rules, (rule) => rule),
-        ),
-      };
-  }
+function refused(op: string, id: RequestId, message: string): ParseResult {
+  return { ok: false, op, id, code: "bad_request", message };
+}
+
+/** The reason a client reads: an unknown field first (as a typo explains the rest), else the first issue. */
+function firstReason(error: z.ZodError): string {
+  const issue = error.issues.find((i) => i.code === "unrecognized_keys") ?? error.issues[0];
+  return issue?.message ?? "invalid message";
+}
+
+/** Pairs and rules normalised, deduplicated and checked against what exists (a filter that can never match is refused). */
+function withKnownNames(message: ClientMessage, known: KnownNames): ParseResult {
+  if (message.op !== "subscribe" && message.op !== "unsubscribe") return { ok: true, message };
+  const pairs = knownNames("pair", message.pairs, known.pairs, normalisePair);
+  if (typeof pairs === "string") return refused(message.op, message.id, pairs);
+  const rules = knownNames("rule", message.rules, known.rules, (rule) => rule);
+  if (typeof rules === "string") return refused(message.op, message.id, rules);
+  // the schema omits absent keys, so a name list is replaced exactly when the client sent one
+  return { ok: true, message: { ...message, ...optional("pairs", pairs), ...optional("rules", rules) } };
+}
+
+/** The names, normalised and deduplicated, or the refusal of the first unknown one. */
+function knownNames(
+  kind: "pair" | "rule",
+  names: readonly string[] | undefined,
+  known: ReadonlySet<string>,
+  normalise: (name: string) => string,
+): string[] | undefined | string {
+  if (names === undefined) return undefined;
+  const unknown = names.find((name) => !known.has(normalise(name)));
+  if (unknown !== undefined) return `unknown ${kind} ${describe(unknown)}`;
+  return [...new Set(names.map(normalise))];
 }
 
 /** Pairs are matched upper-case ("btc/usd" means "BTC/USD"). */
@@ -163,48 +171,10 @@ export const normalisePair = (pair: string): string => pair.toUpperCase();
 export function peekRequestId(text: string): RequestId {
   try {
     const raw: unknown = JSON.parse(text);
-    return isRecord(raw) ? (readId(raw["id"]) ?? null) : null;
+    return isRecord(raw) ? (requestId.safeParse(raw["id"]).data ?? null) : null;
   } catch {
     return null;
   }
-}
-
-function readId(value: unknown): RequestId | undefined {
-  if (value === undefined || value === null) return null;
-  if (typeof value === "string" && value.length <= MAX_ID_CHARS) return value;
-  if (typeof value === "number" && Number.isFinite(value)) return value;
-  return undefined;
-}
-
-function readChannels(value: unknown, fallback: readonly Channel[]): readonly Channel[] {
-  if (value === undefined) return fallback;
-  if (!Array.isArray(value)) throw new BadRequest('"channels" must be an array of strings');
-  const channels = new Set<Channel>();
-  for (const item of value as unknown[]) {
-    if (typeof item !== "string" || !(CHANNELS as readonly string[]).includes(item))
-      throw new BadRequest(`unknown channel ${describe(item)} (expected ${CHANNELS.join(", ")})`);
-    channels.add(item as Channel);
-  }
-  return [...channels];
-}
-
-function readNames(
-  field: "pairs" | "rules",
-  value: unknown,
-  known: ReadonlySet<string>,
-  normalise: (name: string) => string,
-): readonly string[] | undefined {
-  if (value === undefined) return undefined;
-  if (!Array.isArray(value)) throw new BadRequest(`"${field}" must be an array of strings`);
-  const names = new Set<string>();
-  for (const item of value as unknown[]) {
-    if (typeof item !== "string") throw new BadRequest(`"${field}" must contain strings only`);
-    const name = normalise(item);
-    if (!known.has(name))
-      throw new BadRequest(`unknown ${field === "pairs" ? "pair" : "rule"} ${describe(item)}`);
-    names.add(name);
-  }
-  return [...names];
 }
 
 /** Spread helper for exactOptionalPropertyTypes: omit the key rather than set it to undefined. */

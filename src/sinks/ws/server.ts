@@ -7,16 +7,16 @@ import WebSocket, { WebSocketServer } from "ws";
 import type { ServerConfig } from "../../config/types.js";
 import type { BusEvent } from "../../domain/events.js";
 import { createAccessPolicy, type AccessPolicy } from "../../http/access.js";
-import { createBurstLog } from "../../log-burst.js";
 import type { Metrics } from "../../metrics.js";
 import type { EventSource } from "../../pipeline/event-hub.js";
-import { presentedToken, createTokenCheck } from "./auth.js";
 import { matchesEvent, type SubscriptionFilter } from "./filter.js";
 import { createEventEncoder, encodeFrame } from "./frames.js";
 import { PROTOCOL_VERSION } from "./protocol.js";
 import { handleMessage, type RequestContext } from "./requests.js";
 import { CLOSE_GOING_AWAY, createSession, heartbeatDue, type Session } from "./session.js";
+import { createUpgradeGate, refuse } from "./upgrade.js";
 
+/** What the WebSocket server takes from the composition root. */
 export interface WsServerOptions {
   readonly server: Server;
   readonly path: string;
@@ -33,6 +33,7 @@ export interface WsServerOptions {
   readonly nowMs?: () => number;
 }
 
+/** The running WebSocket server. */
 export interface WsServer {
   clientCount(): number;
   /** Close every client with 1001, terminate those still open after `deadlineMs`, detach from the HTTP server. */
@@ -41,18 +42,10 @@ export interface WsServer {
 
 /** Attach the WebSocket API to `server` at `path` and start fanning out `source` events. */
 export function createWsServer(options: WsServerOptions): WsServer {
-  const { server, path, source, config, metrics } = options;
-  const { logger } = options;
+  const { server, path, source, config, metrics, logger } = options;
   const nowMs = options.nowMs ?? (() => performance.now());
-  const checkToken = createTokenCheck(config.token);
   const access = options.access ?? createAccessPolicy(config);
-  // refusals repeat under attack: one line per burst with a count, never one per attempt
-  const refusedAccess = createBurstLog({ logger, message: "refused WebSocket upgrade", windowMs: 10_000 });
-  const refusedAuth = createBurstLog({
-    logger,
-    message: "refused WebSocket upgrade: missing or wrong token",
-    windowMs: 10_000,
-  });
+  const gate = createUpgradeGate({ config, access, metrics, logger, nowMs });
   const encodeEvent = createEventEncoder();
   const wss = new WebSocketServer({
     noServer: true,
@@ -62,7 +55,7 @@ export function createWsServer(options: WsServerOptions): WsServer {
     perMessageDeflate: false,
   });
   const sessions = new Set<Session>();
-  const context: RequestContext = {
+  const requests: RequestContext = {
     source,
     metrics,
     encodeEvent,
@@ -80,133 +73,27 @@ export function createWsServer(options: WsServerOptions): WsServer {
         refuse(socket, 404, "not_found", "no WebSocket endpoint here");
       return;
     }
-    if (closing !== null) {
-      metrics.wsRejected.inc({ reason: "shutting_down" });
-      return refuse(socket, 503, "shutting_down", "server is shutting down");
-    }
-    const refusal = access.check(request);
-    if (refusal !== null) {
-      metrics.wsRejected.inc({ reason: refusal });
-      refusedAccess.note({
-        reason: refusal,
-        host: request.headers.host,
-        origin: request.headers.origin,
-        remote: request.socket.remoteAddress,
-      });
-      const what = refusal === "host" ? "Host header" : "Origin";
-      return refuse(socket, 403, `forbidden_${refusal}`, `${what} not allowed`);
-    }
-    if (!checkToken(presentedToken(request, url))) {
-      metrics.wsRejected.inc({ reason: "unauthorized" });
-      refusedAuth.note({ remote: request.socket.remoteAddress });
-      return refuse(socket, 401, "unauthorized", "a valid bearer token is required");
-    }
-    if (sessions.size >= config.maxClients) {
-      metrics.wsRejected.inc({ reason: "max_clients" });
-      logger.warn({ maxClients: config.maxClients }, "refusing WebSocket client: too many clients");
-      return refuse(socket, 503, "max_clients", "too many clients");
-    }
-    wss.handleUpgrade(request, socket, head, (ws) => accept(ws, request));
+    if (!gate.admit(request, socket, url, { closing: closing !== null, clients: sessions.size })) return;
+    wss.handleUpgrade(request, socket, head, (ws) =>
+      accept({ options, sessions, requests, nowMs }, ws, request, nextId++),
+    );
   };
-
-  const accept = (ws: WebSocket, request: IncomingMessage): void => {
-    const id = nextId++;
-    const session = createSession({
-      id,
-      socket: ws,
-      logger: childLogger(logger, { client: id, remote: request.socket.remoteAddress }),
-      metrics,
-      maxBufferedBytes: config.maxBufferedBytes,
-      messagesPerSecond: config.messagesPerSecond,
-      startMs: nowMs(),
-      lastSeq: source.lastSeq(),
-    });
-    sessions.add(session);
-    metrics.wsClients.set(sessions.size);
-    ws.on("message", (data, isBinary) => {
-      try {
-        handleMessage(context, session, toBuffer(data), isBinary);
-      } catch (error) {
-        // a bug here must not take the daemon down with it
-        session.logger.error({ err: error }, "failed to handle a WebSocket message");
-        session.close(1011, "internal error");
-      }
-    });
-    ws.on("pong", () => {
-      session.alive = true;
-    });
-    ws.on("error", (error: Error & { code?: string }) => {
-      if (error.code === "WS_ERR_UNSUPPORTED_MESSAGE_LENGTH") metrics.wsRejected.inc({ reason: "too_large" });
-      session.logger.debug({ err: error }, "WebSocket client error");
-    });
-    ws.on("close", (code) => {
-      sessions.delete(session);
-      metrics.wsClients.set(sessions.size);
-      session.logger.debug({ code }, "WebSocket client disconnected");
-    });
-    session.reply({
-      type: "hello",
-      protocol: PROTOCOL_VERSION,
-      version: options.version,
-      seq: source.lastSeq(),
-      heartbeatMs: config.heartbeatMs,
-    });
-    session.logger.debug("WebSocket client connected");
-  };
-
-  const fanOut = (event: BusEvent): void => {
-    let frame: Buffer | undefined;
-    let sent = 0;
-    const seq = event.type === "price" ? null : event.seq;
-    // filters are interned, so clients with identical filters share one evaluation per event
-    let lastFilter: SubscriptionFilter | null = null;
-    let matches = false;
-    for (const session of sessions) {
-      if (session.filter !== lastFilter) {
-        lastFilter = session.filter;
-        matches = matchesEvent(lastFilter, event);
-      }
-      if (!matches) continue;
-      frame ??= encodeEvent(event);
-      if (!session.send(frame)) continue;
-      sent += 1;
-      if (seq !== null) session.toldSeq = seq;
-    }
-    // counted once per event, not per client
-    if (sent > 0) metrics.wsMessagesOut.inc({ type: event.type }, sent);
-  };
-  const subscription = source.events$.subscribe({ next: fanOut });
-
-  const heartbeat = setInterval(() => {
-    const lastSeq = source.lastSeq();
-    // one buffer per tick for every client that gets the heartbeat frame
-    let frame: Buffer | undefined;
-    let beats = 0;
-    for (const session of sessions) {
-      if (!session.alive) {
-        session.logger.info("terminating WebSocket client that missed a heartbeat");
-        metrics.wsRejected.inc({ reason: "heartbeat" });
-        session.socket.terminate();
-        continue;
-      }
-      session.alive = false;
-      if (session.socket.readyState === WebSocket.OPEN) session.socket.ping();
-      // a quiet client, or one whose filter skipped newer events, learns the seq it can resume from
-      if (heartbeatDue(session, lastSeq)) {
-        frame ??= encodeFrame({ type: "heartbeat", seq: lastSeq });
-        if (session.send(frame)) {
-          session.toldSeq = lastSeq;
-          beats += 1;
-        }
-      }
-      session.sentInPeriod = false;
-    }
-    if (beats > 0) metrics.wsMessagesOut.inc({ type: "heartbeat" }, beats);
-  }, config.heartbeatMs);
+  const subscription = source.events$.subscribe({
+    next: (event) => fanOut(sessions, event, encodeEvent, metrics),
+  });
+  const heartbeat = setInterval(() => beat(sessions, source.lastSeq(), metrics), config.heartbeatMs);
   heartbeat.unref();
-
   server.on("upgrade", onUpgrade);
 
+  const shutdown = async (deadlineMs: number): Promise<void> => {
+    clearInterval(heartbeat);
+    gate.close();
+    subscription.unsubscribe();
+    await closeSessions(sessions, deadlineMs, logger);
+    server.off("upgrade", onUpgrade);
+    await new Promise<void>((resolve) => wss.close(() => resolve()));
+    metrics.wsClients.set(0);
+  };
   return {
     clientCount: () => sessions.size,
     close(deadlineMs) {
@@ -214,50 +101,145 @@ export function createWsServer(options: WsServerOptions): WsServer {
       return closing;
     },
   };
-
-  async function shutdown(deadlineMs: number): Promise<void> {
-    clearInterval(heartbeat);
-    refusedAccess.close();
-    refusedAuth.close();
-    subscription.unsubscribe();
-    const closed = [...sessions].map(
-      (session) =>
-        new Promise<void>((resolve) => {
-          if (session.socket.readyState === WebSocket.CLOSED) return resolve();
-          session.socket.once("close", () => resolve());
-          session.close(CLOSE_GOING_AWAY, "server shutting down");
-        }),
-    );
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<"deadline">((resolve) => {
-      timer = setTimeout(() => resolve("deadline"), deadlineMs);
-    });
-    const outcome = await Promise.race([Promise.all(closed), deadline]);
-    clearTimeout(timer);
-    if (outcome === "deadline") {
-      logger.warn({ clients: sessions.size }, "terminating WebSocket clients still open at the deadline");
-      for (const session of sessions) session.socket.terminate();
-      await Promise.all(closed);
-    }
-    server.off("upgrade", onUpgrade);
-    await new Promise<void>((resolve) => wss.close(() => resolve()));
-    metrics.wsClients.set(0);
-  }
 }
 
-/** Answer a refused upgrade with a small JSON HTTP response and close the socket. */
-function refuse(socket: Duplex, status: number, code: string, message: string): void {
-  const body = JSON.stringify({ error: code, message });
-  const reason =
-    { 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 503: "Service Unavailable" }[status] ??
-    "Error";
-  const auth = status === 401 ? 'WWW-Authenticate: Bearer realm="pragma-monitor"\r\n' : "";
-  socket.on("error", () => socket.destroy());
-  socket.once("finish", () => socket.destroy());
-  socket.end(
-    `HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Type: application/json\r\n${auth}` +
-      `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+/** Start serving an upgraded connection: its session, its handlers, and the `hello` frame. */
+function accept(
+  server: {
+    readonly options: WsServerOptions;
+    readonly sessions: Set<Session>;
+    readonly requests: RequestContext;
+    readonly nowMs: () => number;
+  },
+  ws: WebSocket,
+  request: IncomingMessage,
+  id: number,
+): void {
+  const { options, sessions } = server;
+  const { config, metrics, source } = options;
+  const session = createSession({
+    id,
+    socket: ws,
+    logger: childLogger(options.logger, { client: id, remote: request.socket.remoteAddress }),
+    metrics,
+    maxBufferedBytes: config.maxBufferedBytes,
+    messagesPerSecond: config.messagesPerSecond,
+    startMs: server.nowMs(),
+    lastSeq: source.lastSeq(),
+  });
+  sessions.add(session);
+  metrics.wsClients.set(sessions.size);
+  ws.on("message", (data, isBinary) => {
+    try {
+      handleMessage(server.requests, session, toBuffer(data), isBinary);
+    } catch (error) {
+      // a bug here must not take the daemon down with it
+      session.logger.error({ err: error }, "failed to handle a WebSocket message");
+      session.close(1011, "internal error");
+    }
+  });
+  ws.on("pong", () => {
+    session.alive = true;
+  });
+  ws.on("error", (error: Error & { code?: string }) => {
+    if (error.code === "WS_ERR_UNSUPPORTED_MESSAGE_LENGTH") metrics.wsRejected.inc({ reason: "too_large" });
+    session.logger.debug({ err: error }, "WebSocket client error");
+  });
+  ws.on("close", (code) => {
+    sessions.delete(session);
+    metrics.wsClients.set(sessions.size);
+    session.logger.debug({ code }, "WebSocket client disconnected");
+  });
+  session.reply({
+    type: "hello",
+    protocol: PROTOCOL_VERSION,
+    version: options.version,
+    seq: source.lastSeq(),
+    heartbeatMs: config.heartbeatMs,
+  });
+  session.logger.debug("WebSocket client connected");
+}
+
+/** Send `event` to every session whose filter matches, encoded once for all of them. */
+function fanOut(
+  sessions: ReadonlySet<Session>,
+  event: BusEvent,
+  encodeEvent: RequestContext["encodeEvent"],
+  metrics: Metrics,
+): void {
+  let frame: Buffer | undefined;
+  let sent = 0;
+  const seq = event.type === "price" ? null : event.seq;
+  // filters are interned, so clients with identical filters share one evaluation per event
+  let lastFilter: SubscriptionFilter | null = null;
+  let matches = false;
+  for (const session of sessions) {
+    if (session.filter !== lastFilter) {
+      lastFilter = session.filter;
+      matches = matchesEvent(lastFilter, event);
+    }
+    if (!matches) continue;
+    frame ??= encodeEvent(event);
+    if (!session.send(frame)) continue;
+    sent += 1;
+    if (seq !== null) session.toldSeq = seq;
+  }
+  // counted once per event, not per client
+  if (sent > 0) metrics.wsMessagesOut.inc({ type: event.type }, sent);
+}
+
+/** One heartbeat tick: terminate peers that missed the last pong, ping the others, tell idle ones the seq. */
+function beat(sessions: ReadonlySet<Session>, lastSeq: number, metrics: Metrics): void {
+  // one buffer per tick for every client that gets the heartbeat frame
+  let frame: Buffer | undefined;
+  let beats = 0;
+  for (const session of sessions) {
+    if (!session.alive) {
+      session.logger.info("terminating WebSocket client that missed a heartbeat");
+      metrics.wsRejected.inc({ reason: "heartbeat" });
+      session.socket.terminate();
+      continue;
+    }
+    session.alive = false;
+    if (session.socket.readyState === WebSocket.OPEN) session.socket.ping();
+    // a quiet client, or one whose filter skipped newer events, learns the seq it can resume from
+    if (heartbeatDue(session, lastSeq)) {
+      frame ??= encodeFrame({ type: "heartbeat", seq: lastSeq });
+      if (session.send(frame)) {
+        session.toldSeq = lastSeq;
+        beats += 1;
+      }
+    }
+    session.sentInPeriod = false;
+  }
+  if (beats > 0) metrics.wsMessagesOut.inc({ type: "heartbeat" }, beats);
+}
+
+/** Close every session with 1001; terminate those still open after `deadlineMs` (ws does not close them). */
+async function closeSessions(
+  sessions: ReadonlySet<Session>,
+  deadlineMs: number,
+  logger: Logger,
+): Promise<void> {
+  const closed = [...sessions].map(
+    (session) =>
+      new Promise<void>((resolve) => {
+        if (session.socket.readyState === WebSocket.CLOSED) return resolve();
+        session.socket.once("close", () => resolve());
+        session.close(CLOSE_GOING_AWAY, "server shutting down");
+      }),
   );
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<"deadline">((resolve) => {
+    timer = setTimeout(() => resolve("deadline"), deadlineMs);
+  });
+  const outcome = await Promise.race([Promise.all(closed), deadline]);
+  clearTimeout(timer);
+  if (outcome === "deadline") {
+    logger.warn({ clients: sessions.size }, "terminating WebSocket clients still open at the deadline");
+    for (const session of sessions) session.socket.terminate();
+    await Promise.all(closed);
+  }
 }
 
 /** ws hands text and binary data as Buffer, ArrayBuffer or fragments depending on binaryType. */

@@ -140,7 +140,9 @@ describe("chat-ops durability", () => {
     await writeFile(join(stateDir, "outbox", "webhook.jsonl"), "\u0000\u0001 not json\n{}\n");
     h = await startHarness((url) => [sinkOf("webhook", `${url}/hook`)], { stateDir });
     expect(
-      (await readdir(join(stateDir, "outbox"))).some((f) => /^webhook\.jsonl\.corrupt-\d+$/.test(f)),
+      (await readdir(join(stateDir, "outbox"))).some((f) =>
+        /^webhook\.jsonl\.corrupt-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z$/.test(f),
+      ),
     ).toBe(true);
     expect(h.chatops.status()[0]!.pending).toBe(0);
     h.publish(makeAlert());

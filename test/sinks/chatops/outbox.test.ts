@@ -106,7 +106,7 @@ describe("outbox", () => {
     const { outbox, log } = open();
     const opened = await outbox;
     expect(opened.entries()).toEqual([]);
-    expect((await readdir(dir)).some((f) => f.startsWith("s.jsonl.corrupt-1000"))).toBe(true);
+    expect((await readdir(dir)).some((f) => f === "s.jsonl.corrupt-1970-01-01T00-00-01-000Z")).toBe(true);
     expect(log.lines.some((l) => l.level === 50)).toBe(true);
     await opened.close();
   });

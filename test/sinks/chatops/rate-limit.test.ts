@@ -1,7 +1,7 @@
 // Token bucket arithmetic on an explicit clock.
 import { describe, expect, it } from "vitest";
 import { createTokenBucket } from "../../../src/token-bucket.js";
-import { backoffDelayMs, retryAfterFrom } from "../../../src/sinks/chatops/delivery.js";
+import { retryAfterFrom } from "../../../src/sinks/chatops/delivery.js";
 
 describe("createTokenBucket", () => {
   it("allows a burst, then refills at ratePerMinute", () => {
@@ -31,12 +31,5 @@ describe("retry policy helpers", () => {
     [undefined, "not json", undefined],
   ] as const)("Retry-After %s / body %s → %s ms", (header, body, expected) => {
     expect(retryAfterFrom(header, body, Date.parse("2026-11-22T10:00:00Z"))).toBe(expected);
-  });
-
-  it("backs off exponentially with jitter, capped", () => {
-    const policy = { baseDelayMs: 1000, maxDelayMs: 60_000 };
-    expect([1, 2, 3, 4].map((n) => backoffDelayMs(n, policy, () => 1))).toEqual([1000, 2000, 4000, 8000]);
-    expect(backoffDelayMs(3, policy, () => 0)).toBe(2000);
-    expect(backoffDelayMs(30, policy, () => 1)).toBe(60_000);
   });
 });

@@ -78,6 +78,27 @@ describe("parseClientMessage", () => {
   ])("refuses %s with %s", (text, code) => {
     expect(parseClientMessage(text, known)).toMatchObject({ ok: false, code });
   });
+
+  it.each([
+    ["{x", "message is not valid JSON"],
+    ["[1]", "message must be a JSON object"],
+    ['{"op":"ping","id":{}}', '"id" must be a string of at most 128 characters or a number'],
+    ['{"id":"a"}', '"op" must be a string'],
+    ['{"op":"nope"}', 'unknown op "nope" (expected subscribe, unsubscribe, snapshot or ping)'],
+    ['{"op":"ping","extra":1}', 'unknown field "extra" for op ping'],
+    ['{"op":"subscribe","since":-1,"extra":1}', 'unknown field "extra" for op subscribe'],
+    ['{"op":"subscribe","channels":"alerts"}', '"channels" must be an array of strings'],
+    ['{"op":"subscribe","channels":["news"]}', 'unknown channel "news" (expected alerts, prices, lifecycle)'],
+    ['{"op":"subscribe","channels":[1]}', "unknown channel 1 (expected alerts, prices, lifecycle)"],
+    ['{"op":"subscribe","since":1.5}', '"since" must be a non-negative integer seq'],
+    ['{"op":"subscribe","minSeverity":"fatal"}', '"minSeverity" must be one of info, warning, critical'],
+    ['{"op":"subscribe","pairs":"BTC/USD"}', '"pairs" must be an array of strings'],
+    ['{"op":"subscribe","rules":[1]}', '"rules" must contain strings only'],
+    ['{"op":"subscribe","pairs":["doge/eur"]}', 'unknown pair "doge/eur"'],
+    ['{"op":"unsubscribe","rules":["moon"]}', 'unknown rule "moon"'],
+  ])("explains %s to the client as %j", (text, message) => {
+    expect(parseClientMessage(text, known)).toMatchObject({ ok: false, message });
+  });
 });
 
 describe("subscription filters", () => {

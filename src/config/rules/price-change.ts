@@ -1,0 +1,17 @@
+// Config of the `price_change` rule: |relative move| over a local window, as a fraction.
+import { BAND, defineRule, market, windowMs } from "./common.js";
+
+/** `price_change`: its defaults and its own keys. */
+export const priceChange = defineRule(
+  "price_change",
+  {
+    unit: "fraction",
+    threshold: () => 0.02,
+    firesBelow: false,
+    severity: "warning",
+    forMs: 0,
+    clearFactor: BAND,
+    thresholdDoc: "|relative move| over windowMs, as a fraction (0.02 = 2 %)",
+  },
+  { market: market(), windowMs: windowMs(60_000, "Local window the move is measured over.") },
+);

@@ -1,0 +1,21 @@
+// Config of the `price_level` rule: the price crosses a level; the user sets the level and the side.
+import { oneOf } from "../fields.js";
+import { defineRule, market } from "./common.js";
+
+/** `price_level`: its defaults and its own keys. */
+export const priceLevel = defineRule(
+  "price_level",
+  {
+    unit: "price",
+    threshold: undefined,
+    firesBelow: (rule) => rule["direction"] === "below",
+    severity: "warning",
+    forMs: 0,
+    clearFactor: 1,
+    thresholdDoc: "the price level (quote units, e.g. 100000 for BTC/USD)",
+  },
+  {
+    market: market(),
+    direction: oneOf(["above", "below"], { doc: "Fire when the price is above or below the level." }),
+  },
+);

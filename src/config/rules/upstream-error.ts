@@ -1,0 +1,18 @@
+// Config of the `upstream_error` rule: consecutive failed polls of a target (at least one).
+import { defineRule } from "./common.js";
+
+/** `upstream_error`: its defaults and its own keys. */
+export const upstreamError = defineRule(
+  "upstream_error",
+  {
+    unit: "count",
+    thresholdMin: 1,
+    threshold: () => 3,
+    firesBelow: false,
+    severity: "critical",
+    forMs: 0,
+    clearFactor: 1,
+    thresholdDoc: "consecutive failed polls of a target",
+  },
+  {},
+);

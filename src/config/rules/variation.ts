@@ -1,0 +1,18 @@
+// Config of the `variation` rule: |on-chain variations[window]| as a fraction.
+import { oneOf } from "../fields.js";
+import { BAND, defineRule } from "./common.js";
+
+/** `variation`: its defaults and its own keys. */
+export const variation = defineRule(
+  "variation",
+  {
+    unit: "fraction",
+    threshold: () => 0.05,
+    firesBelow: false,
+    severity: "warning",
+    forMs: 0,
+    clearFactor: BAND,
+    thresholdDoc: "|on-chain variations[window]| as a fraction",
+  },
+  { window: oneOf(["1h", "1d", "1w"], { doc: "Variation key.", default: "1h" }) },
+);

@@ -1,0 +1,46 @@
+// Feeding one sink worker: the alerts its routing selects, live from the bus and from the journal when it opens.
+import type { Logger } from "pino";
+import type { AlertSinkConfig } from "../../config/types.js";
+import type { AlertEvent } from "../../domain/events.js";
+import type { Metrics } from "../../metrics.js";
+import type { EventSource } from "../../pipeline/event-hub.js";
+import { routeAlert } from "./route.js";
+import type { SinkWorker } from "./sink-worker.js";
+
+/** Give `worker` the alert if `sink` routes it, else only advance its high-water mark (and stop re-sending it). */
+export function dispatchTo(sink: AlertSinkConfig, worker: SinkWorker, event: AlertEvent): void {
+  if (routeAlert(sink, event.alert)) return worker.enqueue(event);
+  worker.skip(event.seq);
+  if (event.alert.status === "resolved" && routeAlert({ ...sink, sendResolved: true }, event.alert))
+    worker.forget(event.alert.fingerprint);
+}
+
+/**
+ * Give a freshly opened sink what the journal holds after its high-water mark: alerts published but
+ * not yet in its outbox when the daemon died (kill -9 between the journal write and the outbox write).
+ */
+export function catchUp(
+  sink: AlertSinkConfig,
+  worker: SinkWorker,
+  deps: { readonly source: EventSource; readonly logger: Logger; readonly metrics: Metrics },
+): void {
+  const { logger, metrics, source } = deps;
+  const { gap, events } = source.replay(worker.highWater);
+  if (gap !== null) {
+    logger.error({ sink: sink.name, ...gap }, "journal no longer holds alerts this sink missed");
+    metrics.droppedEvents.inc({ component: "chatops", reason: "journal_gap" }, gap.to - gap.from + 1);
+  }
+  let replayed = 0;
+  for (const event of events) {
+    if (event.type !== "alert") continue;
+    // A previous run's watchdog says nothing about this one: it fires again once this run is ready.
+    if (event.alert.rule === "watchdog") {
+      worker.skip(event.seq);
+      continue;
+    }
+    if (routeAlert(sink, event.alert) && event.seq > worker.highWater) replayed++;
+    dispatchTo(sink, worker, event);
+  }
+  if (replayed > 0)
+    logger.warn({ sink: sink.name, replayed }, "re-queued journaled alerts missing from the outbox");
+}

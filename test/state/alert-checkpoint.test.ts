@@ -1,0 +1,135 @@
+// The checkpoint file's schema: garbage is refused with PM_ERR_STATE naming the field; a bad engine keeps the checkpoint's seq.
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pino from "pino";
+import { describe, expect, it } from "vitest";
+import type { PersistedAlert } from "../../src/domain/alert-persistence.js";
+import { isPmError } from "../../src/domain/errors.js";
+import { parsePersistedAlertState, readCheckpoint } from "../../src/state/alert-checkpoint.js";
+
+const payload = {
+  fingerprint: "0123456789abcdef",
+  status: "firing",
+  rule: "stale_price",
+  severity: "warning",
+  labels: { pair: "BTC/USD" },
+  summary: "BTC/USD is stale",
+  value: 90_000,
+  threshold: 60_000,
+  startsAt: "2026-11-22T10:00:00.000Z",
+  endsAt: null,
+  reason: "first",
+  context: { ageMs: 90_000, flapping: false, source: null },
+} as const;
+const firing: PersistedAlert = {
+  fingerprint: "0123456789abcdef",
+  ruleId: "stale_price",
+  rule: "stale_price",
+  labels: { pair: "BTC/USD" },
+  targetIds: ["offchain:BTC/USD"],
+  scopeKey: "",
+  status: "firing",
+  rawActive: true,
+  pendingSinceMs: 1_000,
+  startsAtMs: 1_000,
+  lastAnnouncedMs: null,
+  flipTimesMs: [1_000],
+  flapping: false,
+  announced: payload,
+};
+/** A logger whose lines the test reads back as objects. */
+function captureLogger(): { logger: pino.Logger; lines: { msg: string }[] } {
+  const lines: { msg: string }[] = [];
+  const logger = pino(
+    { level: "debug" },
+    { write: (line: string) => lines.push(JSON.parse(line) as { msg: string }) },
+  );
+  return { logger, lines };
+}
+const withAlert = (alert: object) => ({ version: 1, alerts: [alert] });
+
+function messageOf(value: unknown): string {
+  try {
+    parsePersistedAlertState(value);
+  } catch (error) {
+    expect(isPmError(error, "PM_ERR_STATE")).toBe(true);
+    return (error as Error).message;
+  }
+  throw new Error("expected a PM_ERR_STATE error");
+}
+
+describe("parsePersistedAlertState", () => {
+  it("accepts what the engine exports, pending alerts without a payload included", () => {
+    const pending = { ...firing, fingerprint: "fedcba9876543210", status: "pending", announced: null };
+    const state = { version: 1, alerts: [firing, pending] };
+    expect(parsePersistedAlertState(JSON.parse(JSON.stringify(state)))).toEqual(state);
+  });
+
+  it.each<[string, unknown, string]>([
+    ["null", null, "alert state: (root): "],
+    ["a number", 1, "alert state: (root): "],
+    ["another version", { version: 2, alerts: [] }, "alert state: version: "],
+    ["a bare status", withAlert({ status: "firing" }), "alert state: alerts[0].fingerprint: "],
+    ["a bad status", withAlert({ ...firing, status: "resolved" }), "alert state: alerts[0].status: "],
+    [
+      "a short fingerprint",
+      withAlert({ ...firing, fingerprint: "abc" }),
+      "alerts[0].fingerprint: must be 16 hex",
+    ],
+    ["no targets", withAlert({ ...firing, targetIds: [] }), "alert state: alerts[0].targetIds: "],
+    ["an unknown rule", withAlert({ ...firing, rule: "moon" }), "alert state: alerts[0].rule: "],
+    [
+      "a bad payload",
+      withAlert({ ...firing, announced: { ...payload, severity: "fatal" } }),
+      "alerts[0].announced.severity: ",
+    ],
+    [
+      "a firing alert without payload",
+      withAlert({ ...firing, announced: null }),
+      "alerts[0].announced: a firing alert needs",
+    ],
+    [
+      "a duplicate fingerprint",
+      { version: 1, alerts: [firing, firing] },
+      "alerts[1].fingerprint: duplicate fingerprint",
+    ],
+  ])("refuses %s", (_name, value, message) => {
+    expect(messageOf(value)).toContain(message);
+  });
+});
+
+describe("readCheckpoint", () => {
+  const fileWith = (content: object): string => {
+    const path = join(mkdtempSync(join(tmpdir(), "pm-checkpoint-")), "alerts.json");
+    writeFileSync(path, JSON.stringify(content));
+    return path;
+  };
+
+  it("reads a valid checkpoint", () => {
+    const engine = { version: 1, alerts: [firing] };
+    const log = captureLogger();
+    expect(readCheckpoint(fileWith({ version: 1, lastSeq: 7, engine }), 0, log.logger)).toEqual({
+      lastSeq: 7,
+      engine,
+    });
+    expect(log.lines).toEqual([]);
+  });
+
+  it("keeps the seq of a checkpoint whose engine is invalid, and says why", () => {
+    const log = captureLogger();
+    const path = fileWith({ version: 1, lastSeq: 7, engine: withAlert({ ...firing, status: "gone" }) });
+    expect(readCheckpoint(path, 0, log.logger)).toEqual({ lastSeq: 7, engine: null });
+    expect(log.lines.map((line) => line.msg)).toEqual([
+      "alert checkpoint invalid: rebuilding alert state from the journal",
+    ]);
+  });
+
+  it("ignores a file of an unknown format", () => {
+    const log = captureLogger();
+    expect(readCheckpoint(fileWith({ version: 9, lastSeq: 7 }), 0, log.logger)).toBeNull();
+    expect(log.lines.map((line) => line.msg)).toEqual([
+      "alert state file has an unknown format: ignoring it",
+    ]);
+  });
+});
