@@ -89,7 +89,8 @@ const LAYERS = [
  * Functions of src/ that are still over 80 lines: each is split into named steps and leaves this list;
  * the list only shrinks (a new long function fails lint).
  */
-const LONG_FUNCTIONS_LEFT = ["src/pipeline/monitor-runner.ts"];
+/** @type {string[]} */
+const LONG_FUNCTIONS_LEFT = [];
 
 export default tseslint.config(
   { ignores: ["dist/", "node_modules/", "var/", "coverage/"] },

@@ -1,9 +1,9 @@
 // The alert lifecycle as a pure reducer: inactive → pending → firing → resolved, with hysteresis, hold-down,
 // reminders, flap damping and inhibition. State is mutated in place; transitions are appended to `out`.
 import type { AlertLabels, AlertPayload, RuleKind } from "./events.js";
-import type { Measure } from "./detectors/finding.js";
+import type { Measure } from "./finding.js";
 import { buildPayload, type RemovalCause } from "./alert-payload.js";
-import type { RuleConfig } from "./rules/index.js";
+import { inhibitsOthers, type RuleConfig } from "./rules/index.js";
 
 /** Lifecycle state of one fingerprint. */
 export type AlertStatus = "inactive" | "pending" | "firing";
@@ -34,73 +34,43 @@ export interface AlertRecord {
   checkedRule: RuleConfig | null;
 }
 
-/** The record slot of one fingerprint, shared by every cached alert key with that fingerprint. */
-export interface AlertCell {
-  /** The fingerprint's record while engine.alerts holds one, else null. */
-  record: AlertRecord | null;
-}
-
 /**
- * Alert records by fingerprint, plus how many upstream_error alerts fire per target (for inhibition).
- * Records are added and removed only through putRecord / dropRecord, which keep the cells in step.
+ * Alert records by fingerprint, how many upstream_error alerts fire per target (for inhibition), and how
+ * many records each rule id has (so the evaluator knows, with one lookup, that no record of a rule
+ * exists and a calm measure of it cannot change anything). Records are added and removed only through
+ * putRecord / dropRecord, which keep the counts in step.
  */
 export interface EngineState {
   readonly alerts: Map<string, AlertRecord>;
   readonly upstreamFiring: Map<string, number>;
-  /** Cells handed out by cellFor, by fingerprint; at most MAX_CELLS, then cleared with a new epoch. */
-  readonly cells: Map<string, AlertCell>;
-  /** Bumped when the cells are cleared: a cell from an older epoch is no longer kept in step. */
-  cellEpoch: number;
-  /** How many records each scope key has ("" = scope unknown, as restored from the journal); no zero entries. */
-  readonly scopeRecords: Map<string, number>;
+  /** Records per rule id; no zero entries. */
+  readonly recordsByRule: Map<string, number>;
 }
-
-/** Cells kept at most (a memory bound; beyond it they are dropped and handed out afresh). */
-export const MAX_CELLS = 1 << 18;
 
 /** An empty engine. */
 export function createEngineState(): EngineState {
-  return {
-    alerts: new Map(),
-    upstreamFiring: new Map(),
-    cells: new Map(),
-    cellEpoch: 0,
-    scopeRecords: new Map(),
-  };
+  return { alerts: new Map(), upstreamFiring: new Map(), recordsByRule: new Map() };
 }
 
 /** Store a record under its fingerprint (replacing any). */
 export function putRecord(engine: EngineState, record: AlertRecord): void {
   const previous = engine.alerts.get(record.fingerprint);
-  if (previous !== undefined) countScope(engine, previous.scopeKey, -1);
-  countScope(engine, record.scopeKey, 1);
+  if (previous !== undefined) countRule(engine, previous.ruleId, -1);
+  countRule(engine, record.ruleId, 1);
   engine.alerts.set(record.fingerprint, record);
-  const cell = engine.cells.get(record.fingerprint);
-  if (cell !== undefined) cell.record = record;
 }
 
 /** Remove the record of a fingerprint, if any. */
 export function dropRecord(engine: EngineState, fingerprint: string): void {
   const record = engine.alerts.get(fingerprint);
-  if (record !== undefined) countScope(engine, record.scopeKey, -1);
+  if (record !== undefined) countRule(engine, record.ruleId, -1);
   engine.alerts.delete(fingerprint);
-  const cell = engine.cells.get(fingerprint);
-  if (cell !== undefined) cell.record = null;
 }
 
-function countScope(engine: EngineState, scopeKey: string, delta: number): void {
-  const count = (engine.scopeRecords.get(scopeKey) ?? 0) + delta;
-  if (count > 0) engine.scopeRecords.set(scopeKey, count);
-  else engine.scopeRecords.delete(scopeKey);
-}
-
-/**
- * Whether any record may belong to `scopeKey`: one with that scope key, or one whose scope is unknown.
- * False means no alert key of that scope has a record, so a measure that does not fire changes nothing.
- */
-export function scopeHasRecords(engine: EngineState, scopeKey: string): boolean {
-  const counts = engine.scopeRecords;
-  return counts.size !== 0 && (counts.has(scopeKey) || counts.has(""));
+function countRule(engine: EngineState, ruleId: string, delta: number): void {
+  const count = (engine.recordsByRule.get(ruleId) ?? 0) + delta;
+  if (count > 0) engine.recordsByRule.set(ruleId, count);
+  else engine.recordsByRule.delete(ruleId);
 }
 
 /**
@@ -113,20 +83,6 @@ export function ignoresCalmMeasure(record: AlertRecord | null): boolean {
   return record === null || (record.status === "inactive" && !record.rawActive);
 }
 
-/** The cell of a fingerprint (valid while engine.cellEpoch is unchanged): a record probe without a map lookup. */
-export function cellFor(engine: EngineState, fingerprint: string): AlertCell {
-  let cell = engine.cells.get(fingerprint);
-  if (cell === undefined) {
-    if (engine.cells.size >= MAX_CELLS) {
-      engine.cells.clear();
-      engine.cellEpoch++;
-    }
-    cell = { record: engine.alerts.get(fingerprint) ?? null };
-    engine.cells.set(fingerprint, cell);
-  }
-  return cell;
-}
-
 /** Identity of an alert key: its fingerprint and labels, and the targets it depends on. */
 export interface AlertKey {
   readonly fingerprint: string;
@@ -134,9 +90,9 @@ export interface AlertKey {
   readonly targetIds: readonly string[];
 }
 
-/** True when an upstream_error alert fires on a target the record depends on (upstream_error itself is never muted). */
+/** True when an inhibiting alert (upstream_error) fires on a target the record depends on (an inhibiting one itself is never muted). */
 export function isMuted(engine: EngineState, record: AlertRecord): boolean {
-  if (record.ruleKind === "upstream_error") return false;
+  if (inhibitsOthers(record.ruleKind)) return false;
   for (const id of record.targetIds) if ((engine.upstreamFiring.get(id) ?? 0) > 0) return true;
   return false;
 }
@@ -169,7 +125,7 @@ export function applyMeasure(
   if (record.rawActive !== wasActive) {
     recordFlip(record, rule, nowMs);
     // A firing upstream_error inhibits only while polls fail: a held one must not mute fresh data.
-    if (record.status === "firing" && record.ruleKind === "upstream_error")
+    if (record.status === "firing" && inhibitsOthers(record.ruleKind))
       adjustUpstream(engine, record, record.rawActive ? +1 : -1);
   }
   advance(engine, record, rule, nowMs, out);
@@ -288,7 +244,7 @@ function promoteIfDue(
   record.status = "firing";
   record.startsAtMs = nowMs;
   record.flapping = isFlapping(record, rule, nowMs);
-  if (record.ruleKind === "upstream_error") adjustUpstream(engine, record, +1);
+  if (inhibitsOthers(record.ruleKind)) adjustUpstream(engine, record, +1);
   announce(record, "first", nowMs, out, rule);
 }
 
@@ -315,7 +271,7 @@ export function resolve(
 ): void {
   if (record.status === "firing") {
     out.push(buildPayload(record, "resolved", "resolved", nowMs, why, null));
-    if (record.ruleKind === "upstream_error" && record.rawActive) adjustUpstream(engine, record, -1);
+    if (inhibitsOthers(record.ruleKind) && record.rawActive) adjustUpstream(engine, record, -1);
   }
   record.status = "inactive";
   record.rawActive = false;

@@ -1,5 +1,7 @@
 // The event contract of DESIGN §3: alert, lifecycle and price events that every sink renders.
 
+import { RULE_CONFIG_KINDS, type RuleConfigKind } from "./rules/index.js";
+
 export const SEVERITIES = ["info", "warning", "critical"] as const;
 export type Severity = (typeof SEVERITIES)[number];
 
@@ -8,25 +10,12 @@ export function severityRank(severity: Severity): number {
   return SEVERITIES.indexOf(severity);
 }
 
-export const RULE_KINDS = [
-  "price_change",
-  "price_level",
-  "variation",
-  "stale_price",
-  "low_sources",
-  "component_deviation",
-  "onchain_offchain_deviation",
-  "publisher_stale",
-  "publisher_missing",
-  "funding_rate",
-  "vault_status",
-  "vault_share_price",
-  "upstream_error",
-  "sink_error",
-  "watchdog",
-  "monitor_stalled",
-] as const;
-export type RuleKind = (typeof RULE_KINDS)[number];
+/** Kinds the daemon raises itself (sinks, watchdog, loop stall), not configurable rules. */
+export const DAEMON_RULE_KINDS = ["sink_error", "watchdog", "monitor_stalled"] as const;
+
+/** Every alert's `rule`: the configurable kinds (the rule registry) and the daemon's own. */
+export const RULE_KINDS: readonly RuleKind[] = [...RULE_CONFIG_KINDS, ...DAEMON_RULE_KINDS];
+export type RuleKind = RuleConfigKind | (typeof DAEMON_RULE_KINDS)[number];
 
 /** Label names used on alerts (DESIGN §3). */
 export type AlertLabels = Readonly<Record<string, string>>;

@@ -1,6 +1,6 @@
 // What the pipeline feeds the monitor: one poll outcome of a target, or warm-up history from candles.
 import type { Result } from "./errors.js";
-import type { ScaledPrice } from "./price.js";
+import type { PricePoint } from "./price-history.js";
 import type {
   FundingRate,
   OnchainEntrySet,
@@ -42,7 +42,7 @@ export type Observation =
   | {
       kind: "history";
       target: TargetOf<"offchain">;
-      points: readonly { atMs: number; price: ScaledPrice }[];
+      points: readonly PricePoint[];
     };
 
 /** A poll outcome (every observation but warm-up history). */

@@ -5,7 +5,7 @@ import { ScaledPrice } from "./price.js";
 export const HISTORY_CAPACITY = 1024;
 
 /** One historical price at a time (ms since the epoch). */
-export interface HistoryPoint {
+export interface PricePoint {
   readonly atMs: number;
   readonly price: ScaledPrice;
 }
@@ -105,8 +105,8 @@ export class PriceHistory {
   }
 
   /** Merge points in any order (warm-up from candles): rebuilds the ring, the rare slow path. */
-  insertAll(points: readonly HistoryPoint[]): void {
-    const merged: HistoryPoint[] = [];
+  insertAll(points: readonly PricePoint[]): void {
+    const merged: PricePoint[] = [];
     for (let i = 0; i < this.#size; i++) {
       const price = this.priceAt(i);
       if (price !== undefined) merged.push({ atMs: this.timeAt(i), price });

@@ -108,19 +108,12 @@ function hexValue(text: string, from: number, to: number): number {
 }
 
 const TEN = 10n;
-const pow10Cache: bigint[] = [];
+/** 10^0 … 10^63, computed once: the exponents prices use. */
+const POW10: readonly bigint[] = Object.freeze(Array.from({ length: 64 }, (_, n) => TEN ** BigInt(n)));
 
-/** 10^n as a bigint, cached for the small exponents prices use. */
+/** 10^n as a bigint, from the table for the small exponents prices use. */
 export function pow10(n: number): bigint {
-  if (n < 64) {
-    let cached = pow10Cache[n];
-    if (cached === undefined) {
-      cached = TEN ** BigInt(n);
-      pow10Cache[n] = cached;
-    }
-    return cached;
-  }
-  return TEN ** BigInt(n);
+  return POW10[n] ?? TEN ** BigInt(n);
 }
 
 /** Format a scaled integer as a decimal string without going through a float. */
@@ -166,12 +159,6 @@ export function relativeChange(from: ScaledPrice, to: ScaledPrice): number | nul
   if (x === 0n) return null;
   const denominator = x < 0n ? -x : x;
   return Number(((y - x) * RATIO_SCALE) / denominator) / 1e12;
-}
-
-/** Absolute relative deviation |a - b| / |b| as a fraction; null if b is 0. */
-export function relativeDeviation(a: ScaledPrice, reference: ScaledPrice): number | null {
-  const change = relativeChange(reference, a);
-  return change === null ? null : Math.abs(change);
 }
 
 /**

@@ -1,12 +1,8 @@
 // Per-target data the detectors read: last good snapshot, latest price, bounded history, consecutive failures.
 import type { PmError } from "./errors.js";
-import type { AlertCell, AlertKey } from "./alert-engine.js";
 import type { PollObservation } from "./observation.js";
 import { parseDecimalPrice, type ScaledPrice } from "./price.js";
 import { PriceHistory } from "./price-history.js";
-import type { RulePlan } from "./rule-plan.js";
-import type { RuleSettings } from "./rule-scope.js";
-import type { RuleConfig } from "./rules/index.js";
 import type {
   FundingRate,
   OnchainEntrySet,
@@ -36,47 +32,6 @@ class TaggedSnapshot<K extends Snapshot["kind"], V> {
   ) {}
 }
 
-/** Cached identity of one alert key of a target: labels, fingerprint and targets under a given rule config. */
-export interface KeyEntry extends AlertKey {
-  readonly rule: RuleConfig;
-  /** The fingerprint's record cell in the engine (null = not fetched yet), valid for engine.cellEpoch === cellEpoch. */
-  cell: AlertCell | null;
-  cellEpoch: number;
-}
-
-/**
- * One enabled rule that covers a target, resolved once per (rules array, target spec): the target's scope
- * key and settings after overrides, and the alert keys (labels, fingerprint) its measures use.
- */
-export interface RuleSlot {
-  readonly rule: RuleConfig;
-  /** The rule runs on ticks and failed polls too (stale_price, publisher_stale). */
-  readonly timeDriven: boolean;
-  /** The rule runs when a poll fails (upstream_error and the time-driven rules). */
-  readonly runsOnFailure: boolean;
-  /** targetScopeKey of the target, or upstreamOverrideKey for upstream_error. */
-  readonly scopeKey: string;
-  /** scopeKey is the target's scope key (false only for an upstream_error overridden for this target id). */
-  readonly inTargetScope: boolean;
-  /** settingsFor(rule, scopeKey). */
-  readonly settings: RuleSettings;
-  /** Cached key of the measure with subkey "" (the target itself), built on first use. */
-  main: KeyEntry | null;
-  /** Cached keys of the other subkeys (sources, publishers), at most MAX_KEYS_PER_RULE. */
-  readonly keys: Map<string, KeyEntry>;
-}
-
-/** The rule slots of one target under one rules plan; rebuilt when the rules array or the spec object changes. */
-export interface TargetPlan {
-  readonly rulePlan: RulePlan;
-  readonly spec: TargetSpec;
-  /** Enabled covering rules, upstream_error first. */
-  readonly slots: readonly RuleSlot[];
-}
-
-/** Subkeys remembered per rule and target; beyond this the cache is dropped (memory bound, recomputed on demand). */
-export const MAX_KEYS_PER_RULE = 1024;
-
 /** Mutable state of one target (owned by the monitor state). */
 export interface TargetData {
   spec: TargetSpec;
@@ -92,8 +47,6 @@ export interface TargetData {
   lastError: PmError | null;
   failingSinceMs: number;
   history: PriceHistory | null;
-  /** Rule slots resolved for the current rules plan and spec (null = not built yet). */
-  plan: TargetPlan | null;
 }
 
 /** Fresh state of a target that has not been polled yet. */
@@ -109,7 +62,6 @@ export function createTargetData(spec: TargetSpec): TargetData {
     lastError: null,
     failingSinceMs: Number.NaN,
     history: null,
-    plan: null,
   };
 }
 

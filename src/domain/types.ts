@@ -207,5 +207,3 @@ export type TargetSpec =
     }
   | { readonly kind: "funding"; readonly id: string; readonly pair: string; readonly source: string }
   | { readonly kind: "vault"; readonly id: string; readonly vaultId: string };
-
-export type TargetKind = TargetSpec["kind"];

@@ -2,7 +2,6 @@
 import { Subscription, asyncScheduler, interval, type SchedulerLike } from "rxjs";
 import type { Logger } from "pino";
 import type { MonitorsConfig } from "../config/types.js";
-import type { AlertPayload } from "../domain/events.js";
 import {
   activeAlerts,
   observe,
@@ -13,8 +12,8 @@ import {
   type Observation,
 } from "../domain/monitor.js";
 import type { TargetHealth, TargetReadiness } from "../domain/readiness.js";
-import type { RuleConfig } from "../domain/rules/index.js";
-import type { TargetKind, TargetSpec } from "../domain/types.js";
+import { definitionOf, type RuleConfig } from "../domain/rules/index.js";
+import type { TargetSpec } from "../domain/types.js";
 import type { Metrics } from "../metrics.js";
 import type { PragmaClient } from "../upstream/types.js";
 import type { EventHub } from "./event-hub.js";
@@ -66,213 +65,231 @@ interface RunningTarget {
   failures: number;
 }
 
+/** What the runner's steps share: its dependencies, the running targets, and the current state, rules and monitors config. */
+interface Runner {
+  readonly deps: MonitorRunnerDeps;
+  readonly running: Map<string, RunningTarget>;
+  readonly pollClock: (slotMs: number) => PollClock;
+  readonly holding: () => boolean;
+  readonly wallNowMs: () => number;
+  state: MonitorState;
+  rules: readonly RuleConfig[];
+  monitors: MonitorsConfig | undefined;
+}
+
 /** Start the pipeline on an initial (possibly restored) engine state. */
 export function createMonitorRunner(deps: MonitorRunnerDeps, initialState: MonitorState): MonitorRunner {
-  const { hub, metrics, logger, nowMs } = deps;
   const scheduler = deps.scheduler ?? asyncScheduler;
-  const running = new Map<string, RunningTarget>();
-  /** Poll clocks by slot width (the width is reloadable; a target keeps the clock it started with). */
-  const pollClocks = new Map<number, PollClock>();
-  const pollClock = (slotMs: number): PollClock => {
-    let clock = pollClocks.get(slotMs);
+  const runner: Runner = {
+    deps,
+    running: new Map(),
+    pollClock: pollClocks(scheduler),
+    holding: deps.holdingVerdicts ?? (() => false),
+    wallNowMs: deps.wallNowMs ?? deps.nowMs,
+    state: initialState,
+    rules: [],
+    monitors: undefined,
+  };
+  const tickSubscription = interval(deps.tickMs ?? 1_000, scheduler).subscribe(() => {
+    // right after a stall every age includes it: no time-driven verdict until the hold ends
+    if (!runner.holding()) publish(runner, tick(runner.state, runner.rules, deps.nowMs()));
+    // firing alerts show their current value between announcements (snapshot, subscribe, API)
+    deps.hub.refreshActive(activeAlerts(runner.state));
+  });
+  return {
+    update: (monitors, rules) => update(runner, monitors, rules),
+    targetHealth: () => [...runner.running.values()].map((t) => ({ id: t.plan.spec.id, health: t.health })),
+    state: () => runner.state,
+    targetIds: () => [...runner.running.keys()],
+    stop() {
+      tickSubscription.unsubscribe();
+      for (const target of runner.running.values()) target.subscription.unsubscribe();
+      runner.running.clear();
+    },
+  };
+}
+
+/** Poll clocks by slot width, created on first use (the width is reloadable; a target keeps the clock it started with). */
+function pollClocks(scheduler: SchedulerLike): (slotMs: number) => PollClock {
+  const clocks = new Map<number, PollClock>();
+  return (slotMs) => {
+    let clock = clocks.get(slotMs);
     if (clock === undefined) {
       clock = coalescingClock(scheduler, slotMs);
-      pollClocks.set(slotMs, clock);
+      clocks.set(slotMs, clock);
     }
     return clock;
   };
-  const wallNowMs = deps.wallNowMs ?? nowMs;
-  let state = initialState;
-  let rules: readonly RuleConfig[] = [];
-  let monitors: MonitorsConfig | undefined;
+}
 
-  const publish = (evaluation: Evaluation): void => {
-    state = evaluation.state;
-    for (const transition of evaluation.transitions) publishTransition(transition);
-  };
-  const publishTransition = (alert: AlertPayload): void => {
-    hub.publishAlert(alert);
-  };
+/** Take an evaluation's state and publish its transitions. */
+function publish(runner: Runner, evaluation: Evaluation): void {
+  runner.state = evaluation.state;
+  for (const transition of evaluation.transitions) runner.deps.hub.publishAlert(transition);
+}
 
-  const holding = deps.holdingVerdicts ?? (() => false);
-
-  const onOutcome = (target: RunningTarget, outcome: PollOutcome<unknown>): void => {
-    const held = holding();
-    const spec = target.plan.spec;
-    const endpoint = endpointOf(spec);
-    metrics.polls.inc({ endpoint, outcome: outcome.ok ? "ok" : "error" });
-    if (!outcome.ok) {
-      metrics.pollFailures.inc({ endpoint, code: outcome.error.code });
-      // log once per burst: the first failure at warn, the rest at debug
-      const level = outcome.consecutiveFailures === 1 ? "warn" : "debug";
-      logger[level](
-        {
-          target: spec.id,
-          code: outcome.error.code,
-          failures: outcome.consecutiveFailures,
-          err: outcome.error,
-        },
-        "poll failed",
-      );
-    } else if (target.failures > 0) {
-      logger.info({ target: spec.id, failures: target.failures }, "poll recovered");
+/** Apply a (new) config: stop removed and changed targets, start added ones, retain alerts of what is left. */
+function update(runner: Runner, monitors: MonitorsConfig, rules: readonly RuleConfig[]): void {
+  const { deps, running } = runner;
+  runner.monitors = monitors;
+  runner.rules = rules;
+  const plans = planTargets(monitors);
+  const wanted = new Map(plans.map((plan) => [plan.spec.id, plan]));
+  for (const [id, target] of running) {
+    const plan = wanted.get(id);
+    if (plan !== undefined && plan.key === target.plan.key) continue;
+    target.subscription.unsubscribe();
+    running.delete(id);
+    if (plan === undefined) {
+      deps.hub.forgetTarget(id);
+      deps.metrics.targetLastSuccess.remove({ target: id });
     }
-    target.failures = outcome.ok ? 0 : outcome.consecutiveFailures;
-    if (outcome.ok) {
-      target.everSucceeded = true;
-      target.health = { kind: "ok" };
-      metrics.targetLastSuccess.set({ target: spec.id }, wallNowMs() / 1000);
-    } else {
-      target.health = {
-        kind: "failing",
-        code: outcome.error.code,
-        consecutiveFailures: outcome.consecutiveFailures,
-        everSucceeded: target.everSucceeded,
-      };
-    }
-    // a failure while verdicts are held overlapped the daemon's own stall (a timeout, most likely): not counted
-    if (held && !outcome.ok) return;
-    const observedAtMs = nowMs();
-    const observation = toObservation(spec, outcome, observedAtMs);
-    publish(observe(state, observation, rules, observedAtMs));
-    publishPriceTick(observation);
-  };
+  }
+  for (const plan of plans) if (!running.has(plan.spec.id)) startTarget(runner, plan);
+  const specs = plans.map((plan) => plan.spec);
+  publish(runner, retainTargets(runner.state, new Set(wanted.keys()), rules, deps.nowMs(), specs));
+  exportTargetCounts(deps.metrics, specs);
+}
 
-  const publishPriceTick = (observation: Observation): void => {
-    if (observation.kind === "offchain" && observation.result.ok) {
-      const { target, result } = observation;
-      const price = result.value;
-      hub.publishPrice({
-        pair: target.pair,
-        market: "offchain",
-        target: target.id,
-        price: price.price.text,
-        numSources: price.numSources,
-        timestamp: new Date(price.timestampMs).toISOString(),
-        observedAt: new Date(observation.observedAtMs).toISOString(),
-        entryType: target.entryType,
-      });
-    } else if (
-      observation.kind === "onchain" &&
-      observation.result.ok &&
-      observation.result.value.decimalsKnown
-    ) {
-      const { target, result } = observation;
-      const entry = result.value;
-      hub.publishPrice({
-        pair: target.pair,
-        market: "onchain",
-        target: target.id,
-        price: entry.price.text,
-        numSources: entry.numSources,
-        timestamp: new Date(entry.lastUpdatedMs).toISOString(),
-        observedAt: new Date(observation.observedAtMs).toISOString(),
-        network: target.network,
-      });
-    }
+/** Targets per kind (every kind, 0 when none, so a reload that drops the last target of a kind shows 0) and both outcome series per endpoint. */
+function exportTargetCounts(metrics: Metrics, specs: readonly TargetSpec[]): void {
+  const perKind: Record<TargetSpec["kind"], number> = {
+    offchain: 0,
+    onchain: 0,
+    publishers: 0,
+    funding: 0,
+    vault: 0,
   };
+  for (const spec of specs) {
+    perKind[spec.kind] += 1;
+    // every endpoint polled has both outcome series from the start, so rate(...error) is 0, not absent
+    for (const outcome of ["ok", "error"]) metrics.polls.inc({ endpoint: endpointOf(spec), outcome }, 0);
+  }
+  for (const [kind, count] of Object.entries(perKind)) metrics.targets.set({ kind }, count);
+}
 
-  const startTarget = (plan: TargetPlan): void => {
-    const target: RunningTarget = {
-      plan,
-      subscription: new Subscription(),
-      health: { kind: "waiting" },
-      everSucceeded: false,
-      failures: 0,
-    };
-    const poll = poll$((signal) => fetchTarget(deps.client, plan.spec, signal, nowMs()), {
-      periodMs: plan.periodMs,
-      jitter: monitors?.jitter ?? 0,
-      spreadMs: monitors?.spreadMs ?? 10_000,
-      maxBackoffMs: Math.max(plan.periodMs, monitors?.maxBackoffMs ?? 60_000),
-      timeoutMs: deps.pollTimeoutMs,
-      random: deps.random,
-      // coalescing never moves a poll by more than 5 % of its period
-      scheduler: pollClock(Math.min(monitors?.coalesceMs ?? 0, Math.floor(plan.periodMs / 10))),
-    });
-    const { subscription } = target;
-    running.set(plan.spec.id, target);
-    const warmup = monitors?.warmup;
-    if (
-      plan.spec.kind === "offchain" &&
-      canWarmUp(plan.spec) &&
-      warmup?.enabled === true &&
-      rules.some((r) => r.kind === "price_change")
-    ) {
-      const spec = plan.spec;
-      const warm = warmUpHistory(deps.client, spec, warmup.interval, warmup.lookbackMs, nowMs())
-        .then((points) => {
-          if (points.length > 0 && running.get(spec.id) === target) {
-            publish(observe(state, { kind: "history", target: spec, points }, rules, nowMs()));
-          }
-        })
-        .catch((error: unknown) =>
-          logger.warn({ target: spec.id, err: error }, "price history warm-up failed"),
-        );
-      subscription.add(() => void warm);
-    }
-    subscription.add(poll.subscribe((outcome) => onOutcome(target, outcome)));
+/** Start polling one target (and warm its history up when a windowed rule needs it). */
+function startTarget(runner: Runner, plan: TargetPlan): void {
+  const { deps, monitors } = runner;
+  const target: RunningTarget = {
+    plan,
+    subscription: new Subscription(),
+    health: { kind: "waiting" },
+    everSucceeded: false,
+    failures: 0,
   };
-
-  const tickSubscription = interval(deps.tickMs ?? 1_000, scheduler).subscribe(() => {
-    // right after a stall every age includes it: no time-driven verdict until the hold ends
-    if (!holding()) publish(tick(state, rules, nowMs()));
-    // firing alerts show their current value between announcements (snapshot, subscribe, API)
-    hub.refreshActive(activeAlerts(state));
+  const poll = poll$((signal) => fetchTarget(deps.client, plan.spec, signal, deps.nowMs()), {
+    periodMs: plan.periodMs,
+    jitter: monitors?.jitter ?? 0,
+    spreadMs: monitors?.spreadMs ?? 10_000,
+    maxBackoffMs: Math.max(plan.periodMs, monitors?.maxBackoffMs ?? 60_000),
+    timeoutMs: deps.pollTimeoutMs,
+    random: deps.random,
+    // coalescing never moves a poll by more than 5 % of its period
+    scheduler: runner.pollClock(Math.min(monitors?.coalesceMs ?? 0, Math.floor(plan.periodMs / 10))),
   });
+  runner.running.set(plan.spec.id, target);
+  warmUp(runner, target);
+  target.subscription.add(poll.subscribe((outcome) => onOutcome(runner, target, outcome)));
+}
 
-  return {
-    update(nextMonitors, nextRules) {
-      monitors = nextMonitors;
-      rules = nextRules;
-      const plans = planTargets(nextMonitors);
-      const wanted = new Map(plans.map((plan) => [plan.spec.id, plan]));
-      for (const [id, target] of running) {
-        const plan = wanted.get(id);
-        if (plan === undefined || plan.key !== target.plan.key) {
-          target.subscription.unsubscribe();
-          running.delete(id);
-          if (plan === undefined) {
-            hub.forgetTarget(id);
-            metrics.targetLastSuccess.remove({ target: id });
-          }
-        }
-      }
-      for (const plan of plans) if (!running.has(plan.spec.id)) startTarget(plan);
-      publish(
-        retainTargets(
-          state,
-          new Set(wanted.keys()),
-          rules,
-          nowMs(),
-          plans.map((plan) => plan.spec),
-        ),
-      );
-      // every kind is exported (0 when none), so a reload that drops the last target of a kind shows 0
-      const perKind: Record<TargetKind, number> = {
-        offchain: 0,
-        onchain: 0,
-        publishers: 0,
-        funding: 0,
-        vault: 0,
-      };
-      for (const plan of plans) {
-        perKind[plan.spec.kind] += 1;
-        // every endpoint polled has both outcome series from the start, so rate(...error) is 0, not absent
-        for (const outcome of ["ok", "error"])
-          metrics.polls.inc({ endpoint: endpointOf(plan.spec), outcome }, 0);
-      }
-      for (const [kind, count] of Object.entries(perKind)) metrics.targets.set({ kind }, count);
-    },
-    targetHealth: () => [...running.values()].map((t) => ({ id: t.plan.spec.id, health: t.health })),
-    state: () => state,
-    targetIds: () => [...running.keys()],
-    stop() {
-      tickSubscription.unsubscribe();
-      for (const target of running.values()) target.subscription.unsubscribe();
-      running.clear();
-    },
+/** Fill an off-chain target's history from candles when warm-up is on and a rule keeps history for it. */
+function warmUp(runner: Runner, target: RunningTarget): void {
+  const { deps } = runner;
+  const spec = target.plan.spec;
+  const warmup = runner.monitors?.warmup;
+  if (spec.kind !== "offchain" || !canWarmUp(spec) || warmup?.enabled !== true) return;
+  if (!runner.rules.some((rule) => definitionOf(rule).historyMs(rule, spec) > 0)) return;
+  const warm = warmUpHistory(deps.client, spec, warmup.interval, warmup.lookbackMs, deps.nowMs())
+    .then((points) => {
+      if (points.length > 0 && runner.running.get(spec.id) === target)
+        publish(
+          runner,
+          observe(runner.state, { kind: "history", target: spec, points }, runner.rules, deps.nowMs()),
+        );
+    })
+    .catch((error: unknown) =>
+      deps.logger.warn({ target: spec.id, err: error }, "price history warm-up failed"),
+    );
+  target.subscription.add(() => void warm);
+}
+
+/** One poll outcome: metrics, logs and health, then the domain (unless a failure overlapped the daemon's own stall). */
+function onOutcome(runner: Runner, target: RunningTarget, outcome: PollOutcome<unknown>): void {
+  const { deps } = runner;
+  const held = runner.holding();
+  recordOutcome(runner, target, outcome);
+  // a failure while verdicts are held overlapped the daemon's own stall (a timeout, most likely): not counted
+  if (held && !outcome.ok) return;
+  const observedAtMs = deps.nowMs();
+  const observation = toObservation(target.plan.spec, outcome, observedAtMs);
+  publish(runner, observe(runner.state, observation, runner.rules, observedAtMs));
+  publishPriceTick(deps.hub, observation);
+}
+
+/** The outcome in metrics, logs (once per failure burst at warn) and the target's health. */
+function recordOutcome(runner: Runner, target: RunningTarget, outcome: PollOutcome<unknown>): void {
+  const { metrics, logger } = runner.deps;
+  const spec = target.plan.spec;
+  const endpoint = endpointOf(spec);
+  metrics.polls.inc({ endpoint, outcome: outcome.ok ? "ok" : "error" });
+  if (!outcome.ok) {
+    metrics.pollFailures.inc({ endpoint, code: outcome.error.code });
+    // log once per burst: the first failure at warn, the rest at debug
+    const level = outcome.consecutiveFailures === 1 ? "warn" : "debug";
+    const failures = outcome.consecutiveFailures;
+    logger[level]({ target: spec.id, code: outcome.error.code, failures, err: outcome.error }, "poll failed");
+  } else if (target.failures > 0) {
+    logger.info({ target: spec.id, failures: target.failures }, "poll recovered");
+  }
+  target.failures = outcome.ok ? 0 : outcome.consecutiveFailures;
+  if (outcome.ok) {
+    target.everSucceeded = true;
+    target.health = { kind: "ok" };
+    metrics.targetLastSuccess.set({ target: spec.id }, runner.wallNowMs() / 1000);
+    return;
+  }
+  target.health = {
+    kind: "failing",
+    code: outcome.error.code,
+    consecutiveFailures: outcome.consecutiveFailures,
+    everSucceeded: target.everSucceeded,
   };
+}
+
+/** A live price for `prices` subscribers: off-chain prices, and on-chain ones whose decimals are known. */
+function publishPriceTick(hub: EventHub, observation: Observation): void {
+  if (observation.kind === "offchain" && observation.result.ok) {
+    const { target, result } = observation;
+    const price = result.value;
+    hub.publishPrice({
+      pair: target.pair,
+      market: "offchain",
+      target: target.id,
+      price: price.price.text,
+      numSources: price.numSources,
+      timestamp: new Date(price.timestampMs).toISOString(),
+      observedAt: new Date(observation.observedAtMs).toISOString(),
+      entryType: target.entryType,
+    });
+  } else if (
+    observation.kind === "onchain" &&
+    observation.result.ok &&
+    observation.result.value.decimalsKnown
+  ) {
+    const { target, result } = observation;
+    const entry = result.value;
+    hub.publishPrice({
+      pair: target.pair,
+      market: "onchain",
+      target: target.id,
+      price: entry.price.text,
+      numSources: entry.numSources,
+      timestamp: new Date(entry.lastUpdatedMs).toISOString(),
+      observedAt: new Date(observation.observedAtMs).toISOString(),
+      network: target.network,
+    });
+  }
 }
 
 /** Wrap a poll outcome as the domain observation of its target kind. */

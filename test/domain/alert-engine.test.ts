@@ -1,12 +1,6 @@
 // Alert lifecycle timelines through the monitor API: time is an argument, no timers, no mocks.
 import { describe, expect, it } from "vitest";
-import {
-  createEngineState,
-  dropRecord,
-  putRecord,
-  scopeHasRecords,
-  type AlertRecord,
-} from "../../src/domain/alert-engine.js";
+import { createEngineState, dropRecord, putRecord, type AlertRecord } from "../../src/domain/alert-engine.js";
 import {
   activeAlerts,
   createMonitorState,
@@ -205,14 +199,14 @@ describe("alert engine", () => {
   });
 });
 
-describe("records per scope", () => {
-  const record = (fingerprint: string, scopeKey: string): AlertRecord => ({
+describe("records per rule", () => {
+  const record = (fingerprint: string, ruleId: string): AlertRecord => ({
     fingerprint,
-    ruleId: "low_sources",
+    ruleId,
     ruleKind: "low_sources",
     labels: {},
     targetIds: [],
-    scopeKey,
+    scopeKey: "BTC/USD",
     status: "firing",
     rawActive: true,
     pendingSinceMs: T0,
@@ -225,22 +219,22 @@ describe("records per scope", () => {
     checkedRule: null,
   });
 
-  it("counts records per scope key through replace and drop, and treats an unknown scope as every scope", () => {
+  it("counts records per rule id through replace and drop, with no zero entries", () => {
     const engine = createEngineState();
-    expect(scopeHasRecords(engine, "BTC/USD")).toBe(false);
-    putRecord(engine, record("a", "BTC/USD"));
-    putRecord(engine, record("a", "BTC/USD")); // replaced, not added
-    putRecord(engine, record("b", "BTC/USD"));
-    expect([scopeHasRecords(engine, "BTC/USD"), scopeHasRecords(engine, "ETH/USD")]).toEqual([true, false]);
+    const has = (ruleId: string): boolean => engine.recordsByRule.has(ruleId);
+    expect(has("low_sources")).toBe(false);
+    putRecord(engine, record("a", "low_sources"));
+    putRecord(engine, record("a", "low_sources")); // replaced, not added
+    putRecord(engine, record("b", "low_sources"));
+    expect([has("low_sources"), has("low_2")]).toEqual([true, false]);
     dropRecord(engine, "a");
     dropRecord(engine, "a"); // already gone
-    expect(scopeHasRecords(engine, "BTC/USD")).toBe(true);
+    expect(has("low_sources")).toBe(true);
     dropRecord(engine, "b");
-    expect(scopeHasRecords(engine, "BTC/USD")).toBe(false);
-    expect(engine.scopeRecords.size).toBe(0);
-    putRecord(engine, record("c", "")); // restored from the journal: scope unknown
-    expect(scopeHasRecords(engine, "ETH/USD")).toBe(true);
-    putRecord(engine, record("c", "ETH/USD")); // the same fingerprint learns its scope
-    expect([scopeHasRecords(engine, "BTC/USD"), scopeHasRecords(engine, "ETH/USD")]).toEqual([false, true]);
+    expect(has("low_sources")).toBe(false);
+    expect(engine.recordsByRule.size).toBe(0);
+    putRecord(engine, record("c", "low_sources"));
+    putRecord(engine, record("c", "low_2")); // the same fingerprint under another rule id
+    expect([has("low_sources"), has("low_2")]).toEqual([false, true]);
   });
 });

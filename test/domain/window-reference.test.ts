@@ -10,7 +10,7 @@ import {
   REFERENCE_TOO_OLD,
   windowReferenceIndex,
   windowToleranceMs,
-} from "../../src/domain/detectors/window-reference.js";
+} from "../../src/domain/window-reference.js";
 import { BTC_OFF, T0, obs, p, pairPrice, rule, vault } from "./helpers.js";
 
 const S = 1_000;

@@ -1,74 +1,80 @@
-// Rule configuration types: what each detector checks, its thresholds and its alert lifecycle settings.
-import type { Severity } from "../events.js";
-import type { Interval } from "../types.js";
+// The rule registry: every configurable rule kind, one file each, keyed by kind and checked for exhaustiveness by the compiler.
+import type { AlertLabels, RuleKind } from "../events.js";
+import { componentDeviation, type ComponentDeviationRule } from "./component-deviation.js";
+import type { RuleDefinition } from "./definition.js";
+import { fundingRate, type FundingRateRule } from "./funding-rate.js";
+import { lowSources, type LowSourcesRule } from "./low-sources.js";
+import { onchainOffchainDeviation, type OnchainOffchainDeviationRule } from "./onchain-offchain-deviation.js";
+import { priceChange, type PriceChangeRule } from "./price-change.js";
+import { priceLevel, type PriceLevelRule } from "./price-level.js";
+import { publisherMissing, type PublisherMissingRule } from "./publisher-missing.js";
+import { publisherStale, type PublisherStaleRule } from "./publisher-stale.js";
+import { stalePrice, type StalePriceRule } from "./stale-price.js";
+import { upstreamError, type UpstreamErrorRule } from "./upstream-error.js";
+import { variation, type VariationRule } from "./variation.js";
+import { vaultSharePrice, type VaultSharePriceRule } from "./vault-share-price.js";
+import { vaultStatus, type VaultStatusRule } from "./vault-status.js";
 
-/** Per-pair (or per-publisher / per-vault) overrides of a rule's thresholds and severity. */
-export interface RuleOverride {
-  readonly threshold?: number;
-  readonly clearThreshold?: number;
-  readonly severity?: Severity;
-}
+export type { Market, RuleCommon, RuleOverride } from "./common.js";
+export type { DetectContext, RuleDefinition } from "./definition.js";
 
-/** Settings every rule has: identity, severity, lifecycle timing and scope. */
-export interface RuleCommon {
-  /** Unique rule id; defaults to the rule kind. Added as label `rule_id` when it differs from the kind. */
-  readonly id: string;
-  readonly enabled: boolean;
-  readonly severity: Severity;
-  /** Fire when the value reaches this (unit per rule: fraction, price, ms, count). */
-  readonly threshold: number;
-  /** Resolve only once the value is back past this (hysteresis); equals `threshold` when unset. */
-  readonly clearThreshold: number;
-  /** Condition must hold this long before firing (pending state). */
-  readonly forMs: number;
-  /** Minimum time an alert stays firing before it may resolve (hold-down). */
-  readonly minFiringMs: number;
-  /** Re-announce a still-firing alert this often (0 = never). */
-  readonly repeatIntervalMs: number;
-  /** Flap damping: more than `flapMaxTransitions` fire/resolve flips within `flapWindowMs` holds the alert firing. */
-  readonly flapWindowMs: number;
-  readonly flapMaxTransitions: number;
-  /** Pairs (or publishers / vaults / targets) the rule applies to; empty = all. */
-  readonly pairs: readonly string[];
-  /** Keyed by pair (or publisher / vault id). */
-  readonly overrides: Readonly<Record<string, RuleOverride>>;
-}
-
-export type Market = "offchain" | "onchain";
-
+/** One configured rule: the union of the kinds' config types. */
 export type RuleConfig =
-  /** |relative move| over a local window ≥ threshold (fraction). */
-  | (RuleCommon & { readonly kind: "price_change"; readonly windowMs: number; readonly market: Market })
-  /** Price crosses a level: threshold is the level as a decimal number; direction says which side fires. */
-  | (RuleCommon & {
-      readonly kind: "price_level";
-      readonly direction: "above" | "below";
-      readonly market: Market;
-    })
-  /** |on-chain `variations[window]`| ≥ threshold (fraction). */
-  | (RuleCommon & { readonly kind: "variation"; readonly window: Interval })
-  /** Age of the latest price (ms) ≥ threshold. */
-  | (RuleCommon & { readonly kind: "stale_price"; readonly market: Market })
-  /** Number of sources aggregated ≤ threshold (fires when the count is at or below it). */
-  | (RuleCommon & { readonly kind: "low_sources"; readonly market: Market })
-  /** A source or publisher deviates from the aggregate by ≥ threshold (fraction). */
-  | (RuleCommon & { readonly kind: "component_deviation"; readonly market: Market })
-  /** |on-chain − off-chain| / off-chain ≥ threshold, only when both are younger than maxAgeMs. */
-  | (RuleCommon & { readonly kind: "onchain_offchain_deviation"; readonly maxAgeMs: number })
-  /** Publisher (or each of its feeds when perFeed) not updated for ≥ threshold ms. */
-  | (RuleCommon & { readonly kind: "publisher_stale"; readonly perFeed: boolean })
-  /** An expected publisher is absent from the publisher list or from a pair's entry set. */
-  | (RuleCommon & { readonly kind: "publisher_missing"; readonly publishers: readonly string[] })
-  /** |hourly funding rate| ≥ threshold (fraction per hour). */
-  | (RuleCommon & { readonly kind: "funding_rate" })
-  /** Vault status not `live`, or deposits paused. */
-  | (RuleCommon & { readonly kind: "vault_status" })
-  /** Share price dropped by ≥ threshold (fraction) over the window. */
-  | (RuleCommon & { readonly kind: "vault_share_price"; readonly windowMs: number })
-  /** Target failed ≥ threshold consecutive polls. */
-  | (RuleCommon & { readonly kind: "upstream_error" });
+  | PriceChangeRule
+  | PriceLevelRule
+  | VariationRule
+  | StalePriceRule
+  | LowSourcesRule
+  | ComponentDeviationRule
+  | OnchainOffchainDeviationRule
+  | PublisherStaleRule
+  | PublisherMissingRule
+  | FundingRateRule
+  | VaultStatusRule
+  | VaultSharePriceRule
+  | UpstreamErrorRule;
 
 export type RuleConfigKind = RuleConfig["kind"];
 
 /** The config of one rule kind. */
 export type RuleOf<K extends RuleConfigKind> = Extract<RuleConfig, { kind: K }>;
+
+/** Every rule kind's definition; the order is the order kinds are listed in (events, metrics, docs). */
+export const RULES = {
+  price_change: priceChange,
+  price_level: priceLevel,
+  variation,
+  stale_price: stalePrice,
+  low_sources: lowSources,
+  component_deviation: componentDeviation,
+  onchain_offchain_deviation: onchainOffchainDeviation,
+  publisher_stale: publisherStale,
+  publisher_missing: publisherMissing,
+  funding_rate: fundingRate,
+  vault_status: vaultStatus,
+  vault_share_price: vaultSharePrice,
+  upstream_error: upstreamError,
+} as const satisfies { readonly [K in RuleConfigKind]: RuleDefinition<RuleOf<K>> };
+
+/** The configurable rule kinds, in registry order. */
+export const RULE_CONFIG_KINDS = Object.keys(RULES) as readonly RuleConfigKind[];
+
+/** The definition of a rule's kind. */
+export function definitionOf<R extends RuleConfig>(rule: R): RuleDefinition<R> {
+  // RULES[rule.kind] is the definition of R's kind (the satisfies clause above); the compiler cannot correlate the two.
+  return RULES[rule.kind] as unknown as RuleDefinition<R>;
+}
+
+/** Labels contributed by the rule itself: the window of windowed rules and `rule_id` when it differs from the kind. */
+export function ruleLabels(rule: RuleConfig): AlertLabels {
+  const labels: Record<string, string> = {};
+  const window = definitionOf(rule).windowLabel(rule);
+  if (window !== undefined) labels["window"] = window;
+  if (rule.id !== rule.kind) labels["rule_id"] = rule.id;
+  return labels;
+}
+
+/** Whether alerts of `kind` mute the other alerts of their targets while firing (upstream_error's definition says so). */
+export function inhibitsOthers(kind: RuleKind): boolean {
+  return Object.hasOwn(RULES, kind) && RULES[kind as RuleConfigKind].inhibits;
+}

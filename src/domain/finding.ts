@@ -1,6 +1,6 @@
 // What a detector reports: a measured value with its fire/clear verdicts, or "no data" (keep alert state).
-import type { AlertContext, AlertLabels, Severity } from "../events.js";
-import { crossesClear, crossesFire, type RuleSettings } from "../rule-scope.js";
+import type { AlertContext, AlertLabels, Severity } from "./events.js";
+import { crossesClear, crossesFire, type RuleSettings } from "./rule-scope.js";
 
 /** Human text and context of a finding, built only when an alert is announced. */
 export interface Description {
@@ -37,33 +37,9 @@ export interface NoData {
 
 export type Finding = Measure | NoData;
 
-/**
- * Lets a detector leave out a measure that cannot change anything: one that does not fire, for a key
- * whose alert record it cannot move (none, or a resolved one: see ignoresCalmMeasure). Without it
- * every measure is reported.
- */
-export interface QuietKeys {
-  /** True when a measure of key `subKey` (of the rule being evaluated) that does not fire would change nothing. */
-  isQuiet(subKey: string): boolean;
-  /** The target's scope key under the rule (targetScopeKey, or upstreamOverrideKey for upstream_error), precomputed. */
-  readonly scopeKey: string;
-  /** settingsFor(rule, scopeKey), precomputed. */
-  readonly settings: RuleSettings;
-}
-
-/** The result when every measure was left out as quiet (distinct from "no data", which keeps state too). */
-export const NO_FINDINGS: readonly Finding[] = Object.freeze([]);
-
-const noDataCache = new Map<string, readonly NoData[]>();
-
-/** A one-element "no data" result, shared per reason so the hot path does not allocate. */
+/** A one-element "no data" result; rule files build theirs once, as module constants, so the hot path does not allocate. */
 export function noData(reason: string): readonly Finding[] {
-  let cached = noDataCache.get(reason);
-  if (cached === undefined) {
-    cached = Object.freeze([Object.freeze({ kind: "no_data" as const, reason })]);
-    noDataCache.set(reason, cached);
-  }
-  return cached;
+  return Object.freeze([Object.freeze({ kind: "no_data" as const, reason })]);
 }
 
 /** Inputs of a threshold measurement: the magnitude is compared, the value is reported. */
@@ -117,5 +93,3 @@ export function booleanMeasure(
     describe: input.describe,
   };
 }
-
-export type { RuleOf } from "../rules/index.js";

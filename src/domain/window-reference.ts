@@ -1,6 +1,6 @@
 // The reference point of a windowed rule: the history point at or just before now − window, close enough to judge.
-import { formatWindowMs } from "../format.js";
-import type { PriceHistory } from "../price-history.js";
+import { formatWindowMs } from "./format.js";
+import type { PriceHistory } from "./price-history.js";
 
 /**
  * The least tolerance, whatever the window: prices are polled about every second with jitter and the

@@ -1,0 +1,235 @@
+// The evaluator of one rules array: which rules run on a target (resolved once per target spec), when a
+// detector may be skipped, the alert keys of the measures, and the sweep of alerts whose rule is gone.
+import {
+  advance,
+  applyMeasure,
+  dropRecord,
+  ignoresCalmMeasure,
+  isDisposable,
+  resolve,
+  type AlertKey,
+  type AlertRecord,
+  type EngineState,
+} from "./alert-engine.js";
+import type { AlertLabels, AlertPayload } from "./events.js";
+import type { Measure } from "./finding.js";
+import { fingerprintOf } from "./fingerprint.js";
+import { offchainSpotFor, type TargetRegistry } from "./monitor-targets.js";
+import { settingsFor, type RuleSettings } from "./rule-scope.js";
+import {
+  definitionOf,
+  ruleLabels,
+  type DetectContext,
+  type RuleConfig,
+  type RuleDefinition,
+} from "./rules/index.js";
+import type { TargetData } from "./target-state.js";
+import type { TargetSpec } from "./types.js";
+
+/** What the evaluator works on: the targets' data and the alert engine (both owned by the monitor state). */
+export interface MonitorData {
+  readonly targets: TargetRegistry;
+  readonly engine: EngineState;
+}
+
+/** Options of an evaluator. */
+export interface EvaluatorOptions {
+  /** Never skip a detector on its calm shortcut: the reference the differential test holds the fast path to. */
+  readonly exact?: boolean;
+}
+
+/** Why a target's rules run: a successful poll, a failed one, or a clock tick with no new data. */
+export type Trigger = "ok" | "failed" | "tick";
+
+/** The rules of one configuration applied to targets; state derived from the rules array only, rebuilt with a new evaluator. */
+export interface Evaluator {
+  readonly rules: readonly RuleConfig[];
+  /** The rules that cover a target and the history it needs, resolved once per target spec. */
+  rulesFor(spec: TargetSpec): TargetRules;
+  /** Run the target's rules (`rules`: rulesFor its spec) that `trigger` concerns and feed their measures to the alert engine. */
+  evaluateTarget(
+    monitor: MonitorData,
+    data: TargetData,
+    rules: TargetRules,
+    trigger: Trigger,
+    nowMs: number,
+    out: AlertPayload[],
+  ): void;
+  /** A new off-chain spot price: re-run the rules that read it on the pair's on-chain targets. */
+  evaluatePartners(monitor: MonitorData, offchain: TargetData, nowMs: number, out: AlertPayload[]): void;
+  /** Resolve alerts whose rule is gone, step every alert in time, drop records that carry nothing. */
+  sweep(monitor: MonitorData, nowMs: number, out: AlertPayload[]): void;
+}
+
+/** One enabled rule that covers a target, with what is resolved once per (rule, target spec). */
+interface RuleSlot {
+  readonly rule: RuleConfig;
+  readonly definition: RuleDefinition<RuleConfig>;
+  readonly scopeKey: string;
+  readonly settings: RuleSettings;
+  /** The alert labels before a measure's own: the target's part, then the rule's part (window, rule_id). */
+  readonly targetLabels: AlertLabels;
+  readonly ruleLabels: AlertLabels;
+  /** Fingerprint of the target's own key (subkey ""): what the calm check of a one-key rule looks up. */
+  readonly mainFingerprint: string;
+}
+
+/** The rule slots of one target spec (rules with `inhibits` first, so a recovery unmutes before the others run). */
+export interface TargetRules {
+  readonly spec: TargetSpec;
+  readonly slots: readonly RuleSlot[];
+  /** History the target needs: the longest window of the enabled rules that keep one for its kind (0 = none). */
+  readonly retainMs: number;
+}
+
+/** An evaluator for `rules` (the monitor state builds one whenever it is handed another rules array: a config load or reload). */
+export function createEvaluator(rules: readonly RuleConfig[], options: EvaluatorOptions = {}): Evaluator {
+  const exact = options.exact === true;
+  // The first rule of each id wins; the config loader rejects duplicates, this keeps a bad array harmless.
+  const byId = new Map<string, RuleConfig>();
+  for (const rule of rules) if (!byId.has(rule.id)) byId.set(rule.id, rule);
+  const active = [...byId.values()].filter((rule) => rule.enabled);
+  const enabled = rules.filter((rule) => rule.enabled);
+  const perTarget = new Map<string, TargetRules>();
+
+  const rulesOf = (spec: TargetSpec): TargetRules => {
+    const known = perTarget.get(spec.id);
+    if (known?.spec === spec) return known;
+    const retainMs = enabled.reduce((ms, rule) => Math.max(ms, definitionOf(rule).historyMs(rule, spec)), 0);
+    const built = { spec, slots: buildSlots(active, spec), retainMs };
+    perTarget.set(spec.id, built);
+    return built;
+  };
+
+  const run = (
+    monitor: MonitorData,
+    data: TargetData,
+    slot: RuleSlot,
+    nowMs: number,
+    out: AlertPayload[],
+  ): void => {
+    const { rule, definition } = slot;
+    const related =
+      definition.related === "offchain_spot" && data.spec.kind === "onchain"
+        ? offchainSpotFor(monitor.targets, data.spec.pair)
+        : undefined;
+    const context: DetectContext<RuleConfig> = {
+      target: data,
+      rule,
+      scopeKey: slot.scopeKey,
+      settings: slot.settings,
+      nowMs,
+      related,
+    };
+    if (!exact && definition.calm !== null && definition.calm(context) && isQuiet(monitor.engine, slot))
+      return;
+    const findings = definition.detect(context);
+    for (const finding of findings)
+      if (finding.kind === "measure")
+        applyMeasure(monitor.engine, keyOf(data.spec, slot, finding), finding, rule, nowMs, out);
+  };
+
+  return {
+    rules,
+    rulesFor: rulesOf,
+    evaluateTarget(monitor, data, rules, trigger, nowMs, out) {
+      for (const slot of rules.slots)
+        if (runsOn(slot.definition, trigger)) run(monitor, data, slot, nowMs, out);
+    },
+    evaluatePartners(monitor, offchain, nowMs, out) {
+      const spec = offchain.spec;
+      if (spec.kind !== "offchain" || monitor.targets.offchainSpotByPair.get(spec.pair) !== spec.id) return;
+      const partners = monitor.targets.onchainByPair.get(spec.pair);
+      if (partners === undefined) return;
+      for (const id of partners) {
+        const onchain = monitor.targets.byId.get(id);
+        if (onchain === undefined) continue;
+        for (const slot of rulesOf(onchain.spec).slots)
+          if (slot.definition.related === "offchain_spot") run(monitor, onchain, slot, nowMs, out);
+      }
+    },
+    sweep(monitor, nowMs, out) {
+      const { engine } = monitor;
+      for (const record of engine.alerts.values()) {
+        const rule = byId.get(record.ruleId);
+        if (rule === undefined || !stillConfigured(monitor, record, rule)) {
+          resolve(engine, record, nowMs, out, "rule_removed");
+          dropRecord(engine, record.fingerprint);
+          continue;
+        }
+        advance(engine, record, rule, nowMs, out);
+        if (isDisposable(record, rule, nowMs)) dropRecord(engine, record.fingerprint);
+      }
+    },
+  };
+}
+
+// Whether a slot's rule runs for a trigger: failed polls are no verdict (only the failure count and the
+// clock-driven rules move); ticks run the clock-driven rules.
+function runsOn(definition: RuleDefinition<RuleConfig>, trigger: Trigger): boolean {
+  if (trigger === "ok") return true;
+  return trigger === "failed" ? definition.runsOnFailure : definition.timeDriven;
+}
+
+// The slots of the enabled rules that cover a target, the inhibiting ones first.
+function buildSlots(active: readonly RuleConfig[], spec: TargetSpec): RuleSlot[] {
+  const slots: RuleSlot[] = [];
+  for (const rule of active) {
+    const definition = definitionOf<RuleConfig>(rule);
+    if (!definition.appliesTo(rule, spec) || !definition.coversTarget(rule, spec)) continue;
+    const scopeKey = definition.scopeKey(rule, spec);
+    const targetLabels = definition.targetLabels(spec);
+    const labels = ruleLabels(rule);
+    slots.push({
+      rule,
+      definition,
+      scopeKey,
+      settings: settingsFor(rule, scopeKey, definition.direction(rule)),
+      targetLabels,
+      ruleLabels: labels,
+      mainFingerprint: fingerprintOf(rule.kind, { ...targetLabels, ...labels }),
+    });
+  }
+  return [...slots.filter((s) => s.definition.inhibits), ...slots.filter((s) => !s.definition.inhibits)];
+}
+
+/**
+ * No alert record of the slot could be moved by a measure that does not fire (see ignoresCalmMeasure),
+ * so a detector its calm shortcut clears may be skipped: the rule has no record at all (one lookup, the
+ * steady state), or it keys alerts by the target alone and that key's record ignores calm measures. A rule
+ * with a key per component and a record somewhere is never quiet: its detector runs.
+ */
+function isQuiet(engine: EngineState, slot: RuleSlot): boolean {
+  if (!engine.recordsByRule.has(slot.rule.id)) return true;
+  if (slot.definition.keys === "many") return false;
+  return ignoresCalmMeasure(engine.alerts.get(slot.mainFingerprint) ?? null);
+}
+
+// The alert key of a measure: target, measure and rule labels, fingerprint, and the targets it depends on.
+function keyOf(spec: TargetSpec, slot: RuleSlot, finding: Measure): AlertKey {
+  const related = finding.relatedTargetId;
+  const plain = finding.subKey === "" && finding.extraLabels === null;
+  const labels = plain
+    ? { ...slot.targetLabels, ...slot.ruleLabels }
+    : { ...slot.targetLabels, ...finding.extraLabels, ...slot.ruleLabels };
+  return {
+    labels,
+    fingerprint: plain ? slot.mainFingerprint : fingerprintOf(slot.rule.kind, labels),
+    targetIds: related === null ? [spec.id] : [spec.id, related],
+  };
+}
+
+// Whether the rule still produces this alert: enabled, same kind and window, target and key still in scope.
+function stillConfigured(monitor: MonitorData, record: AlertRecord, rule: RuleConfig): boolean {
+  if (!rule.enabled || rule.kind !== record.ruleKind) return false;
+  if (record.checkedRule === rule) return true;
+  const definition = definitionOf<RuleConfig>(rule);
+  if (record.labels["window"] !== definition.windowLabel(rule)) return false;
+  if (definition.filtersPublishers && !definition.coversKey(rule, record.scopeKey)) return false;
+  const owner = monitor.targets.byId.get(record.targetIds[0] ?? "");
+  // A target not polled since a restart cannot be checked yet; retainTargets handles removed ones.
+  if (owner === undefined) return true;
+  if (!definition.appliesTo(rule, owner.spec) || !definition.coversTarget(rule, owner.spec)) return false;
+  record.checkedRule = rule;
+  return true;
+}

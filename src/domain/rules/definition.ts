@@ -1,0 +1,103 @@
+// What a rule kind is, in one object: the targets it reads, its scope, labels and direction, when it runs, the history it needs, and its detector.
+import type { AlertLabels } from "../events.js";
+import type { Finding } from "../finding.js";
+import { inScope, targetLabels, targetScopeKey, type Direction, type RuleSettings } from "../rule-scope.js";
+import type { TargetData } from "../target-state.js";
+import type { TargetSpec } from "../types.js";
+import type { RuleCommon } from "./common.js";
+
+/** Everything a detector reads, as one plain object built by the evaluator for one rule on one target. */
+export interface DetectContext<R> {
+  readonly target: TargetData;
+  readonly rule: R;
+  /** The key the rule's pairs filter and overrides use for the target (see RuleDefinition.scopeKey). */
+  readonly scopeKey: string;
+  /** The rule's settings for scopeKey (overrides and hysteresis applied). */
+  readonly settings: RuleSettings;
+  readonly nowMs: number;
+  /** The related target (RuleDefinition.related), when the rule has one and it is monitored. */
+  readonly related: TargetData | undefined;
+}
+
+/** One rule kind as the evaluator sees it; build it with defineRule, which fills the defaults. */
+export interface RuleDefinition<R> {
+  /** Whether the rule evaluates data of `target` at all (target kind, market); key-level filtering is separate. */
+  readonly appliesTo: (rule: R, target: TargetSpec) => boolean;
+  /** The key the pairs filter and overrides use for a target (default: its pair, vault id or network). */
+  readonly scopeKey: (rule: R, target: TargetSpec) => string;
+  /** Whether the pairs filter lets the target through (default: its scope key is listed, or the filter is empty). */
+  readonly coversTarget: (rule: R, target: TargetSpec) => boolean;
+  /** The pairs filter names publishers: every target passes, each publisher key is filtered (coversKey). */
+  readonly filtersPublishers: boolean;
+  /** Whether an alert of key `scopeKey` (a publisher) is still configured under the rule (default: yes). */
+  readonly coversKey: (rule: R, scopeKey: string) => boolean;
+  /** The target's part of the rule's alert labels (default: pair, market, network, source, vault). */
+  readonly targetLabels: (target: TargetSpec) => AlertLabels;
+  /** The `window` label of windowed rules (default: none). */
+  readonly windowLabel: (rule: R) => string | undefined;
+  /** The side of the threshold that fires (default: above). */
+  readonly direction: (rule: R) => Direction;
+  /** The verdict changes with time alone: evaluated on every tick and on failed polls (default: no). */
+  readonly timeDriven: boolean;
+  /** Evaluated on failed polls (default: only time-driven rules). */
+  readonly runsOnFailure: boolean;
+  /** Its firing alerts mute the target's other alerts; evaluated first on a target, so a recovery unmutes before the others run. */
+  readonly inhibits: boolean;
+  /** Price history the rule needs on a target, in ms (default 0: none). */
+  readonly historyMs: (rule: R, target: TargetSpec) => number;
+  /** "offchain_spot": reads the pair's off-chain spot target, and a new off-chain spot price re-evaluates it on the pair's on-chain targets. */
+  readonly related: "offchain_spot" | null;
+  /** Alert keys per target: "one" (the target itself, subkey "") or "many" (one per component or publisher). */
+  readonly keys: "one" | "many";
+  /** Measure the target: threshold measures, or "no data". */
+  readonly detect: (context: DetectContext<R>) => readonly Finding[];
+  /**
+   * Optional shortcut: true only when detect would report nothing that fires (proved cheaply, e.g. on
+   * doubles). The evaluator then skips detect when no alert record of the rule could move.
+   */
+  readonly calm: ((context: DetectContext<R>) => boolean) | null;
+}
+
+type Optional =
+  | "scopeKey"
+  | "coversTarget"
+  | "filtersPublishers"
+  | "coversKey"
+  | "targetLabels"
+  | "windowLabel"
+  | "direction"
+  | "timeDriven"
+  | "runsOnFailure"
+  | "inhibits"
+  | "historyMs"
+  | "related"
+  | "calm";
+
+/** A rule definition with every field it leaves out set to its default. */
+export function defineRule<R extends RuleCommon>(
+  definition: Omit<RuleDefinition<R>, Optional> & Partial<Pick<RuleDefinition<R>, Optional>>,
+): RuleDefinition<R> {
+  const scopeKey = definition.scopeKey ?? ((_rule: R, target: TargetSpec) => targetScopeKey(target));
+  const filtersPublishers = definition.filtersPublishers ?? false;
+  const timeDriven = definition.timeDriven ?? false;
+  return {
+    scopeKey,
+    coversTarget:
+      definition.coversTarget ??
+      ((rule, target) => filtersPublishers || inScope(rule, scopeKey(rule, target))),
+    filtersPublishers,
+    coversKey: definition.coversKey ?? (() => true),
+    targetLabels: definition.targetLabels ?? targetLabels,
+    windowLabel: definition.windowLabel ?? (() => undefined),
+    direction: definition.direction ?? (() => "above"),
+    timeDriven,
+    runsOnFailure: definition.runsOnFailure ?? timeDriven,
+    inhibits: definition.inhibits ?? false,
+    historyMs: definition.historyMs ?? (() => 0),
+    related: definition.related ?? null,
+    calm: definition.calm ?? null,
+    appliesTo: definition.appliesTo,
+    keys: definition.keys,
+    detect: definition.detect,
+  };
+}
