@@ -36,7 +36,8 @@ const PERSISTED_ALERT = z
     ruleId: z.string(),
     rule: z.enum(RULE_KINDS),
     labels,
-    targetIds: z.array(z.string()).min(1),
+    // empty for an alert restored from the journal that has not seen fresh data yet (it learns them then)
+    targetIds: z.array(z.string()),
     scopeKey: z.string(),
     status: z.enum(["pending", "firing"]),
     rawActive: z.boolean(),

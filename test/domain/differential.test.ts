@@ -308,17 +308,9 @@ function pricePollObservation(
   return { kind: "onchain", target: s.target, result: { ok: true, value }, observedAtMs: nowMs };
 }
 
-/**
- * The checkpoint as the daemon reads it at start (app-restore.ts): one it cannot import is
- * dropped and the journal alone rebuilds the alerts. That happens here: a checkpoint taken while an
- * alert restored from the journal has not seen fresh data yet (no target ids) fails the import.
- */
+/** The checkpoint as the daemon reads it at start: every checkpoint the engine exports must import. */
 function recover(checkpoint: unknown, exact: boolean): MonitorState {
-  try {
-    return importAlertState(parsePersistedAlertState(checkpoint), { exact });
-  } catch {
-    return createMonitorState({ exact });
-  }
+  return importAlertState(parsePersistedAlertState(checkpoint), { exact });
 }
 
 /** Run one input sequence on a fresh state; the transitions in order and the active alerts at the end. */
