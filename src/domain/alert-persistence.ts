@@ -7,6 +7,7 @@ import {
   type EngineState,
 } from "./alert-engine.js";
 import type { AlertPayload, RuleKind } from "./events.js";
+import { inhibitsOthers, restoredKeyOf } from "./rules/index.js";
 
 /** One pending or firing alert with its timing, as written to disk. */
 export interface PersistedAlert {
@@ -68,7 +69,7 @@ export function importEngine(persisted: PersistedAlertState): EngineState {
     const record = toRecord(alert);
     putRecord(engine, record);
     // Inhibition counts a firing upstream_error only while its polls fail (not while held by flap damping).
-    if (record.status === "firing" && record.ruleKind === "upstream_error" && record.rawActive)
+    if (record.status === "firing" && inhibitsOthers(record.ruleKind) && record.rawActive)
       adjustCount(engine, record, +1);
   }
   return engine;
@@ -83,7 +84,7 @@ export function restoreEngine(engine: EngineState, alerts: readonly AlertPayload
     const existing = engine.alerts.get(alert.fingerprint);
     if (alert.status === "resolved") {
       if (existing === undefined) continue;
-      if (existing.status === "firing" && existing.ruleKind === "upstream_error" && existing.rawActive)
+      if (existing.status === "firing" && inhibitsOthers(existing.ruleKind) && existing.rawActive)
         adjustCount(engine, existing, -1);
       dropRecord(engine, alert.fingerprint);
       continue;
@@ -95,18 +96,15 @@ export function restoreEngine(engine: EngineState, alerts: readonly AlertPayload
       continue;
     }
     if (existing?.status === "pending") dropRecord(engine, alert.fingerprint);
-    const publisherKey = alert.labels["publisher"] ?? "";
+    const { scopeKey, targetIds } = restoredKeyOf(alert.rule, alert.labels);
     const record: AlertRecord = {
       fingerprint: alert.fingerprint,
       ruleId: alert.labels["rule_id"] ?? alert.rule,
       ruleKind: alert.rule,
       labels: alert.labels,
-      // Only upstream_error names its target (endpoint); others learn it from their next measurement.
-      targetIds:
-        alert.rule === "upstream_error" && alert.labels["endpoint"] !== undefined
-          ? [alert.labels["endpoint"]]
-          : [],
-      scopeKey: alert.rule === "publisher_stale" || alert.rule === "publisher_missing" ? publisherKey : "",
+      // What the labels tell (an upstream_error's endpoint, a publisher); the rest comes with the next measurement.
+      targetIds,
+      scopeKey,
       status: "firing",
       rawActive: true,
       pendingSinceMs: startsAtMs,
@@ -119,7 +117,7 @@ export function restoreEngine(engine: EngineState, alerts: readonly AlertPayload
       checkedRule: null,
     };
     putRecord(engine, record);
-    if (record.ruleKind === "upstream_error") adjustCount(engine, record, +1);
+    if (inhibitsOthers(record.ruleKind)) adjustCount(engine, record, +1);
   }
 }
 

@@ -10,6 +10,7 @@ import {
   retainTargets,
   tick,
 } from "../../src/domain/monitor.js";
+import { fingerprintOf } from "../../src/domain/fingerprint.js";
 import { parsePersistedAlertState } from "../../src/state/alert-checkpoint.js";
 import { BTC_OFF, T0, rule, timeline } from "./helpers.js";
 
@@ -189,6 +190,37 @@ describe("alert engine", () => {
     expect(activeAlerts(restored).map((a) => a.reason)).toEqual(["first"]);
     expect(timeline(rules, [[3000, 2]], restored).log).toEqual([]);
     expect(timeline(rules, [[4000, 9]], restored).log).toEqual(["low_sources:resolved@4000"]);
+  });
+
+  it("an alert restored from the journal knows the key its labels name (upstream_error's target, a publisher)", () => {
+    const announced = (
+      rule: "upstream_error" | "publisher_stale" | "low_sources",
+      labels: Record<string, string>,
+    ) => ({
+      fingerprint: fingerprintOf(rule, labels),
+      status: "firing" as const,
+      rule,
+      severity: "warning" as const,
+      labels,
+      summary: "restored",
+      value: 1,
+      threshold: 1,
+      startsAt: new Date(T0).toISOString(),
+      endsAt: null,
+      reason: "first" as const,
+      context: {},
+    });
+    const restored = restoreAnnounced(createMonitorState(), [
+      announced("upstream_error", { endpoint: BTC_OFF.id, pair: "BTC/USD", market: "offchain" }),
+      announced("publisher_stale", { network: "starknet-mainnet", publisher: "AVNU" }),
+      announced("low_sources", { pair: "BTC/USD", market: "offchain" }),
+    ]);
+    const keys = exportAlertState(restored).alerts.map((a) => [a.rule, a.targetIds, a.scopeKey]);
+    expect(keys).toEqual([
+      ["upstream_error", [BTC_OFF.id], ""],
+      ["publisher_stale", [], "AVNU"],
+      ["low_sources", [], ""],
+    ]);
   });
 
   it("same rule and labels give the same fingerprint across states", () => {

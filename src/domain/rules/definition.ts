@@ -56,7 +56,21 @@ export interface RuleDefinition<R> {
    * doubles). The evaluator then skips detect when no alert record of the rule could move.
    */
   readonly calm: ((context: DetectContext<R>) => boolean) | null;
+  /**
+   * The scope key and targets of an alert restored from its announced payload, read off its labels (default:
+   * unknown, learnt from the alert's next measurement).
+   */
+  readonly restoredKey: (labels: AlertLabels) => RestoredKey;
 }
+
+/** What an announced alert's labels say of its key: the scope key ("" = unknown) and the targets it depends on. */
+export interface RestoredKey {
+  readonly scopeKey: string;
+  readonly targetIds: readonly string[];
+}
+
+/** A restored key that knows nothing yet. */
+export const UNKNOWN_KEY: RestoredKey = Object.freeze({ scopeKey: "", targetIds: Object.freeze([]) });
 
 type Optional =
   | "scopeKey"
@@ -71,7 +85,8 @@ type Optional =
   | "inhibits"
   | "historyMs"
   | "related"
-  | "calm";
+  | "calm"
+  | "restoredKey";
 
 /** A rule definition with every field it leaves out set to its default. */
 export function defineRule<R extends RuleCommon>(
@@ -96,6 +111,7 @@ export function defineRule<R extends RuleCommon>(
     historyMs: definition.historyMs ?? (() => 0),
     related: definition.related ?? null,
     calm: definition.calm ?? null,
+    restoredKey: definition.restoredKey ?? (() => UNKNOWN_KEY),
     appliesTo: definition.appliesTo,
     keys: definition.keys,
     detect: definition.detect,

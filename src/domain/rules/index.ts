@@ -1,7 +1,7 @@
 // The rule registry: every configurable rule kind, one file each, keyed by kind and checked for exhaustiveness by the compiler.
 import type { AlertLabels, RuleKind } from "../events.js";
 import { componentDeviation, type ComponentDeviationRule } from "./component-deviation.js";
-import type { RuleDefinition } from "./definition.js";
+import { UNKNOWN_KEY, type RestoredKey, type RuleDefinition } from "./definition.js";
 import { fundingRate, type FundingRateRule } from "./funding-rate.js";
 import { lowSources, type LowSourcesRule } from "./low-sources.js";
 import { onchainOffchainDeviation, type OnchainOffchainDeviationRule } from "./onchain-offchain-deviation.js";
@@ -16,7 +16,7 @@ import { vaultSharePrice, type VaultSharePriceRule } from "./vault-share-price.j
 import { vaultStatus, type VaultStatusRule } from "./vault-status.js";
 
 export type { Market, RuleCommon, RuleOverride } from "./common.js";
-export type { DetectContext, RuleDefinition } from "./definition.js";
+export type { DetectContext, RestoredKey, RuleDefinition } from "./definition.js";
 
 /** One configured rule: the union of the kinds' config types. */
 export type RuleConfig =
@@ -77,4 +77,9 @@ export function ruleLabels(rule: RuleConfig): AlertLabels {
 /** Whether alerts of `kind` mute the other alerts of their targets while firing (upstream_error's definition says so). */
 export function inhibitsOthers(kind: RuleKind): boolean {
   return Object.hasOwn(RULES, kind) && RULES[kind as RuleConfigKind].inhibits;
+}
+
+/** The scope key and targets an announced alert of `kind` names in its labels (unknown for daemon-raised kinds). */
+export function restoredKeyOf(kind: RuleKind, labels: AlertLabels): RestoredKey {
+  return Object.hasOwn(RULES, kind) ? RULES[kind as RuleConfigKind].restoredKey(labels) : UNKNOWN_KEY;
 }

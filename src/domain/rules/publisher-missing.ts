@@ -16,6 +16,7 @@ const EMPTY = noData("empty publisher data");
 
 /** publisher_missing on publisher lists and on-chain entry sets: one 1/0 finding per expected publisher (names compared case-insensitively). */
 export const publisherMissing = defineRule<PublisherMissingRule>({
+  restoredKey: (labels) => ({ scopeKey: labels["publisher"] ?? "", targetIds: [] }),
   appliesTo: (_rule, target) => target.kind === "publishers" || target.kind === "onchain",
   filtersPublishers: true,
   coversKey: (rule, publisher) => rule.publishers.includes(publisher) && inScope(rule, publisher),

@@ -16,6 +16,7 @@ const NO_LIST = noData("no publisher list");
 
 /** publisher_stale on publisher lists: now − lastUpdated ≥ threshold ms per publisher (filtered and overridden by name), and per feed when perFeed. */
 export const publisherStale = defineRule<PublisherStaleRule>({
+  restoredKey: (labels) => ({ scopeKey: labels["publisher"] ?? "", targetIds: [] }),
   appliesTo: (_rule, target) => target.kind === "publishers",
   filtersPublishers: true,
   coversKey: (rule, publisher) => inScope(rule, publisher),

@@ -30,6 +30,11 @@ export function upstreamLabels(target: TargetSpec): AlertLabels {
 
 /** upstream_error on every target: failures ≥ max(1, threshold) fires; zero failures (a success) clears, whatever the clear threshold. */
 export const upstreamError = defineRule<UpstreamErrorRule>({
+  // its alerts name their target: the endpoint label is the target id
+  restoredKey: (labels) => {
+    const endpoint = labels["endpoint"];
+    return { scopeKey: "", targetIds: endpoint === undefined ? [] : [endpoint] };
+  },
   appliesTo: () => true,
   // Overridden per target id, or per pair / vault like the others.
   scopeKey: (rule, target) => (Object.hasOwn(rule.overrides, target.id) ? target.id : targetScopeKey(target)),
