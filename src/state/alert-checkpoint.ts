@@ -3,9 +3,10 @@ import type { Logger } from "pino";
 import { z } from "zod";
 import type { PersistedAlertState } from "../domain/alert-persistence.js";
 import { PmError } from "../domain/errors.js";
-import { RULE_KINDS, SEVERITIES } from "../domain/events.js";
+import { RULE_KINDS } from "../domain/events.js";
 import { firstProblem } from "../json-path.js";
 import { readJsonFile } from "./atomic-file.js";
+import { ALERT_PAYLOAD } from "./event-schema.js";
 
 /** The version `saveCheckpoint` writes and `readCheckpoint` accepts. */
 export const CHECKPOINT_VERSION = 1;
@@ -13,22 +14,6 @@ export const CHECKPOINT_VERSION = 1;
 /** An instant in ms, or null where the engine holds none (NaN in memory). */
 const timeMs = z.number().nullable();
 const labels = z.record(z.string(), z.string());
-
-/** A journaled alert payload, as an alert's last announcement. */
-const ALERT_PAYLOAD = z.object({
-  fingerprint: z.string(),
-  status: z.enum(["firing", "resolved"]),
-  rule: z.enum(RULE_KINDS),
-  severity: z.enum(SEVERITIES),
-  labels,
-  summary: z.string(),
-  value: z.number().nullable(),
-  threshold: z.number().nullable(),
-  startsAt: z.string(),
-  endsAt: z.string().nullable(),
-  reason: z.enum(["first", "repeat", "resolved"]),
-  context: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()])),
-});
 
 const PERSISTED_ALERT = z
   .object({

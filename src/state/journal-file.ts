@@ -11,6 +11,7 @@ import {
   writeFileAtomic,
 } from "./atomic-file.js";
 import { readJsonlFile } from "./jsonl.js";
+import { parseJournaledEvent } from "./event-schema.js";
 
 /** What was recovered from the journal file at start. */
 export interface LoadedJournal {
@@ -42,21 +43,9 @@ export interface JournalFile {
   close(): void;
 }
 
-/** `value` as a journaled event when it looks like one (enough to keep seq and replay intact). */
-function asJournaledEvent(value: unknown): JournaledEvent | undefined {
-  if (typeof value !== "object" || value === null) return undefined;
-  const candidate = value as { type?: unknown; seq?: unknown };
-  const looksLikeOne =
-    (candidate.type === "alert" || candidate.type === "lifecycle") &&
-    typeof candidate.seq === "number" &&
-    Number.isSafeInteger(candidate.seq) &&
-    candidate.seq > 0;
-  return looksLikeOne ? (value as JournaledEvent) : undefined;
-}
-
 /** Read the journal file, keeping every parseable event in seq order and skipping damaged lines. */
 export function loadJournalFile(path: string, nowMs: number): LoadedJournal {
-  const read = readJsonlFile(path, asJournaledEvent, { badLine: "skip" }, nowMs);
+  const read = readJsonlFile(path, parseJournaledEvent, { badLine: "skip" }, nowMs);
   const events: JournaledEvent[] = [];
   let lastSeq = 0;
   for (const event of read.records) {

@@ -53,6 +53,38 @@ describe("journal file", () => {
     expect(loaded.skippedLines).toBe(3);
   });
 
+  it("skips an event whose body is missing or wrong, which a restart would otherwise replay and crash on", () => {
+    const path = join(tempDir(), "journal.jsonl");
+    const alert = {
+      fingerprint: "0123456789abcdef",
+      status: "firing",
+      rule: "low_sources",
+      severity: "warning",
+      labels: { pair: "BTC/USD" },
+      summary: "BTC/USD has 1 source",
+      value: 1,
+      threshold: 2,
+      startsAt: "2026-11-22T10:00:00.000Z",
+      endsAt: null,
+      reason: "first",
+      context: {},
+    };
+    writeFileSync(
+      path,
+      [
+        JSON.stringify(lifecycle(1)),
+        '{"type":"alert","seq":2}',
+        JSON.stringify({ type: "alert", seq: 3, alert: { ...alert, severity: "fatal" } }),
+        JSON.stringify({ type: "lifecycle", seq: 4 }),
+        JSON.stringify({ type: "alert", seq: 5, alert }),
+      ].join("\n"),
+    );
+    const loaded = loadJournalFile(path, 0);
+    expect(loaded.events.map((e) => e.seq)).toEqual([1, 5]);
+    expect(loaded.events[0]).toEqual(lifecycle(1));
+    expect(loaded.skippedLines).toBe(3);
+  });
+
   it("compaction rewrites the tail atomically and appends continue after it", () => {
     const path = join(tempDir(), "journal.jsonl");
     const file = openJournalFile(path);

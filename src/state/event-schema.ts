@@ -1,0 +1,45 @@
+// The journaled events as read back from disk, described with zod: a line that parses as JSON is still untrusted.
+import { z } from "zod";
+import { RULE_KINDS, SEVERITIES, type JournaledEvent } from "../domain/events.js";
+
+/** An alert payload as announced (journal lines, a checkpoint's last announcement). */
+export const ALERT_PAYLOAD = z.object({
+  fingerprint: z.string(),
+  status: z.enum(["firing", "resolved"]),
+  rule: z.enum(RULE_KINDS),
+  severity: z.enum(SEVERITIES),
+  labels: z.record(z.string(), z.string()),
+  summary: z.string(),
+  value: z.number().nullable(),
+  threshold: z.number().nullable(),
+  startsAt: z.string(),
+  endsAt: z.string().nullable(),
+  reason: z.enum(["first", "repeat", "resolved"]),
+  context: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()])),
+});
+
+const SEQ = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
+
+/** One journal line: an alert transition or a lifecycle event, each with its seq. */
+const JOURNALED_EVENT = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("alert"), seq: SEQ, alert: ALERT_PAYLOAD }),
+  z.object({
+    type: z.literal("lifecycle"),
+    seq: SEQ,
+    event: z.enum(["started", "config_reloaded", "stopping"]),
+    at: z.string(),
+    version: z.string(),
+    detail: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
+  }),
+]);
+
+/** `value` as a journaled event when it is a complete one, else undefined (a damaged line). */
+export function parseJournaledEvent(value: unknown): JournaledEvent | undefined {
+  const parsed = JOURNALED_EVENT.safeParse(value);
+  if (!parsed.success) return undefined;
+  const event = parsed.data;
+  if (event.type === "alert") return event;
+  // an absent detail stays absent (the event type has no `detail: undefined`)
+  const { detail, ...rest } = event;
+  return detail === undefined ? rest : { ...rest, detail };
+}
