@@ -1,4 +1,5 @@
 // Lint configuration: type-aware typescript-eslint rules (floating promises, unsafe any) on every TS file.
+import { builtinModules } from "node:module";
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
@@ -23,7 +24,18 @@ const ONE_BINDING_PER_KEY = {
 };
 
 /** Node built-ins and the I/O libraries: the domain core imports none of them (time, network and files are injected). */
-const IO_MODULES = ["node:*", "undici", "ws", "pino", "pino-*", "prom-client", "convict", "rxjs", "rxjs/*"];
+const IO_MODULES = [
+  ...builtinModules,
+  "node:*",
+  "undici",
+  "ws",
+  "pino",
+  "pino-*",
+  "prom-client",
+  "convict",
+  "rxjs",
+  "rxjs/*",
+];
 
 /** Only the composition root (app.ts) and the CLI (main.ts, cli/main-usage.ts) start or describe the simulator. */
 const NO_SIMULATOR = {

@@ -2,7 +2,7 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { RULE_KINDS } from "../domain/events.js";
-import { errorCode, isPmError } from "../domain/errors.js";
+import { errorCode } from "../domain/errors.js";
 import type { EnvRecord } from "./fields.js";
 import { MONITOR_ARRAYS, readMonitors } from "./monitors.js";
 import { defaultConfigPath } from "./package-root.js";
@@ -184,9 +184,4 @@ function deepFreeze<T>(value: T): T {
     for (const child of Object.values(value)) deepFreeze(child);
   }
   return value;
-}
-
-/** Whether an error is a configuration error (for exit code 78). */
-export function isConfigError(error: unknown): boolean {
-  return isPmError(error, "PM_ERR_CONFIG");
 }

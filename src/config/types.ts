@@ -29,7 +29,6 @@ export type {
 
 export type UpstreamConfig = ConfigValues["upstream"];
 export type RetryConfig = UpstreamConfig["retry"];
-export type SimulatorConfig = UpstreamConfig["simulator"];
 export type ServerConfig = ConfigValues["server"];
 /** Settings that apply to every alert the daemon publishes. */
 export type AlertsConfig = ConfigValues["alerts"];
