@@ -8,7 +8,6 @@ import { problemLines, loadWith } from "./helpers.js";
 const defaults: RuleKindDefaults = {
   unit: "fraction",
   threshold: () => 0.1,
-  firesBelow: false,
   severity: "warning",
   forMs: 0,
   clearFactor: 1,

@@ -93,6 +93,18 @@ describe("types, enums and ranges", () => {
       rule({ kind: "low_sources", threshold: 3, clearThreshold: 2 }),
       "rules[0].clearThreshold: must be ≥ threshold (3) for a rule that fires below it",
     ],
+    [
+      rule({ kind: "price_level", direction: "below", threshold: 100, clearThreshold: 99 }),
+      "rules[0].clearThreshold: must be ≥ threshold (100) for a rule that fires below it",
+    ],
+    [
+      rule({ kind: "price_level", direction: "above", threshold: 100, clearThreshold: 101 }),
+      "rules[0].clearThreshold: must be ≤ threshold (100)",
+    ],
+    [
+      rule({ kind: "low_sources", threshold: 3, overrides: { "BTC/USD": { clearThreshold: 1 } } }),
+      "rules[0].overrides.BTC/USD.clearThreshold: must be ≥ threshold (3) for a rule that fires below it",
+    ],
     [rule({ kind: "price_level", direction: "above" }), "rules[0].threshold: required"],
     [
       rule({ kind: "price_level", threshold: 1, direction: "up" }),

@@ -1,7 +1,15 @@
 // What every rule kind's config shares: identity, severity, thresholds with hysteresis, lifecycle and scope.
 import { z } from "zod";
 import { SEVERITIES, type Severity } from "../../domain/events.js";
-import type { Market, RuleCommon, RuleConfigKind, RuleOf, RuleOverride } from "../../domain/rules/index.js";
+import {
+  definitionOf,
+  type Market,
+  type RuleCommon,
+  type RuleConfig,
+  type RuleConfigKind,
+  type RuleOf,
+  type RuleOverride,
+} from "../../domain/rules/index.js";
 import { ID_PATTERN, normalisePair, PAIR_PATTERN } from "../checks.js";
 import { bool, element, int, list, listItem, number, oneOf, record, text } from "../fields.js";
 
@@ -15,8 +23,6 @@ export interface RuleKindDefaults {
   readonly thresholdMin?: number;
   /** Default threshold per market (same value for both when the rule has no market). */
   readonly threshold: ((market: Market) => number) | undefined;
-  /** True when the rule fires at or below the threshold (clearThreshold must then be ≥ threshold). */
-  readonly firesBelow: boolean | ((rule: Readonly<Record<string, unknown>>) => boolean);
   readonly severity: Severity;
   readonly forMs: number;
   /**
@@ -144,11 +150,10 @@ function commonShape(kind: RuleConfigKind, d: RuleKindDefaults) {
 type CommonOutput = z.output<z.ZodObject<ReturnType<typeof commonShape>>>;
 type Issues = z.core.ParsePayload["issues"];
 
-/** Fill the defaults that depend on other keys (threshold by market, clear thresholds by band); check hysteresis. */
+/** Fill the defaults that depend on other keys (threshold by market, clear thresholds by band). */
 function completeCommon(
   raw: CommonOutput & { readonly market?: Market },
   d: RuleKindDefaults,
-  firesBelow: boolean,
   issues: Issues,
 ): RuleCommon | undefined {
   const fire = raw.threshold ?? d.threshold?.(raw.market ?? "offchain");
@@ -166,19 +171,6 @@ function completeCommon(
       ...(o.severity === undefined ? {} : { severity: o.severity }),
     };
   }
-  const check = (path: PropertyKey[], t: number, c: number): void => {
-    const message =
-      firesBelow && c < t
-        ? `must be ≥ threshold (${t}) for a rule that fires below it`
-        : !firesBelow && c > t
-          ? `must be ≤ threshold (${t})`
-          : undefined;
-    if (message !== undefined) issues.push({ code: "custom", path, message, input: c });
-  };
-  check(["clearThreshold"], fire, clear);
-  for (const [name, o] of Object.entries(overrides)) {
-    check(["overrides", name, "clearThreshold"], o.threshold ?? fire, o.clearThreshold ?? clear);
-  }
   return {
     id: raw.id,
     enabled: raw.enabled,
@@ -193,6 +185,28 @@ function completeCommon(
     pairs: raw.pairs,
     overrides,
   };
+}
+
+/** Each clear threshold lies on the calm side of its fire threshold; the side is the domain rule's direction. */
+function checkHysteresis(rule: RuleConfig, issues: Issues): void {
+  const firesBelow = definitionOf(rule).direction(rule) === "below";
+  const check = (path: PropertyKey[], t: number, c: number): void => {
+    const message =
+      firesBelow && c < t
+        ? `must be ≥ threshold (${t}) for a rule that fires below it`
+        : !firesBelow && c > t
+          ? `must be ≤ threshold (${t})`
+          : undefined;
+    if (message !== undefined) issues.push({ code: "custom", path, message, input: c });
+  };
+  check(["clearThreshold"], rule.threshold, rule.clearThreshold);
+  for (const [name, o] of Object.entries(rule.overrides)) {
+    check(
+      ["overrides", name, "clearThreshold"],
+      o.threshold ?? rule.threshold,
+      o.clearThreshold ?? rule.clearThreshold,
+    );
+  }
 }
 
 /**
@@ -236,11 +250,12 @@ export function defineRule<K extends RuleConfigKind, Own extends z.ZodRawShape>(
   // The element's output type is generic in Own here; Fits<…> checks it against RuleOf<K> at each call.
   const schema = element(shape).transform((parsed: unknown, ctx): RuleOf<K> => {
     const raw = parsed as CommonOutput & { readonly market?: Market } & Readonly<Record<string, unknown>>;
-    const firesBelow = typeof d.firesBelow === "function" ? d.firesBelow(raw) : d.firesBelow;
-    const completed = completeCommon(raw, d, firesBelow, ctx.issues);
+    const completed = completeCommon(raw, d, ctx.issues);
     if (completed === undefined) return z.NEVER;
     const ownValues = Object.fromEntries(Object.keys(own).map((key) => [key, raw[key]]));
-    return { kind, ...completed, ...ownValues } as RuleOf<K>;
+    const rule = { kind, ...completed, ...ownValues } as RuleOf<K>;
+    checkHysteresis(rule, ctx.issues);
+    return rule;
   });
   return { kind, shape, schema, thresholdDoc: d.thresholdDoc };
 }

@@ -7,7 +7,6 @@ export const componentDeviation = defineRule(
   {
     unit: "fraction",
     threshold: (m) => (m === "onchain" ? 0.03 : 0.01),
-    firesBelow: false,
     severity: "warning",
     forMs: 30_000,
     clearFactor: BAND,

@@ -7,7 +7,6 @@ export const fundingRate = defineRule(
   {
     unit: "fraction",
     threshold: () => 0.001,
-    firesBelow: false,
     severity: "warning",
     forMs: 0,
     clearFactor: BAND,

@@ -7,7 +7,6 @@ export const lowSources = defineRule(
   {
     unit: "count",
     threshold: () => 2,
-    firesBelow: true,
     severity: "warning",
     forMs: 10_000,
     clearFactor: 1,

@@ -8,7 +8,6 @@ export const onchainOffchainDeviation = defineRule(
   {
     unit: "fraction",
     threshold: () => 0.03,
-    firesBelow: false,
     severity: "critical",
     forMs: MINUTE,
     clearFactor: BAND,

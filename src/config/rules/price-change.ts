@@ -7,7 +7,6 @@ export const priceChange = defineRule(
   {
     unit: "fraction",
     threshold: () => 0.02,
-    firesBelow: false,
     severity: "warning",
     forMs: 0,
     clearFactor: BAND,

@@ -8,7 +8,6 @@ export const priceLevel = defineRule(
   {
     unit: "price",
     threshold: undefined,
-    firesBelow: (rule) => rule["direction"] === "below",
     severity: "warning",
     forMs: 0,
     clearFactor: 1,

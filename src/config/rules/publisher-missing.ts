@@ -8,7 +8,6 @@ export const publisherMissing = defineRule(
   {
     unit: "unused",
     threshold: () => 0,
-    firesBelow: false,
     severity: "warning",
     forMs: MINUTE,
     clearFactor: 1,

@@ -8,7 +8,6 @@ export const publisherStale = defineRule(
   {
     unit: "ms",
     threshold: () => 30 * MINUTE,
-    firesBelow: false,
     severity: "warning",
     forMs: 0,
     clearFactor: 1,

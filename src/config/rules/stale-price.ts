@@ -8,7 +8,6 @@ export const stalePrice = defineRule(
   {
     unit: "ms",
     threshold: (m) => (m === "onchain" ? 5 * MINUTE : MINUTE),
-    firesBelow: false,
     severity: "critical",
     forMs: 0,
     clearFactor: 1,

@@ -8,7 +8,6 @@ export const upstreamError = defineRule(
     unit: "count",
     thresholdMin: 1,
     threshold: () => 3,
-    firesBelow: false,
     severity: "critical",
     forMs: 0,
     clearFactor: 1,

@@ -8,7 +8,6 @@ export const variation = defineRule(
   {
     unit: "fraction",
     threshold: () => 0.05,
-    firesBelow: false,
     severity: "warning",
     forMs: 0,
     clearFactor: BAND,

@@ -7,7 +7,6 @@ export const vaultSharePrice = defineRule(
   {
     unit: "fraction",
     threshold: () => 0.01,
-    firesBelow: false,
     severity: "critical",
     forMs: 0,
     clearFactor: BAND,

@@ -7,7 +7,6 @@ export const vaultStatus = defineRule(
   {
     unit: "unused",
     threshold: () => 0,
-    firesBelow: false,
     severity: "critical",
     forMs: 0,
     clearFactor: 1,
