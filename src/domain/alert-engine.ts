@@ -35,21 +35,21 @@ export interface AlertRecord {
 }
 
 /**
- * Alert records by fingerprint, how many upstream_error alerts fire per target (for inhibition), and how
+ * Alert records by fingerprint, how many inhibiting alerts (upstream_error) fire per target, and how
  * many records each rule id has (so the evaluator knows, with one lookup, that no record of a rule
  * exists and a calm measure of it cannot change anything). Records are added and removed only through
  * putRecord / dropRecord, which keep the counts in step.
  */
 export interface EngineState {
   readonly alerts: Map<string, AlertRecord>;
-  readonly upstreamFiring: Map<string, number>;
+  readonly inhibitingFiring: Map<string, number>;
   /** Records per rule id; no zero entries. */
   readonly recordsByRule: Map<string, number>;
 }
 
 /** An empty engine. */
 export function createEngineState(): EngineState {
-  return { alerts: new Map(), upstreamFiring: new Map(), recordsByRule: new Map() };
+  return { alerts: new Map(), inhibitingFiring: new Map(), recordsByRule: new Map() };
 }
 
 /** Store a record under its fingerprint (replacing any). */
@@ -93,7 +93,7 @@ export interface AlertKey {
 /** True when an inhibiting alert (upstream_error) fires on a target the record depends on (an inhibiting one itself is never muted). */
 export function isMuted(engine: EngineState, record: AlertRecord): boolean {
   if (inhibitsOthers(record.ruleKind)) return false;
-  for (const id of record.targetIds) if ((engine.upstreamFiring.get(id) ?? 0) > 0) return true;
+  for (const id of record.targetIds) if ((engine.inhibitingFiring.get(id) ?? 0) > 0) return true;
   return false;
 }
 
@@ -124,9 +124,9 @@ export function applyMeasure(
   record.rawActive = wasActive ? !finding.clears : finding.fires;
   if (record.rawActive !== wasActive) {
     recordFlip(record, rule, nowMs);
-    // A firing upstream_error inhibits only while polls fail: a held one must not mute fresh data.
+    // A firing inhibitor (upstream_error) inhibits only while its condition holds: a held one must not mute fresh data.
     if (record.status === "firing" && inhibitsOthers(record.ruleKind))
-      adjustUpstream(engine, record, record.rawActive ? +1 : -1);
+      countInhibitor(engine, record, record.rawActive ? +1 : -1);
   }
   advance(engine, record, rule, nowMs, out);
   // A firing alert that was not announced now still shows its current value (activeAlerts, the API,
@@ -244,7 +244,7 @@ function promoteIfDue(
   record.status = "firing";
   record.startsAtMs = nowMs;
   record.flapping = isFlapping(record, rule, nowMs);
-  if (inhibitsOthers(record.ruleKind)) adjustUpstream(engine, record, +1);
+  if (inhibitsOthers(record.ruleKind)) countInhibitor(engine, record, +1);
   announce(record, "first", nowMs, out, rule);
 }
 
@@ -271,7 +271,7 @@ export function resolve(
 ): void {
   if (record.status === "firing") {
     out.push(buildPayload(record, "resolved", "resolved", nowMs, why, null));
-    if (inhibitsOthers(record.ruleKind) && record.rawActive) adjustUpstream(engine, record, -1);
+    if (inhibitsOthers(record.ruleKind) && record.rawActive) countInhibitor(engine, record, -1);
   }
   record.status = "inactive";
   record.rawActive = false;
@@ -279,12 +279,13 @@ export function resolve(
   record.announced = null;
 }
 
-function adjustUpstream(engine: EngineState, record: AlertRecord, delta: number): void {
+/** Count a firing inhibiting alert (upstream_error) on the target it depends on, or stop counting it. */
+export function countInhibitor(engine: EngineState, record: AlertRecord, delta: number): void {
   const targetId = record.targetIds[0];
   if (targetId === undefined) return;
-  const count = (engine.upstreamFiring.get(targetId) ?? 0) + delta;
-  if (count > 0) engine.upstreamFiring.set(targetId, count);
-  else engine.upstreamFiring.delete(targetId);
+  const count = (engine.inhibitingFiring.get(targetId) ?? 0) + delta;
+  if (count > 0) engine.inhibitingFiring.set(targetId, count);
+  else engine.inhibitingFiring.delete(targetId);
 }
 
 /** An inactive record with no flip left inside the flap window carries no information and may be dropped. */

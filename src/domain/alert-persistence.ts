@@ -1,5 +1,6 @@
 // Persisting the alert engine: a JSON-safe export of pending/firing alerts and the import of validated state.
 import {
+  countInhibitor,
   createEngineState,
   dropRecord,
   putRecord,
@@ -7,7 +8,7 @@ import {
   type EngineState,
 } from "./alert-engine.js";
 import type { AlertPayload, RuleKind } from "./events.js";
-import { inhibitsOthers, restoredKeyOf } from "./rules/index.js";
+import { inhibitsOthers, isRuleConfigKind, restoredKeyOf } from "./rules/index.js";
 
 /** One pending or firing alert with its timing, as written to disk. */
 export interface PersistedAlert {
@@ -68,9 +69,9 @@ export function importEngine(persisted: PersistedAlertState): EngineState {
   for (const alert of persisted.alerts) {
     const record = toRecord(alert);
     putRecord(engine, record);
-    // Inhibition counts a firing upstream_error only while its polls fail (not while held by flap damping).
+    // Inhibition counts a firing inhibitor (upstream_error) only while its condition holds (not while held by flap damping).
     if (record.status === "firing" && inhibitsOthers(record.ruleKind) && record.rawActive)
-      adjustCount(engine, record, +1);
+      countInhibitor(engine, record, +1);
   }
   return engine;
 }
@@ -78,14 +79,13 @@ export function importEngine(persisted: PersistedAlertState): EngineState {
 /** Replay alert transitions journaled after the checkpoint: firing ones become (or refresh) firing records, resolved ones drop theirs. */
 export function restoreEngine(engine: EngineState, alerts: readonly AlertPayload[]): void {
   for (const alert of alerts) {
-    // sink_error alerts belong to the sinks, the watchdog and monitor_stalled to the app, not to the rules.
-    if (alert.rule === "sink_error" || alert.rule === "watchdog" || alert.rule === "monitor_stalled")
-      continue;
+    // alerts the daemon raises itself (sink_error, watchdog, monitor_stalled) belong to their raisers, not to the rules
+    if (!isRuleConfigKind(alert.rule)) continue;
     const existing = engine.alerts.get(alert.fingerprint);
     if (alert.status === "resolved") {
       if (existing === undefined) continue;
       if (existing.status === "firing" && inhibitsOthers(existing.ruleKind) && existing.rawActive)
-        adjustCount(engine, existing, -1);
+        countInhibitor(engine, existing, -1);
       dropRecord(engine, alert.fingerprint);
       continue;
     }
@@ -117,16 +117,8 @@ export function restoreEngine(engine: EngineState, alerts: readonly AlertPayload
       checkedRule: null,
     };
     putRecord(engine, record);
-    if (inhibitsOthers(record.ruleKind)) adjustCount(engine, record, +1);
+    if (inhibitsOthers(record.ruleKind)) countInhibitor(engine, record, +1);
   }
-}
-
-function adjustCount(engine: EngineState, record: AlertRecord, delta: number): void {
-  const owner = record.targetIds[0];
-  if (owner === undefined) return;
-  const count = (engine.upstreamFiring.get(owner) ?? 0) + delta;
-  if (count > 0) engine.upstreamFiring.set(owner, count);
-  else engine.upstreamFiring.delete(owner);
 }
 
 /** The engine's record of a persisted alert: absent times become NaN, nothing is evaluated yet. */

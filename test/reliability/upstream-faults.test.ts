@@ -212,11 +212,11 @@ describe("upstream faults against the in-process app", () => {
     for (const codes of observedCodes.values())
       for (const code of codes) expect(byCode.get(code) ?? 0, code).toBeGreaterThan(0);
     const totalFailures = [...byCode.values()].reduce((a, b) => a + b, 0);
-    const upstreamFirings = run
+    const inhibitingFirings = run
       .alerts()
       .filter((e) => e.alert.rule === "upstream_error" && e.alert.status === "firing");
     // each firing needed `threshold` consecutive failed polls
-    expect(totalFailures).toBeGreaterThanOrEqual(upstreamFirings.length * 3);
+    expect(totalFailures).toBeGreaterThanOrEqual(inhibitingFirings.length * 3);
     const requests = await run.app.metrics.upstreamRequests.get();
     const statusCount = (status: string): number =>
       requests.values.filter((v) => v.labels.status === status).reduce((a, v) => a + v.value, 0);
@@ -239,7 +239,7 @@ describe("upstream faults against the in-process app", () => {
         "upstream HTTP 500/503/429 answers (metric)":
           statusCount("500") + statusCount("503") + statusCount("429"),
         "poll-failure warnings logged (once per burst)": burstWarnings,
-        "upstream_error fired": upstreamFirings.length,
+        "upstream_error fired": inhibitingFirings.length,
         "upstream_error resolved": upstreamResolved,
         "successful polls during a sub-timeout latency spike": latencyTicks,
         "alert transitions journaled": summary.alertTransitions,
@@ -250,6 +250,6 @@ describe("upstream faults against the in-process app", () => {
       [...observedCodes].map(([phase, codes]) => `${phase}: ${[...codes].join(", ")}`),
     );
     expect(report.counts["lost"]).toBe(0);
-    expect(upstreamResolved).toBe(upstreamFirings.length);
+    expect(upstreamResolved).toBe(inhibitingFirings.length);
   });
 });

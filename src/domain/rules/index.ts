@@ -74,12 +74,17 @@ export function ruleLabels(rule: RuleConfig): AlertLabels {
   return labels;
 }
 
+/** Whether `kind` is a configurable rule kind (not one the daemon raises itself: sink_error, watchdog, monitor_stalled). */
+export function isRuleConfigKind(kind: RuleKind): kind is RuleConfigKind {
+  return Object.hasOwn(RULES, kind);
+}
+
 /** Whether alerts of `kind` mute the other alerts of their targets while firing (upstream_error's definition says so). */
 export function inhibitsOthers(kind: RuleKind): boolean {
-  return Object.hasOwn(RULES, kind) && RULES[kind as RuleConfigKind].inhibits;
+  return isRuleConfigKind(kind) && RULES[kind].inhibits;
 }
 
 /** The scope key and targets an announced alert of `kind` names in its labels (unknown for daemon-raised kinds). */
 export function restoredKeyOf(kind: RuleKind, labels: AlertLabels): RestoredKey {
-  return Object.hasOwn(RULES, kind) ? RULES[kind as RuleConfigKind].restoredKey(labels) : UNKNOWN_KEY;
+  return isRuleConfigKind(kind) ? RULES[kind].restoredKey(labels) : UNKNOWN_KEY;
 }
