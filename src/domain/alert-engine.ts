@@ -6,7 +6,7 @@ import { buildPayload, type RemovalCause } from "./alert-payload.js";
 import { inhibitsOthers, type RuleConfig } from "./rules/index.js";
 
 /** Lifecycle state of one fingerprint. */
-export type AlertStatus = "inactive" | "pending" | "firing";
+export type RecordStatus = "inactive" | "pending" | "firing";
 
 /** Everything the engine knows about one fingerprint. */
 export interface AlertRecord {
@@ -17,7 +17,7 @@ export interface AlertRecord {
   /** Targets whose data the alert depends on (the first one owns it); inhibition looks at all of them. */
   targetIds: readonly string[];
   readonly scopeKey: string;
-  status: AlertStatus;
+  status: RecordStatus;
   /** The condition with hysteresis applied, before `for`, hold-down and flap damping. */
   rawActive: boolean;
   pendingSinceMs: number;

@@ -1,7 +1,7 @@
 // The config's rule registry: one definition per kind, each held to the domain's RuleOf<K> by the compiler.
 import { expect, it } from "vitest";
 import { int, oneOf } from "../../src/config/fields.js";
-import { defineRule, type RuleKindDefaults } from "../../src/config/rules/common.js";
+import { defineRuleConfig, type RuleKindDefaults } from "../../src/config/rules/common.js";
 import { RULE_DEFINITIONS } from "../../src/config/rules/index.js";
 import { problemLines, loadWith } from "./helpers.js";
 
@@ -17,11 +17,13 @@ const defaults: RuleKindDefaults = {
 it("refuses to compile a kind whose keys drift from the domain's RuleOf<K> (checked by tsc in npm run check)", () => {
   const drifted = [
     // @ts-expect-error: a variation window the domain's Interval does not have
-    defineRule("variation", defaults, { window: oneOf(["1h", "2x"], { doc: "Window.", default: "1h" }) }),
+    defineRuleConfig("variation", defaults, {
+      window: oneOf(["1h", "2x"], { doc: "Window.", default: "1h" }),
+    }),
     // @ts-expect-error: a key the domain's vault_status does not have
-    defineRule("vault_status", defaults, { extra: int({ doc: "Extra.", default: 1, min: 0, max: 2 }) }),
+    defineRuleConfig("vault_status", defaults, { extra: int({ doc: "Extra.", default: 1, min: 0, max: 2 }) }),
     // @ts-expect-error: publisher_missing without its publishers
-    defineRule("publisher_missing", defaults, {}),
+    defineRuleConfig("publisher_missing", defaults, {}),
   ];
   expect(drifted.map((d) => d.kind)).toEqual(["variation", "vault_status", "publisher_missing"]);
 });

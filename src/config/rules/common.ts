@@ -227,7 +227,7 @@ type OwnOutput<Own extends z.ZodRawShape> = [keyof Own] extends [never]
   : z.output<z.ZodObject<Own>>;
 
 /** One rule kind on the config side: its keys (for the docs), its schema and how its threshold reads. */
-export interface RuleDefinition<K extends RuleConfigKind> {
+export interface RuleConfigDefinition<K extends RuleConfigKind> {
   readonly kind: K;
   readonly shape: z.ZodRawShape;
   readonly schema: z.ZodType<RuleOf<K>>;
@@ -238,14 +238,14 @@ export interface RuleDefinition<K extends RuleConfigKind> {
  * Define a rule kind's config from its own keys and defaults; the common keys come from here. The last
  * parameter exists only when the output does not fit RuleOf<K>, so a drift from the domain fails tsc.
  */
-export function defineRule<K extends RuleConfigKind, Own extends z.ZodRawShape>(
+export function defineRuleConfig<K extends RuleConfigKind, Own extends z.ZodRawShape>(
   kind: K,
   d: RuleKindDefaults,
   own: Own,
   ..._fits: Fits<RuleCommon & { kind: K } & OwnOutput<Own>, RuleOf<K>> extends true
     ? []
     : ["the schema's output does not fit RuleOf<K>"]
-): RuleDefinition<K> {
+): RuleConfigDefinition<K> {
   const shape = { ...commonShape(kind, d), ...own };
   // The element's output type is generic in Own here; Fits<…> checks it against RuleOf<K> at each call.
   const schema = element(shape).transform((parsed: unknown, ctx): RuleOf<K> => {

@@ -1,8 +1,8 @@
 // Config of the `component_deviation` rule: a source or publisher's distance from the aggregate.
-import { BAND, defineRule, market } from "./common.js";
+import { BAND, defineRuleConfig, market } from "./common.js";
 
 /** `component_deviation`: its defaults and its own keys. */
-export const componentDeviation = defineRule(
+export const componentDeviation = defineRuleConfig(
   "component_deviation",
   {
     unit: "fraction",

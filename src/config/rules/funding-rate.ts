@@ -1,8 +1,8 @@
 // Config of the `funding_rate` rule: the hourly funding rate, a fraction per hour.
-import { BAND, defineRule } from "./common.js";
+import { BAND, defineRuleConfig } from "./common.js";
 
 /** `funding_rate`: its defaults and its own keys. */
-export const fundingRate = defineRule(
+export const fundingRate = defineRuleConfig(
   "funding_rate",
   {
     unit: "fraction",

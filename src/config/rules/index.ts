@@ -2,7 +2,7 @@
 import type { RuleConfig, RuleConfigKind } from "../../domain/rules/index.js";
 import { parseArray, parseKinded, reportDuplicates } from "../elements.js";
 import type { ConfigProblem } from "../problems.js";
-import type { RuleDefinition } from "./common.js";
+import type { RuleConfigDefinition } from "./common.js";
 import { componentDeviation } from "./component-deviation.js";
 import { fundingRate } from "./funding-rate.js";
 import { lowSources } from "./low-sources.js";
@@ -18,7 +18,7 @@ import { vaultSharePrice } from "./vault-share-price.js";
 import { vaultStatus } from "./vault-status.js";
 
 /** Every configurable rule kind (sink_error is raised internally, not configured), in documentation order. */
-export const RULE_DEFINITIONS: { readonly [K in RuleConfigKind]: RuleDefinition<K> } = {
+export const RULE_DEFINITIONS: { readonly [K in RuleConfigKind]: RuleConfigDefinition<K> } = {
   price_change: priceChange,
   price_level: priceLevel,
   variation,

@@ -1,8 +1,8 @@
 // Config of the `low_sources` rule: the number of aggregated sources at or below a count.
-import { defineRule, market } from "./common.js";
+import { defineRuleConfig, market } from "./common.js";
 
 /** `low_sources`: its defaults and its own keys. */
-export const lowSources = defineRule(
+export const lowSources = defineRuleConfig(
   "low_sources",
   {
     unit: "count",

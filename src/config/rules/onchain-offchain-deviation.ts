@@ -1,9 +1,9 @@
 // Config of the `onchain_offchain_deviation` rule: on-chain against off-chain price, above the 2.5 % push deviation.
 import { int } from "../fields.js";
-import { BAND, MINUTE, defineRule } from "./common.js";
+import { BAND, MINUTE, defineRuleConfig } from "./common.js";
 
 /** `onchain_offchain_deviation`: its defaults and its own keys. */
-export const onchainOffchainDeviation = defineRule(
+export const onchainOffchainDeviation = defineRuleConfig(
   "onchain_offchain_deviation",
   {
     unit: "fraction",

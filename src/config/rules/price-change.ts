@@ -1,8 +1,8 @@
 // Config of the `price_change` rule: |relative move| over a local window, as a fraction.
-import { BAND, defineRule, market, windowMs } from "./common.js";
+import { BAND, defineRuleConfig, market, windowMs } from "./common.js";
 
 /** `price_change`: its defaults and its own keys. */
-export const priceChange = defineRule(
+export const priceChange = defineRuleConfig(
   "price_change",
   {
     unit: "fraction",

@@ -1,9 +1,9 @@
 // Config of the `price_level` rule: the price crosses a level; the user sets the level and the side.
 import { oneOf } from "../fields.js";
-import { defineRule, market } from "./common.js";
+import { defineRuleConfig, market } from "./common.js";
 
 /** `price_level`: its defaults and its own keys. */
-export const priceLevel = defineRule(
+export const priceLevel = defineRuleConfig(
   "price_level",
   {
     unit: "price",

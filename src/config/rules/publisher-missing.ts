@@ -1,9 +1,9 @@
 // Config of the `publisher_missing` rule: an expected publisher is absent.
 import { list, listItem } from "../fields.js";
-import { MINUTE, defineRule } from "./common.js";
+import { MINUTE, defineRuleConfig } from "./common.js";
 
 /** `publisher_missing`: its defaults and its own keys. */
-export const publisherMissing = defineRule(
+export const publisherMissing = defineRuleConfig(
   "publisher_missing",
   {
     unit: "unused",

@@ -1,9 +1,9 @@
 // Config of the `publisher_stale` rule: a publisher (or feed) not updated; upstream caches publisher stats ~20 min.
 import { bool } from "../fields.js";
-import { MINUTE, defineRule } from "./common.js";
+import { MINUTE, defineRuleConfig } from "./common.js";
 
 /** `publisher_stale`: its defaults and its own keys. */
-export const publisherStale = defineRule(
+export const publisherStale = defineRuleConfig(
   "publisher_stale",
   {
     unit: "ms",

@@ -1,9 +1,9 @@
 // Config of the `stale_price` rule: age of the latest price (off-chain data is fresh for 60 s, on-chain
 // feeds are pushed every ~60 s or on a 2.5 % move).
-import { MINUTE, defineRule, market } from "./common.js";
+import { MINUTE, defineRuleConfig, market } from "./common.js";
 
 /** `stale_price`: its defaults and its own keys. */
-export const stalePrice = defineRule(
+export const stalePrice = defineRuleConfig(
   "stale_price",
   {
     unit: "ms",

@@ -1,8 +1,8 @@
 // Config of the `upstream_error` rule: consecutive failed polls of a target (at least one).
-import { defineRule } from "./common.js";
+import { defineRuleConfig } from "./common.js";
 
 /** `upstream_error`: its defaults and its own keys. */
-export const upstreamError = defineRule(
+export const upstreamError = defineRuleConfig(
   "upstream_error",
   {
     unit: "count",

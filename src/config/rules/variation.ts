@@ -1,9 +1,9 @@
 // Config of the `variation` rule: |on-chain variations[window]| as a fraction.
 import { oneOf } from "../fields.js";
-import { BAND, defineRule } from "./common.js";
+import { BAND, defineRuleConfig } from "./common.js";
 
 /** `variation`: its defaults and its own keys. */
-export const variation = defineRule(
+export const variation = defineRuleConfig(
   "variation",
   {
     unit: "fraction",

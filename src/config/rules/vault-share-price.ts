@@ -1,8 +1,8 @@
 // Config of the `vault_share_price` rule: a vault's share-price drop over a window.
-import { BAND, defineRule, windowMs } from "./common.js";
+import { BAND, defineRuleConfig, windowMs } from "./common.js";
 
 /** `vault_share_price`: its defaults and its own keys. */
-export const vaultSharePrice = defineRule(
+export const vaultSharePrice = defineRuleConfig(
   "vault_share_price",
   {
     unit: "fraction",

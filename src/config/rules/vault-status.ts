@@ -1,8 +1,8 @@
 // Config of the `vault_status` rule: a vault not live or with deposits paused.
-import { defineRule } from "./common.js";
+import { defineRuleConfig } from "./common.js";
 
 /** `vault_status`: its defaults and its own keys. */
-export const vaultStatus = defineRule(
+export const vaultStatus = defineRuleConfig(
   "vault_status",
   {
     unit: "unused",

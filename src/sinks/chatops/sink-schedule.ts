@@ -195,7 +195,7 @@ export function waitOrStop(
 }
 
 /** Backoff bounds of the retries (see CHATOPS_DEFAULT_POLICY). */
-export interface RetryPolicy {
+export interface SinkRetryPolicy {
   readonly baseDelayMs: number;
   readonly maxDelayMs: number;
   /** First delay after a 401/403/404/410 (a configuration error), doubled per failure up to `maxDelayMs`. */
@@ -209,11 +209,11 @@ export type RetryCause = Exclude<FinishedOutcome, { readonly kind: "ok" }> | { r
  * Delay before the next attempt: the server's Retry-After when it sent one, else exponential backoff over
  * `consecutiveFailures` (from `misconfiguredDelayMs` after a configuration error). `jitter` is in [0, 1).
  */
-export function retryDelayMs(
+export function sinkRetryDelayMs(
   cause: RetryCause,
   consecutiveFailures: number,
   jitter: number,
-  policy: RetryPolicy,
+  policy: SinkRetryPolicy,
 ): number {
   if (cause.kind === "retry" && cause.retryAfterMs !== undefined) return cause.retryAfterMs;
   const baseDelayMs = cause.kind === "misconfigured" ? policy.misconfiguredDelayMs : policy.baseDelayMs;
@@ -248,13 +248,13 @@ export function settleAttempt<E extends ScheduleEntry>(
   action: SendAction<E> | RefreshAction,
   outcome: DeliveryOutcome,
   facts: AttemptFacts,
-  policy: RetryPolicy,
+  policy: SinkRetryPolicy,
 ): { readonly state: ScheduleState; readonly outbox: OutboxStep<E> } {
   if (outcome.kind === "aborted") return { state, outbox: { kind: "none" } };
   const blockedUntilMs =
     outcome.kind === "ok"
       ? 0
-      : facts.nowMs + retryDelayMs(outcome, facts.consecutiveFailures, facts.jitter, policy);
+      : facts.nowMs + sinkRetryDelayMs(outcome, facts.consecutiveFailures, facts.jitter, policy);
   if (action.kind === "refresh") {
     const done = outcome.kind === "ok" || outcome.kind === "rejected";
     const lastRefreshAtMs = done ? action.atMs : state.lastRefreshAtMs;

@@ -16,11 +16,11 @@ import { createWaker, type Waker } from "./waker.js";
 import {
   decideNext,
   initialSchedule,
-  retryDelayMs,
+  sinkRetryDelayMs,
   settleAttempt,
   waitOrStop,
   type RefreshAction,
-  type RetryPolicy,
+  type SinkRetryPolicy,
   type ScheduleAction,
   type SchedulePolicy,
   type ScheduleState,
@@ -30,7 +30,7 @@ import {
 import type { AnyMessage } from "./types.js";
 
 /** Retry and sizing policy shared by every sink. */
-export interface WorkerPolicy extends RetryPolicy {
+export interface WorkerPolicy extends SinkRetryPolicy {
   readonly maxEntries: number;
   readonly maxDigestEntries: number;
 }
@@ -264,7 +264,7 @@ async function step(worker: Worker): Promise<ScheduleAction<Entry>> {
     const { health, options } = worker;
     const failures = health.consecutiveFailures + 1;
     return waitOrStop(
-      retryDelayMs({ kind: "loop_error" }, failures, options.random(), options.policy),
+      sinkRetryDelayMs({ kind: "loop_error" }, failures, options.random(), options.policy),
       viewOf(worker),
     );
   }

@@ -1,6 +1,7 @@
 // WebSocket protocol v1 (DESIGN §4): client messages described with zod schemas (their types too), with stable error codes.
 import { z } from "zod";
 import { SEVERITIES } from "../../domain/events.js";
+import { normalisePair } from "../../config/checks.js";
 
 /** Protocol version announced in `hello`. */
 export const PROTOCOL_VERSION = 1;
@@ -163,9 +164,6 @@ function knownNames(
   if (unknown !== undefined) return `unknown ${kind} ${describe(unknown)}`;
   return [...new Set(names.map(normalise))];
 }
-
-/** Pairs are matched upper-case ("btc/usd" means "BTC/USD"). */
-export const normalisePair = (pair: string): string => pair.toUpperCase();
 
 /** The `id` of a message that will not be handled (rate limited), so its error frame can still echo it. */
 export function peekRequestId(text: string): RequestId {

@@ -5,7 +5,7 @@ import type { DeliveryOutcome } from "../../../src/sinks/chatops/delivery.js";
 import {
   decideNext,
   initialSchedule,
-  retryDelayMs,
+  sinkRetryDelayMs,
   settleAttempt,
   type AttemptFacts,
   type RefreshAction,
@@ -372,8 +372,8 @@ describe("settleAttempt", () => {
   });
 });
 
-describe("retryDelayMs", () => {
-  it.each<[string, Parameters<typeof retryDelayMs>[0], number, number]>([
+describe("sinkRetryDelayMs", () => {
+  it.each<[string, Parameters<typeof sinkRetryDelayMs>[0], number, number]>([
     [
       "Retry-After wins over the backoff",
       { kind: "retry", outcome: "rate_limited", retryAfterMs: 7_000 },
@@ -385,6 +385,6 @@ describe("retryDelayMs", () => {
     ["rejected: from baseDelayMs", { kind: "rejected", status: 400 }, 1, 750],
     ["the loop's own error: from baseDelayMs", { kind: "loop_error" }, 1, 750],
   ])("%s", (_name, cause, failures, delayMs) => {
-    expect(retryDelayMs(cause, failures, 0.5, RETRY)).toBe(delayMs);
+    expect(sinkRetryDelayMs(cause, failures, 0.5, RETRY)).toBe(delayMs);
   });
 });
