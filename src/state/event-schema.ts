@@ -1,6 +1,6 @@
 // The journaled events as read back from disk, described with zod: a line that parses as JSON is still untrusted.
 import { z } from "zod";
-import { RULE_KINDS, SEVERITIES, type JournaledEvent } from "../domain/events.js";
+import { RULE_KINDS, SEVERITIES, type AlertEvent, type JournaledEvent } from "../domain/events.js";
 
 /** An alert payload as announced (journal lines, a checkpoint's last announcement). */
 export const ALERT_PAYLOAD = z.object({
@@ -42,4 +42,9 @@ export function parseJournaledEvent(value: unknown): JournaledEvent | undefined 
   // an absent detail stays absent (the event type has no `detail: undefined`)
   const { detail, ...rest } = event;
   return detail === undefined ? rest : { ...rest, detail };
+}
+
+/** True when `value` is a complete alert event (an outbox payload read back from disk). */
+export function isAlertEvent(value: unknown): value is AlertEvent {
+  return parseJournaledEvent(value)?.type === "alert";
 }

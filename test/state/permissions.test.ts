@@ -6,7 +6,7 @@ import pino from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { AlertEvent } from "../../src/domain/events.js";
 import { openOutbox } from "../../src/sinks/chatops/outbox.js";
-import { isAlertEvent } from "../../src/sinks/chatops/payload.js";
+import { isAlertEvent } from "../../src/state/event-schema.js";
 import { openStateStore } from "../../src/state/state-store.js";
 import { makeEvent, nthAlert } from "../sinks/chatops/helpers.js";
 

@@ -9,7 +9,7 @@ import { createTokenBucket, type TokenBucket } from "../../token-bucket.js";
 import type { Timers } from "../../http-client.js";
 import { deliver, hostOf, outcomeLabel, type DeliveryOutcome } from "./delivery.js";
 import { openOutbox, type Outbox, type OutboxEntry } from "./outbox.js";
-import { isAlertEvent } from "./payload.js";
+import { isAlertEvent } from "../../state/event-schema.js";
 import { endpointUrl, renderFor, supportsDigest } from "./render.js";
 import { createSinkHealth, type SinkHealth } from "./sink-health.js";
 import { createWaker, type Waker } from "./waker.js";

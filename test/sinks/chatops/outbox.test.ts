@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { AlertEvent } from "../../../src/domain/events.js";
 import { openOutbox, type DeadLetterReason } from "../../../src/sinks/chatops/outbox.js";
-import { isAlertEvent } from "../../../src/sinks/chatops/payload.js";
+import { isAlertEvent } from "../../../src/state/event-schema.js";
 import { captureLogger, makeEvent, nthAlert } from "./helpers.js";
 
 let dir: string;
