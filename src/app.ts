@@ -13,6 +13,8 @@ import { activeAlerts, exportAlertState, type MonitorState } from "./domain/moni
 import { alertLink, externalBaseUrl } from "./http/external-url.js";
 import { createAccessPolicy } from "./http/access.js";
 import { createHttpServer, listen } from "./http/server.js";
+import { apiRoutes } from "./http/api/index.js";
+import { createApiRouter } from "./http/api/router.js";
 import { componentLogger } from "./logger.js";
 import { createMetrics, type Metrics } from "./metrics.js";
 import { createEventHub, type EventHub, type EventSource } from "./pipeline/event-hub.js";
@@ -296,6 +298,11 @@ async function openPort(app: Daemon, hub: EventHub): Promise<number> {
     metricsToken: config.server.metricsToken,
     maxConnections: config.server.maxConnections,
     nowMs: deps.nowMs,
+    api: createApiRouter({
+      routes: apiRoutes({ version: VERSION, nowMs: deps.nowMs }),
+      access,
+      token: () => app.config.server.token,
+    }),
   });
   app.httpServer = httpServer;
   app.ws = createWsServer({

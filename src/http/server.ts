@@ -1,4 +1,4 @@
-// The daemon's HTTP endpoints: /healthz (alive), /readyz (ready to serve), /metrics (Prometheus text); GET and HEAD.
+// The daemon's HTTP endpoints: /healthz (alive), /readyz (ready to serve), /metrics (Prometheus text), and the /api/v1 routes.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import type { Logger } from "pino";
@@ -9,6 +9,8 @@ import { redactUrl } from "../config/redact.js";
 import { createBurstLog } from "../log-burst.js";
 import { createTokenCheck, presentedToken } from "../sinks/ws/auth.js";
 import type { AccessPolicy } from "./access.js";
+import type { ApiHandler } from "./api/router.js";
+import { API_PREFIX } from "./api/openapi.js";
 
 export interface HttpServerOptions {
   readonly metrics: Metrics;
@@ -22,6 +24,8 @@ export interface HttpServerOptions {
   readonly maxConnections: number;
   /** Clock of the /metrics render cache. */
   readonly nowMs: () => number;
+  /** The operator API under /api/v1/ (absent: those paths answer 404 like any unknown one). */
+  readonly api?: ApiHandler;
 }
 
 /**
@@ -152,6 +156,8 @@ async function route(
 ): Promise<void> {
   const url = new URL(request.url ?? "/", "http://localhost");
   const path = url.pathname;
+  if (options.api !== undefined && path.startsWith(`${API_PREFIX}/`))
+    return options.api(request, response, url);
   const known = path === "/healthz" || path === "/readyz" || path === "/metrics";
   if (!known) return sendJson(response, 404, { error: "not_found", path });
   // HEAD is GET without the body (node's ServerResponse drops it): health probes use HEAD

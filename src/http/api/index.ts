@@ -1,0 +1,25 @@
+// The operator API's routes, assembled from each area's file, and the OpenAPI route that documents them all.
+import { z } from "zod";
+import { openApiDocument } from "./openapi.js";
+import { defineRoute, type AnyApiRoute } from "./route.js";
+
+/** What the API's routes read from the running daemon; each area adds the parts it needs. */
+export interface ApiDeps {
+  readonly version: string;
+  readonly nowMs: () => number;
+}
+
+/** Every route of the API, the OpenAPI document's own included. */
+export function apiRoutes(deps: ApiDeps): readonly AnyApiRoute[] {
+  const routes: AnyApiRoute[] = [];
+  const openapi = defineRoute({
+    method: "GET",
+    path: "/openapi.json",
+    summary: "This API's OpenAPI 3.1 document, generated from the schemas the handlers validate with.",
+    tag: "meta",
+    responses: { 200: { description: "the OpenAPI document", schema: z.record(z.string(), z.unknown()) } },
+    handle: () => ({ status: 200, body: openApiDocument(routes, deps.version) }),
+  });
+  routes.push(openapi);
+  return routes;
+}
