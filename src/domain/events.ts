@@ -40,6 +40,11 @@ export interface AlertPayload {
   readonly endsAt: string | null;
   readonly reason: AlertReason;
   readonly context: AlertContext;
+  /**
+   * Ids of the silences (and active maintenance windows, `maintenance:<name>`) that keep this transition from
+   * chat-ops sinks; absent when none. On a resolve: present when the alert's firing was never notified.
+   */
+  readonly silencedBy?: readonly string[];
 }
 
 /**
@@ -57,7 +62,15 @@ export interface AlertEvent {
   readonly alert: AlertPayload;
 }
 
-export type LifecyclePhase = "started" | "config_reloaded" | "stopping";
+/** Lifecycle events: the daemon's own phases and the silences' (created, expired early or by time). */
+export const LIFECYCLE_PHASES = [
+  "started",
+  "config_reloaded",
+  "stopping",
+  "silence_created",
+  "silence_expired",
+] as const;
+export type LifecyclePhase = (typeof LIFECYCLE_PHASES)[number];
 
 export interface LifecycleEvent {
   readonly type: "lifecycle";

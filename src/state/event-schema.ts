@@ -1,9 +1,16 @@
 // The journaled events as read back from disk, described with zod: a line that parses as JSON is still untrusted.
 import { z } from "zod";
-import { RULE_KINDS, SEVERITIES, type AlertEvent, type JournaledEvent } from "../domain/events.js";
+import {
+  LIFECYCLE_PHASES,
+  RULE_KINDS,
+  SEVERITIES,
+  type AlertEvent,
+  type AlertPayload,
+  type JournaledEvent,
+} from "../domain/events.js";
 
-/** An alert payload as announced (journal lines, a checkpoint's last announcement). */
-export const ALERT_PAYLOAD = z.object({
+/** The fields of an alert payload as JSON (the API documents its answers with it). */
+export const ALERT_PAYLOAD_JSON = z.object({
   fingerprint: z.string(),
   status: z.enum(["firing", "resolved"]),
   rule: z.enum(RULE_KINDS),
@@ -16,6 +23,13 @@ export const ALERT_PAYLOAD = z.object({
   endsAt: z.string().nullable(),
   reason: z.enum(["first", "repeat", "resolved"]),
   context: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()])),
+  silencedBy: z.array(z.string()).optional(),
+});
+
+/** An alert payload as announced (journal lines, a checkpoint's last announcement): an absent `silencedBy` stays absent. */
+export const ALERT_PAYLOAD = ALERT_PAYLOAD_JSON.transform((parsed): AlertPayload => {
+  const { silencedBy, ...rest } = parsed;
+  return silencedBy === undefined ? rest : { ...rest, silencedBy };
 });
 
 const SEQ = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
@@ -26,7 +40,7 @@ const JOURNALED_EVENT = z.discriminatedUnion("type", [
   z.object({
     type: z.literal("lifecycle"),
     seq: SEQ,
-    event: z.enum(["started", "config_reloaded", "stopping"]),
+    event: z.enum(LIFECYCLE_PHASES),
     at: z.string(),
     version: z.string(),
     detail: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
