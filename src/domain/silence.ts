@@ -122,3 +122,31 @@ export function matcherOperator(
 }
 
 const NO_IDS: readonly string[] = Object.freeze([]);
+
+/**
+ * Parse one matcher in amtool's text form: `pair=BTC/USD`, `rule!=stale_price`, `pair=~"BTC/.*"`, `severity!~info`
+ * (the value may be double-quoted JSON). Returns the matcher or a reason it is not one.
+ */
+export function parseMatcher(text: string): SilenceMatcher | { readonly problem: string } {
+  const match = /^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(=~|!~|!=|=)\s*(.*?)\s*$/u.exec(text);
+  if (match === null)
+    return { problem: `"${text}" is not a matcher: use name=value, name!=value, name=~regex or name!~regex` };
+  const [, name = "", operator = "=", raw = ""] = match;
+  let value = raw;
+  if (raw.startsWith('"')) {
+    try {
+      value = JSON.parse(raw) as string;
+    } catch {
+      return { problem: `"${text}": the quoted value is not a valid JSON string` };
+    }
+    if (typeof value !== "string") return { problem: `"${text}": the quoted value is not a string` };
+  }
+  const matcher = { name, value, isRegex: operator.endsWith("~"), isEqual: !operator.startsWith("!") };
+  if (matcher.isRegex)
+    try {
+      compileMatcherRegex(value);
+    } catch (error) {
+      return { problem: `"${text}": not a valid regular expression (${(error as Error).message})` };
+    }
+  return matcher;
+}
