@@ -33,6 +33,8 @@ import { resolveScenario } from "./simulator/scenario.js";
 import { createChatOpsSinks, type ChatOpsSinks } from "./sinks/chatops/index.js";
 import { startLogSink } from "./sinks/log-sink.js";
 import { createWsServer, type WsServer } from "./sinks/ws/server.js";
+import { createSilencer, type Silencer } from "./pipeline/silencer.js";
+import { silenceFilePath } from "./state/silence-file.js";
 import type { ProcessIdentity } from "./state/lock-file.js";
 import { firingAlertsOfRule, firingSinkErrors } from "./state/sink-errors.js";
 import { openStateStore, type StateStore } from "./state/state-store.js";
@@ -105,6 +107,7 @@ interface Daemon {
   config: AppConfig;
   knownRules: ReadonlySet<string>;
   store: StateStore | undefined;
+  silencer: Silencer | undefined;
   hub: EventHub | undefined;
   simulator: RunningSimulator | undefined;
   dispatcher: Dispatcher | undefined;
@@ -147,6 +150,7 @@ export function createApp(deps: AppDeps): App {
     config: deps.config,
     knownRules: ruleNames(deps.config),
     store: undefined,
+    silencer: undefined,
     hub: undefined,
     simulator: undefined,
     dispatcher: undefined,
@@ -179,6 +183,11 @@ export function createApp(deps: AppDeps): App {
     stop: (deadlineMs) => stopApp(app, deadlineMs),
     reload: (next) => reloadApp(app, next),
   };
+}
+
+function requireSilencer(app: Daemon): Silencer {
+  if (app.silencer === undefined) throw new Error("app not started");
+  return app.silencer;
 }
 
 function requireHub(app: Daemon): EventHub {
@@ -217,6 +226,8 @@ async function startApp(app: Daemon): Promise<{ readonly port: number }> {
   const port = await openPort(app, restored.hub);
   const { client, dispatcher } = await connectUpstream(app, clock.simClock);
   await startSinks(app, restored, dispatcher);
+  // muting re-checked now (silences that ended while the daemon was down re-announce what they held back)
+  requireSilencer(app).start(restored.hub);
   startPipeline(app, restored, client, clock.nowMs);
   startPeriodicTasks(app, restored.hub);
   restored.hub.publishLifecycle("started", {
@@ -264,6 +275,13 @@ function openState(app: Daemon, marketNowMs: () => number): Restored {
   const { recovered } = store;
   const engineState = restoreEngineState(recovered);
   const { journal } = recovered;
+  // silences are the operators' wall-clock time, like the sinks they quiet (not the simulated market's)
+  const silencer = createSilencer({
+    path: silenceFilePath(config.state.dir),
+    nowMs: deps.nowMs,
+    logger: app.log("silences"),
+  });
+  app.silencer = silencer;
   const hub = createEventHub({
     journal,
     nowMs: marketNowMs,
@@ -271,12 +289,14 @@ function openState(app: Daemon, marketNowMs: () => number): Restored {
     persist: store.persistEvent.bind(store),
     externalLabels: () => app.config.alerts.externalLabels,
     onAlert: ({ rule, status, reason }) => metrics.alertTransitions.inc({ rule, status, reason }),
+    silencing: (alert) => silencer.silencing(alert),
   });
   app.hub = hub;
   metrics.bind({
     activeAlerts: () => hub.activeAlerts(),
     journalSize: () => journal.size,
     ready: () => readiness(app).ready,
+    silenceStates: () => silencer.list().map((silence) => silence.status.state),
   });
   // sink_error alerts come from the sinks, not the engine: restore them from the journal so the
   // sink resolves its own on recovery; one whose sink is gone from the config resolves in startSinks
@@ -299,7 +319,7 @@ async function openPort(app: Daemon, hub: EventHub): Promise<number> {
     maxConnections: config.server.maxConnections,
     nowMs: deps.nowMs,
     api: createApiRouter({
-      routes: apiRoutes({ version: VERSION, nowMs: deps.nowMs }),
+      routes: apiRoutes({ version: VERSION, nowMs: deps.nowMs, silencer: requireSilencer(app) }),
       access,
       token: () => app.config.server.token,
     }),
@@ -476,6 +496,7 @@ async function stopApp(app: Daemon, deadlineMs: number): Promise<StopReport> {
   app.started = false;
   for (const timer of app.timers.splice(0)) clearInterval(timer);
   app.loopMonitor?.stop();
+  app.silencer?.stop();
   await step("pipeline", () => app.runner?.stop());
   await step("chatops", () => app.chatops?.stop(remaining()));
   await step("ws", () => app.ws?.close(Math.min(remaining(), 2_000)));

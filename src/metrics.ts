@@ -1,6 +1,7 @@
 // Every Prometheus metric the daemon exports, created on one injected registry (no global default registry).
 import { Counter, Gauge, Histogram, collectDefaultMetrics, type Registry } from "prom-client";
 import { RULE_KINDS, SEVERITIES, type AlertPayload } from "./domain/events.js";
+import type { SilenceState } from "./domain/silence.js";
 import { VERSION } from "./version.js";
 
 /** State the daemon owns that some metrics read at scrape time (bound once the app has started). */
@@ -11,6 +12,8 @@ export interface MetricSources {
   journalSize(): number;
   /** The app's readiness verdict (what /readyz answers). */
   ready(): boolean;
+  /** The state of every silence and maintenance window (absent: none exported). */
+  silenceStates?(): readonly SilenceState[];
 }
 
 /**
@@ -60,6 +63,10 @@ export interface Metrics {
   readonly sinkDeadLetters: Counter<"sink">;
   readonly sinkDigests: Counter<"sink">;
   readonly sinkDeliveryDuration: Histogram<"sink">;
+  /** Alert transitions a silence or maintenance window kept from a sink. */
+  readonly sinkSilenced: Counter<"sink">;
+  /** Silences and maintenance windows by state (read at scrape time). */
+  readonly silences: Gauge<"state">;
   // the daemon itself
   /** Samples that found the event loop stalled (lag above alerts.monitorStalled.thresholdMs). */
   readonly loopStalls: Counter;
@@ -95,6 +102,7 @@ export function createMetrics(
     ...alertingMetrics(registers, current),
     ...wsMetrics(registers),
     ...sinkMetrics(registers),
+    ...silenceMetrics(registers, current),
     ...daemonMetrics(registers, current),
   };
   metrics.buildInfo.set({ version: VERSION }, 1);
@@ -253,6 +261,31 @@ function wsMetrics(
       help: "HTTP requests and connections refused before routing, by reason (host, unauthorized, max_connections, pipelining).",
       labelNames: ["reason"],
       registers,
+    }),
+  };
+}
+
+/** What silences do: their count by state, and what they kept from the sinks. */
+function silenceMetrics(
+  registers: Registry[],
+  sources: () => MetricSources | undefined,
+): Pick<Metrics, "sinkSilenced" | "silences"> {
+  return {
+    sinkSilenced: new Counter({
+      name: "pragma_monitor_sink_silenced_total",
+      help: "Alert transitions a silence or maintenance window kept from each chat-ops sink.",
+      labelNames: ["sink"],
+      registers,
+    }),
+    silences: new Gauge({
+      name: "pragma_monitor_silences",
+      help: "Silences and maintenance windows, by state (active, pending, expired and still listed).",
+      labelNames: ["state"],
+      registers,
+      collect() {
+        for (const state of ["active", "pending", "expired"] as const) this.set({ state }, 0);
+        for (const state of sources()?.silenceStates?.() ?? []) this.inc({ state });
+      },
     }),
   };
 }

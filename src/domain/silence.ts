@@ -1,6 +1,9 @@
 // Silences with Alertmanager's semantics: label matchers (=, !=, =~, !~), a time range, and which alerts they mute.
 import type { AlertPayload } from "./events.js";
 
+/** The empty id list, shared (most alerts are muted by nothing). */
+const NO_IDS: readonly string[] = Object.freeze([]);
+
 /** One label matcher in Alertmanager's API v2 form: `isEqual` false negates, `isRegex` makes `value` an anchored regex. */
 export interface SilenceMatcher {
   readonly name: string;
@@ -104,7 +107,7 @@ export function silenceProblem(silence: Pick<Silence, "matchers" | "startsAt" | 
   const endsAtMs = Date.parse(silence.endsAt);
   if (Number.isNaN(startsAtMs)) return "startsAt: not a time";
   if (Number.isNaN(endsAtMs)) return "endsAt: not a time";
-  if (endsAtMs <= startsAtMs) return "endsAt: must be after startsAt";
+  if (endsAtMs < startsAtMs) return "endsAt: must not be before startsAt";
   return null;
 }
 
@@ -120,8 +123,6 @@ export function matcherOperator(
   if (matcher.isRegex) return matcher.isEqual ? "=~" : "!~";
   return matcher.isEqual ? "=" : "!=";
 }
-
-const NO_IDS: readonly string[] = Object.freeze([]);
 
 /**
  * Parse one matcher in amtool's text form: `pair=BTC/USD`, `rule!=stale_price`, `pair=~"BTC/.*"`, `severity!~info`
@@ -149,4 +150,47 @@ export function parseMatcher(text: string): SilenceMatcher | { readonly problem:
       return { problem: `"${text}": not a valid regular expression (${(error as Error).message})` };
     }
   return matcher;
+}
+
+/** What muting remembers of a firing alert: the silences on its latest announcement, and whether any was notified. */
+export interface MuteMemory {
+  readonly silencedBy: readonly string[];
+  readonly notified: boolean;
+}
+
+/**
+ * The `silencedBy` a transition carries and what to remember after it. A firing announcement is muted by the
+ * silences active now (`activeIds`); a resolve is muted only when no announcement of its firing was notified
+ * (a person who was paged hears that it resolved, even under a silence created since; one who was never
+ * paged hears nothing).
+ */
+export function muteTransition(
+  previous: MuteMemory | undefined,
+  status: "firing" | "resolved",
+  activeIds: readonly string[],
+): { readonly silencedBy: readonly string[]; readonly memory: MuteMemory | undefined } {
+  if (status === "resolved")
+    return {
+      silencedBy: previous !== undefined && !previous.notified ? previous.silencedBy : NO_IDS,
+      memory: undefined,
+    };
+  return {
+    silencedBy: activeIds,
+    memory: { silencedBy: activeIds, notified: previous?.notified === true || activeIds.length === 0 },
+  };
+}
+
+/** Whether two sorted id lists are equal. */
+export function sameIds(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((id, index) => id === b[index]);
+}
+
+/** Whether two matcher lists say the same, in any order. */
+export function sameMatchers(a: readonly SilenceMatcher[], b: readonly SilenceMatcher[]): boolean {
+  const key = (list: readonly SilenceMatcher[]): string =>
+    list
+      .map((m) => JSON.stringify([m.name, matcherOperator(m), m.value]))
+      .sort()
+      .join();
+  return a.length === b.length && key(a) === key(b);
 }

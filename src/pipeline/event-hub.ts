@@ -11,6 +11,7 @@ import type {
   LifecyclePhase,
   PriceTick,
 } from "../domain/events.js";
+import { muteTransition, type MuteMemory } from "../domain/silence.js";
 import type { Journal, Replay } from "../state/journal.js";
 
 /** Read side of the hub, what sinks (WebSocket, stdout, chat-ops) consume. */
@@ -57,13 +58,26 @@ export function createEventHub(options: {
    * Stamped here, where alerts leave the engine, so the journal, WebSocket, log and every sink see them.
    */
   readonly externalLabels?: () => AlertLabels;
+  /** Ids of the silences active now that mute `alert` (sorted; empty when none): stamped as `silencedBy`. */
+  readonly silencing?: (alert: AlertPayload) => readonly string[];
 }): EventHub {
   const { journal, nowMs, version, persist, onAlert } = options;
   const stamp = (alert: AlertPayload): AlertPayload =>
     options.externalLabels === undefined ? alert : withExternalLabels(alert, options.externalLabels());
   const subject = new Subject<BusEvent>();
   const active = new Map<string, AlertPayload>();
+  /** Muting of each firing alert (absent: never muted, notified): what its resolve carries. */
+  const mutes = new Map<string, MuteMemory>();
   const prices = new Map<string, PriceTick>();
+  const mute = (alert: AlertPayload): AlertPayload => {
+    const ids = alert.status === "firing" ? (options.silencing?.(alert) ?? []) : [];
+    const previous = mutes.get(alert.fingerprint);
+    const { silencedBy, memory } = muteTransition(previous, alert.status, ids);
+    if (memory === undefined || (memory.notified && memory.silencedBy.length === 0))
+      mutes.delete(alert.fingerprint);
+    else mutes.set(alert.fingerprint, memory);
+    return withSilencedBy(alert, silencedBy);
+  };
 
   const emit = <E extends JournaledEvent>(event: E): E => {
     persist?.(event);
@@ -79,7 +93,7 @@ export function createEventHub(options: {
     activeAlerts: () => [...active.values()],
     latestPrices: () => [...prices.values()],
     publishAlert(raw) {
-      const alert = stamp(raw);
+      const alert = mute(stamp(raw));
       if (alert.status === "firing") active.set(alert.fingerprint, alert);
       else active.delete(alert.fingerprint);
       const event = emit(journal.append({ type: "alert", alert }) as AlertEvent);
@@ -98,15 +112,54 @@ export function createEventHub(options: {
       prices.delete(targetId);
     },
     restoreActive(alerts) {
-      for (const alert of alerts) active.set(alert.fingerprint, stamp(alert));
+      // muting as the previous run published it: the journal holds every announcement, silencedBy included
+      const journaled = mutesOf(journal.entries());
+      for (const alert of alerts) {
+        const memory = journaled.get(alert.fingerprint);
+        active.set(alert.fingerprint, withSilencedBy(stamp(alert), memory?.silencedBy ?? []));
+        if (memory !== undefined && !(memory.notified && memory.silencedBy.length === 0))
+          mutes.set(alert.fingerprint, memory);
+      }
     },
     refreshActive(alerts) {
       // only fingerprints still firing here: a late refresh never brings back a resolved alert
-      for (const alert of alerts)
-        if (active.has(alert.fingerprint)) active.set(alert.fingerprint, stamp(alert));
+      for (const alert of alerts) {
+        const previous = active.get(alert.fingerprint);
+        if (previous !== undefined)
+          active.set(alert.fingerprint, withSilencedBy(stamp(alert), previous.silencedBy ?? []));
+      }
     },
     complete() {
       subject.complete();
     },
   };
+}
+
+/** `alert` carrying exactly `silencedBy` (absent when empty, as on every alert no silence touches). */
+function withSilencedBy(alert: AlertPayload, silencedBy: readonly string[]): AlertPayload {
+  if (silencedBy.length > 0) return { ...alert, silencedBy };
+  if (alert.silencedBy === undefined) return alert;
+  const { silencedBy: _dropped, ...rest } = alert;
+  return rest;
+}
+
+/**
+ * Muting of each alert still firing at the end of `events` (journal order): the silences on its latest
+ * announcement, and whether one of its announcements since it first fired went out unmuted.
+ */
+function mutesOf(events: readonly JournaledEvent[]): Map<string, MuteMemory> {
+  const memories = new Map<string, MuteMemory>();
+  for (const event of events) {
+    if (event.type !== "alert") continue;
+    const { fingerprint, status, reason } = event.alert;
+    if (status === "resolved") {
+      memories.delete(fingerprint);
+      continue;
+    }
+    // an announcement's silencedBy is the muting decided when it was published: replay that decision
+    const earlier = reason === "first" ? undefined : memories.get(fingerprint);
+    const { memory } = muteTransition(earlier, "firing", event.alert.silencedBy ?? []);
+    if (memory !== undefined) memories.set(fingerprint, memory);
+  }
+  return memories;
 }

@@ -2,9 +2,10 @@
 import { z } from "zod";
 import { openApiDocument } from "./openapi.js";
 import { defineRoute, type AnyApiRoute } from "./route.js";
+import { silenceRoutes, type SilenceApiDeps } from "./silences.js";
 
 /** What the API's routes read from the running daemon; each area adds the parts it needs. */
-export interface ApiDeps {
+export interface ApiDeps extends SilenceApiDeps {
   readonly version: string;
   readonly nowMs: () => number;
 }
@@ -20,6 +21,6 @@ export function apiRoutes(deps: ApiDeps): readonly AnyApiRoute[] {
     responses: { 200: { description: "the OpenAPI document", schema: z.record(z.string(), z.unknown()) } },
     handle: () => ({ status: 200, body: openApiDocument(routes, deps.version) }),
   });
-  routes.push(openapi);
+  routes.push(openapi, ...silenceRoutes(deps));
   return routes;
 }

@@ -238,7 +238,7 @@ async function startAdded(set: SinkSet, added: readonly SinkConfig[], failures: 
 
 /** Route one alert to every running sink. */
 function dispatch(set: SinkSet, event: AlertEvent): void {
-  for (const { sink, worker } of set.workers) dispatchTo(sink, worker, event);
+  for (const { sink, worker } of set.workers) dispatchTo(sink, worker, event, set.options.metrics);
 }
 
 /** Hold alerts published while workers are being (re)opened; the returned `release` dispatches them in order. */

@@ -7,9 +7,22 @@ import type { EventSource } from "../../pipeline/event-hub.js";
 import { routeAlert } from "./route.js";
 import type { SinkWorker } from "./sink-worker.js";
 
-/** Give `worker` the alert if `sink` routes it, else only advance its high-water mark (and stop re-sending it). */
-export function dispatchTo(sink: AlertSinkConfig, worker: SinkWorker, event: AlertEvent): void {
-  if (routeAlert(sink, event.alert)) return worker.enqueue(event);
+/**
+ * Give `worker` the alert if `sink` routes it, else only advance its high-water mark (and stop re-sending it).
+ * A transition a silence mutes (`silencedBy`) is not notified; the hub decided that once, for every sink.
+ */
+export function dispatchTo(
+  sink: AlertSinkConfig,
+  worker: SinkWorker,
+  event: AlertEvent,
+  metrics: Pick<Metrics, "sinkSilenced">,
+): void {
+  const routed = routeAlert(sink, event.alert);
+  if (routed && (event.alert.silencedBy?.length ?? 0) > 0) {
+    metrics.sinkSilenced.inc({ sink: sink.name });
+    return worker.skip(event.seq);
+  }
+  if (routed) return worker.enqueue(event);
   worker.skip(event.seq);
   if (event.alert.status === "resolved" && routeAlert({ ...sink, sendResolved: true }, event.alert))
     worker.forget(event.alert.fingerprint);
@@ -39,7 +52,7 @@ export function catchUp(
       continue;
     }
     if (routeAlert(sink, event.alert) && event.seq > worker.highWater) replayed++;
-    dispatchTo(sink, worker, event);
+    dispatchTo(sink, worker, event, metrics);
   }
   if (replayed > 0)
     logger.warn({ sink: sink.name, replayed }, "re-queued journaled alerts missing from the outbox");

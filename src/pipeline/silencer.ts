@@ -1,0 +1,262 @@
+// Silences at run time: the stored ones and the config's maintenance windows, what they mute, and the events
+// their changes cause (lifecycle events, and a re-announcement of each firing alert whose muting changed).
+import { randomUUID } from "node:crypto";
+import type { Logger } from "pino";
+import type { AlertPayload } from "../domain/events.js";
+import {
+  formatMatchers,
+  nextSilenceChangeMs,
+  sameIds,
+  silenceState,
+  silencingIds,
+  type Silence,
+  type SilenceState,
+} from "../domain/silence.js";
+import {
+  expireSilence,
+  pruneSilences,
+  putSilence,
+  type SilenceChange,
+  type SilenceInput,
+  type SilenceRefusal,
+} from "../domain/silence-set.js";
+import { readSilences, writeSilences } from "../state/silence-file.js";
+import type { EventHub } from "./event-hub.js";
+
+/** A silence as the API lists it: Alertmanager's gettable silence. */
+export interface SilenceView extends Silence {
+  readonly status: { readonly state: SilenceState };
+}
+
+/** What the silencer takes from the daemon; clock and timers injected. */
+export interface SilencerOptions {
+  /** The silences file (state.dir/silences.json). */
+  readonly path: string;
+  readonly nowMs: () => number;
+  readonly logger: Logger;
+  /** The config's maintenance windows as silences at `nowMs` (the occurrence active now, else the next). */
+  readonly maintenance?: (nowMs: number) => readonly Silence[];
+  readonly newId?: () => string;
+  readonly setTimer?: (callback: () => void, delayMs: number) => unknown;
+  readonly clearTimer?: (handle: unknown) => void;
+}
+
+/** The running silences. */
+export interface Silencer {
+  /** Ids of the silences and windows active now that mute `alert` (the hub's `silencing` hook). */
+  silencing(alert: AlertPayload): readonly string[];
+  /** Stored silences and maintenance windows with their state, live ones first. */
+  list(): readonly SilenceView[];
+  get(id: string): SilenceView | undefined;
+  /** Create or update (Alertmanager's POST); persisted before it returns. */
+  put(input: SilenceInput): SilenceChange | SilenceRefusal;
+  /** Expire early (Alertmanager's DELETE); a maintenance window cannot be expired. */
+  expire(id: string): SilenceChange | SilenceRefusal;
+  /** Publish through `hub` from now on, re-check muting now and whenever a silence starts or ends. */
+  start(hub: EventHub): void;
+  /** New maintenance windows (a config reload); muting is re-checked at once. */
+  setMaintenance(maintenance: (nowMs: number) => readonly Silence[]): void;
+  stop(): void;
+}
+
+/** Longest wait between checks, so a clock step or a missed timer is caught within a minute. */
+const MAX_CHECK_DELAY_MS = 60_000;
+/** Prefix of a maintenance window's silence id. */
+export const MAINTENANCE_ID_PREFIX = "maintenance:";
+
+/** The silencer's state, read and changed by the steps below. */
+interface Book {
+  readonly options: SilencerOptions;
+  readonly setTimer: (callback: () => void, delayMs: number) => unknown;
+  readonly clearTimer: (handle: unknown) => void;
+  stored: readonly Silence[];
+  maintenanceOf: (nowMs: number) => readonly Silence[];
+  /** The windows as silences at the last check (their current or next occurrence). */
+  windows: readonly Silence[];
+  hub: EventHub | undefined;
+  timer: unknown;
+  /** The state of each silence at the last check: a change of state is what the next check announces. */
+  states: Map<string, SilenceState>;
+}
+
+/** Load the stored silences and build the silencer (nothing is published until `start`). */
+export function createSilencer(options: SilencerOptions): Silencer {
+  const { nowMs, logger } = options;
+  const stored = pruneSilences(readSilences(options.path, nowMs(), logger), nowMs());
+  const maintenanceOf = options.maintenance ?? (() => []);
+  const windows = maintenanceOf(nowMs());
+  const book: Book = {
+    options,
+    setTimer: options.setTimer ?? ((callback, delayMs) => setTimeout(callback, delayMs).unref()),
+    clearTimer: options.clearTimer ?? ((handle) => clearTimeout(handle as NodeJS.Timeout)),
+    stored,
+    maintenanceOf,
+    windows,
+    hub: undefined,
+    timer: undefined,
+    states: statesOf([...stored, ...windows], nowMs()),
+  };
+  return {
+    silencing: (alert) => silencingIds(all(book), alert, nowMs()),
+    list: () => viewsOf(all(book), nowMs()),
+    get: (id) => viewsOf(all(book), nowMs()).find((view) => view.id === id),
+    put: (input) => put(book, input),
+    expire: (id) => expire(book, id),
+    start(hub) {
+      book.hub = hub;
+      check(book);
+    },
+    setMaintenance(maintenance) {
+      book.maintenanceOf = maintenance;
+      check(book);
+    },
+    stop() {
+      if (book.timer !== undefined) book.clearTimer(book.timer);
+      book.timer = undefined;
+      book.hub = undefined;
+    },
+  };
+}
+
+/** Stored silences and windows together. */
+function all(book: Book): readonly Silence[] {
+  return book.windows.length === 0 ? book.stored : [...book.stored, ...book.windows];
+}
+
+/** Write `silences` (atomically, before any answer) and hold them; false (logged) when the disk refused. */
+function persist(book: Book, silences: readonly Silence[]): boolean {
+  try {
+    writeSilences(book.options.path, silences);
+  } catch (error) {
+    book.options.logger.error({ err: error, path: book.options.path }, "could not write the silences file");
+    return false;
+  }
+  book.stored = silences;
+  return true;
+}
+
+/** The answer when the silences file cannot be written: nothing changed. */
+const NOT_SAVED: SilenceRefusal = {
+  status: 503,
+  error: "state_unwritable",
+  message: "the silence could not be saved in state.dir (see the daemon's log); nothing changed",
+};
+
+/** Create or update a silence: persist, announce, re-check muting. */
+function put(book: Book, input: SilenceInput): SilenceChange | SilenceRefusal {
+  if (input.id?.startsWith(MAINTENANCE_ID_PREFIX) === true) return maintenanceRefusal(input.id);
+  const { nowMs, newId } = book.options;
+  const change = putSilence(book.stored, input, nowMs(), newId ?? randomUUID);
+  if (!("silences" in change)) return change;
+  if (!persist(book, change.silences)) return NOT_SAVED;
+  if (change.replaced !== undefined) {
+    announce(book.hub, "silence_expired", change.replaced, "replaced");
+    book.states.set(change.replaced.id, "expired");
+  }
+  announce(
+    book.hub,
+    "silence_created",
+    change.silence,
+    change.replaced === undefined ? "created" : "updated",
+  );
+  book.states.set(change.silence.id, silenceState(change.silence, nowMs()));
+  check(book);
+  return change;
+}
+
+/** Expire a stored silence now: persist, announce, re-check muting. */
+function expire(book: Book, id: string): SilenceChange | SilenceRefusal {
+  if (id.startsWith(MAINTENANCE_ID_PREFIX)) return maintenanceRefusal(id);
+  const change = expireSilence(book.stored, id, book.options.nowMs());
+  if (!("silences" in change)) return change;
+  if (!persist(book, change.silences)) return NOT_SAVED;
+  announce(book.hub, "silence_expired", change.silence, "expired");
+  book.states.set(id, "expired");
+  check(book);
+  return change;
+}
+
+/** Announce what time changed, forget long-expired silences, re-mute firing alerts, and wait for the next change. */
+function check(book: Book): void {
+  if (book.timer !== undefined) book.clearTimer(book.timer);
+  book.timer = undefined;
+  const { hub } = book;
+  if (hub === undefined) return;
+  const now = book.options.nowMs();
+  book.windows = book.maintenanceOf(now);
+  const current = [...book.stored, ...book.windows];
+  announceStateChanges(hub, book.states, current, now);
+  book.states = statesOf(current, now);
+  const pruned = pruneSilences(book.stored, now);
+  if (pruned !== book.stored) persist(book, pruned);
+  remute(hub, all(book), now);
+  const next = nextSilenceChangeMs(current, now);
+  const delayMs = Math.min(MAX_CHECK_DELAY_MS, next === null ? MAX_CHECK_DELAY_MS : next - now);
+  book.timer = book.setTimer(() => check(book), Math.max(0, delayMs));
+}
+
+/** Re-announce each firing alert whose muting is not what the silences say now (the hub stamps the new one). */
+function remute(hub: EventHub, silences: readonly Silence[], nowMs: number): void {
+  for (const alert of hub.activeAlerts()) {
+    if (sameIds(alert.silencedBy ?? [], silencingIds(silences, alert, nowMs))) continue;
+    hub.publishAlert({ ...alert, reason: "repeat" });
+  }
+}
+
+/** Lifecycle events for silences whose state changed by time since the last check (windows start, silences end). */
+function announceStateChanges(
+  hub: EventHub,
+  before: ReadonlyMap<string, SilenceState>,
+  silences: readonly Silence[],
+  nowMs: number,
+): void {
+  for (const silence of silences) {
+    const was = before.get(silence.id);
+    const now = silenceState(silence, nowMs);
+    if (was === now) continue;
+    const window = silence.id.startsWith(MAINTENANCE_ID_PREFIX);
+    if (now === "expired" && was !== undefined) announce(hub, "silence_expired", silence, "ended");
+    else if (now === "active" && window) announce(hub, "silence_created", silence, "window_started");
+  }
+}
+
+/** Journal and publish one silence lifecycle event. */
+function announce(
+  hub: EventHub | undefined,
+  phase: "silence_created" | "silence_expired",
+  silence: Silence,
+  cause: string,
+): void {
+  hub?.publishLifecycle(phase, {
+    id: silence.id,
+    cause,
+    matchers: formatMatchers(silence.matchers),
+    startsAt: silence.startsAt,
+    endsAt: silence.endsAt,
+    createdBy: silence.createdBy,
+    comment: silence.comment,
+  });
+}
+
+function statesOf(silences: readonly Silence[], nowMs: number): Map<string, SilenceState> {
+  return new Map(silences.map((silence) => [silence.id, silenceState(silence, nowMs)]));
+}
+
+/** Silences with their state: active, then pending, then expired; each newest first. */
+function viewsOf(silences: readonly Silence[], nowMs: number): readonly SilenceView[] {
+  const rank: Readonly<Record<SilenceState, number>> = { active: 0, pending: 1, expired: 2 };
+  return silences
+    .map((silence) => ({ ...silence, status: { state: silenceState(silence, nowMs) } }))
+    .sort(
+      (a, b) =>
+        rank[a.status.state] - rank[b.status.state] || Date.parse(b.updatedAt) - Date.parse(a.updatedAt),
+    );
+}
+
+function maintenanceRefusal(id: string): SilenceRefusal {
+  return {
+    status: 409,
+    error: "maintenance_window",
+    message: `${id} is a maintenance window from the config: change it there and reload`,
+  };
+}

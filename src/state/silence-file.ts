@@ -1,0 +1,73 @@
+// The silences file (`silences.json` in state.dir): written atomically on every change, read back entry by entry.
+import { join } from "node:path";
+import type { Logger } from "pino";
+import { z } from "zod";
+import type { Silence } from "../domain/silence.js";
+import { silenceProblem } from "../domain/silence.js";
+import { quarantine, readJsonFile, writeFileAtomic } from "./atomic-file.js";
+
+/** The version this build writes and reads. */
+const SILENCE_FILE_VERSION = 1;
+
+/** One matcher as Alertmanager's API v2 writes it (`isEqual` defaults to true, as there). */
+export const SILENCE_MATCHER = z.object({
+  name: z
+    .string()
+    .min(1)
+    .max(128)
+    .describe("label name: rule, severity, pair, source, publisher, network, ..."),
+  value: z.string().max(1_024).describe("the value, or an anchored regular expression when isRegex"),
+  isRegex: z.boolean(),
+  isEqual: z.boolean().default(true).describe("false negates the matcher (!= or !~)"),
+});
+
+/** A stored silence. */
+export const SILENCE = z.object({
+  id: z.string().min(1).max(128),
+  matchers: z.array(SILENCE_MATCHER).min(1).max(32),
+  startsAt: z.iso.datetime({ offset: true }),
+  endsAt: z.iso.datetime({ offset: true }),
+  createdBy: z.string().max(256),
+  comment: z.string().max(4_096),
+  updatedAt: z.iso.datetime({ offset: true }),
+});
+
+const SILENCE_FILE = z.object({ version: z.literal(SILENCE_FILE_VERSION), silences: z.array(z.unknown()) });
+
+/** Where the silences of `stateDir` live. */
+export function silenceFilePath(stateDir: string): string {
+  return join(stateDir, "silences.json");
+}
+
+/**
+ * Read the silences; a damaged file is moved aside and a damaged entry dropped (each logged), so a bad write
+ * by hand never keeps the daemon from starting. Expired entries stay: the caller prunes.
+ */
+export function readSilences(path: string, nowMs: number, logger: Logger): readonly Silence[] {
+  const read = readJsonFile(path, nowMs);
+  if (read.kind === "missing") return [];
+  if (read.kind === "corrupt") {
+    logger.error({ movedTo: read.movedTo, reason: read.reason }, "silences file unreadable: moved aside");
+    return [];
+  }
+  const file = SILENCE_FILE.safeParse(read.value);
+  if (!file.success) {
+    const movedTo = quarantine(path, nowMs);
+    logger.error({ movedTo }, "silences file has an unknown format: moved aside");
+    return [];
+  }
+  const silences: Silence[] = [];
+  for (const [index, entry] of file.data.silences.entries()) {
+    const parsed = SILENCE.safeParse(entry);
+    // a stored silence passed these checks when it was created; one that fails them now was edited by hand
+    const problem = parsed.success ? silenceProblem(parsed.data) : parsed.error.issues[0]?.message;
+    if (parsed.success && problem === null) silences.push(parsed.data);
+    else logger.error({ index, reason: problem }, "silences file: dropped an invalid silence");
+  }
+  return silences;
+}
+
+/** Write every silence atomically (fsync'd before this returns: an answered POST survives kill -9). */
+export function writeSilences(path: string, silences: readonly Silence[]): void {
+  writeFileAtomic(path, `${JSON.stringify({ version: SILENCE_FILE_VERSION, silences })}\n`);
+}
