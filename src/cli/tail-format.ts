@@ -22,12 +22,15 @@ function alertLine(alert: AlertPayload, marker: string, color: boolean): string 
     .map(([key, value]) => `${clean(key)}=${/[\s"=]/.test(value) ? JSON.stringify(value) : clean(value)}`)
     .join(" ");
   const repeat = alert.reason === "repeat" ? " (repeat)" : "";
+  const silenced =
+    alert.silencedBy === undefined ? [] : [`[silenced by ${alert.silencedBy.map(clean).join(", ")}]`];
   return [
     paint(`${clean(at)} ${marker}`, ANSI.dim, color),
     paint(status, resolved ? ANSI.green : SEVERITY_COLOR[alert.severity], color),
     `${clean(alert.rule)}${repeat}`,
     ...(labels === "" ? [] : [labels]),
     `— ${clean(alert.summary)}`,
+    ...silenced,
   ].join(" ");
 }
 
@@ -41,9 +44,15 @@ export function formatActiveLine(alert: AlertPayload, options: { readonly color:
   return alertLine(alert, "active", options.color);
 }
 
-/** One line for a lifecycle event (daemon started, reloaded, stopping). */
+/** One line for a lifecycle event: the daemon started, reloaded or is stopping; a silence was created or expired. */
 export function formatLifecycleLine(event: LifecycleEvent, options: { readonly color: boolean }): string {
-  return `${paint(`${clean(event.at)} #${event.seq}`, ANSI.dim, options.color)} daemon ${event.event} (v${clean(event.version)})`;
+  const head = paint(`${clean(event.at)} #${event.seq}`, ANSI.dim, options.color);
+  const { detail } = event;
+  if (event.event !== "silence_created" && event.event !== "silence_expired")
+    return `${head} daemon ${event.event} (v${clean(event.version)})`;
+  const what = event.event === "silence_created" ? "silence created" : "silence expired";
+  const field = (key: string): string => clean(String(detail?.[key] ?? "?"));
+  return `${head} ${what} ${field("id")} ${field("matchers")} until ${field("endsAt")} by ${field("createdBy")} (${field("cause")}): ${field("comment")}`;
 }
 
 /** One line for a price tick. */

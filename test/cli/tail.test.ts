@@ -1,7 +1,7 @@
 // Tests of `pragma-monitor tail`: pure line formatting and argument parsing, and reconnect/resume against a real server.
 import { afterEach, describe, expect, it } from "vitest";
 import WebSocket, { WebSocketServer } from "ws";
-import type { AlertEvent } from "../../src/domain/events.js";
+import type { AlertEvent, LifecycleEvent } from "../../src/domain/events.js";
 import { createTailClient, resumeAfter, runTail, type TailOutput } from "../../src/cli/tail.js";
 import { parseTailArgs } from "../../src/cli/tail-args.js";
 import {
@@ -11,6 +11,7 @@ import {
   formatDuration,
   formatGapLine,
   formatIdleLine,
+  formatLifecycleLine,
   nextIdleNoticeMs,
 } from "../../src/cli/tail-format.js";
 import { alert, metricValue, startHarness, until, type Harness } from "../sinks/ws/harness.js";
@@ -44,6 +45,11 @@ describe("formatAlertLine", () => {
       ),
       '2026-11-22T10:00:03.120Z #1042 FIRING info price_change (repeat) vault="a b" — evil?[2Jsummary',
     ],
+    [
+      "a silenced alert with its silences",
+      event({}, { silencedBy: ["s-1", "maintenance:nightly"] }),
+      "2026-11-22T10:00:03.120Z #1042 FIRING warning price_change pair=BTC/USD market=offchain — BTC/USD moved +5.02% in 1min (threshold 2%) [silenced by s-1, maintenance:nightly]",
+    ],
   ])("renders %s without colour", (_name, input, line) => {
     expect(formatAlertLine(input, { color: false })).toBe(line);
   });
@@ -59,6 +65,41 @@ describe("formatAlertLine", () => {
     ],
   ])("colours %s", (_name, input, segment) => {
     expect(formatAlertLine(input, { color: true })).toContain(segment);
+  });
+
+  it.each<[string, LifecycleEvent, string]>([
+    [
+      "a daemon phase",
+      {
+        type: "lifecycle",
+        seq: 7,
+        event: "config_reloaded",
+        at: "2026-11-22T10:00:00.000Z",
+        version: "1.2.3",
+      },
+      "2026-11-22T10:00:00.000Z #7 daemon config_reloaded (v1.2.3)",
+    ],
+    [
+      "a silence created, with its matchers, end, author and comment",
+      {
+        type: "lifecycle",
+        seq: 8,
+        event: "silence_created",
+        at: "2026-11-22T10:00:00.000Z",
+        version: "1.2.3",
+        detail: {
+          id: "s-1",
+          cause: "created",
+          matchers: '{pair="BTC/USD"}',
+          endsAt: "2026-11-22T12:00:00.000Z",
+          createdBy: "ana",
+          comment: "upgrade\x1b",
+        },
+      },
+      '2026-11-22T10:00:00.000Z #8 silence created s-1 {pair="BTC/USD"} until 2026-11-22T12:00:00.000Z by ana (created): upgrade?',
+    ],
+  ])("renders the lifecycle event %s", (_name, input, line) => {
+    expect(formatLifecycleLine(input, { color: false })).toBe(line);
   });
 
   it("names the missed range in gap notices", () => {
