@@ -12,6 +12,7 @@ const ENDPOINTS = [
   "onchain",
   "publishers",
   "vault",
+  "multi_stream",
 ] as const satisfies readonly EndpointKind[];
 const PAIR_RE = /^[A-Z]+\/[A-Z]+$/;
 const NON_EMPTY = "must be a non-empty string";
@@ -77,6 +78,10 @@ const FAULT_SCHEMA = z.discriminatedUnion(
     }),
     z.strictObject({ kind: z.literal("malformed"), ...filters }),
     z.strictObject({ kind: z.literal("truncated"), ...filters }),
+    // SSE price stream faults (GET /node/v1/data/multi/stream): checked on every stream tick
+    z.strictObject({ kind: z.literal("streamStall"), pair: pair.exactOptional() }),
+    z.strictObject({ kind: z.literal("streamDisconnect") }),
+    z.strictObject({ kind: z.literal("streamMalformed") }),
     z.strictObject({ kind: z.literal("vaultPaused"), vault: name }),
     z.strictObject({
       kind: z.literal("vaultStatus"),

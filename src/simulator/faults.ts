@@ -31,6 +31,25 @@ export interface TransportEffects {
   readonly truncated: boolean;
 }
 
+/** Effects on the SSE price stream at one instant: pairs left out of events, connections cut, events broken. */
+export interface StreamEffects {
+  /** Every pair stalls (no events at all, keep-alive comments only). */
+  readonly stallAll: boolean;
+  /** Pairs left out of the price events. */
+  readonly stalledPairs: ReadonlySet<string>;
+  /** Open stream connections are closed, and new ones closed as soon as they open. */
+  readonly disconnect: boolean;
+  /** Each event's data is broken JSON. */
+  readonly malformed: boolean;
+}
+
+const NO_STREAM_EFFECTS: StreamEffects = {
+  stallAll: false,
+  stalledPairs: new Set(),
+  disconnect: false,
+  malformed: false,
+};
+
 const NO_TRANSPORT: TransportEffects = { latencyMs: 0, outage: null, malformed: false, truncated: false };
 
 /** Elapsed ms into the current activation of `entry` at `tMs`, or null when it is not active. */
@@ -166,6 +185,26 @@ export class FaultBook {
       if (matches(fault)) truncated = true;
     });
     return { latencyMs, outage, malformed, truncated };
+  }
+
+  /** Stream faults in force at `tMs` (stall of every pair or of some, disconnect, malformed events). */
+  stream(tMs: number): StreamEffects {
+    if (this.#entries.length === 0) return NO_STREAM_EFFECTS;
+    let stallAll = false;
+    const stalledPairs = new Set<string>();
+    let disconnect = false;
+    let malformed = false;
+    this.#eachActive("streamStall", tMs, (fault) => {
+      if (fault.pair === undefined) stallAll = true;
+      else stalledPairs.add(fault.pair);
+    });
+    this.#eachActive("streamDisconnect", tMs, () => {
+      disconnect = true;
+    });
+    this.#eachActive("streamMalformed", tMs, () => {
+      malformed = true;
+    });
+    return { stallAll, stalledPairs, disconnect, malformed };
   }
 
   /** Vault overrides: deposits paused and/or a forced status. */

@@ -15,7 +15,7 @@ import { fundingPage, hasFunding } from "./funding.js";
 import type { Market } from "./market.js";
 import { boolParam, enumParam, intParam, rangeParam, requiredString, type Params } from "./query.js";
 import { entryError, FUTURE_TIMESTAMP, jsonOk, type SimResponse } from "./responses.js";
-import { resolveRoute, routePrice, type OffchainSpec } from "./sources.js";
+import { resolveRoute, routePrice, type OffchainPrice, type OffchainSpec } from "./sources.js";
 
 /** Intervals the live server refuses per aggregation (pragma-api-facts.md). */
 const UNSUPPORTED: Readonly<Record<Aggregation, readonly Interval[]>> = {
@@ -82,13 +82,8 @@ export function handlePairPrice(market: Market, base: string, quote: string, par
   const { spec, atMs } = parsed;
   const realNowMs = market.clock.nowMs();
   const pairId = `${base}/${quote}`;
-  if (UNSUPPORTED[spec.aggregation].includes(parsed.interval)) {
-    return entryError(
-      400,
-      `Unsupported interval ${INTERVAL_VARIANT[parsed.interval]} for aggregation ${AGGREGATION_VARIANT[spec.aggregation]}`,
-      realNowMs,
-    );
-  }
+  const unsupported = unsupportedIntervalResponse(spec.aggregation, parsed.interval, realNowMs);
+  if (unsupported !== null) return unsupported;
   if (params.has("timestamp") && spec.aggregation !== "median") {
     return entryError(400, "Invalid timestamp: historical lookups require median aggregation", realNowMs);
   }
@@ -101,13 +96,32 @@ export function handlePairPrice(market: Market, base: string, quote: string, par
   }
   const price = routePrice(market, pairId, route, spec, atMs);
   if (price === null) return entryError(404, `Entry not found: ${pairId}`, realNowMs);
-  const body: WirePairPrice = {
+  return jsonOk(wirePairPrice(pairId, price, parsed.withComponents));
+}
+
+/** The 400 the live server answers for an interval it refuses with this aggregation, or null. */
+export function unsupportedIntervalResponse(
+  aggregation: Aggregation,
+  interval: Interval,
+  nowMs: number,
+): SimResponse | null {
+  if (!UNSUPPORTED[aggregation].includes(interval)) return null;
+  return entryError(
+    400,
+    `Unsupported interval ${INTERVAL_VARIANT[interval]} for aggregation ${AGGREGATION_VARIANT[aggregation]}`,
+    nowMs,
+  );
+}
+
+/** A priced pair in the live server's pair-price format (also each item of a stream event, so both agree). */
+export function wirePairPrice(pairId: string, price: OffchainPrice, withComponents: boolean): WirePairPrice {
+  return {
     num_sources_aggregated: price.numSources,
     pair_id: pairId,
     price: toHexPrice(price.price, 18),
     timestamp: price.timestampMs,
     decimals: 18,
-    components: parsed.withComponents
+    components: withComponents
       ? price.components.map((c) => ({
           source: c.source,
           price: toHexPrice(c.price, 18),
@@ -115,7 +129,6 @@ export function handlePairPrice(market: Market, base: string, quote: string, par
         }))
       : null,
   };
-  return jsonOk(body);
 }
 
 /**

@@ -5,6 +5,7 @@ import type { Market } from "./market.js";
 import { handleCandlestick, handleFundingHistory, handlePairPrice } from "./offchain-routes.js";
 import { handleOnchain, handlePublishers, handleVault } from "./onchain-routes.js";
 import { parseParams, QueryRejection } from "./query.js";
+import { MULTI_STREAM_PATH } from "./stream-routes.js";
 import { entryError, plainText, queryRejection, type SimResponse } from "./responses.js";
 
 /** A request matched to an endpoint; `pairId` is null for publishers and vault. */
@@ -38,6 +39,9 @@ function decode(segment: string): string | null {
 
 /** Match a path (without query) to an endpoint; null for unknown paths. */
 export function matchPath(path: string): Matched | null {
+  if (path === MULTI_STREAM_PATH) {
+    return { endpoint: "multi_stream", base: "", quote: "", pairId: null, vaultId: "", badSymbols: false };
+  }
   if (path === "/node/v1/onchain/publishers") {
     return { endpoint: "publishers", base: "", quote: "", pairId: null, vaultId: "", badSymbols: false };
   }
@@ -89,6 +93,9 @@ export function dispatch(
         return handlePublishers(market, params);
       case "vault":
         return handleVault(market, matched.vaultId, options.vaultEnvelope);
+      case "multi_stream":
+        // served by the server's stream sessions, never through a rendered response
+        return plainText(500, "the stream is not a rendered response");
     }
   } catch (error) {
     if (error instanceof QueryRejection) return queryRejection(error.message);

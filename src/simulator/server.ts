@@ -13,6 +13,8 @@ import { createMarket, floorToTick, type Market } from "./market.js";
 import { entryError, JSON_TYPE, TEXT_TYPE, type SimResponse } from "./responses.js";
 import { dispatch, matchPath, NOT_FOUND, type Matched } from "./routes.js";
 import type { Scenario } from "./scenario.js";
+import { parseStreamRequest } from "./stream-routes.js";
+import { createStreamSessions, type StreamSessions } from "./stream-sessions.js";
 
 /** Options of startSimulator; everything has a default. */
 export interface SimulatorOptions {
@@ -26,6 +28,8 @@ export interface SimulatorOptions {
   readonly pairs?: readonly PairDef[];
   readonly publishers?: readonly PublisherDef[];
   readonly vaults?: readonly VaultDef[];
+  /** Gap between the price stream's keep-alive comments (default 30 s, as the live server). */
+  readonly streamKeepAliveMs?: number;
 }
 
 /** A listening simulator. */
@@ -47,6 +51,9 @@ interface Rendered {
 }
 
 const CACHE_LIMIT = 4_096;
+const MAX_HEADER_BYTES = 65_536;
+/** Endpoints that require `x-api-key` when keys are configured. */
+const KEYED_ENDPOINTS: ReadonlySet<string> = new Set(["pair_price", "candlestick", "multi_stream"]);
 const CONTROL_BODY_LIMIT_BYTES = 65_536;
 
 function render(response: SimResponse): Rendered {
@@ -87,8 +94,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
   const apiKeys = new Set(options.apiKeys ?? []);
   const refuseControl = createControlGuard(options.host ?? "127.0.0.1", apiKeys);
   const respond = createResponder(market, book, clock, { vaultEnvelope: scenario?.vaultEnvelope ?? false });
+  const streams = createStreamSessions(market, book, options.streamKeepAliveMs);
 
-  const server = createServer((req, res) => {
+  // a stream of many pairs has a long query string: allow 64 KiB of request head (Node's default is 16 KiB)
+  const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
     const url = req.url ?? "/";
     const queryAt = url.indexOf("?");
     const path = queryAt === -1 ? url : url.slice(0, queryAt);
@@ -103,11 +112,12 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
         ),
       );
     }
-    if (apiKeys.size > 0 && (matched.endpoint === "pair_price" || matched.endpoint === "candlestick")) {
+    if (apiKeys.size > 0 && KEYED_ENDPOINTS.has(matched.endpoint)) {
       const key = req.headers["x-api-key"];
       if (typeof key !== "string" || !apiKeys.has(key)) return send(res, render(unauthorized(clock.nowMs())));
     }
     const transport = book.transport(matched.endpoint, matched.pairId, clock.nowMs());
+    if (matched.endpoint === "multi_stream") return serveStream(market, streams, res, search, transport);
     if (transport.latencyMs > 0) {
       setTimeout(
         () => write(res, respond(url, path, search, matched, transport), transport),
@@ -135,6 +145,22 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
         server.closeAllConnections();
       }),
   };
+}
+
+/** The price stream: an outage or a refused query as an HTTP answer, else an SSE session (after any latency). */
+function serveStream(
+  market: Market,
+  streams: StreamSessions,
+  res: ServerResponse,
+  search: string,
+  transport: TransportEffects,
+): void {
+  const nowMs = market.clock.nowMs();
+  if (transport.outage !== null) return send(res, render(outageResponse(transport.outage, nowMs)));
+  const plan = parseStreamRequest(market, search);
+  if ("status" in plan) return send(res, render(plan));
+  if (transport.latencyMs > 0) setTimeout(() => streams.open(res, plan), transport.latencyMs);
+  else streams.open(res, plan);
 }
 
 /** The spec's 401 body for a missing or unknown `x-api-key`. */

@@ -94,5 +94,6 @@ export type RequestObserver = (sample: {
   readonly errorCode: string | null;
 }) => void;
 
+/** The upstream endpoints, as metric labels and fault filters name them (`multi_stream`: the SSE price stream). */
 export type EndpointName =
-  "pair_price" | "candlestick" | "funding_rates" | "onchain" | "publishers" | "vault";
+  "pair_price" | "candlestick" | "funding_rates" | "onchain" | "publishers" | "vault" | "multi_stream";
