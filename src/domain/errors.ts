@@ -7,6 +7,10 @@ export type PmErrorCode =
   | "PM_ERR_UPSTREAM_TIMEOUT"
   | "PM_ERR_UPSTREAM_NETWORK"
   | "PM_ERR_UPSTREAM_DECODE"
+  /** The SSE price stream refused the request (its error event) or was closed by the server. */
+  | "PM_ERR_UPSTREAM_STREAM"
+  /** The SSE price stream sent no price of a pair within its stale window. */
+  | "PM_ERR_UPSTREAM_STREAM_STALE"
   | "PM_ERR_ABORTED"
   | "PM_ERR_CONFIG"
   | "PM_ERR_STATE"

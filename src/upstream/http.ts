@@ -131,7 +131,7 @@ async function attemptOnce<T>(
 }
 
 /** The PM_ERR_UPSTREAM_HTTP error of a non-2xx response; retryable when isTransientHttpFailure says so. */
-function httpError(
+export function httpError(
   endpoint: EndpointName,
   status: number,
   text: string,
@@ -159,7 +159,7 @@ function abortedError(endpoint: EndpointName, reason: unknown): PmError {
 }
 
 /** Any other failure: a PmError passes through, the rest is a (retryable) network error. */
-function asPmError(endpoint: EndpointName, error: unknown): PmError {
+export function asPmError(endpoint: EndpointName, error: unknown): PmError {
   if (error instanceof PmError) return error;
   const code = typeof error === "object" && error !== null && "code" in error ? String(error.code) : "";
   const message = error instanceof Error ? error.message : String(error);

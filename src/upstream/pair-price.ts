@@ -159,8 +159,8 @@ function decodeComponents(
 }
 const NO_COMPONENTS: readonly PriceComponent[] = Object.freeze([]);
 
-/** The pair-price decoder proper; FieldErrors are turned into PmErrors by decodePairPrice. */
-function decodePairPriceFields(value: unknown, onSkip: SkippedItemObserver | undefined): PairPrice {
+/** The pair-price decoder proper (also each item of a stream event); throws a FieldError, which decodePairPrice turns into a PmError. */
+export function decodePairPriceFields(value: unknown, onSkip: SkippedItemObserver | undefined): PairPrice {
   const o = asObject(value, "body");
   const decimals = readDecimals(o, "decimals");
   return new DecodedPairPrice(
