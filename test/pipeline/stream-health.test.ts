@@ -1,0 +1,107 @@
+// The stream/poll decision of a streamed target (pure, virtual time) and the one-observation-per-timestamp rule.
+import { describe, expect, it } from "vitest";
+import { ScaledPrice } from "../../src/domain/price.js";
+import type { PairPrice } from "../../src/domain/types.js";
+import { fedPrice, isRepeatedPrice, type FedPrice } from "../../src/pipeline/price-dedup.js";
+import {
+  initialStreamHealth,
+  stepStreamHealth,
+  type StreamHealth,
+  type StreamHealthInput,
+} from "../../src/pipeline/stream-health.js";
+
+const POLICY = { staleAfterMs: 3_000, recoverEvents: 3 };
+const stream = (lastPriceAtMs: number): StreamHealth => ({ mode: "stream", lastPriceAtMs });
+const poll = (lastPriceAtMs: number, freshInRow: number): StreamHealth => ({
+  mode: "poll",
+  lastPriceAtMs,
+  freshInRow,
+});
+const price = (atMs: number): StreamHealthInput => ({ kind: "price", atMs });
+const check = (atMs: number): StreamHealthInput => ({ kind: "check", atMs });
+const down = (atMs: number): StreamHealthInput => ({ kind: "down", atMs });
+
+describe("stepStreamHealth", () => {
+  it.each<[string, StreamHealth, StreamHealthInput, StreamHealth]>([
+    ["a price keeps the stream trusted", stream(0), price(1_000), stream(1_000)],
+    ["a check within the window changes nothing", stream(1_000), check(4_000), stream(1_000)],
+    ["a check past the window falls back to polls", stream(1_000), check(4_001), poll(1_000, 0)],
+    ["a down connection falls back at once", stream(1_000), down(1_500), poll(1_000, 0)],
+    ["a first price after a gap starts the count", poll(1_000, 0), price(9_000), poll(9_000, 1)],
+    ["a fresh price adds to the count", poll(9_000, 1), price(10_000), poll(10_000, 2)],
+    ["the last fresh price needed trusts the stream again", poll(10_000, 2), price(11_000), stream(11_000)],
+    ["a gap restarts the count", poll(10_000, 2), price(13_001), poll(13_001, 1)],
+    ["a stale check restarts the count", poll(10_000, 2), check(13_001), poll(10_000, 0)],
+    ["a down connection restarts the count", poll(10_000, 2), down(10_500), poll(10_000, 0)],
+    [
+      "a stale check while polling with no count is the same state",
+      poll(1_000, 0),
+      check(9_000),
+      poll(1_000, 0),
+    ],
+  ])("%s", (_, state, input, expected) => {
+    expect(stepStreamHealth(state, input, POLICY)).toEqual(expected);
+  });
+
+  it("walks a stall and a recovery on a 1 s stream (virtual time)", () => {
+    let state = initialStreamHealth(0);
+    const modes: string[] = [];
+    const feed = (input: StreamHealthInput): void => {
+      state = stepStreamHealth(state, input, POLICY);
+      modes.push(state.mode);
+    };
+    for (let t = 1_000; t <= 3_000; t += 1_000) feed(price(t)); // streaming
+    for (let t = 3_500; t <= 7_500; t += 500) feed(check(t)); // stalled: stale after 6 000
+    feed(price(20_000));
+    feed(price(21_000));
+    feed(check(21_500));
+    feed(price(22_000));
+    expect(modes.join(" ")).toBe(
+      "stream stream stream stream stream stream stream stream stream poll poll poll poll poll poll stream",
+    );
+  });
+});
+
+const pairPrice = (timestampMs: number, components: number): PairPrice => ({
+  pairId: "BTC/USD",
+  price: new ScaledPrice(1n, 0),
+  numSources: 3,
+  timestampMs,
+  components: Array.from({ length: components }, () => ({
+    source: "S",
+    price: new ScaledPrice(1n, 0),
+    timestampMs,
+  })),
+});
+
+describe("isRepeatedPrice", () => {
+  it.each<[string, FedPrice | null, PairPrice, boolean]>([
+    ["nothing fed yet", null, pairPrice(1_000, 0), false],
+    ["a newer price", { timestampMs: 1_000, withComponents: false }, pairPrice(2_000, 0), false],
+    [
+      "the same timestamp again (stream and poll)",
+      { timestampMs: 1_000, withComponents: false },
+      pairPrice(1_000, 0),
+      true,
+    ],
+    ["an older price", { timestampMs: 2_000, withComponents: true }, pairPrice(1_000, 3), true],
+    [
+      "the same timestamp adding components",
+      { timestampMs: 1_000, withComponents: false },
+      pairPrice(1_000, 3),
+      false,
+    ],
+    [
+      "the same timestamp with components twice",
+      { timestampMs: 1_000, withComponents: true },
+      pairPrice(1_000, 3),
+      true,
+    ],
+  ])("%s → %s", (_, last, next, repeated) => {
+    expect(isRepeatedPrice(last, next)).toBe(repeated);
+  });
+
+  it("records what was fed", () => {
+    expect(fedPrice(pairPrice(5, 2))).toEqual({ timestampMs: 5, withComponents: true });
+  });
+});
