@@ -18,7 +18,11 @@ import { createApiRouter } from "./http/api/router.js";
 import { componentLogger } from "./logger.js";
 import { createMetrics, type Metrics } from "./metrics.js";
 import { createEventHub, type EventHub, type EventSource } from "./pipeline/event-hub.js";
-import { createMonitorRunner, type MonitorRunner } from "./pipeline/monitor-runner.js";
+import {
+  createMonitorRunner,
+  type MonitorRunner,
+  type MonitorRunnerDeps,
+} from "./pipeline/monitor-runner.js";
 import {
   decideReadiness,
   decideSelfHealth,
@@ -45,6 +49,7 @@ import {
   stallEndedByRestart,
 } from "./app-restore.js";
 import { createDispatcher, createPragmaClient } from "./upstream/client.js";
+import { multiStream$, streamReconnectBackoff } from "./upstream/multi-stream-client.js";
 import type { SkippedItem } from "./upstream/decode.js";
 import { createSkippedItemLog } from "./upstream/skip-log.js";
 import { adaptationNotes } from "./config/notes.js";
@@ -228,7 +233,7 @@ async function startApp(app: Daemon): Promise<{ readonly port: number }> {
   await startSinks(app, restored, dispatcher);
   // muting re-checked now (silences that ended while the daemon was down re-announce what they held back)
   requireSilencer(app).start(restored.hub);
-  startPipeline(app, restored, client, clock.nowMs);
+  startPipeline(app, restored, client, clock.nowMs, streamSettings(app, dispatcher));
   startPeriodicTasks(app, restored.hub);
   restored.hub.publishLifecycle("started", {
     port,
@@ -343,6 +348,35 @@ async function openPort(app: Daemon, hub: EventHub): Promise<number> {
   return port;
 }
 
+/** How `transport: stream` targets reach the SSE stream: multiStream$ on the shared pool, judged by `upstream.stream`. */
+function streamSettings(app: Daemon, dispatcher: Dispatcher): MonitorRunnerDeps["stream"] {
+  const { config, deps, metrics } = app;
+  const { stream, apiKey, timeoutMs, transport } = config.upstream;
+  const baseUrl = app.upstreamUrl;
+  const onSkippedItem = createSkippedItemHandler(metrics, app.log("upstream"), deps.nowMs);
+  return {
+    defaultTransport: transport,
+    staleIntervals: stream.staleIntervals,
+    recoverEvents: stream.recoverEvents,
+    maxPairsPerConnection: stream.maxPairsPerConnection,
+    componentsPeriodMs: stream.componentsPeriodMs,
+    open: (pairs, interval, silenceMs) =>
+      multiStream$({
+        baseUrl,
+        ...(apiKey === "" ? {} : { apiKey }),
+        dispatcher,
+        pairs,
+        interval,
+        historicalPrices: stream.historicalPrices,
+        connectTimeoutMs: timeoutMs,
+        silenceMs,
+        reconnect: streamReconnectBackoff(stream.maxReconnectDelayMs),
+        random: deps.random,
+        onSkippedItem,
+      }),
+  };
+}
+
 /** Upstream: the embedded simulator or a real base URL, one keep-alive pool for everything. */
 async function connectUpstream(
   app: Daemon,
@@ -411,6 +445,7 @@ function startPipeline(
   restored: Restored,
   client: PragmaClient,
   marketNowMs: () => number,
+  stream: MonitorRunnerDeps["stream"],
 ): void {
   const { config, deps, metrics } = app;
   const { hub } = restored;
@@ -439,12 +474,13 @@ function startPipeline(
       random: deps.random,
       pollTimeoutMs,
       holdingVerdicts: () => app.loopMonitor?.holding() ?? false,
+      ...(stream === undefined ? {} : { stream }),
     },
     restored.engineState,
   );
   app.runner = runner;
   runner.update(config.monitors, config.rules);
-  for (const note of adaptationNotes(config.monitors))
+  for (const note of adaptationNotes(config.monitors, config.upstream.transport))
     app.log("monitors").info({ note }, "request adapted to upstream rules");
 }
 

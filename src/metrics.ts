@@ -43,6 +43,12 @@ export interface Metrics {
   readonly upstreamRequests: Counter<"endpoint" | "status">;
   readonly upstreamSkippedItems: Counter<"endpoint">;
   readonly targets: Gauge<"kind">;
+  // the SSE price stream
+  readonly streamConnections: Gauge<"interval">;
+  readonly streamEvents: Counter<"interval" | "kind">;
+  readonly streamReconnects: Counter<"interval" | "code">;
+  readonly streamFallbacks: Counter<"interval">;
+  readonly streamTargets: Gauge<"mode">;
   // alerting
   readonly targetLastSuccess: Gauge<"target">;
   readonly alertsFiring: Gauge<"rule" | "severity">;
@@ -99,6 +105,7 @@ export function createMetrics(
       sources = next;
     },
     ...upstreamMetrics(registers),
+    ...streamMetrics(registers),
     ...alertingMetrics(registers, current),
     ...wsMetrics(registers),
     ...sinkMetrics(registers),
@@ -154,6 +161,47 @@ function upstreamMetrics(
       name: "pragma_monitor_targets",
       help: "Monitored targets by kind.",
       labelNames: ["kind"],
+      registers,
+    }),
+  };
+}
+
+/** The SSE price stream's metrics: connections, events, reconnections and fallbacks to polling. */
+function streamMetrics(
+  registers: Registry[],
+): Pick<
+  Metrics,
+  "streamConnections" | "streamEvents" | "streamReconnects" | "streamFallbacks" | "streamTargets"
+> {
+  return {
+    streamConnections: new Gauge({
+      name: "pragma_monitor_stream_connections",
+      help: "Open SSE price-stream connections, by stream interval.",
+      labelNames: ["interval"],
+      registers,
+    }),
+    streamEvents: new Counter({
+      name: "pragma_monitor_stream_events_total",
+      help: "SSE price-stream messages received, by interval and kind (prices|historical|keepalive).",
+      labelNames: ["interval", "kind"],
+      registers,
+    }),
+    streamReconnects: new Counter({
+      name: "pragma_monitor_stream_reconnects_total",
+      help: "SSE price-stream connections lost and reopened, by interval and error code.",
+      labelNames: ["interval", "code"],
+      registers,
+    }),
+    streamFallbacks: new Counter({
+      name: "pragma_monitor_stream_fallbacks_total",
+      help: "Streamed targets that fell back to polling (stream stale or down), by interval.",
+      labelNames: ["interval"],
+      registers,
+    }),
+    streamTargets: new Gauge({
+      name: "pragma_monitor_stream_targets",
+      help: "Streamed targets by where their prices come from now (stream|poll).",
+      labelNames: ["mode"],
       registers,
     }),
   };

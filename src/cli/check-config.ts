@@ -40,7 +40,8 @@ export function runCheckConfig(argv: readonly string[], io: CheckConfigIo): numb
       ...(args.value.configFile === undefined ? {} : { configFile: args.value.configFile }),
     });
     io.stdout(`${JSON.stringify(loaded.redacted(), null, 2)}\n`);
-    for (const note of adaptationNotes(loaded.config.monitors)) io.stderr(`note: ${note}\n`);
+    for (const note of adaptationNotes(loaded.config.monitors, loaded.config.upstream.transport))
+      io.stderr(`note: ${note}\n`);
     for (const warning of configWarnings(loaded.config))
       io.stderr(`warning: ${warning.key}: ${warning.reason}\n`);
     io.stderr(`configuration OK (${loaded.sources.join(" < ")})\n`);

@@ -93,6 +93,14 @@ export function oneOf<const T extends readonly [string, ...string[]]>(
   return withDefault(schema, o, shown);
 }
 
+/** One of a fixed set of strings, or null (the default: "unset", with a meaning the doc gives). */
+export function nullableOneOf<const T extends readonly [string, ...string[]]>(values: T, o: Documented) {
+  const expected = expecting(`null or one of ${values.join(", ")}`);
+  const error = (issue: { readonly input?: unknown }) =>
+    `${expected(issue)}${didYouMean(issue.input, values)}`;
+  return documented(z.enum(values, { error }).nullable().default(null), o, "null");
+}
+
 /** A string matching `pattern` (`expected` names the shape in messages), optionally normalised. */
 export function text(
   o: Documented & {

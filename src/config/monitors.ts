@@ -2,6 +2,7 @@
 import type { z } from "zod";
 import { AGGREGATIONS, ENTRY_TYPES, INTERVALS, NETWORKS, PUBLISHER_TYPES } from "../domain/types.js";
 import {
+  TRANSPORTS,
   expiryReason,
   onchainAggregationReason,
   unsupportedIntervalReason,
@@ -9,7 +10,7 @@ import {
 import { ID_PATTERN, normalisePair, PAIR_PATTERN } from "./checks.js";
 import { parseArray, parseAt, reportDuplicates } from "./elements.js";
 import type { ConfigProblem } from "./problems.js";
-import { element, int, nullableText, oneOf, text } from "./fields.js";
+import { element, int, nullableOneOf, nullableText, oneOf, text } from "./fields.js";
 
 const DAY_MS = 86_400_000;
 /** Any date or date-time: the exact form upstream accepts is checked by expiryReason, with its own message. */
@@ -43,6 +44,9 @@ const offchainShape = {
     expected: "a date-time YYYY-MM-DDTHH:MM:SS or null",
   }),
   periodMs: periodMs(1_000),
+  transport: nullableOneOf(TRANSPORTS, {
+    doc: "How this pair's prices arrive: poll (GET /data every periodMs) or stream (the SSE connection of its interval; spot median only, other entries poll and check-config says why); null: upstream.transport.",
+  }),
 };
 
 /** `monitors.offchain[]`: GET /node/v1/data per pair, with the combinations upstream refuses rejected. */
@@ -117,7 +121,7 @@ const monitor = <T>(
 
 /** Every `monitors.*` array, in documentation order. */
 export const MONITOR_ARRAYS = {
-  offchain: monitor(offchainShape, offchain, (m) => JSON.stringify({ ...m, periodMs: 0 })),
+  offchain: monitor(offchainShape, offchain, (m) => JSON.stringify({ ...m, periodMs: 0, transport: null })),
   onchain: monitor(onchainShape, onchain, (m) => `${m.pair}|${m.network}|${m.aggregation}`),
   publishers: monitor(publishersShape, element(publishersShape), (m) => `${m.network}|${m.publisherType}`),
   funding: monitor(fundingShape, element(fundingShape), (m) => `${m.pair}|${m.source}`),

@@ -24,6 +24,56 @@ export const upstreamSchema = {
   }),
   timeoutMs: intKey("Per-request timeout (ms).", "PM_UPSTREAM_TIMEOUT_MS", 5_000, 100, 120_000),
   connections: intKey("Keep-alive connections to the API.", "PM_UPSTREAM_CONNECTIONS", 16, 1, 1_024),
+  transport: key<"poll" | "stream">({
+    doc: 'How off-chain prices arrive by default: "poll" (GET /data per pair every periodMs) or "stream" (one Server-Sent Events connection per interval carrying every streamed pair; spot median entries only, the others poll). Overridden per monitor by monitors.offchain[].transport.',
+    format: ["poll", "stream"],
+    default: "poll",
+    env: "PM_UPSTREAM_TRANSPORT",
+  }),
+  stream: {
+    staleIntervals: intKey(
+      "A streamed pair whose price has not come for this many stream intervals (at least 2 s) is stale: its polls take over until the stream delivers it again.",
+      "PM_UPSTREAM_STREAM_STALE_INTERVALS",
+      3,
+      2,
+      100,
+    ),
+    recoverEvents: intKey(
+      "Events in a row (each within the stale window of the previous one) a pair must receive over the stream before its polls stop again.",
+      "PM_UPSTREAM_STREAM_RECOVER_EVENTS",
+      3,
+      1,
+      100,
+    ),
+    historicalPrices: intKey(
+      "Prices per pair the stream sends first (`historical_prices`); they fill price history like warm-up.",
+      "PM_UPSTREAM_STREAM_HISTORICAL_PRICES",
+      50,
+      0,
+      1_000,
+    ),
+    componentsPeriodMs: intKey(
+      "Poll period (ms) of a streamed target whose rules read components (component_deviation): the stream carries none.",
+      "PM_UPSTREAM_STREAM_COMPONENTS_PERIOD_MS",
+      60_000,
+      1_000,
+      86_400_000,
+    ),
+    maxReconnectDelayMs: intKey(
+      "Longest wait (ms) before reopening a failed stream connection (the wait doubles from 500 ms, jittered).",
+      "PM_UPSTREAM_STREAM_MAX_RECONNECT_DELAY_MS",
+      30_000,
+      500,
+      600_000,
+    ),
+    maxPairsPerConnection: intKey(
+      "Pairs per stream connection (a longer list opens more connections, so no URL grows past what servers accept).",
+      "PM_UPSTREAM_STREAM_MAX_PAIRS_PER_CONNECTION",
+      500,
+      1,
+      2_000,
+    ),
+  },
   retry: {
     maxAttempts: intKey(
       "Attempts per poll including the first (1 = no retry).",

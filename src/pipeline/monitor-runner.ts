@@ -13,12 +13,17 @@ import {
 } from "../domain/monitor.js";
 import type { TargetHealth, TargetReadiness } from "../domain/readiness.js";
 import { definitionOf, type RuleConfig } from "../domain/rules/index.js";
-import type { TargetSpec } from "../domain/types.js";
+import type { Result } from "../domain/errors.js";
+import type { PairPrice, TargetSpec } from "../domain/types.js";
+import type { Transport } from "../upstream/server-rules.js";
 import type { Metrics } from "../metrics.js";
 import type { PragmaClient } from "../upstream/types.js";
 import type { EventHub } from "./event-hub.js";
 import { coalescingClock, type PollClock } from "./coalescing-clock.js";
 import { poll$, type PollOutcome } from "./poll.js";
+import { fedPrice, isRepeatedPrice, type FedPrice } from "./price-dedup.js";
+import { createStreamFeed, type StreamFeed, type StreamSettings } from "./stream-feed.js";
+import { streamHooks, stopStreamedPoll, updateStreams } from "./streamed-targets.js";
 import { endpointOf, fetchTarget, planTargets, type TargetPlan } from "./targets.js";
 import { canWarmUp, warmUpHistory } from "./warmup.js";
 
@@ -42,6 +47,12 @@ export interface MonitorRunnerDeps {
   readonly holdingVerdicts?: () => boolean;
   /** Wall clock for the last-success metric (the market clock may run faster with a fast simulator). */
   readonly wallNowMs?: () => number;
+  /** The SSE price stream, when configured: how `transport: stream` targets get their prices. Absent: everything polls. */
+  readonly stream?: StreamSettings & {
+    readonly defaultTransport: Transport;
+    /** Poll period of a streamed target whose rules read components (the stream carries none). */
+    readonly componentsPeriodMs: number;
+  };
 }
 
 /** The running pipeline: reconfigurable without restarting unaffected targets. */
@@ -57,16 +68,26 @@ export interface MonitorRunner {
   stop(): void;
 }
 
-interface RunningTarget {
+/** One running target (exported for streamed-targets.ts, which drives the streamed ones). */
+export interface RunningTarget {
   readonly plan: TargetPlan;
   readonly subscription: Subscription;
   health: TargetHealth;
   everSucceeded: boolean;
   failures: number;
+  /** Set for a streamed target: where its prices come from now, its poll (fallback or components), what it last fed. */
+  streamed: StreamedTarget | null;
+}
+
+/** A streamed target's polls: none, the fallback (at its period) or the component poll (slower). */
+export interface StreamedTarget {
+  mode: "stream" | "poll";
+  poll: { readonly kind: "fallback" | "components"; readonly subscription: Subscription } | null;
+  lastFed: FedPrice | null;
 }
 
 /** What the runner's steps share: its dependencies, the running targets, and the current state, rules and monitors config. */
-interface Runner {
+export interface Runner {
   readonly deps: MonitorRunnerDeps;
   readonly running: Map<string, RunningTarget>;
   readonly pollClock: (slotMs: number) => PollClock;
@@ -75,6 +96,7 @@ interface Runner {
   state: MonitorState;
   rules: readonly RuleConfig[];
   monitors: MonitorsConfig | undefined;
+  streams: StreamFeed | null;
 }
 
 /** Start the pipeline on an initial (possibly restored) engine state. */
@@ -89,7 +111,16 @@ export function createMonitorRunner(deps: MonitorRunnerDeps, initialState: Monit
     state: initialState,
     rules: [],
     monitors: undefined,
+    streams: null,
   };
+  if (deps.stream !== undefined) {
+    runner.streams = createStreamFeed(deps.stream, streamHooks(runner), {
+      nowMs: deps.nowMs,
+      metrics: deps.metrics,
+      logger: deps.logger,
+      scheduler,
+    });
+  }
   const tickSubscription = interval(deps.tickMs ?? 1_000, scheduler).subscribe(() => {
     // right after a stall every age includes it: no time-driven verdict until the hold ends
     if (!runner.holding()) publish(runner, tick(runner.state, runner.rules, deps.nowMs()));
@@ -103,6 +134,7 @@ export function createMonitorRunner(deps: MonitorRunnerDeps, initialState: Monit
     targetIds: () => [...runner.running.keys()],
     stop() {
       tickSubscription.unsubscribe();
+      runner.streams?.stop();
       for (const target of runner.running.values()) target.subscription.unsubscribe();
       runner.running.clear();
     },
@@ -123,7 +155,7 @@ function pollClocks(scheduler: SchedulerLike): (slotMs: number) => PollClock {
 }
 
 /** Take an evaluation's state and publish its transitions. */
-function publish(runner: Runner, evaluation: Evaluation): void {
+export function publish(runner: Runner, evaluation: Evaluation): void {
   runner.state = evaluation.state;
   for (const transition of evaluation.transitions) runner.deps.hub.publishAlert(transition);
 }
@@ -133,7 +165,7 @@ function update(runner: Runner, monitors: MonitorsConfig, rules: readonly RuleCo
   const { deps, running } = runner;
   runner.monitors = monitors;
   runner.rules = rules;
-  const plans = planTargets(monitors);
+  const plans = planTargets(monitors, deps.stream?.defaultTransport ?? "poll");
   const wanted = new Map(plans.map((plan) => [plan.spec.id, plan]));
   for (const [id, target] of running) {
     const plan = wanted.get(id);
@@ -146,6 +178,7 @@ function update(runner: Runner, monitors: MonitorsConfig, rules: readonly RuleCo
     }
   }
   for (const plan of plans) if (!running.has(plan.spec.id)) startTarget(runner, plan);
+  updateStreams(runner);
   const specs = plans.map((plan) => plan.spec);
   publish(runner, retainTargets(runner.state, new Set(wanted.keys()), rules, deps.nowMs(), specs));
   exportTargetCounts(deps.metrics, specs);
@@ -168,29 +201,40 @@ function exportTargetCounts(metrics: Metrics, specs: readonly TargetSpec[]): voi
   for (const [kind, count] of Object.entries(perKind)) metrics.targets.set({ kind }, count);
 }
 
-/** Start polling one target (and warm its history up when a windowed rule needs it). */
+/** Start one target: its polls, or its place on the stream (and warm its history up when a windowed rule needs it). */
 function startTarget(runner: Runner, plan: TargetPlan): void {
-  const { deps, monitors } = runner;
   const target: RunningTarget = {
     plan,
     subscription: new Subscription(),
     health: { kind: "waiting" },
     everSucceeded: false,
     failures: 0,
+    streamed:
+      plan.transport === "stream" && runner.streams !== null
+        ? { mode: "stream", poll: null, lastFed: null }
+        : null,
   };
+  runner.running.set(plan.spec.id, target);
+  warmUp(runner, target);
+  if (target.streamed === null) target.subscription.add(startPoll(runner, target, plan.periodMs));
+  else target.subscription.add(() => stopStreamedPoll(target));
+}
+
+/** Poll a target every `periodMs`, each outcome fed through onOutcome. */
+export function startPoll(runner: Runner, target: RunningTarget, periodMs: number): Subscription {
+  const { deps, monitors } = runner;
+  const plan = target.plan;
   const poll = poll$((signal) => fetchTarget(deps.client, plan.spec, signal, deps.nowMs()), {
-    periodMs: plan.periodMs,
+    periodMs,
     jitter: monitors?.jitter ?? 0,
     spreadMs: monitors?.spreadMs ?? 10_000,
-    maxBackoffMs: Math.max(plan.periodMs, monitors?.maxBackoffMs ?? 60_000),
+    maxBackoffMs: Math.max(periodMs, monitors?.maxBackoffMs ?? 60_000),
     timeoutMs: deps.pollTimeoutMs,
     random: deps.random,
     // coalescing never moves a poll by more than 5 % of its period
-    scheduler: runner.pollClock(Math.min(monitors?.coalesceMs ?? 0, Math.floor(plan.periodMs / 10))),
+    scheduler: runner.pollClock(Math.min(monitors?.coalesceMs ?? 0, Math.floor(periodMs / 10))),
   });
-  runner.running.set(plan.spec.id, target);
-  warmUp(runner, target);
-  target.subscription.add(poll.subscribe((outcome) => onOutcome(runner, target, outcome)));
+  return poll.subscribe((outcome) => onOutcome(runner, target, outcome));
 }
 
 /** Fill an off-chain target's history from candles when warm-up is on and a rule keeps history for it. */
@@ -216,13 +260,25 @@ function warmUp(runner: Runner, target: RunningTarget): void {
 
 /** One poll outcome: metrics, logs and health, then the domain (unless a failure overlapped the daemon's own stall). */
 function onOutcome(runner: Runner, target: RunningTarget, outcome: PollOutcome<unknown>): void {
-  const { deps } = runner;
   const held = runner.holding();
   recordOutcome(runner, target, outcome);
   // a failure while verdicts are held overlapped the daemon's own stall (a timeout, most likely): not counted
   if (held && !outcome.ok) return;
+  feed(runner, target, outcome);
+}
+
+/** Fold a result into the domain and publish its transitions and price tick; a streamed target's repeated price is dropped. */
+export function feed(runner: Runner, target: RunningTarget, result: Result<unknown>): void {
+  const { deps } = runner;
+  const streamed = target.streamed;
+  if (streamed !== null && result.ok) {
+    // the stream and a poll may deliver the same price: one observation per price timestamp
+    const price = result.value as PairPrice;
+    if (isRepeatedPrice(streamed.lastFed, price)) return;
+    streamed.lastFed = fedPrice(price);
+  }
   const observedAtMs = deps.nowMs();
-  const observation = toObservation(target.plan.spec, outcome, observedAtMs);
+  const observation = toObservation(target.plan.spec, result, observedAtMs);
   publish(runner, observe(runner.state, observation, runner.rules, observedAtMs));
   publishPriceTick(deps.hub, observation);
 }
@@ -243,18 +299,21 @@ function recordOutcome(runner: Runner, target: RunningTarget, outcome: PollOutco
     logger.info({ target: spec.id, failures: target.failures }, "poll recovered");
   }
   target.failures = outcome.ok ? 0 : outcome.consecutiveFailures;
-  if (outcome.ok) {
-    target.everSucceeded = true;
-    target.health = { kind: "ok" };
-    metrics.targetLastSuccess.set({ target: spec.id }, runner.wallNowMs() / 1000);
-    return;
-  }
+  if (outcome.ok) return recordSuccess(runner, target);
   target.health = {
     kind: "failing",
     code: outcome.error.code,
     consecutiveFailures: outcome.consecutiveFailures,
     everSucceeded: target.everSucceeded,
   };
+}
+
+/** A target delivered data (a poll or the stream): healthy, with its last-success time. */
+export function recordSuccess(runner: Runner, target: RunningTarget): void {
+  target.failures = 0;
+  target.everSucceeded = true;
+  target.health = { kind: "ok" };
+  runner.deps.metrics.targetLastSuccess.set({ target: target.plan.spec.id }, runner.wallNowMs() / 1000);
 }
 
 /** A live price for `prices` subscribers: off-chain prices, and on-chain ones whose decimals are known. */
@@ -292,8 +351,8 @@ function publishPriceTick(hub: EventHub, observation: Observation): void {
   }
 }
 
-/** Wrap a poll outcome as the domain observation of its target kind. */
-function toObservation(spec: TargetSpec, outcome: PollOutcome<unknown>, observedAtMs: number): Observation {
+/** Wrap a poll outcome (or a streamed result) as the domain observation of its target kind. */
+function toObservation(spec: TargetSpec, outcome: Result<unknown>, observedAtMs: number): Observation {
   const result = outcome.ok
     ? { ok: true as const, value: outcome.value }
     : { ok: false as const, error: outcome.error };

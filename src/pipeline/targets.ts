@@ -3,23 +3,36 @@ import type { MonitorsConfig } from "../config/types.js";
 import type { FundingRate, TargetSpec } from "../domain/types.js";
 import type { PragmaClient } from "../upstream/types.js";
 import type { EndpointName } from "../upstream/types.js";
-import { componentsSupported } from "../upstream/server-rules.js";
+import { offchainTransport } from "../config/notes.js";
+import { componentsSupported, type Transport } from "../upstream/server-rules.js";
 
-/** A target to poll: what to fetch, how often, and a key that changes whenever its stream must restart. */
+/** A target to poll (or stream): what to fetch, how often, how, and a key that changes whenever its stream must restart. */
 export interface TargetPlan {
   readonly spec: TargetSpec;
   readonly periodMs: number;
+  /** Off-chain spot medians may stream; everything else polls. */
+  readonly transport: Transport;
   readonly key: string;
 }
 
 /** Build the deduplicated list of targets the config asks for; identical entries share one target (one request). */
-export function planTargets(monitors: MonitorsConfig): readonly TargetPlan[] {
+export function planTargets(
+  monitors: MonitorsConfig,
+  defaultTransport: Transport = "poll",
+): readonly TargetPlan[] {
   const plans = new Map<string, TargetPlan>();
-  const add = (spec: TargetSpec, periodMs: number): void => {
+  const add = (spec: TargetSpec, periodMs: number, transport: Transport = "poll"): void => {
     const existing = plans.get(spec.id);
-    // two identical monitors at different periods: poll at the faster one
-    if (existing !== undefined && existing.periodMs <= periodMs) return;
-    plans.set(spec.id, { spec, periodMs, key: `${spec.id}@${periodMs}` });
+    // two identical monitors at different periods: poll at the faster one (and stream if either asks to)
+    if (existing !== undefined && existing.periodMs <= periodMs && existing.transport === transport) return;
+    const merged = existing?.transport === "stream" ? "stream" : transport;
+    const fastestMs = Math.min(periodMs, existing?.periodMs ?? periodMs);
+    plans.set(spec.id, {
+      spec,
+      periodMs: fastestMs,
+      transport: merged,
+      key: `${spec.id}@${fastestMs}/${merged}`,
+    });
   };
   for (const m of monitors.offchain) {
     const expiry = m.entryType === "future" ? m.expiry : null;
@@ -35,6 +48,7 @@ export function planTargets(monitors: MonitorsConfig): readonly TargetPlan[] {
         expiry,
       },
       m.periodMs,
+      offchainTransport(m, defaultTransport).transport,
     );
   }
   for (const m of monitors.onchain) {

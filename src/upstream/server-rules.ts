@@ -61,3 +61,19 @@ export function expiryReason(expiry: string): string | null {
   const hint = Number.isFinite(ms) ? ` (in UTC: "${new Date(ms).toISOString().slice(0, 19)}")` : "";
   return `upstream accepts only YYYY-MM-DDTHH:MM:SS in UTC, without zone or fraction (else 400 Invalid expiry)${hint}`;
 }
+
+/** How an off-chain target's prices arrive: polled from /data, or pushed over the multi-pair SSE stream. */
+export const TRANSPORTS = ["poll", "stream"] as const;
+export type Transport = (typeof TRANSPORTS)[number];
+
+/**
+ * Why the live server's SSE stream cannot carry an off-chain entry, or null when it can: the stream sends
+ * spot medians only (no entry type parameter), refuses twap, routing and timestamps with its error event,
+ * and has no `5min` median (the same 400 as /data).
+ */
+export function streamRefusalReason(entryType: EntryType, aggregation: Aggregation): string | null {
+  if (aggregation !== "median")
+    return `the SSE stream serves median only (upstream sends its error event for ${aggregation})`;
+  if (entryType !== "spot") return `the SSE stream serves spot entries only, not ${entryType}`;
+  return null;
+}

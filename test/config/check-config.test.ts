@@ -211,4 +211,38 @@ describe("check-config and the live server's stricter rules", () => {
       "note: monitors.offchain[1]: BTC/USD future median is not warmed from candles",
     );
   });
+
+  it("says why each monitor that asks to stream is polled instead, and nothing for those that stream", () => {
+    const monitors = [
+      { pair: "BTC/USD" },
+      { pair: "ETH/USD", aggregation: "twap", interval: "1h" },
+      { pair: "BTC/USD", entryType: "perp" },
+      { pair: "SOL/USD", transport: "poll" },
+    ];
+    const result = run([
+      "--set",
+      "server.port=0",
+      "--set",
+      "upstream.transport=stream",
+      "--set",
+      `monitors.offchain=${JSON.stringify(monitors)}`,
+    ]);
+    expect(result.code).toBe(0);
+    const notes = result.stderr.split("\n").filter((line) => line.includes("is polled: "));
+    expect(notes).toEqual([
+      "note: monitors.offchain[1]: ETH/USD spot twap is polled: the SSE stream serves median only (upstream sends its error event for twap)",
+      "note: monitors.offchain[2]: BTC/USD perp median is polled: the SSE stream serves spot entries only, not perp",
+    ]);
+  });
+
+  it("refuses a transport that is neither poll nor stream", () => {
+    const result = run([
+      "--set",
+      "server.port=0",
+      "--set",
+      `monitors.offchain=${JSON.stringify([{ pair: "BTC/USD", transport: "push" }])}`,
+    ]);
+    expect(result.code).toBe(78);
+    expect(result.stderr).toContain("monitors.offchain[0].transport: must be null or one of poll, stream");
+  });
 });

@@ -51,6 +51,7 @@ describe("loadConfig layers", () => {
       interval: "1s",
       expiry: null,
       periodMs: 1000,
+      transport: null,
     });
     expect(config.monitors.onchain.map((m) => [m.pair, m.network, m.periodMs])).toEqual([
       ["BTC/USD", "starknet-mainnet", 5000],

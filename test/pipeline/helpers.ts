@@ -12,6 +12,7 @@ export function offchainMonitors(
       aggregation: "median",
       interval: "1s",
       expiry: null,
+      transport: null,
     })),
     onchain: [],
     publishers: [],

@@ -1,0 +1,99 @@
+// The runner's streamed targets: fed by the stream feed, polled only while it is stale (or for components, slowly).
+import { observe } from "../domain/monitor.js";
+import type { PmError } from "../domain/errors.js";
+import type { RuleConfig } from "../domain/rules/index.js";
+import type { PairPrice } from "../domain/types.js";
+import type { StreamFeedHooks, StreamedTargetRef } from "./stream-feed.js";
+import {
+  feed,
+  publish,
+  recordSuccess,
+  startPoll,
+  type Runner,
+  type RunningTarget,
+} from "./monitor-runner.js";
+
+/** The hooks through which the stream feed drives the runner's streamed targets. */
+export function streamHooks(runner: Runner): StreamFeedHooks {
+  const streamedTarget = (id: string): RunningTarget | undefined => {
+    const target = runner.running.get(id);
+    return target?.streamed === null ? undefined : target;
+  };
+  return {
+    price(id, price) {
+      const target = streamedTarget(id);
+      if (target === undefined) return;
+      recordSuccess(runner, target);
+      feed(runner, target, { ok: true, value: price });
+    },
+    history(id, prices) {
+      const target = streamedTarget(id);
+      if (target === undefined || target.plan.spec.kind !== "offchain") return;
+      const points = prices.map((p: PairPrice) => ({ atMs: p.timestampMs, price: p.price }));
+      const nowMs = runner.deps.nowMs();
+      const observation = { kind: "history" as const, target: target.plan.spec, points };
+      publish(runner, observe(runner.state, observation, runner.rules, nowMs));
+    },
+    modeChanged(id, mode, error) {
+      const target = streamedTarget(id);
+      if (target?.streamed == null) return;
+      target.streamed.mode = mode;
+      if (error !== null) fallBack(runner, target, error);
+      else runner.deps.logger.info({ target: id }, "price stream back: polls stop");
+      syncPoll(runner, target);
+    },
+  };
+}
+
+/** The stream went stale for a target: one typed failure (it counts toward upstream_error), then its polls run. */
+function fallBack(runner: Runner, target: RunningTarget, error: PmError): void {
+  const { logger } = runner.deps;
+  logger.warn({ target: target.plan.spec.id, code: error.code, err: error }, "price stream stale: polling");
+  target.failures += 1;
+  target.health = {
+    kind: "failing",
+    code: error.code,
+    consecutiveFailures: target.failures,
+    everSucceeded: target.everSucceeded,
+  };
+  if (!runner.holding()) feed(runner, target, { ok: false, error });
+}
+
+/** Whether a streamed target needs the slow component poll: an off-chain component_deviation rule is enabled. */
+function needsComponents(rules: readonly RuleConfig[]): boolean {
+  return rules.some(
+    (rule) => rule.kind === "component_deviation" && rule.enabled && rule.market === "offchain",
+  );
+}
+
+/** Run the poll a streamed target needs now: the fallback while stale, the component poll while streaming (if any rule reads components). */
+export function syncPoll(runner: Runner, target: RunningTarget): void {
+  const streamed = target.streamed;
+  if (streamed === null) return;
+  const periodMs = runner.deps.stream?.componentsPeriodMs ?? target.plan.periodMs;
+  const wanted = streamed.mode === "poll" ? "fallback" : needsComponents(runner.rules) ? "components" : null;
+  if ((streamed.poll?.kind ?? null) === wanted) return;
+  stopStreamedPoll(target);
+  if (wanted === null) return;
+  const subscription = startPoll(runner, target, wanted === "fallback" ? target.plan.periodMs : periodMs);
+  streamed.poll = { kind: wanted, subscription };
+}
+
+/** Stop a streamed target's poll, if it runs one. */
+export function stopStreamedPoll(target: RunningTarget): void {
+  target.streamed?.poll?.subscription.unsubscribe();
+  if (target.streamed !== null) target.streamed.poll = null;
+}
+
+/** After a config update: the feed learns the streamed targets, and each runs the poll the rules now need. */
+export function updateStreams(runner: Runner): void {
+  if (runner.streams === null) return;
+  const refs: StreamedTargetRef[] = [];
+  for (const target of runner.running.values()) {
+    const spec = target.plan.spec;
+    if (target.streamed === null || spec.kind !== "offchain") continue;
+    refs.push({ id: spec.id, pair: spec.pair, interval: spec.interval });
+    syncPoll(runner, target);
+  }
+  runner.streams.update(refs);
+}

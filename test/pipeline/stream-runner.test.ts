@@ -1,0 +1,284 @@
+// Streamed targets in the runner: a fake stream under fake timers (fallback, recovery, one observation per
+// timestamp), then the real simulator over sockets (an alert from a streamed step, a stall, a disconnect).
+import { pino } from "pino";
+import { Registry } from "prom-client";
+import { Subject } from "rxjs";
+import { Agent } from "undici";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import type { AlertEvent } from "../../src/domain/events.js";
+import { createMonitorState } from "../../src/domain/monitor.js";
+import { ScaledPrice } from "../../src/domain/price.js";
+import type { PairPrice } from "../../src/domain/types.js";
+import { PmError } from "../../src/domain/errors.js";
+import { createMetrics, type Metrics } from "../../src/metrics.js";
+import { createEventHub } from "../../src/pipeline/event-hub.js";
+import {
+  createMonitorRunner,
+  type MonitorRunner,
+  type MonitorRunnerDeps,
+} from "../../src/pipeline/monitor-runner.js";
+import { createSystemClock } from "../../src/simulator/clock.js";
+import { startSimulator, type RunningSimulator } from "../../src/simulator/server.js";
+import { createJournal } from "../../src/state/journal.js";
+import { createPragmaClient } from "../../src/upstream/client.js";
+import {
+  multiStream$,
+  streamReconnectBackoff,
+  type StreamSignal,
+} from "../../src/upstream/multi-stream-client.js";
+import type { PragmaClient } from "../../src/upstream/types.js";
+import { rule } from "../domain/helpers.js";
+import { offchainMonitors } from "./helpers.js";
+
+const T0 = Date.UTC(2026, 10, 22, 10, 0, 0);
+
+const pairPrice = (timestampMs: number, units = 100n): PairPrice => ({
+  pairId: "BTC/USD",
+  price: new ScaledPrice(units * 10n ** 18n, 18),
+  numSources: 5,
+  timestampMs,
+  components: [],
+});
+
+const streamedBtc = (interval: "100ms" | "1s" = "1s") => {
+  const monitors = offchainMonitors([{ pair: "BTC/USD", periodMs: 500 }]);
+  return {
+    ...monitors,
+    offchain: monitors.offchain.map((m) => ({ ...m, interval, transport: "stream" as const })),
+  };
+};
+
+function startRunner(
+  client: PragmaClient,
+  stream: NonNullable<MonitorRunnerDeps["stream"]>,
+  nowMs: () => number = Date.now,
+) {
+  const hub = createEventHub({ journal: createJournal(1_000), nowMs, version: "test" });
+  const ticks: { timestamp: string; observedAt: string }[] = [];
+  const alerts: AlertEvent[] = [];
+  hub.events$.subscribe((e) => {
+    if (e.type === "price") ticks.push({ timestamp: e.tick.timestamp, observedAt: e.tick.observedAt });
+    if (e.type === "alert") alerts.push(e);
+  });
+  const metrics = createMetrics(new Registry(), { collectProcess: false });
+  const runner = createMonitorRunner(
+    {
+      client,
+      hub,
+      metrics,
+      logger: pino({ level: "silent" }),
+      nowMs,
+      random: () => 0.5,
+      pollTimeoutMs: 1_000,
+      stream,
+    },
+    createMonitorState(),
+  );
+  return { runner, ticks, alerts, metrics };
+}
+
+const gauge = async (
+  metrics: Metrics,
+  name: keyof Metrics,
+  labels: Record<string, string>,
+): Promise<number> => {
+  const metric = metrics[name] as { get(): Promise<{ values: { labels: object; value: number }[] }> };
+  const { values } = await metric.get();
+  const found = values.find((v) =>
+    Object.entries(labels).every(([k, x]) => (v.labels as Record<string, string>)[k] === x),
+  );
+  return found?.value ?? 0;
+};
+
+describe("a streamed target with a fake stream (fake timers)", () => {
+  let runner: MonitorRunner | undefined;
+  afterEach(() => {
+    runner?.stop();
+    vi.useRealTimers();
+  });
+
+  it("takes prices from the stream without polling, falls back when it goes down, and never feeds a timestamp twice", async () => {
+    vi.useFakeTimers({ now: T0 });
+    const signals = new Subject<StreamSignal>();
+    let polled = 0;
+    const client = {
+      getPairPrice: () => {
+        polled++;
+        return Promise.resolve(pairPrice(T0 + 1_000)); // the same price the stream sent
+      },
+    } as unknown as PragmaClient;
+    const started = startRunner(client, {
+      open: () => signals,
+      staleIntervals: 3,
+      recoverEvents: 2,
+      maxPairsPerConnection: 500,
+      componentsPeriodMs: 60_000,
+      defaultTransport: "poll",
+    });
+    runner = started.runner;
+    runner.update(streamedBtc(), []);
+    const prices = (p: PairPrice): StreamSignal => ({
+      kind: "event",
+      event: { kind: "prices", prices: [p] },
+    });
+    signals.next({ kind: "connected" });
+    await vi.advanceTimersByTimeAsync(1_000);
+    signals.next(prices(pairPrice(T0 + 1_000)));
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(polled).toBe(0);
+    expect(started.ticks.map((t) => Date.parse(t.timestamp) - T0)).toEqual([1_000]);
+
+    const down = new PmError("PM_ERR_UPSTREAM_STREAM", "closed", { retryable: true });
+    signals.next({ kind: "down", error: down, reconnectInMs: 60_000 });
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(polled).toBeGreaterThanOrEqual(3); // the fallback polls at the target's 500 ms period
+    expect(await gauge(started.metrics, "streamFallbacks", { interval: "1s" })).toBe(1);
+    expect(await gauge(started.metrics, "streamTargets", { mode: "poll" })).toBe(1);
+    // every poll answered the timestamp the stream already delivered: still one observation of it
+    expect(started.ticks.map((t) => Date.parse(t.timestamp) - T0)).toEqual([1_000]);
+
+    signals.next({ kind: "connected" });
+    signals.next(prices(pairPrice(T0 + 4_000)));
+    await vi.advanceTimersByTimeAsync(500);
+    signals.next(prices(pairPrice(T0 + 4_500)));
+    await vi.advanceTimersByTimeAsync(100);
+    const pollsWhenBack = polled;
+    await vi.advanceTimersByTimeAsync(3_000);
+    expect(await gauge(started.metrics, "streamTargets", { mode: "stream" })).toBe(1);
+    expect(polled).toBe(pollsWhenBack); // back on the stream: the polls stopped
+    expect(started.ticks.map((t) => Date.parse(t.timestamp) - T0)).toEqual([1_000, 4_000, 4_500]);
+  });
+
+  it("a stream that stays silent counts one stale failure, and failing polls then raise upstream_error", async () => {
+    vi.useFakeTimers({ now: T0 });
+    const client = {
+      getPairPrice: () => Promise.reject(new PmError("PM_ERR_UPSTREAM_HTTP", "503", { retryable: true })),
+    } as unknown as PragmaClient;
+    const started = startRunner(client, {
+      open: () => new Subject<StreamSignal>(),
+      staleIntervals: 3,
+      recoverEvents: 2,
+      maxPairsPerConnection: 500,
+      componentsPeriodMs: 60_000,
+      defaultTransport: "stream",
+    });
+    runner = started.runner;
+    const monitors = streamedBtc();
+    runner.update({ ...monitors, offchain: monitors.offchain.map((m) => ({ ...m, transport: null })) }, [
+      rule("upstream_error", {}, { threshold: 3 }),
+    ]);
+    await vi.advanceTimersByTimeAsync(3_500);
+    expect(started.alerts).toEqual([]); // stale at 3 s: one failure, the first poll fails: two
+    await vi.advanceTimersByTimeAsync(2_000);
+    const fired = started.alerts.map((a) => [a.alert.rule, a.alert.status, a.alert.context["lastErrorCode"]]);
+    expect(fired).toEqual([["upstream_error", "firing", "PM_ERR_UPSTREAM_HTTP"]]);
+  });
+});
+
+describe("streamed targets against the simulator (real sockets)", () => {
+  let sim: RunningSimulator | undefined;
+  let runner: MonitorRunner | undefined;
+  const agent = new Agent({ keepAliveTimeout: 500, keepAliveMaxTimeout: 500 });
+  afterEach(async () => {
+    runner?.stop();
+    await sim?.close();
+  });
+
+  const start = async () => {
+    sim = await startSimulator({ seed: 7, clock: createSystemClock(1) });
+    const base = sim.url;
+    let polled = 0;
+    const real = createPragmaClient({
+      baseUrl: base,
+      vaultBaseUrl: sim.vaultUrl,
+      dispatcher: agent,
+      timeoutMs: 1_000,
+      retry: { maxAttempts: 1, baseDelayMs: 0, maxDelayMs: 0, maxElapsedMs: 0 },
+    });
+    const client: PragmaClient = {
+      ...real,
+      getPairPrice: (query, call) => {
+        polled++;
+        return real.getPairPrice(query, call);
+      },
+    };
+    const started = startRunner(client, {
+      open: (pairs, interval, silenceMs) =>
+        multiStream$({
+          baseUrl: base,
+          dispatcher: agent,
+          pairs,
+          interval,
+          historicalPrices: 5,
+          connectTimeoutMs: 1_000,
+          silenceMs,
+          reconnect: { ...streamReconnectBackoff(500), baseDelayMs: 100 },
+          random: () => 0.5,
+        }),
+      staleIntervals: 3,
+      recoverEvents: 3,
+      maxPairsPerConnection: 500,
+      componentsPeriodMs: 60_000,
+      defaultTransport: "stream",
+    });
+    runner = started.runner;
+    return { ...started, sim, polls: () => polled };
+  };
+
+  const waitFor = async (what: string, check: () => boolean | Promise<boolean>, timeoutMs = 8_000) => {
+    const deadline = Date.now() + timeoutMs;
+    while (!(await check())) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  };
+
+  it("fires an alert from a streamed step, with no poll at all", async () => {
+    const t = await start();
+    const rules = [rule("price_level", { market: "offchain", direction: "above" }, { threshold: 1_000_000 })];
+    t.runner.update(streamedBtc("100ms"), rules);
+    await waitFor("streamed prices", () => t.ticks.length >= 3);
+    t.sim.control.inject({ kind: "spike", pair: "BTC/USD", factor: 100 });
+    await waitFor("the alert", () => t.alerts.some((a) => a.alert.rule === "price_level"));
+    expect(t.polls()).toBe(0);
+    expect(await gauge(t.metrics, "streamConnections", { interval: "100ms" })).toBe(1);
+  });
+
+  it("a stall hands the target to polls, and the stream takes it back once it flows again", async () => {
+    const t = await start();
+    t.runner.update(streamedBtc("100ms"), []);
+    await waitFor("streamed prices", () => t.ticks.length >= 3);
+    expect(t.polls()).toBe(0);
+    const stall = t.sim.control.inject({ kind: "streamStall" });
+    await waitFor(
+      "the fallback",
+      async () => (await gauge(t.metrics, "streamFallbacks", { interval: "100ms" })) === 1,
+    );
+    await waitFor("fallback polls", () => t.polls() >= 2);
+    t.sim.control.remove(stall);
+    await waitFor(
+      "the stream back",
+      async () => (await gauge(t.metrics, "streamTargets", { mode: "stream" })) === 1,
+    );
+    const polls = t.polls();
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    expect(t.polls()).toBeLessThanOrEqual(polls + 1); // at most a poll in flight when it switched
+    // one observation per price timestamp, whichever path delivered it
+    const stamps = t.ticks.map((tick) => tick.timestamp);
+    expect(new Set(stamps).size).toBe(stamps.length);
+  }, 20_000);
+
+  it("reconnects after a disconnect", async () => {
+    const t = await start();
+    t.runner.update(streamedBtc("100ms"), []);
+    await waitFor("streamed prices", () => t.ticks.length >= 2);
+    t.sim.control.inject({ kind: "streamDisconnect" }, { durationMs: 300 });
+    await waitFor(
+      "a reconnect",
+      async () => (await gauge(t.metrics, "streamReconnects", { interval: "100ms" })) >= 1,
+    );
+    const before = t.ticks.length;
+    await waitFor("prices again", () => t.ticks.length > before + 2);
+    expect(await gauge(t.metrics, "streamConnections", { interval: "100ms" })).toBe(1);
+  }, 20_000);
+});
