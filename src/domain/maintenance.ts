@@ -166,7 +166,8 @@ export interface MaintenanceCalendar {
 
 /**
  * Compile `windows` once and keep their silences until one starts or ends: a lookup costs nothing between changes,
- * where computing occurrences costs croner ~0.1-0.3 ms per window. Owned by its caller (one per loaded config).
+ * where computing occurrences costs croner about 0.5 ms per window (measured: a weekly pattern's nextRun in
+ * Europe/Paris takes ~0.24 ms, and an occurrence needs two or three). Owned by its caller (one per loaded config).
  */
 export function createMaintenanceCalendar(windows: readonly MaintenanceWindow[]): MaintenanceCalendar {
   const compiled = windows.map((window) => ({ window, schedule: compileSchedule(window) }));
