@@ -34,6 +34,8 @@ import { createChatOpsSinks, type ChatOpsSinks } from "./sinks/chatops/index.js"
 import { startLogSink } from "./sinks/log-sink.js";
 import { createWsServer, type WsServer } from "./sinks/ws/server.js";
 import { createSilencer, type Silencer } from "./pipeline/silencer.js";
+import { createMaintenanceCalendar } from "./domain/maintenance.js";
+import type { Silence } from "./domain/silence.js";
 import { silenceFilePath } from "./state/silence-file.js";
 import type { ProcessIdentity } from "./state/lock-file.js";
 import { firingAlertsOfRule, firingSinkErrors } from "./state/sink-errors.js";
@@ -185,6 +187,12 @@ export function createApp(deps: AppDeps): App {
   };
 }
 
+/** The config's maintenance windows as silences at a given time (compiled once per config). */
+function maintenanceOf(config: AppConfig): (nowMs: number) => readonly Silence[] {
+  const calendar = createMaintenanceCalendar(config.maintenance);
+  return (nowMs) => calendar.silencesAt(nowMs);
+}
+
 function requireSilencer(app: Daemon): Silencer {
   if (app.silencer === undefined) throw new Error("app not started");
   return app.silencer;
@@ -280,6 +288,7 @@ function openState(app: Daemon, marketNowMs: () => number): Restored {
     path: silenceFilePath(config.state.dir),
     nowMs: deps.nowMs,
     logger: app.log("silences"),
+    maintenance: maintenanceOf(config),
   });
   app.silencer = silencer;
   const hub = createEventHub({
@@ -516,6 +525,8 @@ async function reloadApp(app: Daemon, next: AppConfig): Promise<void> {
   app.config = next;
   app.knownRules = ruleNames(next);
   app.runner?.update(next.monitors, next.rules);
+  if (JSON.stringify(previous.maintenance) !== JSON.stringify(next.maintenance))
+    app.silencer?.setMaintenance(maintenanceOf(next));
   if (JSON.stringify(previous.sinks) !== JSON.stringify(next.sinks)) {
     await app.chatops?.reconfigure(next.sinks, Math.min(next.shutdown.drainTimeoutMs, 5_000));
     const hub = requireHub(app);
