@@ -144,16 +144,29 @@ describe("reconnecting", () => {
       subscribed("resume", 30, [alert()]),
       lifecycle(20, "silence_created"),
       lifecycle(21, "silence_expired"),
-      lifecycle(22, "config_reloaded"),
     ]);
-    expect(new Set(resumed.reads)).toEqual(new Set(["silences", "targets", "status"]));
-    expect(resumed.messages.filter((m) => m.op === "snapshot")).toEqual([{ op: "snapshot", id: REFRESH_ID }]);
-    const answered = run(resumed.session, [
+    // silences: the list only (the daemon publishes the alerts they mute again, with their silencedBy)
+    expect(new Set(resumed.reads)).toEqual(new Set(["silences"]));
+    expect(resumed.messages.filter((m) => m.op === "snapshot")).toEqual([]);
+    const reloaded = run(resumed.session, [
+      lifecycle(22, "config_reloaded"),
+      lifecycle(23, "config_reloaded"),
+    ]);
+    expect(new Set(reloaded.reads)).toEqual(new Set(["silences", "targets", "status"]));
+    expect(reloaded.messages).toEqual([{ op: "snapshot", id: REFRESH_ID }]);
+    const answered = run(reloaded.session, [
       { type: "snapshot", id: REFRESH_ID, seq: 30, active: [alert({ silencedBy: ["s1"] })], prices: [] },
     ]);
     expect(answered.session.refreshing).toBe(false);
     expect(answered.session.page.alerts.get("fp-btc")?.silencedBy).toEqual(["s1"]);
     expect(answered.messages).toEqual([]);
+  });
+
+  it("takes a live alert republished with its silencedBy as the alert's new state", () => {
+    const { session } = run(loaded().session, [
+      alertEvent(13, alert({ reason: "repeat", silencedBy: ["s1"] })),
+    ]);
+    expect(session.page.alerts.get("fp-btc")?.silencedBy).toEqual(["s1"]);
   });
 
   it("starts over when the resume reaches past the journal (gap), keeping only what the API reads gave", () => {

@@ -133,15 +133,25 @@ describe("targetRows", () => {
     expect(after).toMatchObject({ value: "86123.46", dataAtMs: Date.parse("2026-11-22T10:00:03.000Z") });
   });
 
-  it("attaches firing alerts to their targets and lists targets known only from ticks", () => {
+  it("attaches firing alerts to their targets", () => {
     let state = withTargets(INITIAL_STATE);
     state = { ...state, alerts: new Map([["fp-btc", alert()]]) };
-    state = applyTick(state, tick("2026-11-22T10:00:03.000Z", "1.5", "SOL/USD"), readAtMs);
     const rows = targetRows(state, readAtMs);
     expect(rows.map((row) => [row.id, row.state, row.alerts.length])).toEqual([
       ["offchain:BTC/USD:spot:median:1min", "firing", 1],
-      ["offchain:SOL/USD:spot:median:1min", "ok", 0],
       ["onchain:ETH/USD:sepolia:median", "ok", 0],
+    ]);
+  });
+
+  it("lists the targets the API gave once it answered; until then, those known from their ticks", () => {
+    const ticked = applyTick(INITIAL_STATE, tick("2026-11-22T10:00:03.000Z", "1.5", "SOL/USD"), readAtMs);
+    expect(targetRows(ticked, readAtMs).map((row) => [row.id, row.title, row.value, row.state])).toEqual([
+      ["offchain:SOL/USD:spot:median:1min", "SOL/USD", "1.5000", "ok"],
+    ]);
+    // a target gone from the config (no longer listed) does not linger from its old ticks
+    expect(targetRows(withTargets(ticked), readAtMs).map((row) => row.id)).toEqual([
+      btcSpot.id,
+      ethOnchain.id,
     ]);
   });
 });

@@ -85,10 +85,11 @@ const READ_ALL: readonly Effect[] = RESOURCES.map((resource) => ({ kind: "read",
 /** Which reads (and whether a snapshot) a lifecycle event calls for. */
 export function lifecycleEffects(event: string): readonly Effect[] {
   switch (event) {
-    // silences changed: the list, and the firing alerts' silencedBy (a snapshot carries them as of now)
+    // the list changed; the firing alerts it mutes or unmutes come again as alert events with their silencedBy
     case "silence_created":
     case "silence_expired":
-      return [{ kind: "read", resource: "silences" }, { kind: "snapshot" }];
+      return [{ kind: "read", resource: "silences" }];
+    // targets, rules and sinks may have changed: read everything, and the firing alerts as of now
     case "config_reloaded":
       return [...READ_ALL, { kind: "snapshot" }];
     case "started":

@@ -194,12 +194,16 @@ export function targetRow(
   };
 }
 
-/** Every target's row at `nowMs` (daemon's clock), sorted by id: those read from the API, plus any known only from ticks. */
+/**
+ * Every target's row at `nowMs` (daemon's clock), sorted by id: those the API lists or, until it has answered (or
+ * when it cannot), those known from their ticks.
+ */
 export function targetRows(state: PageState, nowMs: number): TargetRow[] {
   const alerts = [...state.alerts.values()];
-  const targets = [...(state.targets ?? [])];
-  const known = new Set(targets.map((target) => target.id));
-  for (const [id, series] of state.series) if (!known.has(id)) targets.push(targetFromTick(series, id));
+  const targets =
+    state.targets !== null
+      ? [...state.targets]
+      : [...state.series].map(([id, series]) => targetFromTick(series, id));
   return targets
     .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
     .map((target) => targetRow(target, state.series.get(target.id), alerts, nowMs, state.targetsReadAtMs));
