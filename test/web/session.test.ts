@@ -97,10 +97,12 @@ describe("first load", () => {
     expect(session.page.alerts.get("fp-btc")?.value).toBe(0.09);
   });
 
-  it("applies live events after the reply to the firing alerts", () => {
-    const { session } = run(loaded().session, [resolveEvent(13, alert())]);
+  it("applies live events after the reply to the firing alerts, and re-reads the targets they concern", () => {
+    const { session, reads } = run(loaded().session, [resolveEvent(13, alert())]);
     expect([...session.page.alerts.keys()]).toEqual(["fp-eth"]);
     expect(seqsOf(session)[0]).toBe(13);
+    // a paused vault or a silent publisher changes values no price tick carries
+    expect(reads).toEqual(["targets"]);
   });
 
   it("keeps the prices of the snapshot as the first points of each series", () => {
@@ -127,6 +129,8 @@ describe("reconnecting", () => {
       alertEvent(19, alert({ fingerprint: "fp-new" })),
     ]);
     expect(seqsOf(replay.session)).toEqual([19, 16, 13, 11, 7, 5, 3]);
+    // what happened while away changed the targets' data: read again (the shell makes repeated reads one)
+    expect(new Set(replay.reads)).toEqual(new Set(["targets"]));
     expect([...replay.session.page.alerts.keys()].sort()).toEqual(["fp-eth", "fp-new"]);
   });
 

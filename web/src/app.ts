@@ -101,14 +101,19 @@ function unauthorized(ctx: AppContext, message: string): void {
   ctx.render();
 }
 
-/** Read a resource; a read asked for while one is in flight runs once more after it. */
+/** Reads of one resource start at least this far apart: a burst of alert events costs one more read, not one each. */
+const READ_GAP_MS = 2_000;
+
+/** Read a resource; reads asked for while one is in flight make one more, READ_GAP_MS after it started. */
 async function read(ctx: AppContext, resource: Resource): Promise<void> {
   if (ctx.reading.has(resource)) return void ctx.reading.set(resource, "again");
   for (;;) {
     ctx.reading.set(resource, "busy");
+    const startedMs = Date.now();
     const result = await callApi("GET", READ_PATHS[resource], ctx.token);
     applyReadResult(ctx, resource, result);
     if (ctx.reading.get(resource) !== "again") break;
+    await new Promise((resolve) => window.setTimeout(resolve, startedMs + READ_GAP_MS - Date.now()));
   }
   ctx.reading.delete(resource);
 }

@@ -81,6 +81,7 @@ export const INITIAL_STATE: PageState = {
 
 const NO_EFFECTS: readonly Effect[] = [];
 const READ_ALL: readonly Effect[] = RESOURCES.map((resource) => ({ kind: "read", resource }));
+const READ_TARGETS: readonly Effect[] = [{ kind: "read", resource: "targets" }];
 
 /** Which reads (and whether a snapshot) a lifecycle event calls for. */
 export function lifecycleEffects(event: string): readonly Effect[] {
@@ -148,12 +149,14 @@ export function applyEvent(state: PageState, event: JournaledEvent): Change {
       state: { ...state, timeline },
       effects: replayed && !state.replayRefreshes ? NO_EFFECTS : lifecycleEffects(event.event),
     };
+  // a transition says its target's data changed (a paused vault, a silent publisher: values no tick carries)
+  const effects = replayed && !state.replayRefreshes ? NO_EFFECTS : READ_TARGETS;
   // an event at or before the last reply's seq is already in its `active` list, with a newer value
-  if (replayed) return { state: { ...state, timeline }, effects: NO_EFFECTS };
+  if (replayed) return { state: { ...state, timeline }, effects };
   const alerts = new Map(state.alerts);
   if (event.alert.status === "firing") alerts.set(event.alert.fingerprint, event.alert);
   else alerts.delete(event.alert.fingerprint);
-  return { state: { ...state, timeline, alerts }, effects: NO_EFFECTS };
+  return { state: { ...state, timeline, alerts }, effects };
 }
 
 /** Apply a live price tick, and learn the daemon's clock from it. */
