@@ -4,6 +4,7 @@ import {
   describeEvent,
   eventTime,
   formatAge,
+  formatClock,
   formatLabels,
   formatPrice,
   formatRuleValue,
@@ -81,5 +82,31 @@ describe("format", () => {
     };
     expect(describeEvent(created)).toEqual({ badge: "daemon", text: "silence created: id=s1" });
     expect(eventTime(created)).toBe("2026-11-22T10:01:00.000Z");
+  });
+
+  it("writes a silence's lifecycle event as a sentence: what, by whom, until when, why, and how if not by hand", () => {
+    const endsAt = "2026-11-22T12:00:00.000Z";
+    const detail = {
+      id: "s1",
+      cause: "created",
+      matchers: '{pair="BTC/USD"}',
+      startsAt: "2026-11-22T10:00:00.000Z",
+      endsAt,
+      createdBy: "ana",
+      comment: "exchange maintenance",
+    };
+    const event = (name: string, extra = {}) => ({
+      type: "lifecycle" as const,
+      event: name,
+      at: "2026-11-22T10:00:00.000Z",
+      detail: { ...detail, ...extra },
+    });
+    expect(describeEvent(event("silence_created"))).toEqual({
+      badge: "silence",
+      text: `silence created: {pair="BTC/USD"} by ana until ${formatClock(endsAt)} (exchange maintenance)`,
+    });
+    expect(describeEvent(event("silence_expired", { cause: "ended" })).text).toMatch(
+      /\(exchange maintenance\), ended$/,
+    );
   });
 });

@@ -94,10 +94,26 @@ export function describeEvent(
       alert.status === "resolved" ? "resolved" : alert.reason === "repeat" ? "reminder" : "firing";
     return { badge, text: `${alert.severity} ${alert.rule}: ${alert.summary}` };
   }
-  const detail = Object.entries(event.detail ?? {})
+  const phase = event.event.replace(/_/g, " ");
+  const detail = event.detail ?? {};
+  if (event.event.startsWith("silence_") && typeof detail["matchers"] === "string")
+    return { badge: "silence", text: `${phase}: ${silenceSentence(detail)}` };
+  const pairs = Object.entries(detail)
     .map(([name, value]) => `${name}=${String(value)}`)
     .join(" ");
-  return { badge: "daemon", text: `${event.event.replace(/_/g, " ")}${detail === "" ? "" : `: ${detail}`}` };
+  return { badge: "daemon", text: `${phase}${pairs === "" ? "" : `: ${pairs}`}` };
+}
+
+/** A silence lifecycle event's detail as a sentence: what, by whom, until when, why (and how, when not by hand). */
+function silenceSentence(detail: Readonly<Record<string, string | number | boolean>>): string {
+  const text = (name: string): string => (typeof detail[name] === "string" ? detail[name] : "");
+  const by = text("createdBy") === "" ? "" : ` by ${text("createdBy")}`;
+  const until = text("endsAt") === "" ? "" : ` until ${formatClock(text("endsAt"))}`;
+  const why = text("comment") === "" ? "" : ` (${text("comment")})`;
+  const cause = ["", "created", "expired"].includes(text("cause"))
+    ? ""
+    : `, ${text("cause").replace(/_/g, " ")}`;
+  return `${text("matchers")}${by}${until}${why}${cause}`;
 }
 
 /** When a journaled event happened: a lifecycle's `at`; a resolve's end; a firing or reminder's observation. */
