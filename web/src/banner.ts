@@ -5,6 +5,7 @@ import type { AlertPayload, SinkStatus } from "./types.js";
 /** How the banner looks: ok (green), warning, critical, or unknown (no live data). */
 export type BannerLevel = "ok" | "warning" | "critical" | "unknown";
 
+/** What the banner shows. */
 export interface Banner {
   readonly level: BannerLevel;
   /** The headline, most urgent condition first. */

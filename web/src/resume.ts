@@ -10,7 +10,9 @@ export const HISTORY_EVENTS = 200;
 
 /** Request ids of the page's subscribes: an error answering one of them means the session must start over. */
 export const INITIAL_ID = "initial";
+/** The id of a reconnect's subscribe with `since`. */
 export const RESUME_ID = "resume";
+/** The id of a fresh page's first snapshot (a later one is a refresh). */
 export const SNAPSHOT_ID = "snapshot";
 
 /** What the page knows to resume without gaps or duplicates. */

@@ -44,6 +44,7 @@ export interface Step {
   readonly reload: boolean;
 }
 
+/** A page that has received nothing yet. */
 export const FRESH_SESSION: Session = { page: INITIAL_STATE, resume: FRESH_RESUME, refreshing: false };
 
 const only = (session: Session, messages: readonly ClientMessage[] = []): Step => ({

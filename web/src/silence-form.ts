@@ -3,6 +3,7 @@ import type { AlertPayload, NewSilence, Silence, SilenceMatcher } from "./types.
 
 /** Matcher operators as amtool and Alertmanager's UI write them. */
 export type Operator = "=" | "!=" | "=~" | "!~";
+/** The operators, in the order the dialog offers them. */
 export const OPERATORS: readonly Operator[] = ["=", "!=", "=~", "!~"];
 
 /** One matcher row of the form, as typed. */
@@ -30,6 +31,7 @@ export interface Problem {
 
 /** Durations offered next to the free field. */
 export const DURATION_CHOICES: readonly string[] = ["30m", "1h", "2h", "4h", "8h", "1d", "7d"];
+/** The duration a new silence starts with. */
 export const DEFAULT_DURATION = "2h";
 /** The longest silence the form creates: a year (longer is a config change, not a silence). */
 const MAX_DURATION_MS = 366 * 24 * 3_600_000;

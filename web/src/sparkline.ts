@@ -13,6 +13,7 @@ export interface SparklineBox {
   readonly pad: number;
 }
 
+/** The box of the targets table's sparklines. */
 export const SPARKLINE_BOX: SparklineBox = { width: 120, height: 28, pad: 2 };
 
 const round = (n: number): string => (Math.round(n * 10) / 10).toString();

@@ -12,6 +12,7 @@ import type {
 
 /** The API reads the page makes once at load and again only when an event says they changed. */
 export type Resource = "targets" | "status" | "silences";
+/** Every resource, in the order a first load reads them. */
 export const RESOURCES: readonly Resource[] = ["targets", "status", "silences"];
 
 /** How the WebSocket session stands. */
@@ -60,9 +61,12 @@ export interface Change {
   readonly effects: readonly Effect[];
 }
 
+/** Events the history keeps (the first load replays as many). */
 export const TIMELINE_MAX = 200;
+/** Points a sparkline keeps (as many as /api/v1/targets gives). */
 export const SERIES_MAX = 120;
 
+/** The page before anything arrived. */
 export const INITIAL_STATE: PageState = {
   connection: "connecting",
   baseSeq: 0,

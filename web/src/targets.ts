@@ -6,6 +6,7 @@ import type { AlertPayload, TargetView } from "./types.js";
 
 /** A target's state, most urgent first in TARGET_STATES. */
 export type TargetState = "upstream_error" | "firing" | "silenced" | "stale" | "pending" | "ok";
+/** The states, most urgent first (the order targetState checks them). */
 export const TARGET_STATES: readonly TargetState[] = [
   "upstream_error",
   "firing",

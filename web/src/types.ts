@@ -35,12 +35,14 @@ export interface PriceTick {
   readonly network?: string;
 }
 
+/** A journaled alert transition. */
 export interface AlertEvent {
   readonly type: "alert";
   readonly seq: number;
   readonly alert: AlertPayload;
 }
 
+/** A journaled lifecycle event of the daemon or of a silence. */
 export interface LifecycleEvent {
   readonly type: "lifecycle";
   readonly seq: number;
