@@ -15,6 +15,7 @@ import { createAccessPolicy } from "./http/access.js";
 import { createHttpServer, listen } from "./http/server.js";
 import { apiRoutes } from "./http/api/index.js";
 import { createApiRouter } from "./http/api/router.js";
+import { loadStatusPage, statusPageDirs, type StatusPage } from "./http/status-page.js";
 import { componentLogger } from "./logger.js";
 import { createMetrics, type Metrics } from "./metrics.js";
 import { createEventHub, type EventHub, type EventSource } from "./pipeline/event-hub.js";
@@ -332,6 +333,7 @@ async function openPort(app: Daemon, hub: EventHub): Promise<number> {
       access,
       token: () => app.config.server.token,
     }),
+    statusPage: openStatusPage(app),
   });
   app.httpServer = httpServer;
   app.ws = createWsServer({
@@ -350,6 +352,14 @@ async function openPort(app: Daemon, hub: EventHub): Promise<number> {
   const { port } = await listen(httpServer, config.server.host, config.server.port);
   app.listeningPort = port;
   return port;
+}
+
+/** The status page's files, read once; a checkout that was never built serves a 503 at `/` and says why once. */
+function openStatusPage(app: Daemon): StatusPage {
+  const page = loadStatusPage(statusPageDirs());
+  if (page.unavailable !== null)
+    app.log("http").warn({ reason: page.unavailable }, "status page not built: / answers 503");
+  return page;
 }
 
 /** Upstream: the embedded simulator or a real base URL, one keep-alive pool for everything. */
