@@ -37,7 +37,11 @@ export const STATUS_RESPONSE = z.object({
     targets: z.number().int().nonnegative(),
     firing: z.number().int().nonnegative(),
     pending: z.number().int().nonnegative(),
-    silenced: z.number().int().nonnegative().describe("firing alerts muted by at least one silence"),
+    silenced: z
+      .number()
+      .int()
+      .nonnegative()
+      .describe("firing and pending alerts muted by at least one silence"),
     inhibited: z
       .number()
       .int()
