@@ -69,11 +69,12 @@ export function listAlerts(deps: AlertsDeps): readonly ApiAlert[] {
   return [...firing, ...waiting].sort(bySeverityThenAge);
 }
 
-/** Most severe first, then oldest (`startsAt`), then by fingerprint so the order is stable. */
+/** Most severe first, then oldest (`startsAt`); at a tie firing before pending, then by fingerprint so the order is stable. */
 export function bySeverityThenAge(a: ApiAlert, b: ApiAlert): number {
   return (
     severityRank(b.severity) - severityRank(a.severity) ||
     compareText(a.startsAt, b.startsAt) ||
+    (a.state === b.state ? 0 : a.state === "firing" ? -1 : 1) ||
     compareText(a.fingerprint, b.fingerprint)
   );
 }

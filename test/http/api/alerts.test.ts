@@ -1,7 +1,12 @@
 // Contract of GET /api/v1/alerts: firing and pending alerts in the answer's own schema, filters, order, 400s and 401.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ALERTS_RESPONSE, alertsRoute } from "../../../src/http/api/alerts.js";
-import { ALERTS_DEPS as deps } from "./fixtures.js";
+import {
+  ALERTS_RESPONSE,
+  alertsRoute,
+  bySeverityThenAge,
+  type ApiAlert,
+} from "../../../src/http/api/alerts.js";
+import { ALERTS_DEPS as deps, payload } from "./fixtures.js";
 import { serveApi, type ServedApi } from "./serve.js";
 
 let api: ServedApi;
@@ -103,5 +108,42 @@ describe("GET /api/v1/alerts", () => {
     } finally {
       api.token = "";
     }
+  });
+});
+
+describe("bySeverityThenAge", () => {
+  const alert = (fingerprint: string, over: Partial<ApiAlert> = {}): ApiAlert => ({
+    ...payload({ fingerprint }),
+    status: "firing",
+    state: "firing",
+    firesAt: null,
+    silencedBy: [],
+    inhibitedBy: [],
+    ...over,
+  });
+  const early = "2026-11-22T10:00:00.000Z";
+  const late = "2026-11-22T10:05:00.000Z";
+  it.each<[string, ApiAlert[], string[]]>([
+    [
+      "severity before age",
+      [
+        alert("a", { startsAt: early, severity: "info" }),
+        alert("b", { startsAt: late, severity: "critical" }),
+      ],
+      ["b", "a"],
+    ],
+    [
+      "older first at the same severity",
+      [alert("a", { startsAt: late }), alert("b", { startsAt: early })],
+      ["b", "a"],
+    ],
+    [
+      "firing before pending at the same severity and start",
+      [alert("a", { status: "pending", state: "pending" }), alert("b")],
+      ["b", "a"],
+    ],
+    ["then by fingerprint", [alert("b"), alert("a")], ["a", "b"]],
+  ])("%s", (_name, alerts, expected) => {
+    expect([...alerts].sort(bySeverityThenAge).map((a) => a.fingerprint)).toEqual(expected);
   });
 });
