@@ -46,6 +46,11 @@ describe("operator API of the real daemon", () => {
     expect(listed.every((a) => a.silencedBy.length === 0 && a.inhibitedBy.length === 0)).toBe(true);
     const onlyPending = ALERTS_RESPONSE.parse((await get(t, "/alerts?state=pending&rule=low_later")).body);
     expect(onlyPending.alerts.map((a) => a.state)).toEqual(["pending"]);
+    // the Alertmanager sink's generatorURL (/api/v1/alerts?fingerprint=…) finds its alert
+    const linked = ALERTS_RESPONSE.parse(
+      (await get(t, `/alerts?fingerprint=${listed[0]?.fingerprint}`)).body,
+    );
+    expect(linked.alerts.map((a) => a.labels["rule_id"])).toEqual(["low_now"]);
 
     await vi.waitFor(
       async () => {

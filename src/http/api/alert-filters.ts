@@ -44,6 +44,9 @@ const BOOLEAN_TEXT = z
 
 /** The filter parameters of GET /alerts and GET /alerts/history. */
 export const ALERT_FILTER_QUERY = {
+  fingerprint: nameList(
+    "alert fingerprints (the generatorURL of the Alertmanager sink links here with one); any of them matches",
+  ),
   pair: nameList("pairs, e.g. BTC/USD (repeat the parameter or separate with commas); any of them matches"),
   rule: nameList(
     "rule kinds (price_change) or configured rule ids, as sink filters take them; any of them matches",
@@ -59,6 +62,7 @@ export const ALERT_FILTER_QUERY = {
 
 /** The parsed filters. */
 export interface AlertFilter {
+  readonly fingerprint?: readonly string[] | undefined;
   readonly pair?: readonly string[] | undefined;
   readonly rule?: readonly string[] | undefined;
   readonly severity?: Severity | undefined;
@@ -66,16 +70,18 @@ export interface AlertFilter {
 }
 
 /** What the filters read of an alert (a journaled payload or an API alert). */
-export type FilterableAlert = Pick<AlertPayload, "labels" | "rule" | "severity"> & {
+export type FilterableAlert = Pick<AlertPayload, "fingerprint" | "labels" | "rule" | "severity"> & {
   readonly silencedBy?: readonly string[] | undefined;
 };
 
 /** A predicate for `filter` (every given parameter must hold); built once per request. */
 export function alertFilterMatcher(filter: AlertFilter): (alert: FilterableAlert) => boolean {
+  const fingerprints = filter.fingerprint === undefined ? null : new Set(filter.fingerprint);
   const pairs = filter.pair === undefined ? null : new Set(filter.pair);
   const rules = filter.rule === undefined ? null : new Set(filter.rule);
   const minRank = filter.severity === undefined ? -1 : severityRank(filter.severity);
   return (alert) => {
+    if (fingerprints !== null && !fingerprints.has(alert.fingerprint)) return false;
     if (pairs !== null && !pairs.has(alert.labels["pair"] ?? "")) return false;
     if (rules !== null && !ruleFilterMatches(rules, alert)) return false;
     if (severityRank(alert.severity) < minRank) return false;

@@ -57,6 +57,7 @@ describe("GET /api/v1/alerts", () => {
   });
 
   it.each<[string, string, string[]]>([
+    ["fingerprint (the Alertmanager sink's generatorURL)", "?fingerprint=p-sol-low", ["p-sol-low"]],
     ["pair", "?pair=ETH/USD", ["f-eth-critical"]],
     ["pairs as a comma list", "?pair=ETH/USD,SOL/USD", ["f-eth-critical", "p-sol-low"]],
     ["pairs repeated", "?pair=ETH/USD&pair=SOL/USD", ["f-eth-critical", "p-sol-low"]],

@@ -42,6 +42,7 @@ describe("apiRoutes", () => {
     const parameters = (path: string): string[] =>
       (paths[`/api/v1${path}`]?.get.parameters ?? []).map((p) => `${p.in}:${p.name}`);
     expect(parameters("/alerts")).toEqual([
+      "query:fingerprint",
       "query:pair",
       "query:rule",
       "query:severity",
@@ -52,6 +53,7 @@ describe("apiRoutes", () => {
       "query:since",
       "query:limit",
       "query:type",
+      "query:fingerprint",
       "query:pair",
       "query:rule",
       "query:severity",
