@@ -1,6 +1,7 @@
 // GET /api/v1/alerts: the firing and pending alerts, filtered, most severe first, then oldest.
 import { z } from "zod";
 import { severityRank, type AlertPayload } from "../../domain/events.js";
+import { toIso } from "../../domain/format.js";
 import type { PendingAlert } from "../../domain/monitor.js";
 import { ALERT_PAYLOAD_JSON } from "../../state/event-schema.js";
 import { ALERT_FILTER_QUERY, alertFilterMatcher, type AlertFilter } from "./alert-filters.js";
@@ -62,7 +63,7 @@ export function listAlerts(deps: AlertsDeps): readonly ApiAlert[] {
     ...alert,
     status: "pending",
     state: "pending",
-    firesAt: firesAtMs === null ? null : new Date(firesAtMs).toISOString(),
+    firesAt: firesAtMs === null ? null : toIso(firesAtMs),
     silencedBy: [...silencedBy(alert)],
     inhibitedBy: [...inhibitedBy],
   }));

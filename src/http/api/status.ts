@@ -1,6 +1,7 @@
 // GET /api/v1/status: version, uptime, config generation, readiness, sinks, upstream, counts and the journal's range.
 import { z } from "zod";
 import { redactUrl } from "../../config/redact.js";
+import { toIso } from "../../domain/format.js";
 import type { Readiness } from "../../domain/readiness.js";
 import type { EventSource } from "../../pipeline/event-hub.js";
 import { listAlerts, type AlertsDeps } from "./alerts.js";
@@ -36,7 +37,7 @@ export function statusView(deps: StatusDeps): StatusView {
   const count = (holds: (alert: (typeof alerts)[number]) => boolean): number => alerts.filter(holds).length;
   return {
     version: deps.version,
-    startedAt: new Date(startedAtMs).toISOString(),
+    startedAt: toIso(startedAtMs),
     uptimeMs: Math.max(0, nowMs - startedAtMs),
     configGeneration: deps.configGeneration(),
     readiness: { ready: readiness.ready, reasons: [...readiness.reasons] },

@@ -1,5 +1,6 @@
 // GET /api/v1/targets: every monitored target with its latest poll, data age, latest value and recent history.
 import { z } from "zod";
+import { toIso } from "../../domain/format.js";
 import { describeTargetLabels, type LatestValue } from "../../domain/target-view.js";
 import type { TargetReport } from "../../pipeline/target-report.js";
 import { defineRoute, type AnyApiRoute } from "./route.js";
@@ -14,10 +15,11 @@ export interface TargetsDeps {
   readonly targetReports: (maxPoints: number) => readonly TargetReport[];
 }
 
-const iso = (ms: number): string => new Date(ms).toISOString();
+/** An ISO time ("invalid" for a time that is not one, rather than a thrown RangeError). */
+const iso = toIso;
 /** An ISO time, or null for a time that is unknown or not a time. */
 const isoOrNull = (ms: number | null): string | null =>
-  ms === null || !Number.isFinite(ms) ? null : new Date(ms).toISOString();
+  ms === null || !Number.isFinite(ms) ? null : toIso(ms);
 
 /** The latest value as the API spells it (ISO times). */
 function latestView(latest: LatestValue): TargetLatest {

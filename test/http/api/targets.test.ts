@@ -1,7 +1,7 @@
 // Contract of GET /api/v1/targets: every target in the answer's own schema, ISO times, kind filter, points bound, 400s and 401.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PmError } from "../../../src/domain/errors.js";
-import { TARGET_MAX_POINTS, targetsRoute } from "../../../src/http/api/targets.js";
+import { TARGET_MAX_POINTS, targetView, targetsRoute } from "../../../src/http/api/targets.js";
 import { TARGETS_RESPONSE } from "../../../src/http/api/targets-schema.js";
 import type { TargetReport } from "../../../src/pipeline/target-report.js";
 import { BTC_OFF, FUND, PUBS, T0, VAULT } from "../../domain/helpers.js";
@@ -166,6 +166,21 @@ describe("GET /api/v1/targets", () => {
     const { status, body } = await api.get(`/targets${query}`);
     expect(status).toBe(400);
     expect((body as { message: string }).message.startsWith(`${path}: `), JSON.stringify(body)).toBe(true);
+  });
+
+  it("answers a target whose data carries a time that is not one instead of failing the request", () => {
+    const [report] = REPORTS;
+    if (report?.data?.latest?.kind !== "price") throw new Error("fixture: the first report is a price");
+    const odd = targetView({
+      ...report,
+      data: {
+        ...report.data,
+        lastSuccessMs: Number.NaN,
+        latest: { ...report.data.latest, atMs: Number.NaN },
+      },
+    });
+    expect(odd.lastSuccessAt).toBeNull();
+    expect(odd.latest).toMatchObject({ kind: "price", at: "invalid" });
   });
 
   it("requires the token when one is set", async () => {
