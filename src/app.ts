@@ -14,6 +14,7 @@ import { alertLink, externalBaseUrl } from "./http/external-url.js";
 import { createAccessPolicy } from "./http/access.js";
 import { createHttpServer, listen } from "./http/server.js";
 import { apiRoutes } from "./http/api/index.js";
+import { operatorApiDeps } from "./app-api.js";
 import { createApiRouter } from "./http/api/router.js";
 import { loadStatusPage, statusPageDirs, type StatusPage } from "./http/status-page.js";
 import { componentLogger } from "./logger.js";
@@ -124,6 +125,10 @@ interface Daemon {
   listeningPort: number;
   /** `started` was announced (a stop then announces `stopping`). */
   started: boolean;
+  /** When start() began (the daemon's clock); NaN before. */
+  startedAtMs: number;
+  /** 0 for the config the daemon started with, +1 on each successful reload (the API's status). */
+  configGeneration: number;
 }
 
 /** What the state directory gave back: the hub over the journal, the engine state, and alerts to settle. */
@@ -166,6 +171,8 @@ export function createApp(deps: AppDeps): App {
     upstreamUrl: "",
     listeningPort: deps.config.server.port,
     started: false,
+    startedAtMs: Number.NaN,
+    configGeneration: 0,
   };
   const events: EventSource = {
     get events$() {
@@ -229,10 +236,11 @@ function selfHealth(app: Daemon): Readiness {
 /** Start everything in dependency order; resolves once the port listens and the pipeline runs. */
 async function startApp(app: Daemon): Promise<{ readonly port: number }> {
   const { config, deps } = app;
+  app.startedAtMs = deps.nowMs();
   const clock = marketClock(app);
   const restored = openState(app, clock.nowMs);
   // the port, before anything polls or sends: a second daemon on a busy port stops here, in one line
-  const port = await openPort(app, restored.hub);
+  const port = await openPort(app, restored.hub, clock.nowMs);
   const { client, dispatcher } = await connectUpstream(app, clock.simClock);
   await startSinks(app, restored, dispatcher);
   // muting re-checked now (silences that ended while the daemon was down re-announce what they held back)
@@ -316,8 +324,8 @@ function openState(app: Daemon, marketNowMs: () => number): Restored {
   return { hub, engineState, sinkErrors, staleStalls };
 }
 
-/** The HTTP port and the WebSocket API on it, under one Host/Origin policy; returns the port listened on. */
-async function openPort(app: Daemon, hub: EventHub): Promise<number> {
+/** The HTTP port with the WebSocket and operator APIs on it, under one Host/Origin policy; returns the port listened on. */
+async function openPort(app: Daemon, hub: EventHub, marketNowMs: () => number): Promise<number> {
   const { config, metrics, deps } = app;
   const access = createAccessPolicy(config.server);
   const httpServer = createHttpServer({
@@ -329,7 +337,21 @@ async function openPort(app: Daemon, hub: EventHub): Promise<number> {
     maxConnections: config.server.maxConnections,
     nowMs: deps.nowMs,
     api: createApiRouter({
-      routes: apiRoutes({ version: VERSION, nowMs: deps.nowMs, silencer: requireSilencer(app) }),
+      routes: apiRoutes(
+        operatorApiDeps({
+          hub,
+          runner: () => app.runner,
+          chatops: () => app.chatops,
+          readiness: () => readiness(app),
+          config: () => app.config,
+          upstreamUrl: () => app.upstreamUrl,
+          nowMs: deps.nowMs,
+          marketNowMs,
+          startedAtMs: () => app.startedAtMs,
+          configGeneration: () => app.configGeneration,
+          silencer: requireSilencer(app),
+        }),
+      ),
       access,
       token: () => app.config.server.token,
     }),
@@ -548,6 +570,7 @@ async function reloadApp(app: Daemon, next: AppConfig): Promise<void> {
   );
   if (restartOnly.length > 0)
     app.deps.logger.warn({ sections: restartOnly }, "these sections change only on restart");
+  app.configGeneration += 1;
   requireHub(app).publishLifecycle("config_reloaded", {
     targets: app.runner?.targetIds().length ?? 0,
     rules: next.rules.length,

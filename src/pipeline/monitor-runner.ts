@@ -4,6 +4,7 @@ import type { Logger } from "pino";
 import type { MonitorsConfig } from "../config/types.js";
 import {
   activeAlerts,
+  describeTargets,
   observe,
   retainTargets,
   tick,
@@ -14,6 +15,7 @@ import {
 import type { TargetHealth, TargetReadiness } from "../domain/readiness.js";
 import { definitionOf, type RuleConfig } from "../domain/rules/index.js";
 import type { TargetSpec } from "../domain/types.js";
+import type { PmError } from "../domain/errors.js";
 import type { Metrics } from "../metrics.js";
 import type { PragmaClient } from "../upstream/types.js";
 import type { EventHub } from "./event-hub.js";
@@ -21,6 +23,7 @@ import { coalescingClock, type PollClock } from "./coalescing-clock.js";
 import { poll$, type PollOutcome } from "./poll.js";
 import { endpointOf, fetchTarget, planTargets, type TargetPlan } from "./targets.js";
 import { canWarmUp, warmUpHistory } from "./warmup.js";
+import { joinTargetReports, lastPollOf, type TargetReport } from "./target-report.js";
 
 /** What the runner needs from the outside world; time and randomness are injected. */
 export interface MonitorRunnerDeps {
@@ -50,6 +53,8 @@ export interface MonitorRunner {
   update(monitors: MonitorsConfig, rules: readonly RuleConfig[]): void;
   /** Each running target with what its latest poll showed (the input of readiness). */
   targetHealth(): readonly TargetReadiness[];
+  /** Each running target's latest poll, next poll and data (history bounded to `maxPoints`), sorted by id: work done here, never per poll. */
+  targetReports(maxPoints: number): readonly TargetReport[];
   /** Current engine state (for persistence). */
   state(): MonitorState;
   /** Ids of the targets being polled. */
@@ -63,6 +68,10 @@ interface RunningTarget {
   health: TargetHealth;
   everSucceeded: boolean;
   failures: number;
+  /** The latest poll (wall clock; NaN before one): plain fields written per poll, read by targetReports only. */
+  lastPollAtMs: number;
+  lastPollDurationMs: number;
+  lastError: PmError | null;
 }
 
 /** What the runner's steps share: its dependencies, the running targets, and the current state, rules and monitors config. */
@@ -99,6 +108,16 @@ export function createMonitorRunner(deps: MonitorRunnerDeps, initialState: Monit
   return {
     update: (monitors, rules) => update(runner, monitors, rules),
     targetHealth: () => [...runner.running.values()].map((t) => ({ id: t.plan.spec.id, health: t.health })),
+    targetReports: (maxPoints) =>
+      joinTargetReports(
+        [...runner.running.values()].map((t) => ({
+          spec: t.plan.spec,
+          periodMs: t.plan.periodMs,
+          lastPoll: lastPollOf(t),
+        })),
+        describeTargets(runner.state, maxPoints),
+        deps.nowMs(),
+      ),
     state: () => runner.state,
     targetIds: () => [...runner.running.keys()],
     stop() {
@@ -177,6 +196,9 @@ function startTarget(runner: Runner, plan: TargetPlan): void {
     health: { kind: "waiting" },
     everSucceeded: false,
     failures: 0,
+    lastPollAtMs: Number.NaN,
+    lastPollDurationMs: 0,
+    lastError: null,
   };
   const poll = poll$((signal) => fetchTarget(deps.client, plan.spec, signal, deps.nowMs()), {
     periodMs: plan.periodMs,
@@ -243,10 +265,13 @@ function recordOutcome(runner: Runner, target: RunningTarget, outcome: PollOutco
     logger.info({ target: spec.id, failures: target.failures }, "poll recovered");
   }
   target.failures = outcome.ok ? 0 : outcome.consecutiveFailures;
+  target.lastPollAtMs = runner.wallNowMs();
+  target.lastPollDurationMs = outcome.durationMs;
+  target.lastError = outcome.ok ? null : outcome.error;
   if (outcome.ok) {
     target.everSucceeded = true;
     target.health = { kind: "ok" };
-    metrics.targetLastSuccess.set({ target: spec.id }, runner.wallNowMs() / 1000);
+    metrics.targetLastSuccess.set({ target: spec.id }, target.lastPollAtMs / 1000);
     return;
   }
   target.health = {
