@@ -113,5 +113,7 @@ function answer(
   body: () => Readonly<Record<string, unknown>>,
 ): ApiResponse {
   if ("silences" in change) return { status: 200, body: body() };
-  return refusal(change.status, change.error, change.message);
+  // the set says "endsAt: ..." where the router's own 400s say "body.endsAt: ...": one form for clients
+  const message = change.status === 400 ? `body.${change.message}` : change.message;
+  return refusal(change.status, change.error, message);
 }
