@@ -139,7 +139,8 @@ export function matcherOperator(
  * (the value may be double-quoted JSON). Returns the matcher or a reason it is not one.
  */
 export function parseMatcher(text: string): SilenceMatcher | { readonly problem: string } {
-  const match = /^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(=~|!~|!=|=)\s*(.*?)\s*$/u.exec(text);
+  // dotAll: JSON.stringify (formatMatchers) leaves U+2028 and U+2029 unescaped, and `.` would stop at them
+  const match = /^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(=~|!~|!=|=)\s*(.*?)\s*$/su.exec(text);
   if (match === null)
     return { problem: `"${text}" is not a matcher: use name=value, name!=value, name=~regex or name!~regex` };
   const [, name = "", operator = "=", raw = ""] = match;
