@@ -9,6 +9,8 @@ RUN npm ci --no-audit --no-fund
 # leaving it out keeps bench edits from invalidating this layer (test/ops/docker-image.test.ts builds this way).
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
+# the status page: web/tsconfig.json is a project tsconfig.build.json references, compiled into dist/web
+COPY web ./web
 RUN npm run build && npm prune --omit=dev
 
 FROM node:20-bookworm-slim
@@ -27,6 +29,9 @@ ENV NODE_ENV=production \
 WORKDIR /app
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist/src ./dist/src
+# the status page at /: its compiled modules and its HTML, CSS and icon, read once at start
+COPY --from=build /app/dist/web ./dist/web
+COPY web/static ./web/static
 COPY package.json ./
 COPY config ./config
 RUN mkdir -p /var/lib/pragma-monitor && chown node:node /var/lib/pragma-monitor

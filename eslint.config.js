@@ -97,6 +97,23 @@ const LAYERS = [
   },
 ];
 
+/**
+ * The status page (web/src, compiled for the browser by web/tsconfig.json) ships alone: it imports nothing from
+ * src/ (wire types are its own; test/web/contract.test.ts checks them against the daemon's), no Node built-in and
+ * no package (no bundler resolves one: only its own modules, by relative path).
+ */
+const WEB_IMPORTS = [
+  { group: [...builtinModules, "node:*"], message: "web/src runs in a browser: no Node built-ins." },
+  {
+    regex: "^(\\.\\./)+(src|test|bench)/",
+    message: "web/src imports nothing from the daemon: declare the type in web/src/types.ts.",
+  },
+  {
+    regex: "^[^.]",
+    message: "web/src is served as is, with no bundler: import its own modules by relative path only.",
+  },
+];
+
 /** The domain core keeps no state of its own: no module-level `let`, Map, Set or WeakMap (caches belong to an owner). */
 const NO_MODULE_STATE = [
   ...["Program > VariableDeclaration", "Program > ExportNamedDeclaration > VariableDeclaration"].flatMap(
@@ -149,6 +166,14 @@ export default tseslint.config(
     // every function in src/ stays under 80 lines: a longer one is split into named steps
     files: ["src/**/*.ts"],
     rules: { "max-lines-per-function": ["error", { max: 80, skipBlankLines: true, skipComments: true }] },
+  },
+  {
+    // the status page: browser code, held to the daemon's function size and to its own import rule
+    files: ["web/**/*.ts"],
+    rules: {
+      "max-lines-per-function": ["error", { max: 80, skipBlankLines: true, skipComments: true }],
+      "no-restricted-imports": ["error", { patterns: WEB_IMPORTS }],
+    },
   },
   ...LAYERS.map(({ files, ignores, patterns }) => ({
     files,

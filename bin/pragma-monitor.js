@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// Command entry for `npx pragma-monitor` and `npm start`: in a source checkout, compiles src/ (tsc -b) when dist/ is
-// missing or older than its sources, saying so, then runs dist/src/main.js in this same process.
+// Command entry for `npx pragma-monitor` and `npm start`: in a source checkout, compiles src/ and the status page
+// (tsc -b, web/ is a referenced project) when dist/ is missing or older than their sources, saying so, then runs
+// dist/src/main.js in this same process.
 // Plain JavaScript because it has to run before anything is compiled. An installed package (no tsconfig.build.json
 // beside it) skips the check and runs the shipped dist/ directly.
 import { spawnSync } from "node:child_process";
@@ -43,6 +44,30 @@ function readJson(path) {
 }
 
 /**
+ * The inputs of a build config and of the projects it references (relative to the root): each config file and what
+ * its `include` names. `tsc -b` builds a referenced project first and then touches the referencing one's build
+ * info, so the root's build info dates every project's last build.
+ * @param {string} root
+ * @param {string} tsconfig
+ * @returns {string[]}
+ */
+function buildInputs(root, tsconfig) {
+  const config = readJson(join(root, tsconfig));
+  const dir = dirname(tsconfig);
+  const include = Array.isArray(config["include"])
+    ? config["include"].map((path) => join(dir, String(path)))
+    : [];
+  const references = Array.isArray(config["references"]) ? config["references"] : [];
+  const referenced = references.flatMap((/** @type {unknown} */ reference) => {
+    const path =
+      typeof reference === "object" && reference !== null && "path" in reference ? reference.path : "";
+    if (typeof path !== "string" || path === "") return [];
+    return buildInputs(root, join(dir, path.endsWith(".json") ? path : join(path, "tsconfig.json")));
+  });
+  return [tsconfig, ...include, ...referenced];
+}
+
+/**
  * Why dist/ must be rebuilt ("" when it is up to date): no build yet, a failed one, or an input newer than the last.
  * @param {string} root
  * @returns {string}
@@ -51,8 +76,7 @@ function staleReason(root) {
   const builtAtMs = newestMtimeMs(join(root, BUILD_INFO));
   if (builtAtMs === 0) return "no build yet";
   if (readJson(join(root, BUILD_INFO))["errors"] === true) return "the last build failed";
-  const include = readJson(join(root, TSCONFIG))["include"];
-  const inputs = ["tsconfig.json", TSCONFIG, ...(Array.isArray(include) ? include.map(String) : [])];
+  const inputs = ["tsconfig.json", ...buildInputs(root, TSCONFIG)];
   const changed = inputs.find((input) => newestMtimeMs(join(root, input)) > builtAtMs);
   return changed === undefined ? "" : `${changed} changed since the last build`;
 }

@@ -14,7 +14,9 @@ import { alertLink, externalBaseUrl } from "./http/external-url.js";
 import { createAccessPolicy } from "./http/access.js";
 import { createHttpServer, listen } from "./http/server.js";
 import { apiRoutes } from "./http/api/index.js";
+import { operatorApiDeps } from "./app-api.js";
 import { createApiRouter } from "./http/api/router.js";
+import { loadStatusPage, statusPageDirs, type StatusPage } from "./http/status-page.js";
 import { componentLogger } from "./logger.js";
 import { createMetrics, type Metrics } from "./metrics.js";
 import { createEventHub, type EventHub, type EventSource } from "./pipeline/event-hub.js";
@@ -38,6 +40,8 @@ import { createChatOpsSinks, type ChatOpsSinks } from "./sinks/chatops/index.js"
 import { startLogSink } from "./sinks/log-sink.js";
 import { createWsServer, type WsServer } from "./sinks/ws/server.js";
 import { createSilencer, type Silencer } from "./pipeline/silencer.js";
+import { createMaintenanceCalendar } from "./domain/maintenance.js";
+import type { Silence } from "./domain/silence.js";
 import { silenceFilePath } from "./state/silence-file.js";
 import type { ProcessIdentity } from "./state/lock-file.js";
 import { firingAlertsOfRule, firingSinkErrors } from "./state/sink-errors.js";
@@ -126,6 +130,10 @@ interface Daemon {
   listeningPort: number;
   /** `started` was announced (a stop then announces `stopping`). */
   started: boolean;
+  /** When start() began (the daemon's clock); NaN before. */
+  startedAtMs: number;
+  /** 0 for the config the daemon started with, +1 on each successful reload (the API's status). */
+  configGeneration: number;
 }
 
 /** What the state directory gave back: the hub over the journal, the engine state, and alerts to settle. */
@@ -168,6 +176,8 @@ export function createApp(deps: AppDeps): App {
     upstreamUrl: "",
     listeningPort: deps.config.server.port,
     started: false,
+    startedAtMs: Number.NaN,
+    configGeneration: 0,
   };
   const events: EventSource = {
     get events$() {
@@ -188,6 +198,12 @@ export function createApp(deps: AppDeps): App {
     stop: (deadlineMs) => stopApp(app, deadlineMs),
     reload: (next) => reloadApp(app, next),
   };
+}
+
+/** The config's maintenance windows as silences at a given time (compiled once per config). */
+function maintenanceOf(config: AppConfig): (nowMs: number) => readonly Silence[] {
+  const calendar = createMaintenanceCalendar(config.maintenance);
+  return (nowMs) => calendar.silencesAt(nowMs);
 }
 
 function requireSilencer(app: Daemon): Silencer {
@@ -225,10 +241,11 @@ function selfHealth(app: Daemon): Readiness {
 /** Start everything in dependency order; resolves once the port listens and the pipeline runs. */
 async function startApp(app: Daemon): Promise<{ readonly port: number }> {
   const { config, deps } = app;
+  app.startedAtMs = deps.nowMs();
   const clock = marketClock(app);
   const restored = openState(app, clock.nowMs);
   // the port, before anything polls or sends: a second daemon on a busy port stops here, in one line
-  const port = await openPort(app, restored.hub);
+  const port = await openPort(app, restored.hub, clock.nowMs);
   const { client, dispatcher } = await connectUpstream(app, clock.simClock);
   await startSinks(app, restored, dispatcher);
   // muting re-checked now (silences that ended while the daemon was down re-announce what they held back)
@@ -285,6 +302,7 @@ function openState(app: Daemon, marketNowMs: () => number): Restored {
     path: silenceFilePath(config.state.dir),
     nowMs: deps.nowMs,
     logger: app.log("silences"),
+    maintenance: maintenanceOf(config),
   });
   app.silencer = silencer;
   const hub = createEventHub({
@@ -311,8 +329,8 @@ function openState(app: Daemon, marketNowMs: () => number): Restored {
   return { hub, engineState, sinkErrors, staleStalls };
 }
 
-/** The HTTP port and the WebSocket API on it, under one Host/Origin policy; returns the port listened on. */
-async function openPort(app: Daemon, hub: EventHub): Promise<number> {
+/** The HTTP port with the WebSocket and operator APIs on it, under one Host/Origin policy; returns the port listened on. */
+async function openPort(app: Daemon, hub: EventHub, marketNowMs: () => number): Promise<number> {
   const { config, metrics, deps } = app;
   const access = createAccessPolicy(config.server);
   const httpServer = createHttpServer({
@@ -324,10 +342,25 @@ async function openPort(app: Daemon, hub: EventHub): Promise<number> {
     maxConnections: config.server.maxConnections,
     nowMs: deps.nowMs,
     api: createApiRouter({
-      routes: apiRoutes({ version: VERSION, nowMs: deps.nowMs, silencer: requireSilencer(app) }),
+      routes: apiRoutes(
+        operatorApiDeps({
+          hub,
+          runner: () => app.runner,
+          chatops: () => app.chatops,
+          readiness: () => readiness(app),
+          config: () => app.config,
+          upstreamUrl: () => app.upstreamUrl,
+          nowMs: deps.nowMs,
+          marketNowMs,
+          startedAtMs: () => app.startedAtMs,
+          configGeneration: () => app.configGeneration,
+          silencer: requireSilencer(app),
+        }),
+      ),
       access,
       token: () => app.config.server.token,
     }),
+    statusPage: openStatusPage(app),
   });
   app.httpServer = httpServer;
   app.ws = createWsServer({
@@ -375,6 +408,14 @@ function streamSettings(app: Daemon, dispatcher: Dispatcher): MonitorRunnerDeps[
         onSkippedItem,
       }),
   };
+}
+
+/** The status page's files, read once; a checkout that was never built serves a 503 at `/` and says why once. */
+function openStatusPage(app: Daemon): StatusPage {
+  const page = loadStatusPage(statusPageDirs());
+  if (page.unavailable !== null)
+    app.log("http").warn({ reason: page.unavailable }, "status page not built: / answers 503");
+  return page;
 }
 
 /** Upstream: the embedded simulator or a real base URL, one keep-alive pool for everything. */
@@ -552,6 +593,8 @@ async function reloadApp(app: Daemon, next: AppConfig): Promise<void> {
   app.config = next;
   app.knownRules = ruleNames(next);
   app.runner?.update(next.monitors, next.rules);
+  if (JSON.stringify(previous.maintenance) !== JSON.stringify(next.maintenance))
+    app.silencer?.setMaintenance(maintenanceOf(next));
   if (JSON.stringify(previous.sinks) !== JSON.stringify(next.sinks)) {
     await app.chatops?.reconfigure(next.sinks, Math.min(next.shutdown.drainTimeoutMs, 5_000));
     const hub = requireHub(app);
@@ -563,6 +606,7 @@ async function reloadApp(app: Daemon, next: AppConfig): Promise<void> {
   );
   if (restartOnly.length > 0)
     app.deps.logger.warn({ sections: restartOnly }, "these sections change only on restart");
+  app.configGeneration += 1;
   requireHub(app).publishLifecycle("config_reloaded", {
     targets: app.runner?.targetIds().length ?? 0,
     rules: next.rules.length,

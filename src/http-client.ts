@@ -34,7 +34,7 @@ export interface HttpClient {
 export interface HttpRequest {
   readonly url: string;
   /** GET unless set. */
-  readonly method?: "GET" | "HEAD" | "POST";
+  readonly method?: "GET" | "HEAD" | "POST" | "DELETE";
   readonly headers: Readonly<Record<string, string>>;
   readonly body?: string;
 }

@@ -14,6 +14,7 @@ import {
 } from "./cli/args.js";
 import { runCheckConfig } from "./cli/check-config.js";
 import { mainUsage, runUsage } from "./cli/main-usage.js";
+import { runSilence } from "./cli/silence.js";
 import { runTail } from "./cli/tail.js";
 import { loadConfig } from "./config/load.js";
 import type { AppConfig } from "./config/types.js";
@@ -219,6 +220,9 @@ async function main(argv: readonly string[]): Promise<void> {
       return;
     case "tail":
       process.exitCode = await runTail(rest, { ...streams, signal: abortOn("SIGINT") });
+      return;
+    case "silence":
+      process.exitCode = await runSilence(rest, { ...streams, nowMs: Date.now, signal: abortOn("SIGINT") });
       return;
     case "--version":
     case "-v":

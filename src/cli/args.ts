@@ -4,6 +4,8 @@ import { flagList, type FlagSpecs } from "./usage.js";
 
 /** sysexits codes the CLI uses. */
 export const EX_USAGE = 64;
+/** `silence`: the daemon refused to change that silence (no such silence, already expired, a maintenance window, too many). */
+export const EX_DATAERR = 65;
 /** A resource is held by another process: the HTTP port is in use, or another daemon locks `state.dir`. */
 export const EX_UNAVAILABLE = 69;
 /** Internal error: an uncaught exception, or a start that failed for an unexpected reason. */
@@ -12,7 +14,7 @@ export const EX_SOFTWARE = 70;
 export const EX_CANTCREAT = 73;
 /** The daemon stopped, but a stop step failed (alert state not saved, a sink not stopped cleanly, ...). */
 export const EX_IOERR = 74;
-/** `tail`: the server refused the token. */
+/** `tail`, `silence`: the server refused the token. */
 export const EX_NOPERM = 77;
 export const EX_CONFIG = 78;
 

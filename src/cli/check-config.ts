@@ -1,5 +1,7 @@
 // `pragma-monitor check-config`: validate the layered configuration and print it with secrets redacted.
 import { isPmError } from "../domain/errors.js";
+import { maintenanceSilenceId, maintenanceSilences, type MaintenanceWindow } from "../domain/maintenance.js";
+import { formatMatchers, silenceState } from "../domain/silence.js";
 import { loadConfig } from "../config/load.js";
 import { adaptationNotes } from "../config/notes.js";
 import { problemsOf } from "../config/problems.js";
@@ -13,13 +15,16 @@ export interface CheckConfigIo {
   readonly stderr: (text: string) => void;
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly cwd: string;
+  /** The clock the maintenance windows' next occurrences are computed from (default Date.now). */
+  readonly nowMs?: () => number;
 }
 
 const USAGE = `${synopsis("check-config", CONFIG_FLAGS, "usage: ")}
 ${CONFIG_FLAGS_USAGE}
 Prints the effective configuration as JSON (secrets redacted) and exits 0, with a "note:" line on
-stderr for each request the daemon adapts to the live server's rules and risky settings as
-"warning: key: reason"; on a problem, lists each as "key: reason" on stderr and exits 78.`;
+stderr for each request the daemon adapts to the live server's rules, risky settings as
+"warning: key: reason", and a "maintenance:" line per maintenance window with its occurrence active now or
+next (in its time zone and UTC); on a problem, lists each as "key: reason" on stderr and exits 78.`;
 
 /** Run check-config; returns the exit code (0 valid, 64 usage, 78 invalid configuration). */
 export function runCheckConfig(argv: readonly string[], io: CheckConfigIo): number {
@@ -44,6 +49,8 @@ export function runCheckConfig(argv: readonly string[], io: CheckConfigIo): numb
       io.stderr(`note: ${note}\n`);
     for (const warning of configWarnings(loaded.config))
       io.stderr(`warning: ${warning.key}: ${warning.reason}\n`);
+    for (const line of maintenanceLines(loaded.config.maintenance, (io.nowMs ?? Date.now)()))
+      io.stderr(`${line}\n`);
     io.stderr(`configuration OK (${loaded.sources.join(" < ")})\n`);
     return 0;
   } catch (error) {
@@ -55,4 +62,28 @@ export function runCheckConfig(argv: readonly string[], io: CheckConfigIo): numb
     );
     return EX_CONFIG;
   }
+}
+
+/**
+ * One line per maintenance window: the occurrence active now or next, on the window's wall clock and in UTC, and its
+ * matchers, so an operator sees the schedule read as meant (time zone, midnight, DST) before the daemon runs it.
+ */
+export function maintenanceLines(windows: readonly MaintenanceWindow[], nowMs: number): string[] {
+  const silences = maintenanceSilences(windows, nowMs);
+  return windows.map((window) => {
+    const silence = silences.find((candidate) => candidate.id === maintenanceSilenceId(window.name));
+    if (silence === undefined) return `maintenance: ${window.name} never occurs again`;
+    const local = new Intl.DateTimeFormat("sv-SE", {
+      timeZone: window.timeZone,
+      dateStyle: "short",
+      timeStyle: "short",
+    });
+    const wall = (iso: string) => local.format(Date.parse(iso));
+    return [
+      `maintenance: ${window.name} ${silenceState(silence, nowMs)}`,
+      `${wall(silence.startsAt)} → ${wall(silence.endsAt)} ${window.timeZone}`,
+      `(${silence.startsAt} → ${silence.endsAt})`,
+      formatMatchers(silence.matchers),
+    ].join(" ");
+  });
 }

@@ -1,6 +1,15 @@
 // The usage text of `pragma-monitor` and of `run`, generated from each command's flag table so it cannot drift.
 import { TAIL_FLAGS } from "./tail-args.js";
-import { CONFIG_FLAGS, EX_CONFIG, EX_NOPERM, EX_USAGE, RUN_FLAGS } from "./args.js";
+import {
+  CONFIG_FLAGS,
+  EX_CONFIG,
+  EX_DATAERR,
+  EX_NOPERM,
+  EX_UNAVAILABLE,
+  EX_USAGE,
+  RUN_FLAGS,
+} from "./args.js";
+import { SILENCE_ADD_FLAGS, SILENCE_EXPIRE_FLAGS, SILENCE_LS_FLAGS } from "./silence-args.js";
 import { SIMULATE_FLAGS } from "../simulator/cli.js";
 import { flagList, synopsis } from "./usage.js";
 
@@ -14,6 +23,13 @@ export const COMMANDS = [
   },
   { name: "simulate", flags: SIMULATE_FLAGS, doc: "run the embedded Pragma API simulator on its own" },
   { name: "tail", flags: TAIL_FLAGS, doc: "a live view of the daemon's alerts over its WebSocket API" },
+  {
+    name: "silence add MATCHER...",
+    flags: SILENCE_ADD_FLAGS,
+    doc: "silence the alerts the matchers select (e.g. pair=BTC/USD rule=price_change); prints its id",
+  },
+  { name: "silence ls", flags: SILENCE_LS_FLAGS, doc: "list the silences and maintenance windows" },
+  { name: "silence expire ID...", flags: SILENCE_EXPIRE_FLAGS, doc: "end silences now" },
 ] as const;
 
 /** `pragma-monitor --help`: every command's synopsis, then the exit codes. */
@@ -26,7 +42,9 @@ ${commands.join("\n")}
   pragma-monitor --version | --help
 
 \`pragma-monitor <command> --help\` describes a command's flags. Exit codes: 0 ok, 1 forced stop,
-${EX_USAGE} usage error, 70 crash, ${EX_NOPERM} token refused (tail), ${EX_CONFIG} invalid configuration.
+${EX_USAGE} usage error, ${EX_DATAERR} silence refused (no such silence, already expired, ...), ${EX_UNAVAILABLE} port or
+state.dir held by another process (run) or daemon unreachable (silence), 70 crash, ${EX_NOPERM} token refused
+(tail, silence), ${EX_CONFIG} invalid configuration.
 `;
 }
 

@@ -6,7 +6,7 @@ const paint = (text: string, code: number, color: boolean): string =>
   color ? `\x1b[${code}m${text}\x1b[0m` : text;
 /** Server text is untrusted: strip control characters so it cannot drive the terminal. */
 // eslint-disable-next-line no-control-regex -- matching control characters is the point
-const clean = (text: string): string => text.replace(/[\u0000-\u001f\u007f-\u009f]/g, "?");
+export const clean = (text: string): string => text.replace(/[\u0000-\u001f\u007f-\u009f]/g, "?");
 const SEVERITY_COLOR: Readonly<Record<Severity, number>> = {
   critical: ANSI.red,
   warning: ANSI.yellow,

@@ -1,6 +1,7 @@
 // Generates docs/configuration.md from the convict schema and the zod element schemas, so the docs cannot drift.
 import type { z } from "zod";
 import { FIELD_DOCS } from "./fields.js";
+import { MAINTENANCE_SHAPE, WEEKLY_SHAPE } from "./maintenance.js";
 import { MONITOR_ARRAYS } from "./monitors.js";
 import { RULE_DEFINITIONS } from "./rules/index.js";
 import { configSchema } from "./schema.js";
@@ -57,8 +58,52 @@ export function configTableMarkdown(): string {
   for (const [kind, shape] of Object.entries(sinkShapes({}))) {
     parts.push(`### \`${kind}\``, "", fieldTable(shape, "Sink kind."), "");
   }
+
+  parts.push(
+    "## Maintenance windows (`maintenance[]`)",
+    "",
+    MAINTENANCE_INTRO,
+    fieldTable(MAINTENANCE_SHAPE),
+    "",
+  );
+  parts.push("### `weekly`", "", fieldTable(WEEKLY_SHAPE), "");
   return parts.join("\n");
 }
+
+const MAINTENANCE_INTRO = `A maintenance window is a recurring silence kept in the config. While one of its occurrences is on,
+the alerts its matchers select keep their lifecycle (WebSocket, journal, API) but chat-ops sinks do not notify
+them, as under a silence made with \`pragma-monitor silence add\`. The API and the status page show each window
+as the silence \`maintenance:<name>\` (created by \`config\`): active during an occurrence, pending until the
+next. To change one, edit the config and reload (SIGHUP).
+
+A window has one schedule: \`weekly\` (days, a start and an end on the wall clock of \`timeZone\`; an end
+before the start is on the next day), or \`cron\` (5 fields read in \`timeZone\`, as
+[croner](https://croner.56k.guru/usage/pattern/) reads them, \`L\` and \`#\` included; day-of-month and
+day-of-week match either, as in Vixie cron) with \`durationMs\`. Weekly ends are wall-clock times, so a
+01:00-04:00 window lasts 2 or 4 hours on the nights the clocks change; a cron occurrence lasts exactly
+\`durationMs\`. A start in the hour the clock skips begins when the clock reaches the next valid time; a start
+in the hour that repeats happens once, at its first pass. Cron occurrences that overlap or touch count as one.
+
+\`\`\`json
+"maintenance": [
+  {
+    "name": "weekend-db-upgrade",
+    "matchers": ["pair=~\\"BTC/.*|ETH/.*\\"", "rule!=upstream_error"],
+    "comment": "exchange maintenance, Saturday and Sunday nights",
+    "weekly": { "days": ["sat", "sun"], "start": "22:00", "end": "02:00" },
+    "timeZone": "Europe/Paris"
+  },
+  {
+    "name": "nightly-node-restart",
+    "matchers": ["market=onchain"],
+    "comment": "RPC nodes restart on weekdays",
+    "cron": "30 3 * * 1-5",
+    "durationMs": 900000,
+    "timeZone": "America/New_York"
+  }
+]
+\`\`\`
+`;
 
 const INTRO = `# Configuration
 

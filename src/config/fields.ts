@@ -113,6 +113,7 @@ export function text(
   const error = expecting(o.expected);
   const normalise = o.normalise ?? ((s: string) => s);
   const schema = z.string({ error }).regex(o.pattern, { error }).transform(normalise);
+  if (o.optional === true) return documented(schema.exactOptional(), o, "(unset)");
   if (o.default === undefined) return documented(schema, o, "(required)");
   return documented(schema.default(o.default), o, shown(o.default));
 }
@@ -184,6 +185,11 @@ export function secret(
   });
   if (o.default === undefined) return documented(schema, o, "(required)");
   return documented(schema.default(o.default), o, o.default === "" ? '"" (none)' : shown(o.default));
+}
+
+/** A strict nested object of documented keys (a sub-section of an element), optional: absent = unset. */
+export function optionalElement<T extends z.ZodRawShape>(shape: T, o: Documented) {
+  return documented(element(shape).exactOptional(), o, "(unset)");
 }
 
 /**

@@ -4,6 +4,7 @@ import { resolve } from "node:path";
 import { RULE_KINDS } from "../domain/events.js";
 import { errorCode } from "../domain/errors.js";
 import type { EnvRecord } from "./fields.js";
+import { readMaintenance } from "./maintenance.js";
 import { MONITOR_ARRAYS, readMonitors } from "./monitors.js";
 import { defaultConfigPath } from "./package-root.js";
 import { configError, parseConvictMessage, unknownKey, type ConfigProblem } from "./problems.js";
@@ -90,6 +91,7 @@ export function loadConfig(options: LoadConfigOptions): LoadedConfig {
     monitors: readMonitorArrays(values.monitors, problems),
     rules: readRules(values.rules, problems),
     sinks: readSinks(values.sinks, env, problems),
+    maintenance: readMaintenance(values.maintenance, problems),
     state: { dir: resolve(cwd, values.state.dir) },
   };
   checkSinkRuleRefs(config, problems);

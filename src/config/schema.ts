@@ -131,6 +131,10 @@ export const configSchema = {
     ),
   },
   sinks: arrayKey("Chat-ops sinks: [{kind, url, …}] (see Sink elements below).", "PM_SINKS"),
+  maintenance: arrayKey(
+    "Maintenance windows, recurring silences: [{name, matchers, comment, weekly | cron + durationMs, timeZone}] (see Maintenance windows below).",
+    "PM_MAINTENANCE",
+  ),
   state: {
     dir: key({
       doc: "Directory for alert state, journal and outboxes (relative to the working directory). $STATE_DIRECTORY (systemd) is used when this is not set explicitly.",

@@ -1,5 +1,6 @@
 // The validated, typed configuration the daemon runs on: scalar sections typed by the convict schema
 // (schema.ts), array elements by their zod schemas (monitors.ts, sinks.ts, rules/).
+import type { MaintenanceWindow } from "../domain/maintenance.js";
 import type { RuleConfig } from "../domain/rules/index.js";
 import type {
   FundingMonitorConfig,
@@ -56,6 +57,8 @@ export interface AppConfig {
   readonly alerts: AlertsConfig;
   readonly server: ServerConfig;
   readonly sinks: readonly SinkConfig[];
+  /** Maintenance windows: recurring silences (domain/maintenance.ts turns them into silences at a time). */
+  readonly maintenance: readonly MaintenanceWindow[];
   readonly state: StateConfig;
   readonly log: LogConfig;
   readonly shutdown: ShutdownConfig;

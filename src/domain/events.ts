@@ -51,7 +51,10 @@ export interface AlertPayload {
  * Whether a rule filter (rule kinds and configured rule ids, as sink and WebSocket filters take them) names
  * the rule that raised `alert`: its kind, or its id (label `rule_id`, present when the id differs from the kind).
  */
-export function ruleFilterMatches(names: { has(name: string): boolean }, alert: AlertPayload): boolean {
+export function ruleFilterMatches(
+  names: { has(name: string): boolean },
+  alert: Pick<AlertPayload, "rule" | "labels">,
+): boolean {
   const id = alert.labels["rule_id"];
   return names.has(alert.rule) || (id !== undefined && names.has(id));
 }

@@ -2,16 +2,20 @@
 // observe/tick/retainTargets take ownership of the state, mutate it in place for speed and return it.
 import { createEngineState, dropRecord, resolve, type EngineState } from "./alert-engine.js";
 import { exportEngine, importEngine, restoreEngine, type PersistedAlertState } from "./alert-persistence.js";
+import { inhibitorsByTarget, inhibitorsOf, pendingAlertsOf, type PendingAlert } from "./alert-view.js";
 import { createEvaluator, type Evaluator } from "./evaluator.js";
 import type { AlertLabels, AlertPayload } from "./events.js";
 import { createTargetRegistry, ensureTarget, removeTarget, type TargetRegistry } from "./monitor-targets.js";
 import type { Observation } from "./observation.js";
 import { applyPoll } from "./target-state.js";
+import { describeTargetData, type TargetDataView } from "./target-view.js";
 import { RULES, type RuleConfig } from "./rules/index.js";
 import type { TargetSpec } from "./types.js";
 
 export type { Observation } from "./observation.js";
 export type { PersistedAlert, PersistedAlertState } from "./alert-persistence.js";
+export type { PendingAlert } from "./alert-view.js";
+export type { TargetDataView } from "./target-view.js";
 
 /** Everything the monitor remembers; opaque to callers (only this module's functions read it). */
 export interface MonitorState {
@@ -149,4 +153,26 @@ export function activeAlerts(state: MonitorState): readonly AlertPayload[] {
   for (const record of state.engine.alerts.values())
     if (record.status === "firing" && record.announced !== null) active.push(record.announced);
   return active;
+}
+
+/** Alerts pending at `nowMs` (condition holds, `for` not elapsed, or held by an inhibitor), in no particular order. */
+export function pendingAlerts(state: MonitorState, nowMs: number): readonly PendingAlert[] {
+  return pendingAlertsOf(state.engine, state.evaluator.rules, nowMs);
+}
+
+/**
+ * What inhibits each alert, by fingerprint: the fingerprints of the firing inhibitors (upstream_error) on the
+ * targets its data comes from; empty for an alert the engine does not hold (raised by the daemon) or not inhibited.
+ */
+export function alertInhibitors(state: MonitorState): (fingerprint: string) => readonly string[] {
+  const byTarget = inhibitorsByTarget(state.engine);
+  return (fingerprint) => {
+    const record = state.engine.alerts.get(fingerprint);
+    return record === undefined ? [] : inhibitorsOf(record, byTarget);
+  };
+}
+
+/** What the monitor knows about the data of each target polled at least once, history bounded to `maxPoints`. */
+export function describeTargets(state: MonitorState, maxPoints: number): readonly TargetDataView[] {
+  return [...state.targets.byId.values()].map((data) => describeTargetData(data, maxPoints));
 }

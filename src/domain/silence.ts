@@ -88,10 +88,13 @@ export function nextSilenceChangeMs(silences: readonly Silence[], nowMs: number)
   return next;
 }
 
-/** Why a silence cannot be stored, or null when it can (Alertmanager's rules: matchers, times, one matcher not matching ""). */
-export function silenceProblem(silence: Pick<Silence, "matchers" | "startsAt" | "endsAt">): string | null {
-  if (silence.matchers.length === 0) return "matchers: at least one matcher is required";
-  for (const [index, matcher] of silence.matchers.entries()) {
+/**
+ * Why a silence's matchers cannot be used, as `matchers…: reason`, or null: at least one, named, valid regexes, and
+ * one that does not match the empty string (silenceProblem's matcher rules, shared with maintenance windows).
+ */
+export function matchersProblem(matchers: readonly SilenceMatcher[]): string | null {
+  if (matchers.length === 0) return "matchers: at least one matcher is required";
+  for (const [index, matcher] of matchers.entries()) {
     if (matcher.name === "") return `matchers[${index}].name: must not be empty`;
     if (!matcher.isRegex) continue;
     try {
@@ -101,8 +104,15 @@ export function silenceProblem(silence: Pick<Silence, "matchers" | "startsAt" | 
     }
   }
   // a silence of only matchers that match the empty label would mute every alert
-  if (silence.matchers.every((matcher) => matcherMatches(matcher, {})))
+  if (matchers.every((matcher) => matcherMatches(matcher, {})))
     return "matchers: at least one matcher must not match the empty string (it would silence every alert)";
+  return null;
+}
+
+/** Why a silence cannot be stored, or null when it can (Alertmanager's rules: matchers, times, one matcher not matching ""). */
+export function silenceProblem(silence: Pick<Silence, "matchers" | "startsAt" | "endsAt">): string | null {
+  const matchers = matchersProblem(silence.matchers);
+  if (matchers !== null) return matchers;
   const startsAtMs = Date.parse(silence.startsAt);
   const endsAtMs = Date.parse(silence.endsAt);
   if (Number.isNaN(startsAtMs)) return "startsAt: not a time";
@@ -129,7 +139,8 @@ export function matcherOperator(
  * (the value may be double-quoted JSON). Returns the matcher or a reason it is not one.
  */
 export function parseMatcher(text: string): SilenceMatcher | { readonly problem: string } {
-  const match = /^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(=~|!~|!=|=)\s*(.*?)\s*$/u.exec(text);
+  // dotAll: JSON.stringify (formatMatchers) leaves U+2028 and U+2029 unescaped, and `.` would stop at them
+  const match = /^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(=~|!~|!=|=)\s*(.*?)\s*$/su.exec(text);
   if (match === null)
     return { problem: `"${text}" is not a matcher: use name=value, name!=value, name=~regex or name!~regex` };
   const [, name = "", operator = "=", raw = ""] = match;

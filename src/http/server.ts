@@ -1,4 +1,5 @@
-// The daemon's HTTP endpoints: /healthz (alive), /readyz (ready to serve), /metrics (Prometheus text), and the /api/v1 routes.
+// The daemon's HTTP endpoints: /healthz (alive), /readyz (ready to serve), /metrics (Prometheus text), the /api/v1 routes
+// and the status page (`/`, `/assets/`).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import type { Logger } from "pino";
@@ -11,6 +12,7 @@ import { createTokenCheck, presentedToken } from "../sinks/ws/auth.js";
 import type { AccessPolicy } from "./access.js";
 import type { ApiHandler } from "./api/router.js";
 import { API_PREFIX } from "./api/openapi.js";
+import { isStatusPagePath, serveStatusPage, type StatusPage } from "./status-page.js";
 
 export interface HttpServerOptions {
   readonly metrics: Metrics;
@@ -26,6 +28,8 @@ export interface HttpServerOptions {
   readonly nowMs: () => number;
   /** The operator API under /api/v1/ (absent: those paths answer 404 like any unknown one). */
   readonly api?: ApiHandler;
+  /** The status page at `/` and its files under /assets/ (absent: those paths answer 404 like any unknown one). */
+  readonly statusPage?: StatusPage;
 }
 
 /**
@@ -158,6 +162,8 @@ async function route(
   const path = url.pathname;
   if (options.api !== undefined && path.startsWith(`${API_PREFIX}/`))
     return options.api(request, response, url);
+  if (options.statusPage !== undefined && isStatusPagePath(path))
+    return serveStatusPage(options.statusPage, request, response, path);
   const known = path === "/healthz" || path === "/readyz" || path === "/metrics";
   if (!known) return sendJson(response, 404, { error: "not_found", path });
   // HEAD is GET without the body (node's ServerResponse drops it): health probes use HEAD

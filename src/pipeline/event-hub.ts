@@ -71,7 +71,8 @@ export function createEventHub(options: {
   const prices = new Map<string, PriceTick>();
   const mute = (alert: AlertPayload): AlertPayload => {
     const ids = alert.status === "firing" ? (options.silencing?.(alert) ?? []) : [];
-    const previous = mutes.get(alert.fingerprint);
+    // absent means notified and never muted since, except for a new firing, which owes nothing to the last one
+    const previous = alert.reason === "first" ? undefined : (mutes.get(alert.fingerprint) ?? NOTIFIED);
     const { silencedBy, memory } = muteTransition(previous, alert.status, ids);
     if (memory === undefined || (memory.notified && memory.silencedBy.length === 0))
       mutes.delete(alert.fingerprint);
@@ -134,6 +135,9 @@ export function createEventHub(options: {
     },
   };
 }
+
+/** The muting an alert absent from the hub's memory had: notified, muted by nothing. */
+const NOTIFIED: MuteMemory = { silencedBy: [], notified: true };
 
 /** `alert` carrying exactly `silencedBy` (absent when empty, as on every alert no silence touches). */
 function withSilencedBy(alert: AlertPayload, silencedBy: readonly string[]): AlertPayload {

@@ -4,6 +4,7 @@ import type { Logger } from "pino";
 import type { MonitorsConfig } from "../config/types.js";
 import {
   activeAlerts,
+  describeTargets,
   observe,
   retainTargets,
   tick,
@@ -13,7 +14,7 @@ import {
 } from "../domain/monitor.js";
 import type { TargetHealth, TargetReadiness } from "../domain/readiness.js";
 import { definitionOf, type RuleConfig } from "../domain/rules/index.js";
-import type { Result } from "../domain/errors.js";
+import type { PmError, Result } from "../domain/errors.js";
 import type { PairPrice, TargetSpec } from "../domain/types.js";
 import type { Transport } from "../upstream/server-rules.js";
 import type { Metrics } from "../metrics.js";
@@ -26,6 +27,7 @@ import { createStreamFeed, type StreamFeed, type StreamSettings } from "./stream
 import { streamHooks, stopStreamedPoll, updateStreams } from "./streamed-targets.js";
 import { endpointOf, fetchTarget, planTargets, type TargetPlan } from "./targets.js";
 import { canWarmUp, warmUpHistory } from "./warmup.js";
+import { joinTargetReports, targetFacts, type TargetReport } from "./target-report.js";
 
 /** What the runner needs from the outside world; time and randomness are injected. */
 export interface MonitorRunnerDeps {
@@ -61,6 +63,8 @@ export interface MonitorRunner {
   update(monitors: MonitorsConfig, rules: readonly RuleConfig[]): void;
   /** Each running target with what its latest poll showed (the input of readiness). */
   targetHealth(): readonly TargetReadiness[];
+  /** Each running target's latest poll, next poll and data (history bounded to `maxPoints`), sorted by id: work done here, never per poll. */
+  targetReports(maxPoints: number): readonly TargetReport[];
   /** Current engine state (for persistence). */
   state(): MonitorState;
   /** Ids of the targets being polled. */
@@ -75,6 +79,10 @@ export interface RunningTarget {
   health: TargetHealth;
   everSucceeded: boolean;
   failures: number;
+  /** The latest poll (wall clock; NaN before one): plain fields written per poll, read by targetReports only. */
+  lastPollAtMs: number;
+  lastPollDurationMs: number;
+  lastError: PmError | null;
   /** Set for a streamed target: where its prices come from now, its poll (fallback or components), what it last fed. */
   streamed: StreamedTarget | null;
 }
@@ -84,6 +92,8 @@ export interface StreamedTarget {
   mode: "stream" | "poll";
   poll: { readonly kind: "fallback" | "components"; readonly subscription: Subscription } | null;
   lastFed: FedPrice | null;
+  /** When its latest streamed price arrived (wall clock; NaN before one), for the API's `lastPoll`. */
+  lastEventAtMs: number;
 }
 
 /** What the runner's steps share: its dependencies, the running targets, and the current state, rules and monitors config. */
@@ -130,6 +140,12 @@ export function createMonitorRunner(deps: MonitorRunnerDeps, initialState: Monit
   return {
     update: (monitors, rules) => update(runner, monitors, rules),
     targetHealth: () => [...runner.running.values()].map((t) => ({ id: t.plan.spec.id, health: t.health })),
+    targetReports: (maxPoints) =>
+      joinTargetReports(
+        [...runner.running.values()].map((t) => targetFacts(t.plan.spec, t.plan.periodMs, t, t.streamed)),
+        describeTargets(runner.state, maxPoints),
+        deps.nowMs(),
+      ),
     state: () => runner.state,
     targetIds: () => [...runner.running.keys()],
     stop() {
@@ -209,9 +225,12 @@ function startTarget(runner: Runner, plan: TargetPlan): void {
     health: { kind: "waiting" },
     everSucceeded: false,
     failures: 0,
+    lastPollAtMs: Number.NaN,
+    lastPollDurationMs: 0,
+    lastError: null,
     streamed:
       plan.transport === "stream" && runner.streams !== null
-        ? { mode: "stream", poll: null, lastFed: null }
+        ? { mode: "stream", poll: null, lastFed: null, lastEventAtMs: Number.NaN }
         : null,
   };
   runner.running.set(plan.spec.id, target);
@@ -299,6 +318,9 @@ function recordOutcome(runner: Runner, target: RunningTarget, outcome: PollOutco
     logger.info({ target: spec.id, failures: target.failures }, "poll recovered");
   }
   target.failures = outcome.ok ? 0 : outcome.consecutiveFailures;
+  target.lastPollAtMs = runner.wallNowMs();
+  target.lastPollDurationMs = outcome.durationMs;
+  target.lastError = outcome.ok ? null : outcome.error;
   if (outcome.ok) return recordSuccess(runner, target);
   target.health = {
     kind: "failing",

@@ -20,6 +20,7 @@ import {
   type SilenceInput,
   type SilenceRefusal,
 } from "../domain/silence-set.js";
+import { isMaintenanceSilenceId } from "../domain/maintenance.js";
 import { readSilences, writeSilences } from "../state/silence-file.js";
 import type { EventHub } from "./event-hub.js";
 
@@ -61,8 +62,6 @@ export interface Silencer {
 
 /** Longest wait between checks, so a clock step or a missed timer is caught within a minute. */
 const MAX_CHECK_DELAY_MS = 60_000;
-/** Prefix of a maintenance window's silence id. */
-export const MAINTENANCE_ID_PREFIX = "maintenance:";
 
 /** The silencer's state, read and changed by the steps below. */
 interface Book {
@@ -144,7 +143,7 @@ const NOT_SAVED: SilenceRefusal = {
 
 /** Create or update a silence: persist, announce, re-check muting. */
 function put(book: Book, input: SilenceInput): SilenceChange | SilenceRefusal {
-  if (input.id?.startsWith(MAINTENANCE_ID_PREFIX) === true) return maintenanceRefusal(input.id);
+  if (input.id !== undefined && isMaintenanceSilenceId(input.id)) return maintenanceRefusal(input.id);
   const { nowMs, newId } = book.options;
   const change = putSilence(book.stored, input, nowMs(), newId ?? randomUUID);
   if (!("silences" in change)) return change;
@@ -166,7 +165,7 @@ function put(book: Book, input: SilenceInput): SilenceChange | SilenceRefusal {
 
 /** Expire a stored silence now: persist, announce, re-check muting. */
 function expire(book: Book, id: string): SilenceChange | SilenceRefusal {
-  if (id.startsWith(MAINTENANCE_ID_PREFIX)) return maintenanceRefusal(id);
+  if (isMaintenanceSilenceId(id)) return maintenanceRefusal(id);
   const change = expireSilence(book.stored, id, book.options.nowMs());
   if (!("silences" in change)) return change;
   if (!persist(book, change.silences)) return NOT_SAVED;
@@ -214,9 +213,12 @@ function announceStateChanges(
     const was = before.get(silence.id);
     const now = silenceState(silence, nowMs);
     if (was === now) continue;
-    const window = silence.id.startsWith(MAINTENANCE_ID_PREFIX);
-    if (now === "expired" && was !== undefined) announce(hub, "silence_expired", silence, "ended");
-    else if (now === "active" && window) announce(hub, "silence_created", silence, "window_started");
+    if (was === undefined) continue;
+    if (!isMaintenanceSilenceId(silence.id)) {
+      if (now === "expired") announce(hub, "silence_expired", silence, "ended");
+    } else if (now === "active") announce(hub, "silence_created", silence, "window_started");
+    // a window's occurrence ended: the silence now shows the next one (pending), or none is left (expired)
+    else if (was === "active") announce(hub, "silence_expired", silence, "window_ended");
   }
 }
 

@@ -22,7 +22,8 @@ export function streamHooks(runner: Runner): StreamFeedHooks {
   return {
     price(id, price) {
       const target = streamedTarget(id);
-      if (target === undefined) return;
+      if (target?.streamed == null) return;
+      target.streamed.lastEventAtMs = runner.wallNowMs();
       recordSuccess(runner, target);
       feed(runner, target, { ok: true, value: price });
     },
@@ -45,11 +46,17 @@ export function streamHooks(runner: Runner): StreamFeedHooks {
   };
 }
 
-/** The stream went stale for a target: one typed failure (it counts toward upstream_error), then its polls run. */
+/**
+ * The stream went stale for a target: one typed failure (it counts toward upstream_error, and the API shows it as
+ * the latest poll until a fallback poll ends), then its polls run.
+ */
 function fallBack(runner: Runner, target: RunningTarget, error: PmError): void {
   const { logger } = runner.deps;
   logger.warn({ target: target.plan.spec.id, code: error.code, err: error }, "price stream stale: polling");
   target.failures += 1;
+  target.lastPollAtMs = runner.wallNowMs();
+  target.lastPollDurationMs = 0;
+  target.lastError = error;
   target.health = {
     kind: "failing",
     code: error.code,

@@ -42,9 +42,7 @@ describe("usage text", () => {
   );
 
   it("shows tail's --rules, --min-severity and --prices (once left out of the top-level help)", () => {
-    const tailLines = mainUsage(VERSION)
-      .split("pragma-monitor tail")[1]!
-      .split("pragma-monitor --version")[0]!;
+    const tailLines = mainUsage(VERSION).split("pragma-monitor tail")[1]!.split("\n  pragma-monitor ")[0]!;
     expect(flagsShown(tailLines)).toEqual([
       "url",
       "token",
@@ -120,6 +118,9 @@ describe("usage errors exit 64 (EX_USAGE), as the README says", () => {
     [["run", "--bogus"]],
     [["check-config", "--set", "novalue"]],
     [["simulate", "--port", "x"]],
+    [["silence"]],
+    [["silence", "add", "pair=~.*", "--comment", "matches everything", "--author", "ana"]],
+    [["silence", "ls", "--url", "ws://127.0.0.1:8787/ws"]],
     [["no-such-command"]],
   ])("pragma-monitor %j exits 64", (argv) => {
     expect(main(...argv).status).toBe(64);

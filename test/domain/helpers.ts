@@ -10,6 +10,7 @@ import {
 } from "../../src/domain/monitor.js";
 import { parseDecimalPrice, type ScaledPrice } from "../../src/domain/price.js";
 import type { RuleCommon, RuleConfig, RuleConfigKind } from "../../src/domain/rules/index.js";
+import type { Silence, SilenceMatcher } from "../../src/domain/silence.js";
 import type {
   FundingRate,
   OnchainEntrySet,
@@ -261,4 +262,33 @@ export function timeline(
     }
   }
   return { log, state, transitions };
+}
+
+/** ISO text of an epoch time, as silences and alerts carry times. */
+export const iso = (ms: number): string => new Date(ms).toISOString();
+
+export const MINUTE_MS = 60_000;
+export const HOUR_MS = 3_600_000;
+
+/** A matcher written with its amtool operator, built without the parser under test. */
+export function matcher(name: string, operator: "=" | "!=" | "=~" | "!~", value: string): SilenceMatcher {
+  return { name, value, isRegex: operator.endsWith("~"), isEqual: !operator.startsWith("!") };
+}
+
+/** A stored silence over [startsAtMs, endsAtMs); one `pair="BTC/USD"` matcher unless told. */
+export function silence(
+  id: string,
+  startsAtMs: number,
+  endsAtMs: number,
+  matchers: readonly SilenceMatcher[] = [matcher("pair", "=", "BTC/USD")],
+): Silence {
+  return {
+    id,
+    matchers,
+    startsAt: iso(startsAtMs),
+    endsAt: iso(endsAtMs),
+    createdBy: "ops",
+    comment: `test silence ${id}`,
+    updatedAt: iso(Math.min(startsAtMs, T0)),
+  };
 }

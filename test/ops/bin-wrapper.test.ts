@@ -86,6 +86,53 @@ describe("bin/pragma-monitor.js in a source checkout", { timeout: 180_000 }, () 
   });
 });
 
+describe(
+  "bin/pragma-monitor.js with a referenced project (the status page, web/)",
+  { timeout: 180_000 },
+  () => {
+    // the repository's layout: tsconfig.build.json references web/tsconfig.json, a composite browser project
+    const project = mkdtempSync(join(tmpdir(), "pm-bin-web-"));
+    const page = join(project, "web", "src", "page.ts");
+    beforeAll(() => {
+      mkdirSync(join(project, "bin"));
+      mkdirSync(join(project, "src"));
+      mkdirSync(join(project, "web", "src"), { recursive: true });
+      copyFileSync(join(ROOT, "bin", "pragma-monitor.js"), join(project, "bin", "pragma-monitor.js"));
+      for (const file of ["package.json", "tsconfig.json"])
+        copyFileSync(join(ROOT, file), join(project, file));
+      copyFileSync(join(ROOT, "web", "tsconfig.json"), join(project, "web", "tsconfig.json"));
+      const build = JSON.parse(readFileSync(join(ROOT, "tsconfig.build.json"), "utf8")) as Record<
+        string,
+        unknown
+      >;
+      writeFileSync(join(project, "tsconfig.build.json"), JSON.stringify({ ...build, include: ["src"] }));
+      symlinkSync(join(ROOT, "node_modules"), join(project, "node_modules"));
+      writeFileSync(join(project, "src", "main.ts"), 'console.log("main");\n');
+      writeFileSync(page, 'document.title = "one";\n');
+    });
+    afterAll(() => rmSync(project, { recursive: true, force: true }));
+
+    const run = () =>
+      spawnSync(process.execPath, [join(project, "bin", "pragma-monitor.js")], {
+        cwd: tmpdir(),
+        encoding: "utf8",
+        timeout: 60_000,
+      });
+
+    it("builds the page with the daemon, and again (only) when the page's source changes", () => {
+      expect(COMPILING.exec(run().stderr)?.[1]).toBe("no build yet");
+      expect(readFileSync(join(project, "dist", "web", "page.js"), "utf8")).toContain('"one"');
+      expect(run().stderr).toBe("");
+      writeFileSync(page, 'document.title = "two";\n');
+      const rebuilt = run();
+      expect(COMPILING.exec(rebuilt.stderr)?.[1]).toBe("web/src changed since the last build");
+      expect(rebuilt.stdout).toBe("main\n");
+      expect(readFileSync(join(project, "dist", "web", "page.js"), "utf8")).toContain('"two"');
+      expect(run().stderr).toBe("");
+    });
+  },
+);
+
 describe("an installed package (no tsconfig.build.json beside bin/)", () => {
   const installed = mkdtempSync(join(tmpdir(), "pm-installed-"));
   afterAll(() => rmSync(installed, { recursive: true, force: true }));
@@ -113,6 +160,8 @@ describe("package.json", () => {
   it("points the bin at the committed wrapper (a bin under dist/ does not exist after `npm ci`)", () => {
     expect(pkg.bin).toEqual({ "pragma-monitor": "bin/pragma-monitor.js" });
     expect(pkg.files).toContain("bin");
+    // the daemon serves the status page from these two (src/http/status-page.ts)
+    expect(pkg.files).toEqual(expect.arrayContaining(["dist/src", "dist/web", "web/static"]));
     expect(readFileSync(join(ROOT, pkg.bin["pragma-monitor"]!), "utf8")).toMatch(/^#!\/usr\/bin\/env node\n/);
   });
 

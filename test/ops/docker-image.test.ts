@@ -147,6 +147,15 @@ describe("Dockerfile (emulated: no docker engine here)", () => {
       env: { ...process.env, PM_SERVER_PORT: String(started.port) },
     });
     expect(probe.status, "HEALTHCHECK command against the running daemon").toBe(0);
+    // the image serves the status page: its HTML and the modules it loads were copied
+    const base = `http://127.0.0.1:${String(started.port)}`;
+    const html = await fetch(`${base}/`);
+    expect(html.status, "GET / from the image").toBe(200);
+    expect(html.headers.get("content-type")).toBe("text/html; charset=utf-8");
+    expect(await html.text()).toContain("/assets/js/main.js");
+    const script = await fetch(`${base}/assets/js/main.js`);
+    expect(script.status, "the page's entry module from the image").toBe(200);
+    await script.arrayBuffer();
     daemon.signal("SIGTERM");
     expect(await daemon.waitExit(10_000)).toEqual({ code: 0, signal: null });
   }, 90_000);

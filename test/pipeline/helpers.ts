@@ -25,3 +25,44 @@ export function offchainMonitors(
     warmup: { enabled: false, interval: "1min", lookbackMs: 0 },
   };
 }
+
+/** Virtual time for code that takes `nowMs`/`setTimer`/`clearTimer`: timers run, in order, only inside `advance`. */
+export interface VirtualClock {
+  nowMs(): number;
+  setTimer(callback: () => void, delayMs: number): unknown;
+  clearTimer(handle: unknown): void;
+  /** Move time forward by `ms`, running each timer due on the way at its own time. */
+  advance(ms: number): void;
+  /** Delays of the timers waiting now, soonest first. */
+  pendingDelaysMs(): number[];
+}
+
+export function createVirtualClock(startMs: number): VirtualClock {
+  let now = startMs;
+  let nextId = 0;
+  const timers = new Map<number, { readonly atMs: number; readonly callback: () => void }>();
+  return {
+    nowMs: () => now,
+    setTimer(callback, delayMs) {
+      timers.set(++nextId, { atMs: now + Math.max(0, delayMs), callback });
+      return nextId;
+    },
+    clearTimer(handle) {
+      timers.delete(handle as number);
+    },
+    advance(ms) {
+      const target = now + ms;
+      for (;;) {
+        const due = [...timers.entries()]
+          .filter(([, timer]) => timer.atMs <= target)
+          .sort(([a, x], [b, y]) => x.atMs - y.atMs || a - b)[0];
+        if (due === undefined) break;
+        timers.delete(due[0]);
+        now = due[1].atMs;
+        due[1].callback();
+      }
+      now = target;
+    },
+    pendingDelaysMs: () => [...timers.values()].map((timer) => timer.atMs - now).sort((a, b) => a - b),
+  };
+}

@@ -179,6 +179,48 @@ describe("createMonitorRunner", () => {
     expect(health()["ETH/USD"]).toMatchObject({ kind: "failing", everSucceeded: true });
   });
 
+  it("reports each target's latest poll, next poll and data for the API, with history from the rule's ring", async () => {
+    const failing = new Set(["ETH/USD"]);
+    const { runner } = start(failing);
+    runner.update(
+      offchainMonitors([
+        { pair: "BTC/USD", periodMs: 1_000 },
+        { pair: "ETH/USD", periodMs: 1_000 },
+      ]),
+      [rule("price_change", { market: "offchain", windowMs: 60_000 }, { threshold: 0.5 })],
+    );
+    expect(runner.targetReports(10).map((r) => [r.spec.id.split(":")[1], r.lastPoll, r.data])).toEqual([
+      ["BTC/USD", null, null],
+      ["ETH/USD", null, null],
+    ]);
+    await vi.advanceTimersByTimeAsync(3_500);
+    const [btc, eth] = runner.targetReports(2);
+    expect(btc?.lastPoll).toEqual({
+      endedAtMs: T0 + 3_000,
+      durationMs: 0,
+      ok: true,
+      consecutiveFailures: 0,
+      error: null,
+    });
+    expect(btc?.nextPollAtMs).toBe(T0 + 4_000);
+    expect(btc?.ageMs).toBe(500);
+    expect(btc?.data?.latest).toEqual({
+      kind: "price",
+      price: "100",
+      comparable: true,
+      atMs: T0 + 3_000,
+      numSources: 5,
+    });
+    expect(btc?.data?.history).toEqual([
+      { atMs: T0, value: 100 },
+      { atMs: T0 + 3_000, value: 100 },
+    ]);
+    expect(eth?.lastPoll).toMatchObject({ ok: false, error: { code: "PM_ERR_UPSTREAM_HTTP" } });
+    expect(eth?.lastPoll?.consecutiveFailures).toBeGreaterThan(0);
+    expect(eth?.nextPollAtMs).toBeNull();
+    expect(eth?.data?.latest ?? null).toBeNull();
+  });
+
   it("restarts only the targets whose config changed on update", async () => {
     const { calls, runner } = start();
     runner.update(

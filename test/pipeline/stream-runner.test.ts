@@ -127,6 +127,17 @@ describe("a streamed target with a fake stream (fake timers)", () => {
     await vi.advanceTimersByTimeAsync(1_000);
     expect(polled).toBe(0);
     expect(started.ticks.map((t) => Date.parse(t.timestamp) - T0)).toEqual([1_000]);
+    // the API: the streamed price is the latest "poll", and no poll is due while the stream delivers
+    const streaming = runner.targetReports(0)[0];
+    expect(streaming?.lastPoll).toEqual({
+      endedAtMs: T0 + 1_000,
+      durationMs: 0,
+      ok: true,
+      consecutiveFailures: 0,
+      error: null,
+    });
+    expect(streaming?.nextPollAtMs).toBeNull();
+    expect(streaming?.data?.latest).toMatchObject({ kind: "price", atMs: T0 + 1_000 });
 
     const down = new PmError("PM_ERR_UPSTREAM_STREAM", "closed", { retryable: true });
     signals.next({ kind: "down", error: down, reconnectInMs: 60_000 });
@@ -136,6 +147,11 @@ describe("a streamed target with a fake stream (fake timers)", () => {
     expect(await gauge(started.metrics, "streamTargets", { mode: "poll" })).toBe(1);
     // every poll answered the timestamp the stream already delivered: still one observation of it
     expect(started.ticks.map((t) => Date.parse(t.timestamp) - T0)).toEqual([1_000]);
+    // fallen back: the API shows the fallback polls and when the next one is due
+    const polling = runner.targetReports(0)[0];
+    expect(polling?.lastPoll).toMatchObject({ ok: true, consecutiveFailures: 0 });
+    expect(polling?.lastPoll?.endedAtMs).toBeGreaterThan(T0 + 2_000);
+    expect(polling?.nextPollAtMs).toBeGreaterThan(Date.now() - 1);
 
     signals.next({ kind: "connected" });
     signals.next(prices(pairPrice(T0 + 4_000)));

@@ -37,6 +37,7 @@ export function silenceRoutes(deps: SilenceApiDeps): readonly AnyApiRoute[] {
   const errors = {
     400: { description: "invalid matchers or times" },
     401: { description: "a token is required" },
+    503: { description: "the silences file could not be written in state.dir: nothing changed" },
   };
   return [
     defineRoute({
@@ -99,6 +100,7 @@ export function silenceRoutes(deps: SilenceApiDeps): readonly AnyApiRoute[] {
         403: { description: "a write from another origin" },
         404: { description: "no such silence" },
         409: { description: "already expired, or a maintenance window" },
+        503: errors[503],
       },
       handle: ({ params }) => answer(silencer.expire(params[ID_PARAM] ?? ""), () => ({})),
     }),
@@ -111,5 +113,7 @@ function answer(
   body: () => Readonly<Record<string, unknown>>,
 ): ApiResponse {
   if ("silences" in change) return { status: 200, body: body() };
-  return refusal(change.status, change.error, change.message);
+  // the set says "endsAt: ..." where the router's own 400s say "body.endsAt: ...": one form for clients
+  const message = change.status === 400 ? `body.${change.message}` : change.message;
+  return refusal(change.status, change.error, message);
 }

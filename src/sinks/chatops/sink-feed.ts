@@ -51,7 +51,8 @@ export function catchUp(
       worker.skip(event.seq);
       continue;
     }
-    if (routeAlert(sink, event.alert) && event.seq > worker.highWater) replayed++;
+    const silenced = (event.alert.silencedBy?.length ?? 0) > 0;
+    if (routeAlert(sink, event.alert) && event.seq > worker.highWater && !silenced) replayed++;
     dispatchTo(sink, worker, event, metrics);
   }
   if (replayed > 0)

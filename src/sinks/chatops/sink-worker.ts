@@ -164,6 +164,7 @@ export async function openSinkWorker(options: SinkWorkerOptions): Promise<SinkWo
   for (const outcome of DELIVERY_OUTCOMES) metrics.sinkDeliveries.inc({ ...labels, outcome }, 0);
   metrics.sinkDeadLetters.inc(labels, 0);
   metrics.sinkDigests.inc(labels, 0);
+  metrics.sinkSilenced.inc(labels, 0);
   return {
     get highWater() {
       return outbox.highWater;
