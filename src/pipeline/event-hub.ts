@@ -28,6 +28,8 @@ export interface EventSource {
   activeAlerts(): readonly AlertPayload[];
   /** Latest price tick of each target. */
   latestPrices(): readonly PriceTick[];
+  /** Whether an announcement of this firing alert went out to the sinks (false while every one was muted). */
+  wasNotified(fingerprint: string): boolean;
 }
 
 /** Write side used by the pipeline and the composition root. */
@@ -93,6 +95,8 @@ export function createEventHub(options: {
     replay: (since) => journal.after(since),
     activeAlerts: () => [...active.values()],
     latestPrices: () => [...prices.values()],
+    // no memory: never muted (or muted only after a notified announcement, which the memory keeps as notified)
+    wasNotified: (fingerprint) => mutes.get(fingerprint)?.notified ?? true,
     publishAlert(raw) {
       const alert = mute(stamp(raw));
       if (alert.status === "firing") active.set(alert.fingerprint, alert);

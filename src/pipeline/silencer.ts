@@ -152,12 +152,7 @@ function put(book: Book, input: SilenceInput): SilenceChange | SilenceRefusal {
     announce(book.hub, "silence_expired", change.replaced, "replaced");
     book.states.set(change.replaced.id, "expired");
   }
-  announce(
-    book.hub,
-    "silence_created",
-    change.silence,
-    change.replaced === undefined ? "created" : "updated",
-  );
+  announce(book.hub, "silence_created", change.silence, input.id === undefined ? "created" : "updated");
   book.states.set(change.silence.id, silenceState(change.silence, nowMs()));
   check(book);
   return change;
@@ -213,9 +208,8 @@ function announceStateChanges(
     const was = before.get(silence.id);
     const now = silenceState(silence, nowMs);
     if (was === now) continue;
-    if (was === undefined) continue;
     if (!isMaintenanceSilenceId(silence.id)) {
-      if (now === "expired") announce(hub, "silence_expired", silence, "ended");
+      if (now === "expired" && was !== undefined) announce(hub, "silence_expired", silence, "ended");
     } else if (now === "active") announce(hub, "silence_created", silence, "window_started");
     // a window's occurrence ended: the silence now shows the next one (pending), or none is left (expired)
     else if (was === "active") announce(hub, "silence_expired", silence, "window_ended");

@@ -10,16 +10,19 @@ import { quarantine, readJsonFile, writeFileAtomic } from "./atomic-file.js";
 const SILENCE_FILE_VERSION = 1;
 
 /** One matcher as Alertmanager's API v2 writes it (`isEqual` defaults to true, as there). */
-export const SILENCE_MATCHER = z.object({
-  name: z
-    .string()
-    .min(1)
-    .max(128)
-    .describe("label name: rule, severity, pair, source, publisher, network, ..."),
-  value: z.string().max(1_024).describe("the value, or an anchored regular expression when isRegex"),
-  isRegex: z.boolean(),
-  isEqual: z.boolean().default(true).describe("false negates the matcher (!= or !~)"),
-});
+export const SILENCE_MATCHER = z
+  .object({
+    name: z
+      .string()
+      .min(1)
+      .max(128)
+      .describe("label name: rule, severity, pair, source, publisher, network, ..."),
+    value: z.string().max(1_024).describe("the value, or an anchored regular expression when isRegex"),
+    isRegex: z.boolean(),
+    isEqual: z.boolean().default(true).describe("false negates the matcher (!= or !~)"),
+  })
+  // a misspelt field (isEquals) must not silently turn a matcher into its opposite
+  .strict();
 
 /** A stored silence. */
 export const SILENCE = z.object({

@@ -270,7 +270,10 @@ function openWorker(
     timers: set.timers,
     policy: set.policy,
     startSeq: options.source.lastSeq(),
-    firing: active.filter((alert) => routeAlert(sink, alert)),
+    // what Alertmanager is re-sent: only alerts it was told of (one silenced from its start never was)
+    firing: active.filter(
+      (alert) => routeAlert(sink, alert) && options.source.wasNotified(alert.fingerprint),
+    ),
     ownSinkError: ownSinkError(sink, active),
     generatorUrl: options.generatorUrl,
   });

@@ -1,4 +1,5 @@
 // Alerts the API contract tests read: firing ones as the event hub holds them, pending ones as the engine lists them.
+import type { ApiDeps } from "../../../src/http/api/index.js";
 import type { AlertPayload } from "../../../src/domain/events.js";
 import type { PendingAlert } from "../../../src/domain/monitor.js";
 import type { AlertsDeps } from "../../../src/http/api/alerts.js";
@@ -57,4 +58,20 @@ export const ALERTS_DEPS: AlertsDeps = {
     inhibitors: (fingerprint) => (fingerprint === "f-btc-warning-new" ? ["u-btc"] : []),
   }),
   silencedBy: (alert) => (alert.labels["pair"] === "SOL/USD" ? ["s-2"] : []),
+};
+
+/** Every read route's deps answering nothing (no targets, no journal, ready): tests add the silencer. */
+export const QUIET_READ_DEPS: Omit<ApiDeps, "silencer"> = {
+  ...ALERTS_DEPS,
+  version: "1.2.3",
+  nowMs: () => 0,
+  startedAtMs: () => 0,
+  configGeneration: () => 0,
+  readiness: () => ({ ready: true, reasons: [] }),
+  sinks: () => [],
+  upstream: () => ({ url: "http://127.0.0.1:1", simulator: true }),
+  targetCount: () => 0,
+  journal: { lastSeq: () => 0, oldestSeq: () => 1 },
+  replay: () => ({ gap: null, events: [] }),
+  targetReports: () => [],
 };

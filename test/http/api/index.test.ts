@@ -6,23 +6,12 @@ import { join } from "node:path";
 import pino from "pino";
 import { apiRoutes, type ApiDeps } from "../../../src/http/api/index.js";
 import { createSilencer } from "../../../src/pipeline/silencer.js";
-import { ALERTS_DEPS } from "./fixtures.js";
+import { QUIET_READ_DEPS } from "./fixtures.js";
 import { serveApi, type ServedApi } from "./serve.js";
 
 const stateDir = mkdtempSync(join(tmpdir(), "pm-api-index-"));
 const deps: ApiDeps = {
-  ...ALERTS_DEPS,
-  version: "1.2.3",
-  nowMs: () => 0,
-  startedAtMs: () => 0,
-  configGeneration: () => 0,
-  readiness: () => ({ ready: true, reasons: [] }),
-  sinks: () => [],
-  upstream: () => ({ url: "http://127.0.0.1:1", simulator: true }),
-  targetCount: () => 0,
-  journal: { lastSeq: () => 0, oldestSeq: () => 1 },
-  replay: () => ({ gap: null, events: [] }),
-  targetReports: () => [],
+  ...QUIET_READ_DEPS,
   silencer: createSilencer({
     path: join(stateDir, "silences.json"),
     nowMs: () => 0,

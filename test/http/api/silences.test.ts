@@ -13,6 +13,7 @@ import { apiRoutes } from "../../../src/http/api/index.js";
 import { openApiDocument } from "../../../src/http/api/openapi.js";
 import type { AnyApiRoute } from "../../../src/http/api/route.js";
 import { API_MAX_BODY_BYTES, createApiRouter } from "../../../src/http/api/router.js";
+import { QUIET_READ_DEPS } from "./fixtures.js";
 import { createSilencer, type Silencer } from "../../../src/pipeline/silencer.js";
 import { silenceFilePath, writeSilences } from "../../../src/state/silence-file.js";
 import { HOUR_MS, MINUTE_MS, T0, iso, matcher, silence } from "../../domain/helpers.js";
@@ -64,7 +65,7 @@ async function startApi(
     clearTimer: clock.clearTimer,
     ...(options.maintenance === undefined ? {} : { maintenance: options.maintenance }),
   });
-  const routes = apiRoutes({ version: "1.2.3", nowMs: clock.nowMs, silencer });
+  const routes = apiRoutes({ ...QUIET_READ_DEPS, nowMs: clock.nowMs, silencer });
   const api = { clock, stateDir, silencer, routes, token: "", bearer: "" } as Api;
   const handler = createApiRouter({
     routes,

@@ -221,6 +221,15 @@ describe("chat-ops durability", () => {
     await waitForRequests(2);
   });
 
+  it("re-sends Alertmanager only the firing alerts it was told of, not one silenced from its start", async () => {
+    const active = [nthAlert(1), { ...nthAlert(2), silencedBy: ["s-1"] }];
+    h = await startHarness((url) => [sinkOf("alertmanager", `${url}/am`)], { active });
+    await waitForRequests(1);
+    const refreshed = JSON.parse(h.rx.requests[0]!.body) as { labels: Record<string, string> }[];
+    expect(refreshed).toHaveLength(1);
+    expect(refreshed[0]!.labels).toMatchObject(JSON.parse(JSON.stringify(nthAlert(1).labels)) as object);
+  });
+
   it("stops re-sending an alert to Alertmanager once it resolved, even with sendResolved off", async () => {
     const active = [nthAlert(1)];
     h = await startHarness((url) => [sinkOf("alertmanager", `${url}/am`, { sendResolved: false })], {

@@ -198,7 +198,7 @@ export async function startReceiver(): Promise<Receiver> {
   });
 }
 
-/** A minimal EventSource over a Subject, with a settable firing set. */
+/** A minimal EventSource over a Subject, with a settable firing set (one carrying silencedBy was never notified). */
 export function createTestSource(
   active: AlertPayload[] = [],
 ): EventSource & { publish(event: BusEvent): void } {
@@ -210,6 +210,9 @@ export function createTestSource(
     replay: () => ({ gap: null, events: [] }),
     activeAlerts: () => active,
     latestPrices: () => [],
+    // as the hub after a restart that found every announcement of a firing muted
+    wasNotified: (fingerprint) =>
+      (active.find((alert) => alert.fingerprint === fingerprint)?.silencedBy ?? []).length === 0,
     publish: (event) => subject.next(event),
   };
 }
