@@ -1,6 +1,5 @@
-// Runs one poll stream per target, feeds every outcome through the pure detectors and alert engine, and publishes transitions.
+// The pipeline of every target: starts and stops targets on config updates (polled, or fed by the stream), ticks the alert engine, reports targets.
 import { Subscription, asyncScheduler, interval, type SchedulerLike } from "rxjs";
-import type { Logger } from "pino";
 import type { MonitorsConfig } from "../config/types.js";
 import {
   activeAlerts,
@@ -8,54 +7,22 @@ import {
   observe,
   retainTargets,
   tick,
-  type Evaluation,
   type MonitorState,
-  type Observation,
 } from "../domain/monitor.js";
-import type { TargetHealth, TargetReadiness } from "../domain/readiness.js";
+import type { TargetReadiness } from "../domain/readiness.js";
 import { definitionOf, type RuleConfig } from "../domain/rules/index.js";
-import type { PmError, Result } from "../domain/errors.js";
-import type { PairPrice, TargetSpec } from "../domain/types.js";
-import type { Transport } from "../upstream/server-rules.js";
+import type { TargetSpec } from "../domain/types.js";
 import type { Metrics } from "../metrics.js";
-import type { PragmaClient } from "../upstream/types.js";
-import type { EventHub } from "./event-hub.js";
 import { coalescingClock, type PollClock } from "./coalescing-clock.js";
-import { poll$, type PollOutcome } from "./poll.js";
-import { fedPrice, isRepeatedPrice, type FedPrice } from "./price-dedup.js";
-import { createStreamFeed, type StreamFeed, type StreamSettings } from "./stream-feed.js";
+import { publish, type MonitorRunnerDeps, type Runner, type RunningTarget } from "./runner.js";
+import { createStreamFeed } from "./stream-feed.js";
 import { streamHooks, stopStreamedPoll, updateStreams } from "./streamed-targets.js";
-import { endpointOf, fetchTarget, planTargets, type TargetPlan } from "./targets.js";
-import { canWarmUp, warmUpHistory } from "./warmup.js";
+import { endpointOf, planTargets, type TargetPlan } from "./targets.js";
+import { startPoll } from "./target-poll.js";
 import { joinTargetReports, targetFacts, type TargetReport } from "./target-report.js";
+import { canWarmUp, warmUpHistory } from "./warmup.js";
 
-/** What the runner needs from the outside world; time and randomness are injected. */
-export interface MonitorRunnerDeps {
-  readonly client: PragmaClient;
-  readonly hub: EventHub;
-  readonly metrics: Metrics;
-  readonly logger: Logger;
-  readonly nowMs: () => number;
-  readonly random: () => number;
-  /** Whole-poll deadline (covers the client's retries). */
-  readonly pollTimeoutMs: number;
-  /** How often time-driven alert work (pending → firing, reminders) runs. */
-  readonly tickMs?: number;
-  readonly scheduler?: SchedulerLike;
-  /**
-   * True while the daemon's own stall holds verdicts (src/domain/loop-stall.ts): ticks are skipped and failed
-   * polls are not counted, so a stall is never blamed on the upstream. Absent = never held.
-   */
-  readonly holdingVerdicts?: () => boolean;
-  /** Wall clock for the last-success metric (the market clock may run faster with a fast simulator). */
-  readonly wallNowMs?: () => number;
-  /** The SSE price stream, when configured: how `transport: stream` targets get their prices. Absent: everything polls. */
-  readonly stream?: StreamSettings & {
-    readonly defaultTransport: Transport;
-    /** Poll period of a streamed target whose rules read components (the stream carries none). */
-    readonly componentsPeriodMs: number;
-  };
-}
+export type { MonitorRunnerDeps } from "./runner.js";
 
 /** The running pipeline: reconfigurable without restarting unaffected targets. */
 export interface MonitorRunner {
@@ -70,43 +37,6 @@ export interface MonitorRunner {
   /** Ids of the targets being polled. */
   targetIds(): readonly string[];
   stop(): void;
-}
-
-/** One running target (exported for streamed-targets.ts, which drives the streamed ones). */
-export interface RunningTarget {
-  readonly plan: TargetPlan;
-  readonly subscription: Subscription;
-  health: TargetHealth;
-  everSucceeded: boolean;
-  failures: number;
-  /** The latest poll (wall clock; NaN before one): plain fields written per poll, read by targetReports only. */
-  lastPollAtMs: number;
-  lastPollDurationMs: number;
-  lastError: PmError | null;
-  /** Set for a streamed target: where its prices come from now, its poll (fallback or components), what it last fed. */
-  streamed: StreamedTarget | null;
-}
-
-/** A streamed target's polls: none, the fallback (at its period) or the component poll (slower). */
-export interface StreamedTarget {
-  mode: "stream" | "poll";
-  poll: { readonly kind: "fallback" | "components"; readonly subscription: Subscription } | null;
-  lastFed: FedPrice | null;
-  /** When its latest streamed price arrived (wall clock; NaN before one), for the API's `lastPoll`. */
-  lastEventAtMs: number;
-}
-
-/** What the runner's steps share: its dependencies, the running targets, and the current state, rules and monitors config. */
-export interface Runner {
-  readonly deps: MonitorRunnerDeps;
-  readonly running: Map<string, RunningTarget>;
-  readonly pollClock: (slotMs: number) => PollClock;
-  readonly holding: () => boolean;
-  readonly wallNowMs: () => number;
-  state: MonitorState;
-  rules: readonly RuleConfig[];
-  monitors: MonitorsConfig | undefined;
-  streams: StreamFeed | null;
 }
 
 /** Start the pipeline on an initial (possibly restored) engine state. */
@@ -168,12 +98,6 @@ function pollClocks(scheduler: SchedulerLike): (slotMs: number) => PollClock {
     }
     return clock;
   };
-}
-
-/** Take an evaluation's state and publish its transitions. */
-export function publish(runner: Runner, evaluation: Evaluation): void {
-  runner.state = evaluation.state;
-  for (const transition of evaluation.transitions) runner.deps.hub.publishAlert(transition);
 }
 
 /** Apply a (new) config: stop removed and changed targets, start added ones, retain alerts of what is left. */
@@ -239,23 +163,6 @@ function startTarget(runner: Runner, plan: TargetPlan): void {
   else target.subscription.add(() => stopStreamedPoll(target));
 }
 
-/** Poll a target every `periodMs`, each outcome fed through onOutcome. */
-export function startPoll(runner: Runner, target: RunningTarget, periodMs: number): Subscription {
-  const { deps, monitors } = runner;
-  const plan = target.plan;
-  const poll = poll$((signal) => fetchTarget(deps.client, plan.spec, signal, deps.nowMs()), {
-    periodMs,
-    jitter: monitors?.jitter ?? 0,
-    spreadMs: monitors?.spreadMs ?? 10_000,
-    maxBackoffMs: Math.max(periodMs, monitors?.maxBackoffMs ?? 60_000),
-    timeoutMs: deps.pollTimeoutMs,
-    random: deps.random,
-    // coalescing never moves a poll by more than 5 % of its period
-    scheduler: runner.pollClock(Math.min(monitors?.coalesceMs ?? 0, Math.floor(periodMs / 10))),
-  });
-  return poll.subscribe((outcome) => onOutcome(runner, target, outcome));
-}
-
 /** Fill an off-chain target's history from candles when warm-up is on and a rule keeps history for it. */
 function warmUp(runner: Runner, target: RunningTarget): void {
   const { deps } = runner;
@@ -275,109 +182,4 @@ function warmUp(runner: Runner, target: RunningTarget): void {
       deps.logger.warn({ target: spec.id, err: error }, "price history warm-up failed"),
     );
   target.subscription.add(() => void warm);
-}
-
-/** One poll outcome: metrics, logs and health, then the domain (unless a failure overlapped the daemon's own stall). */
-function onOutcome(runner: Runner, target: RunningTarget, outcome: PollOutcome<unknown>): void {
-  const held = runner.holding();
-  recordOutcome(runner, target, outcome);
-  // a failure while verdicts are held overlapped the daemon's own stall (a timeout, most likely): not counted
-  if (held && !outcome.ok) return;
-  feed(runner, target, outcome);
-}
-
-/** Fold a result into the domain and publish its transitions and price tick; a streamed target's repeated price is dropped. */
-export function feed(runner: Runner, target: RunningTarget, result: Result<unknown>): void {
-  const { deps } = runner;
-  const streamed = target.streamed;
-  if (streamed !== null && result.ok) {
-    // the stream and a poll may deliver the same price: one observation per price timestamp
-    const price = result.value as PairPrice;
-    if (isRepeatedPrice(streamed.lastFed, price)) return;
-    streamed.lastFed = fedPrice(price);
-  }
-  const observedAtMs = deps.nowMs();
-  const observation = toObservation(target.plan.spec, result, observedAtMs);
-  publish(runner, observe(runner.state, observation, runner.rules, observedAtMs));
-  publishPriceTick(deps.hub, observation);
-}
-
-/** The outcome in metrics, logs (once per failure burst at warn) and the target's health. */
-function recordOutcome(runner: Runner, target: RunningTarget, outcome: PollOutcome<unknown>): void {
-  const { metrics, logger } = runner.deps;
-  const spec = target.plan.spec;
-  const endpoint = endpointOf(spec);
-  metrics.polls.inc({ endpoint, outcome: outcome.ok ? "ok" : "error" });
-  if (!outcome.ok) {
-    metrics.pollFailures.inc({ endpoint, code: outcome.error.code });
-    // log once per burst: the first failure at warn, the rest at debug
-    const level = outcome.consecutiveFailures === 1 ? "warn" : "debug";
-    const failures = outcome.consecutiveFailures;
-    logger[level]({ target: spec.id, code: outcome.error.code, failures, err: outcome.error }, "poll failed");
-  } else if (target.failures > 0) {
-    logger.info({ target: spec.id, failures: target.failures }, "poll recovered");
-  }
-  target.failures = outcome.ok ? 0 : outcome.consecutiveFailures;
-  target.lastPollAtMs = runner.wallNowMs();
-  target.lastPollDurationMs = outcome.durationMs;
-  target.lastError = outcome.ok ? null : outcome.error;
-  if (outcome.ok) return recordSuccess(runner, target);
-  target.health = {
-    kind: "failing",
-    code: outcome.error.code,
-    consecutiveFailures: outcome.consecutiveFailures,
-    everSucceeded: target.everSucceeded,
-  };
-}
-
-/** A target delivered data (a poll or the stream): healthy, with its last-success time. */
-export function recordSuccess(runner: Runner, target: RunningTarget): void {
-  target.failures = 0;
-  target.everSucceeded = true;
-  target.health = { kind: "ok" };
-  runner.deps.metrics.targetLastSuccess.set({ target: target.plan.spec.id }, runner.wallNowMs() / 1000);
-}
-
-/** A live price for `prices` subscribers: off-chain prices, and on-chain ones whose decimals are known. */
-function publishPriceTick(hub: EventHub, observation: Observation): void {
-  if (observation.kind === "offchain" && observation.result.ok) {
-    const { target, result } = observation;
-    const price = result.value;
-    hub.publishPrice({
-      pair: target.pair,
-      market: "offchain",
-      target: target.id,
-      price: price.price.text,
-      numSources: price.numSources,
-      timestamp: new Date(price.timestampMs).toISOString(),
-      observedAt: new Date(observation.observedAtMs).toISOString(),
-      entryType: target.entryType,
-    });
-  } else if (
-    observation.kind === "onchain" &&
-    observation.result.ok &&
-    observation.result.value.decimalsKnown
-  ) {
-    const { target, result } = observation;
-    const entry = result.value;
-    hub.publishPrice({
-      pair: target.pair,
-      market: "onchain",
-      target: target.id,
-      price: entry.price.text,
-      numSources: entry.numSources,
-      timestamp: new Date(entry.lastUpdatedMs).toISOString(),
-      observedAt: new Date(observation.observedAtMs).toISOString(),
-      network: target.network,
-    });
-  }
-}
-
-/** Wrap a poll outcome (or a streamed result) as the domain observation of its target kind. */
-function toObservation(spec: TargetSpec, outcome: Result<unknown>, observedAtMs: number): Observation {
-  const result = outcome.ok
-    ? { ok: true as const, value: outcome.value }
-    : { ok: false as const, error: outcome.error };
-  // the value's type follows from the spec kind: fetchTarget returns the matching snapshot
-  return { kind: spec.kind, target: spec, result, observedAtMs } as Observation;
 }

@@ -4,14 +4,9 @@ import type { PmError } from "../domain/errors.js";
 import type { RuleConfig } from "../domain/rules/index.js";
 import type { PairPrice } from "../domain/types.js";
 import type { StreamFeedHooks, StreamedTargetRef } from "./stream-feed.js";
-import {
-  feed,
-  publish,
-  recordSuccess,
-  startPoll,
-  type Runner,
-  type RunningTarget,
-} from "./monitor-runner.js";
+import { publish, type Runner, type RunningTarget } from "./runner.js";
+import { feed, recordSuccess } from "./target-feed.js";
+import { startPoll } from "./target-poll.js";
 
 /** The hooks through which the stream feed drives the runner's streamed targets. */
 export function streamHooks(runner: Runner): StreamFeedHooks {

@@ -1,0 +1,87 @@
+// What the runner's modules share: its dependencies, its running targets and state, and how a step's result is published.
+import type { Subscription, SchedulerLike } from "rxjs";
+import type { Logger } from "pino";
+import type { MonitorsConfig } from "../config/types.js";
+import type { Evaluation, MonitorState } from "../domain/monitor.js";
+import type { TargetHealth } from "../domain/readiness.js";
+import type { RuleConfig } from "../domain/rules/index.js";
+import type { PmError } from "../domain/errors.js";
+import type { Metrics } from "../metrics.js";
+import type { PragmaClient } from "../upstream/types.js";
+import type { Transport } from "../upstream/server-rules.js";
+import type { EventHub } from "./event-hub.js";
+import type { PollClock } from "./coalescing-clock.js";
+import type { FedPrice } from "./price-dedup.js";
+import type { StreamFeed, StreamSettings } from "./stream-feed.js";
+import type { TargetPlan } from "./targets.js";
+
+/** What the runner needs from the outside world; time and randomness are injected. */
+export interface MonitorRunnerDeps {
+  readonly client: PragmaClient;
+  readonly hub: EventHub;
+  readonly metrics: Metrics;
+  readonly logger: Logger;
+  readonly nowMs: () => number;
+  readonly random: () => number;
+  /** Whole-poll deadline (covers the client's retries). */
+  readonly pollTimeoutMs: number;
+  /** How often time-driven alert work (pending → firing, reminders) runs. */
+  readonly tickMs?: number;
+  readonly scheduler?: SchedulerLike;
+  /**
+   * True while the daemon's own stall holds verdicts (src/domain/loop-stall.ts): ticks are skipped and failed
+   * polls are not counted, so a stall is never blamed on the upstream. Absent = never held.
+   */
+  readonly holdingVerdicts?: () => boolean;
+  /** Wall clock for the last-success metric (the market clock may run faster with a fast simulator). */
+  readonly wallNowMs?: () => number;
+  /** The SSE price stream, when configured: how `transport: stream` targets get their prices. Absent: everything polls. */
+  readonly stream?: StreamSettings & {
+    readonly defaultTransport: Transport;
+    /** Poll period of a streamed target whose rules read components (the stream carries none). */
+    readonly componentsPeriodMs: number;
+  };
+}
+
+/** One running target: its plan, its subscriptions, what its latest poll showed. */
+export interface RunningTarget {
+  readonly plan: TargetPlan;
+  readonly subscription: Subscription;
+  health: TargetHealth;
+  everSucceeded: boolean;
+  failures: number;
+  /** The latest poll (wall clock; NaN before one): plain fields written per poll, read by targetReports only. */
+  lastPollAtMs: number;
+  lastPollDurationMs: number;
+  lastError: PmError | null;
+  /** Set for a streamed target: where its prices come from now, its poll (fallback or components), what it last fed. */
+  streamed: StreamedTarget | null;
+}
+
+/** A streamed target's polls: none, the fallback (at its period) or the component poll (slower). */
+export interface StreamedTarget {
+  mode: "stream" | "poll";
+  poll: { readonly kind: "fallback" | "components"; readonly subscription: Subscription } | null;
+  lastFed: FedPrice | null;
+  /** When its latest streamed price arrived (wall clock; NaN before one), for the API's `lastPoll`. */
+  lastEventAtMs: number;
+}
+
+/** What the runner's steps share: its dependencies, the running targets, and the current state, rules and monitors config. */
+export interface Runner {
+  readonly deps: MonitorRunnerDeps;
+  readonly running: Map<string, RunningTarget>;
+  readonly pollClock: (slotMs: number) => PollClock;
+  readonly holding: () => boolean;
+  readonly wallNowMs: () => number;
+  state: MonitorState;
+  rules: readonly RuleConfig[];
+  monitors: MonitorsConfig | undefined;
+  streams: StreamFeed | null;
+}
+
+/** Take an evaluation's state and publish its transitions. */
+export function publish(runner: Runner, evaluation: Evaluation): void {
+  runner.state = evaluation.state;
+  for (const transition of evaluation.transitions) runner.deps.hub.publishAlert(transition);
+}

@@ -1,0 +1,60 @@
+// A target's polls: one poll stream per period, each outcome in metrics, logs and health, then fed to the domain.
+import type { Subscription } from "rxjs";
+import { poll$, type PollOutcome } from "./poll.js";
+import type { Runner, RunningTarget } from "./runner.js";
+import { feed, recordSuccess } from "./target-feed.js";
+import { endpointOf, fetchTarget } from "./targets.js";
+
+/** Poll a target every `periodMs`, each outcome fed through onOutcome. */
+export function startPoll(runner: Runner, target: RunningTarget, periodMs: number): Subscription {
+  const { deps, monitors } = runner;
+  const plan = target.plan;
+  const poll = poll$((signal) => fetchTarget(deps.client, plan.spec, signal, deps.nowMs()), {
+    periodMs,
+    jitter: monitors?.jitter ?? 0,
+    spreadMs: monitors?.spreadMs ?? 10_000,
+    maxBackoffMs: Math.max(periodMs, monitors?.maxBackoffMs ?? 60_000),
+    timeoutMs: deps.pollTimeoutMs,
+    random: deps.random,
+    // coalescing never moves a poll by more than 5 % of its period
+    scheduler: runner.pollClock(Math.min(monitors?.coalesceMs ?? 0, Math.floor(periodMs / 10))),
+  });
+  return poll.subscribe((outcome) => onOutcome(runner, target, outcome));
+}
+
+/** One poll outcome: metrics, logs and health, then the domain (unless a failure overlapped the daemon's own stall). */
+function onOutcome(runner: Runner, target: RunningTarget, outcome: PollOutcome<unknown>): void {
+  const held = runner.holding();
+  recordOutcome(runner, target, outcome);
+  // a failure while verdicts are held overlapped the daemon's own stall (a timeout, most likely): not counted
+  if (held && !outcome.ok) return;
+  feed(runner, target, outcome);
+}
+
+/** The outcome in metrics, logs (once per failure burst at warn) and the target's health. */
+function recordOutcome(runner: Runner, target: RunningTarget, outcome: PollOutcome<unknown>): void {
+  const { metrics, logger } = runner.deps;
+  const spec = target.plan.spec;
+  const endpoint = endpointOf(spec);
+  metrics.polls.inc({ endpoint, outcome: outcome.ok ? "ok" : "error" });
+  if (!outcome.ok) {
+    metrics.pollFailures.inc({ endpoint, code: outcome.error.code });
+    // log once per burst: the first failure at warn, the rest at debug
+    const level = outcome.consecutiveFailures === 1 ? "warn" : "debug";
+    const failures = outcome.consecutiveFailures;
+    logger[level]({ target: spec.id, code: outcome.error.code, failures, err: outcome.error }, "poll failed");
+  } else if (target.failures > 0) {
+    logger.info({ target: spec.id, failures: target.failures }, "poll recovered");
+  }
+  target.failures = outcome.ok ? 0 : outcome.consecutiveFailures;
+  target.lastPollAtMs = runner.wallNowMs();
+  target.lastPollDurationMs = outcome.durationMs;
+  target.lastError = outcome.ok ? null : outcome.error;
+  if (outcome.ok) return recordSuccess(runner, target);
+  target.health = {
+    kind: "failing",
+    code: outcome.error.code,
+    consecutiveFailures: outcome.consecutiveFailures,
+    everSucceeded: target.everSucceeded,
+  };
+}
