@@ -191,6 +191,45 @@ describe("a streamed target with a fake stream (fake timers)", () => {
   });
 });
 
+describe("the stream's historical event", () => {
+  let runner: MonitorRunner | undefined;
+  afterEach(() => {
+    runner?.stop();
+    vi.useRealTimers();
+  });
+
+  // price_change over 10 s: right after connect, only the historical prices give it a reference
+  it.each([
+    ["fills price history, so a window rule judges the first streamed price", true, ["price_change firing"]],
+    ["(without it, the same first price has no reference: no verdict)", false, []],
+  ])("%s", async (_name, withHistory, expected) => {
+    vi.useFakeTimers({ now: T0 });
+    const signals = new Subject<StreamSignal>();
+    const client = { getPairPrice: () => new Promise(() => {}) } as unknown as PragmaClient;
+    const started = startRunner(client, {
+      open: () => signals,
+      staleIntervals: 3,
+      recoverEvents: 2,
+      maxPairsPerConnection: 500,
+      componentsPeriodMs: 60_000,
+      defaultTransport: "stream",
+    });
+    runner = started.runner;
+    const rules = [rule("price_change", { market: "offchain", windowMs: 10_000 }, { threshold: 0.05 })];
+    runner.update(streamedBtc(), rules);
+    signals.next({ kind: "connected" });
+    const history = Array.from({ length: 12 }, (_, i) => pairPrice(T0 - 12_000 + i * 1_000, 100n));
+    if (withHistory) signals.next({ kind: "event", event: { kind: "historical", prices: history } });
+    await vi.advanceTimersByTimeAsync(500);
+    signals.next({ kind: "event", event: { kind: "prices", prices: [pairPrice(T0 + 500, 110n)] } });
+    await vi.advanceTimersByTimeAsync(100);
+    expect(started.alerts.map((a) => `${a.alert.rule} ${a.alert.status}`)).toEqual(expected);
+    // what the API's sparkline shows: the historical points (those within the rule's window) and the new price
+    const points = runner.targetReports(120)[0]?.data?.history.length ?? 0;
+    expect(points > 1).toBe(withHistory);
+  });
+});
+
 describe("streamed targets against the simulator (real sockets)", () => {
   let sim: RunningSimulator | undefined;
   let runner: MonitorRunner | undefined;
