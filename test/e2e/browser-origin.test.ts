@@ -1,17 +1,15 @@
 // A real browser (Debian's headless Chromium via playwright-core) cannot read the stream from another origin.
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { chromium, type BrowserContext } from "playwright-core";
+import { type BrowserContext } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { launchChromium, SKIP_BROWSER } from "./chromium.js";
 import { startTestApp, type TestApp } from "../integration/harness.js";
 import { WsClient } from "../integration/ws-client.js";
 
-const CHROMIUM = process.env["PM_CHROMIUM"] ?? "/usr/bin/chromium";
 // in CI a missing browser is a failure (.ci/run installs it); on a workstation the test is skipped
-const skip = process.env["CI"] === undefined && !existsSync(CHROMIUM);
+const skip = SKIP_BROWSER;
 
 /** A page that opens the daemon's WebSocket and reports how it went: the hello frame, or the failure. */
 function probePage(wsUrl: string): string {
@@ -52,23 +50,7 @@ describe.skipIf(skip)("headless Chromium against the Origin rules", () => {
     listed = b.origin;
     daemon = await startTestApp({ server: { allowedOrigins: [listed] } });
     wsUrl = daemon.wsUrl;
-    profile = mkdtempSync(join(tmpdir(), "pm-chromium-"));
-    // a fresh profile per run (playwright takes it as the persistent context's user-data-dir)
-    browser = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-      ],
-      timeout: 8_000,
-    });
+    ({ browser, profile } = await launchChromium());
   }, 20_000);
 
   afterAll(async () => {

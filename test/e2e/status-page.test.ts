@@ -2,20 +2,19 @@
 // the embedded simulator: the page shows a simulator fault as a firing alert within seconds, a silence created
 // from the page's dialog keeps the alert's next notifications from the webhook, and expiring it from the page
 // lets them through again. Screenshots (light, dark) go to test-output/ (git-ignored).
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
-import { chromium, type BrowserContext, type Page } from "playwright-core";
+import { type BrowserContext, type Page } from "playwright-core";
+import { launchChromium, SKIP_BROWSER } from "./chromium.js";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { AlertPayload } from "../../src/domain/events.js";
 import { ensureBuilt, killAllDaemons, ROOT, startDaemon, type LogLine } from "./daemon.js";
 import { makeWorkDir, removeWorkDirs, testConfig, writeConfig } from "./fixtures.js";
 import { accepted, startWebhookReceiver, type WebhookReceiver } from "./webhook-receiver.js";
 
-const CHROMIUM = process.env["PM_CHROMIUM"] ?? "/usr/bin/chromium";
 // in CI a missing browser is a failure (.ci/run installs it); on a workstation the test is skipped
-const skip = process.env["CI"] === undefined && !existsSync(CHROMIUM);
+const skip = SKIP_BROWSER;
 
 const SECRET = "e2e-webhook-secret-status-page";
 const TOKEN = "e2e-page-token-4b1d";
@@ -37,24 +36,10 @@ describe.skipIf(skip)("the status page in headless Chromium", () => {
 
   beforeAll(async () => {
     ensureBuilt();
-    profile = mkdtempSync(join(tmpdir(), "pm-chromium-"));
-    browser = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
+    ({ browser, profile } = await launchChromium({
       viewport: { width: 1200, height: 900 },
       colorScheme: "light",
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-      ],
-      timeout: 8_000,
-    });
+    }));
     hook = await startWebhookReceiver(SECRET, 200);
     mkdirSync(OUTPUT, { recursive: true });
   }, 180_000);
