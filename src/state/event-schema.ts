@@ -32,19 +32,23 @@ export const ALERT_PAYLOAD = ALERT_PAYLOAD_JSON.transform((parsed): AlertPayload
   return silencedBy === undefined ? rest : { ...rest, silencedBy };
 });
 
-const SEQ = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
+/** An event's seq. */
+export const SEQ = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
+
+/** A lifecycle event as journaled (and served by the API's history). */
+export const LIFECYCLE_EVENT = z.object({
+  type: z.literal("lifecycle"),
+  seq: SEQ,
+  event: z.enum(LIFECYCLE_PHASES),
+  at: z.string(),
+  version: z.string(),
+  detail: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
+});
 
 /** One journal line: an alert transition or a lifecycle event, each with its seq. */
 const JOURNALED_EVENT = z.discriminatedUnion("type", [
   z.object({ type: z.literal("alert"), seq: SEQ, alert: ALERT_PAYLOAD }),
-  z.object({
-    type: z.literal("lifecycle"),
-    seq: SEQ,
-    event: z.enum(LIFECYCLE_PHASES),
-    at: z.string(),
-    version: z.string(),
-    detail: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
-  }),
+  LIFECYCLE_EVENT,
 ]);
 
 /** `value` as a journaled event when it is a complete one, else undefined (a damaged line). */

@@ -1,8 +1,8 @@
 // GET /api/v1/alerts/history: the journal's alert (and, on request, lifecycle) events after a seq, oldest first, paginated.
 import { z } from "zod";
-import { LIFECYCLE_PHASES, type JournaledEvent } from "../../domain/events.js";
+import type { JournaledEvent } from "../../domain/events.js";
 import type { EventSource } from "../../pipeline/event-hub.js";
-import { ALERT_PAYLOAD_JSON } from "../../state/event-schema.js";
+import { ALERT_PAYLOAD_JSON, LIFECYCLE_EVENT, SEQ } from "../../state/event-schema.js";
 import { ALERT_FILTER_QUERY, alertFilterMatcher, nameList } from "./alert-filters.js";
 import { defineRoute, type AnyApiRoute } from "./route.js";
 
@@ -13,19 +13,10 @@ export const HISTORY_MAX_LIMIT = 1000;
 /** What the history route reads: the journal. */
 export type HistoryDeps = Pick<EventSource, "replay">;
 
-const SEQ = z.number().int().positive();
-
-/** One journaled event as the history answers it (the same shape as the WebSocket's). */
+/** One journaled event as the history answers it (the same shape as the WebSocket's and the journal's). */
 export const HISTORY_EVENT = z.discriminatedUnion("type", [
   z.object({ type: z.literal("alert"), seq: SEQ, alert: ALERT_PAYLOAD_JSON }),
-  z.object({
-    type: z.literal("lifecycle"),
-    seq: SEQ,
-    event: z.enum(LIFECYCLE_PHASES),
-    at: z.string(),
-    version: z.string(),
-    detail: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
-  }),
+  LIFECYCLE_EVENT,
 ]);
 
 /** The answer of GET /alerts/history. */
