@@ -32,6 +32,8 @@ export interface AlertRecord {
   announced: AlertPayload | null;
   /** The rule config this record was last checked against (null = check again). */
   checkedRule: RuleConfig | null;
+  /** Fingerprint of the firing cause alert (upstream_down, ...) this alert is a child of; null when none. */
+  causedBy: string | null;
 }
 
 /**
@@ -153,6 +155,7 @@ function createRecord(key: AlertKey, finding: Measure, rule: RuleConfig): AlertR
     finding,
     announced: null,
     checkedRule: rule,
+    causedBy: null,
   };
 }
 
@@ -277,6 +280,8 @@ export function resolve(
   record.rawActive = false;
   record.flapping = false;
   record.announced = null;
+  // the next firing is a new episode: a cause adopts it again if it still has one
+  record.causedBy = null;
 }
 
 /** Count a firing inhibiting alert (upstream_error) on the target it depends on, or stop counting it. */
