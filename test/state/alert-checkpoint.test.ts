@@ -44,6 +44,7 @@ const firing: PersistedAlert = {
   flipTimesMs: [1_000],
   flapping: false,
   announced: payload,
+  causedBy: null,
 };
 /** A logger whose lines the test reads back as objects. */
 function captureLogger(): { logger: pino.Logger; lines: { msg: string }[] } {
