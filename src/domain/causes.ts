@@ -11,7 +11,8 @@ import { definitionOf, ruleLabels, type RuleConfig } from "./rules/index.js";
 const NO_TARGETS: readonly string[] = Object.freeze([]);
 
 /**
- * Run the enabled cause rules (`causes`, in registry order) at `nowMs` and relink children. `out` holds the
+ * Run the enabled cause rules (`causes`, in registry order) at `nowMs` and relink children (an adopted child
+ * stays with its parent while the parent fires). `out` holds the
  * step's transitions so far; on return the parents' transitions come first, then the step's (a child's
  * firing carrying its new parent), then re-announcements (reason `repeat`) of firing children whose parent
  * changed: adopted by a parent that started firing, or left on their own by one that resolved.
@@ -76,7 +77,7 @@ function relink(
 ): AlertPayload[] {
   const relinked: AlertPayload[] = [];
   for (const record of engine.alerts.values()) {
-    const parent = record.status === "inactive" ? null : (claims.get(record.fingerprint) ?? null);
+    const parent = record.status === "inactive" ? null : parentOf(engine, record, claims);
     if (record.causedBy === parent) continue;
     record.causedBy = parent;
     if (record.status !== "firing" || record.announced === null) continue;
@@ -93,6 +94,21 @@ function relink(
     }
   }
   return relinked;
+}
+
+/**
+ * The parent of a pending or firing record: the one claiming it now, else the one that adopted it while that
+ * still fires (a child held firing after its own condition cleared stays in its incident until the parent ends).
+ */
+function parentOf(
+  engine: EngineState,
+  record: AlertRecord,
+  claims: ReadonlyMap<string, string>,
+): string | null {
+  const claimed = claims.get(record.fingerprint);
+  if (claimed !== undefined) return claimed;
+  const previous = record.causedBy;
+  return previous !== null && engine.alerts.get(previous)?.status === "firing" ? previous : null;
 }
 
 /** `alert` with exactly this parent (none: no `causedBy`). */
