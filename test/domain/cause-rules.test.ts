@@ -16,7 +16,7 @@ import {
 import type { RuleConfig } from "../../src/domain/rules/index.js";
 import type { TargetSpec } from "../../src/domain/types.js";
 import { parsePersistedAlertState } from "../../src/state/alert-checkpoint.js";
-import { BTC_OFF, PUBS, T0, obs, pairPrice, publisher, rule } from "./helpers.js";
+import { BTC_OFF, T0, obs, pairPrice, publisher, rule } from "./helpers.js";
 
 const offchain = (pair: string): Extract<TargetSpec, { kind: "offchain" }> => ({
   ...BTC_OFF,

@@ -39,7 +39,7 @@ class Daemon {
   feed(target: number, failed: boolean, atMs: number): void {
     const spec = TARGETS[target]!;
     const observation: Observation = failed
-      ? ({ kind: "offchain", target: spec, result: { ok: false, error }, observedAtMs: atMs } as Observation)
+      ? { kind: "offchain", target: spec, result: { ok: false, error }, observedAtMs: atMs }
       : obs.off(pairPrice("100", atMs), atMs, spec);
     this.publish(observe(this.state, observation, this.rules, atMs));
   }
