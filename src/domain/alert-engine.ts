@@ -47,11 +47,13 @@ export interface EngineState {
   readonly inhibitingFiring: Map<string, number>;
   /** Records per rule id; no zero entries. */
   readonly recordsByRule: Map<string, number>;
+  /** Bumped whenever a record's condition flips: an observation that changed none (and announced nothing) leaves the causes as they were. */
+  conditionFlips: number;
 }
 
 /** An empty engine. */
 export function createEngineState(): EngineState {
-  return { alerts: new Map(), inhibitingFiring: new Map(), recordsByRule: new Map() };
+  return { alerts: new Map(), inhibitingFiring: new Map(), recordsByRule: new Map(), conditionFlips: 0 };
 }
 
 /** Store a record under its fingerprint (replacing any). */
@@ -125,6 +127,7 @@ export function applyMeasure(
   const wasActive = record.rawActive;
   record.rawActive = wasActive ? !finding.clears : finding.fires;
   if (record.rawActive !== wasActive) {
+    engine.conditionFlips++;
     recordFlip(record, rule, nowMs);
     // A firing inhibitor (upstream_error) inhibits only while its condition holds: a held one must not mute fresh data.
     if (record.status === "firing" && inhibitsOthers(record.ruleKind))

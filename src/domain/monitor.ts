@@ -68,12 +68,15 @@ export function observe(
   }
   const out: AlertPayload[] = [];
   const wasFailing = data.failures > 0;
+  const flipsBefore = state.engine.conditionFlips;
   applyPoll(data, observation);
   const ok = observation.result.ok;
   evaluator.evaluateTarget(state, data, targetRules, ok ? "ok" : "failed", nowMs, out);
   if (ok && observation.kind === "offchain") evaluator.evaluatePartners(state, data, nowMs, out);
-  // With no alert at all and no failure coming or going, no cause can fire or hold: the healthy steady state skips the pass.
-  if (state.engine.alerts.size > 0 || !ok || wasFailing) evaluateCauses(state, evaluator.causes, nowMs, out);
+  // The causes read the alerts' conditions and the targets' failures: an observation that moved neither (the
+  // steady state, healthy or not) leaves them as they were; what time alone changes, the next tick sees.
+  if (out.length > 0 || !ok || wasFailing || state.engine.conditionFlips !== flipsBefore)
+    evaluateCauses(state, evaluator.causes, nowMs, out);
   return { state, transitions: out };
 }
 
