@@ -74,6 +74,22 @@ describe("parsePersistedAlertState", () => {
     expect(parsePersistedAlertState(JSON.parse(JSON.stringify(state)))).toEqual(state);
   });
 
+  it("reads a checkpoint written before cause rules (no causedBy) as alerts without a parent, and keeps a parent", () => {
+    const { causedBy: _none, ...old } = firing;
+    expect(parsePersistedAlertState({ version: 1, alerts: [old] }).alerts[0]?.causedBy).toBeNull();
+    const child = {
+      ...firing,
+      causedBy: "fedcba9876543210",
+      announced: { ...payload, causedBy: "fedcba9876543210" },
+    };
+    const parsed = parsePersistedAlertState({ version: 1, alerts: [child] }).alerts[0];
+    expect(parsed?.causedBy).toBe("fedcba9876543210");
+    expect(parsed?.announced?.causedBy).toBe("fedcba9876543210");
+    expect(
+      "causedBy" in (parsePersistedAlertState({ version: 1, alerts: [old] }).alerts[0]?.announced ?? {}),
+    ).toBe(false);
+  });
+
   it("accepts an alert restored from the journal that has not seen fresh data yet (no targets known)", () => {
     // A restart restores announced alerts without their targets; a checkpoint taken before the next poll
     // must still load, or the next start loses every alert announced before it.

@@ -1,7 +1,10 @@
 // What the cause rules share: child alerts grouped by the cause they point at, members counted, the parent's measure.
 import type { AlertRecord } from "../alert-engine.js";
-import type { AlertLabels, RuleKind, Severity } from "../events.js";
+import type { AlertLabels, RuleKind } from "../events.js";
 import type { Description, Measure } from "../finding.js";
+import { settingsFor, type RuleSettings } from "../rule-scope.js";
+import type { RuleCommon } from "./common.js";
+import type { CauseContext, CauseFinding } from "./definition.js";
 
 /** Where a child alert points: the cause's key and labels, and the member (pair) it counts as; null = not a child. */
 export interface ChildView {
@@ -63,33 +66,69 @@ export function childValue(record: AlertRecord): number | null {
   return record.finding?.value ?? record.announced?.value ?? null;
 }
 
-/** Inputs of a parent's measure: its key and labels, the count against its threshold, and the verdicts. */
+/** Inputs of a parent's measure: its key and labels, its member count, whether it fires, and its settings. */
 export interface CauseMeasureInput {
   readonly key: string;
   readonly labels: AlertLabels;
   readonly count: number;
-  readonly threshold: number;
-  readonly severity: Severity;
   readonly fires: boolean;
-  readonly clears: boolean;
+  readonly settings: RuleSettings;
   readonly describe: () => Description;
 }
 
-/** A parent's measure: the count of members as its value. */
+/** A parent's measure: the count of members as its value; it clears once fewer than clearThreshold (at least 1) are left. */
 export function causeMeasure(input: CauseMeasureInput): Measure {
+  const { settings, count } = input;
   return {
     kind: "measure",
     subKey: input.key,
     scopeKey: input.key,
     extraLabels: input.labels,
-    value: input.count,
-    threshold: input.threshold,
-    severity: input.severity,
+    value: count,
+    threshold: settings.threshold,
+    severity: settings.severity,
     fires: input.fires,
-    clears: input.clears,
+    clears: count < Math.max(1, settings.clearThreshold),
     relatedTargetId: null,
     describe: input.describe,
   };
+}
+
+/** What a grouped cause rule says of one group of children: its member count, whether it fires, its text. */
+export interface GroupVerdict {
+  readonly count: number;
+  /** Default: at least `threshold` members. */
+  readonly fires?: boolean;
+  readonly describe: () => Description;
+}
+
+/** How a grouped cause rule reads its children and judges each group. */
+export interface GroupedCause<R> {
+  readonly kinds: ReadonlySet<RuleKind>;
+  readonly view: (record: AlertRecord) => ChildView | null;
+  readonly parentView: (labels: AlertLabels) => Pick<ChildView, "key" | "labels"> | null;
+  /** The key the rule's overrides use for a group (its publisher, its source, its direction). */
+  readonly scopeKey: (group: ChildGroup) => string;
+  readonly judge: (group: ChildGroup, settings: RuleSettings, context: CauseContext<R>) => GroupVerdict;
+}
+
+/** The findings of a grouped cause rule: one per group of children (and per existing parent). */
+export function evaluateGroups<R extends RuleCommon>(
+  context: CauseContext<R>,
+  cause: GroupedCause<R>,
+): readonly CauseFinding[] {
+  const groups = groupChildren(context.alerts, context.parents, cause.kinds, cause.view, cause.parentView);
+  const findings: CauseFinding[] = [];
+  for (const group of groups.values()) {
+    const settings = settingsFor(context.rule, cause.scopeKey(group), "above");
+    const { count, describe, ...verdict } = cause.judge(group, settings, context);
+    const fires = verdict.fires ?? enoughMembers(count, settings.threshold, 0, 0);
+    findings.push({
+      children: group.children,
+      measure: causeMeasure({ key: group.key, labels: group.labels, count, fires, settings, describe }),
+    });
+  }
+  return findings;
 }
 
 /** At least `threshold` members and, when `minFraction` > 0, at least that fraction of `total` (none when total is 0). */

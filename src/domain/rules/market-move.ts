@@ -2,13 +2,12 @@
 import type { AlertRecord } from "../alert-engine.js";
 import type { AlertLabels, RuleKind } from "../events.js";
 import { formatSignedPercent, formatWindowMs } from "../format.js";
-import { inScope, settingsFor } from "../rule-scope.js";
+import { inScope } from "../rule-scope.js";
 import type { TargetData } from "../target-state.js";
 import {
-  causeMeasure,
   childValue,
   enoughMembers,
-  groupChildren,
+  evaluateGroups,
   listMembers,
   type ChildGroup,
   type ChildView,
@@ -70,30 +69,20 @@ function movesOf(rule: MarketMoveRule, group: ChildGroup, nowMs: number) {
 }
 
 /** One verdict per direction with moving pairs (and per existing parent). */
-function evaluate({
-  rule,
-  alerts,
-  targets,
-  parents,
-  nowMs,
-}: CauseContext<MarketMoveRule>): readonly CauseFinding[] {
-  const findings: CauseFinding[] = [];
-  const total = pairCount(targets);
-  for (const group of groupChildren(alerts, parents, CHILD_KINDS, childView, parentView).values()) {
-    const settings = settingsFor(rule, group.key, "above");
-    const { moves, recent } = movesOf(rule, group, nowMs);
-    const count = moves.length;
-    const listed = moves.map((m) => `${m.pair} ${formatSignedPercent(m.value)}`);
-    findings.push({
-      children: group.children,
-      measure: causeMeasure({
-        key: group.key,
-        labels: group.labels,
+function evaluate(context: CauseContext<MarketMoveRule>): readonly CauseFinding[] {
+  const total = pairCount(context.targets);
+  return evaluateGroups(context, {
+    kinds: CHILD_KINDS,
+    view: childView,
+    parentView,
+    scopeKey: (group) => group.key,
+    judge(group, settings, { rule, nowMs }) {
+      const { moves, recent } = movesOf(rule, group, nowMs);
+      const count = moves.length;
+      const listed = moves.map((m) => `${m.pair} ${formatSignedPercent(m.value)}`);
+      return {
         count,
-        threshold: settings.threshold,
-        severity: settings.severity,
         fires: enoughMembers(recent, settings.threshold, rule.minFraction, total),
-        clears: count < Math.max(1, settings.clearThreshold),
         describe: () => ({
           summary:
             count === 0
@@ -101,10 +90,9 @@ function evaluate({
               : `market move ${group.key}: ${count} of ${total} pairs moved past their price_change thresholds within ${formatWindowMs(rule.windowMs)}: ${listMembers(listed)}`,
           context: { direction: group.key, pairs: moves.map((m) => m.pair).join(","), count, total },
         }),
-      }),
-    });
-  }
-  return findings;
+      };
+    },
+  });
 }
 
 /** market_move: a cause rule over price_change alerts, one parent per direction. */

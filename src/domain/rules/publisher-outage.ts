@@ -1,8 +1,8 @@
 // publisher_outage: one publisher stale or missing on many pairs; its per-pair publisher_stale / publisher_missing alerts are children.
 import type { AlertRecord } from "../alert-engine.js";
 import type { AlertLabels, RuleKind } from "../events.js";
-import { inScope, settingsFor } from "../rule-scope.js";
-import { causeMeasure, enoughMembers, groupChildren, listMembers, type ChildView } from "./cause.js";
+import { inScope } from "../rule-scope.js";
+import { evaluateGroups, listMembers, type ChildView } from "./cause.js";
 import type { RuleCommon } from "./common.js";
 import { defineRule, type CauseContext, type CauseFinding } from "./definition.js";
 
@@ -27,24 +27,19 @@ function parentView(labels: AlertLabels): Pick<ChildView, "key" | "labels"> | nu
 }
 
 /** One verdict per publisher with per-pair alerts (and per existing parent). */
-function evaluate({ rule, alerts, parents }: CauseContext<PublisherOutageRule>): readonly CauseFinding[] {
-  const findings: CauseFinding[] = [];
-  for (const group of groupChildren(alerts, parents, CHILD_KINDS, childView, parentView).values()) {
-    const settings = settingsFor(rule, group.key, "above");
-    const pairs = [...group.members.keys()].sort();
-    const count = inScope(rule, group.key) ? pairs.length : 0;
-    const kinds = new Set([...group.members.values()].flat().map((record) => record.ruleKind));
-    const what = [...kinds].sort().map((kind) => (kind === "publisher_stale" ? "stale" : "missing"));
-    findings.push({
-      children: group.children,
-      measure: causeMeasure({
-        key: group.key,
-        labels: group.labels,
+function evaluate(context: CauseContext<PublisherOutageRule>): readonly CauseFinding[] {
+  return evaluateGroups(context, {
+    kinds: CHILD_KINDS,
+    view: childView,
+    parentView,
+    scopeKey: (group) => group.key,
+    judge(group, _settings, { rule }) {
+      const pairs = [...group.members.keys()].sort();
+      const count = inScope(rule, group.key) ? pairs.length : 0;
+      const kinds = new Set([...group.members.values()].flat().map((record) => record.ruleKind));
+      const what = [...kinds].sort().map((kind) => (kind === "publisher_stale" ? "stale" : "missing"));
+      return {
         count,
-        threshold: settings.threshold,
-        severity: settings.severity,
-        fires: enoughMembers(count, settings.threshold, 0, 0),
-        clears: count < Math.max(1, settings.clearThreshold),
         describe: () => ({
           summary:
             count === 0
@@ -52,10 +47,9 @@ function evaluate({ rule, alerts, parents }: CauseContext<PublisherOutageRule>):
               : `publisher ${group.key} ${what.join(" or ")} on ${count} pairs: ${listMembers(pairs)}`,
           context: { publisher: group.key, pairs: pairs.join(","), count },
         }),
-      }),
-    });
-  }
-  return findings;
+      };
+    },
+  });
 }
 
 /** publisher_outage: a cause rule over per-pair publisher_stale (perFeed) and on-chain publisher_missing alerts. */

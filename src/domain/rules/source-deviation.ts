@@ -2,15 +2,8 @@
 import type { AlertRecord } from "../alert-engine.js";
 import type { AlertLabels, RuleKind } from "../events.js";
 import { formatSignedPercent } from "../format.js";
-import { inScope, settingsFor } from "../rule-scope.js";
-import {
-  causeMeasure,
-  childValue,
-  enoughMembers,
-  groupChildren,
-  listMembers,
-  type ChildView,
-} from "./cause.js";
+import { inScope } from "../rule-scope.js";
+import { childValue, evaluateGroups, listMembers, type ChildView } from "./cause.js";
 import type { RuleCommon } from "./common.js";
 import { defineRule, type CauseContext, type CauseFinding } from "./definition.js";
 
@@ -38,31 +31,26 @@ function parentView(labels: AlertLabels): Pick<ChildView, "key" | "labels"> | nu
 }
 
 /** One verdict per (market, source) with deviation alerts (and per existing parent). */
-function evaluate({ rule, alerts, parents }: CauseContext<SourceDeviationRule>): readonly CauseFinding[] {
-  const findings: CauseFinding[] = [];
-  for (const group of groupChildren(alerts, parents, CHILD_KINDS, childView, parentView).values()) {
-    const source = group.labels["source"] ?? "";
-    const market = group.labels["market"] ?? "";
-    const settings = settingsFor(rule, source, "above");
-    const moves = [...group.members].map(([pair, records]) => ({
-      pair,
-      value: records[0] === undefined ? null : childValue(records[0]),
-    }));
-    moves.sort((a, b) => Math.abs(b.value ?? 0) - Math.abs(a.value ?? 0) || (a.pair < b.pair ? -1 : 1));
-    const count = inScope(rule, source) ? moves.length : 0;
-    const listed = moves.map((m) =>
-      m.value === null ? m.pair : `${m.pair} ${formatSignedPercent(m.value)}`,
-    );
-    findings.push({
-      children: group.children,
-      measure: causeMeasure({
-        key: group.key,
-        labels: group.labels,
+function evaluate(context: CauseContext<SourceDeviationRule>): readonly CauseFinding[] {
+  return evaluateGroups(context, {
+    kinds: CHILD_KINDS,
+    view: childView,
+    parentView,
+    scopeKey: (group) => group.labels["source"] ?? "",
+    judge(group, _settings, { rule }) {
+      const source = group.labels["source"] ?? "";
+      const market = group.labels["market"] ?? "";
+      const moves = [...group.members].map(([pair, records]) => ({
+        pair,
+        value: records[0] === undefined ? null : childValue(records[0]),
+      }));
+      moves.sort((a, b) => Math.abs(b.value ?? 0) - Math.abs(a.value ?? 0) || (a.pair < b.pair ? -1 : 1));
+      const count = inScope(rule, source) ? moves.length : 0;
+      const listed = moves.map((m) =>
+        m.value === null ? m.pair : `${m.pair} ${formatSignedPercent(m.value)}`,
+      );
+      return {
         count,
-        threshold: settings.threshold,
-        severity: settings.severity,
-        fires: enoughMembers(count, settings.threshold, 0, 0),
-        clears: count < Math.max(1, settings.clearThreshold),
         describe: () => ({
           summary:
             count === 0
@@ -70,10 +58,9 @@ function evaluate({ rule, alerts, parents }: CauseContext<SourceDeviationRule>):
               : `source ${source} (${market}) deviates from the aggregate on ${count} pairs: ${listMembers(listed)}`,
           context: { source, market, pairs: moves.map((m) => m.pair).join(","), count },
         }),
-      }),
-    });
-  }
-  return findings;
+      };
+    },
+  });
 }
 
 /** source_deviation: a cause rule over component_deviation alerts, one parent per source and market. */

@@ -89,10 +89,8 @@ function evaluate({ rule, alerts, targets, nowMs }: CauseContext<UpstreamDownRul
     key: "",
     labels: {},
     count,
-    threshold: settings.threshold,
-    severity: settings.severity,
     fires: enoughMembers(count, settings.threshold, rule.minFraction, judged),
-    clears: count < Math.max(1, settings.clearThreshold),
+    settings,
     describe: () => ({
       summary:
         group === null
