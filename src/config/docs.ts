@@ -3,6 +3,7 @@ import type { z } from "zod";
 import { FIELD_DOCS } from "./fields.js";
 import { MAINTENANCE_SHAPE, WEEKLY_SHAPE } from "./maintenance.js";
 import { MONITOR_ARRAYS } from "./monitors.js";
+import { CAUSE_RULES_DOC } from "./rules/cause.js";
 import { RULE_DEFINITIONS } from "./rules/index.js";
 import { configSchema } from "./schema.js";
 import { leaves } from "./schema-node.js";
@@ -50,6 +51,7 @@ export function configTableMarkdown(): string {
 
   parts.push("## Rule elements (`rules[]`)", "");
   for (const rule of Object.values(RULE_DEFINITIONS)) {
+    if (rule.kind === "upstream_down") parts.push("### Cause rules", "", CAUSE_RULES_DOC);
     parts.push(`### \`${rule.kind}\``, "", `Threshold: ${rule.thresholdDoc}.`, "");
     parts.push(fieldTable(rule.shape, "Rule kind (see the table per kind)."), "");
   }
