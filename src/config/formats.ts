@@ -101,7 +101,7 @@ const SCALAR_FORMATS: Record<string, convict.Format> = {
         Array.isArray(x) && x.every((s) => typeof s === "string"),
         "must be a list of label names",
       );
-      const problem = groupByProblem(x as string[]);
+      const problem = groupByProblem(x);
       assert(problem === undefined, problem ?? "");
     },
     coerce: (v: string) =>

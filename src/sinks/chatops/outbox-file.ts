@@ -79,7 +79,7 @@ function decodeLine<P, S>(value: unknown, codec: OutboxCodec<P, S>): OutboxLine<
   const state = isState(record.state) ? { state: record.state } : {};
   if (typeof record.ack === "string") return { ack: [record.ack] };
   if (Array.isArray(record.ack) && record.ack.every((id) => typeof id === "string"))
-    return { ack: record.ack as string[], ...state };
+    return { ack: record.ack, ...state };
   if (isFiniteNumber(record.hw)) return { hw: record.hw, ...state };
   const { id, createdAtMs, payload, attempts, nextAttemptAtMs, deliveryId } = record;
   if (

@@ -183,20 +183,7 @@ function createOutboxHandle<P, S>(
         disk.run(() => disk.append(present.map(line))),
       );
     },
-    ack(ids, saved) {
-      const present = ids.filter((id) => state.live.delete(id));
-      state.deadLines += present.length * 2;
-      const lines = tombstones(present, saved);
-      if (saved !== undefined) {
-        state.saved = saved;
-        state.deadLines += 1;
-      }
-      return afterWrite(
-        state,
-        disk,
-        disk.run(() => disk.append(lines)),
-      );
-    },
+    ack: (ids, saved) => ackEntries(state, disk, ids, saved),
     deadLetter(entries, reason, nowMs, saved) {
       const removed = entries.filter(
         (entry) => state.live.delete(entry.id) || dropUnflushed(state, entry.id),
@@ -222,6 +209,28 @@ function createOutboxHandle<P, S>(
     },
   };
   return outbox;
+}
+
+/** Tombstone delivered entries, with the sink's state in the same line when given. */
+function ackEntries<P, S>(
+  state: OutboxState<P, S>,
+  disk: OutboxDisk,
+  ids: readonly string[],
+  saved: S | undefined,
+): Promise<void> {
+  const present = ids.filter((id) => state.live.delete(id));
+  state.deadLines += present.length * 2;
+  const lines = tombstones(present, saved);
+  if (saved !== undefined) {
+    state.saved = saved;
+    // a state line supersedes the previous one: count it by its size, so big states compact sooner
+    state.deadLines += Math.ceil((lines[0]?.length ?? 0) / 1024);
+  }
+  return afterWrite(
+    state,
+    disk,
+    disk.run(() => disk.append(lines)),
+  );
 }
 
 /** Group commit: write every entry appended since the last one, then show them in `entries()`. */

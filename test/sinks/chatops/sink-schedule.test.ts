@@ -38,6 +38,7 @@ const POLICY: SchedulePolicy = { maxAgeMs: 0, resendIntervalMs: 0, grouping: EAC
 const RETRY = { baseDelayMs: 1_000, maxDelayMs: 60_000, misconfiguredDelayMs: 60_000 };
 const IDLE: ScheduleState = { blockedUntilMs: 0, lastRefreshAtMs: NOW, groups: {} };
 const TOKENS = { msUntilTokenMs: 0 };
+const GROUP_ID: unknown = expect.stringMatching(/^group-[0-9a-f]{16}$/);
 const NO_TOKEN = { msUntilTokenMs: 400 };
 
 let nextSeq = 0;
@@ -141,7 +142,7 @@ describe("decideNext", () => {
       IDLE,
       { entries: [...abc, entry("d")], nowMs: NOW + 5_000 },
       { grouping: GROUPED },
-      { kind: "send", ids: ["a", "b", "c"], deliveryId: expect.stringMatching(/^group-[0-9a-f]{16}$/) },
+      { kind: "send", ids: ["a", "b", "c"], deliveryId: GROUP_ID },
     ],
     [
       "grouping on, over the rate limit: wait for a token while the group takes in more",
