@@ -220,7 +220,10 @@ function planGrouped<E extends GroupEntry>(
   return { due: due === undefined ? undefined : notificationOf(groups[due.key], due), nextDueAtMs };
 }
 
-/** Groups with pending entries: due `groupWaitMs` after their oldest entry when new, else `groupIntervalMs` after their last notification. */
+/**
+ * Groups with pending entries: due `groupWaitMs` after their oldest entry, and for a group that notified, no
+ * sooner than `groupIntervalMs` after its last notification.
+ */
 function pendingCandidates<E extends GroupEntry>(
   groups: GroupsState,
   entries: readonly E[],
@@ -240,8 +243,13 @@ function pendingCandidates<E extends GroupEntry>(
     const batch = retried ?? group.entries.slice(0, policy.maxEvents);
     const record = groups[key];
     const oldestMs = Math.min(...batch.map((entry) => entry.createdAtMs));
+    // a new group waits groupWaitMs; a notified one groupIntervalMs after its last message, and a change after
+    // a quiet spell still waits groupWaitMs, so resolves that trickle in over a few polls close it together
+    const waitedAtMs = oldestMs + policy.groupWaitMs;
     const timedAtMs =
-      record === undefined ? oldestMs + policy.groupWaitMs : record.lastNotifiedAtMs + policy.groupIntervalMs;
+      record === undefined
+        ? waitedAtMs
+        : Math.max(waitedAtMs, record.lastNotifiedAtMs + policy.groupIntervalMs);
     const retryAtMs = Math.max(...batch.map((entry) => entry.nextAttemptAtMs));
     return {
       key,

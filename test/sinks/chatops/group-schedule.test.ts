@@ -74,6 +74,14 @@ describe("planGroups (group)", () => {
       { due: undefined, nextDueAtMs: T0 + 30_000 },
     ],
     [
+      "a change after a quiet spell waits groupWaitMs, so what trickles in goes together",
+      { "{}": { labels: {}, lastNotifiedAtMs: T0, firing: { [BTC.fingerprint]: { seq: 1, alert: BTC } } } },
+      [entry(2, resolvedOf(BTC), T0 + 100_000)],
+      T0 + 100_000,
+      {},
+      { due: undefined, nextDueAtMs: T0 + 105_000 },
+    ],
+    [
       "a group with firing alerts and nothing new repeats after repeatIntervalMs",
       { "{}": { labels: {}, lastNotifiedAtMs: T0, firing: { [BTC.fingerprint]: { seq: 1, alert: BTC } } } },
       [],
