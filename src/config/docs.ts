@@ -79,8 +79,10 @@ state since the group's previous message (new, still firing, resolved). The keys
 - A new group waits \`groupWaitMs\` (default 5 s) after its first alert, then sends one notification with
   everything that arrived meanwhile: an incident that raises 40 alerts within a few polls is one message.
 - After a notification, the group sends again at most every \`groupIntervalMs\` (default 60 s), and only when
-  something changed (a new alert, a resolve, any new transition); resolved alerts leave the group once
-  notified, and a group left with no firing alert ends. The next alert with the same labels opens a new group.
+  something changed (a new alert, a resolve, any new transition); a change after a quiet spell still waits
+  \`groupWaitMs\`, so resolves that trickle in over a few polls close the incident together. Resolved alerts
+  leave the group once notified, and a group left with no firing alert ends; the next alert with the same
+  labels opens a new group.
 - A group whose alerts keep firing with nothing new is notified again after \`repeatIntervalMs\` (default
   4 h; 0 = never), on top of the rules' own \`repeatInterval\` reminders, which are transitions like any other.
 - \`groupBy: []\` (the default) is one group for everything the sink receives, as Alertmanager's default

@@ -1,4 +1,4 @@
-// Generic JSON webhook renderer: the DESIGN §3 event verbatim, signed with HMAC-SHA256 over "<timestamp>.<body>".
+// Generic JSON webhook renderer: a group body (or the DESIGN §3 event verbatim), signed with HMAC-SHA256 over "<timestamp>.<body>".
 import { createHmac } from "node:crypto";
 import type { ChatMessage, GroupMessage, RenderedRequest } from "./types.js";
 
