@@ -97,10 +97,7 @@ const SCALAR_FORMATS: Record<string, convict.Format> = {
   },
   "pm-group-by": {
     validate(x: unknown) {
-      assert(
-        Array.isArray(x) && x.every((s) => typeof s === "string"),
-        "must be a list of label names",
-      );
+      assert(Array.isArray(x) && x.every((s) => typeof s === "string"), "must be a list of label names");
       const problem = groupByProblem(x);
       assert(problem === undefined, problem ?? "");
     },

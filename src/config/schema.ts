@@ -133,7 +133,7 @@ export const configSchema = {
   sinks: arrayKey("Chat-ops sinks: [{kind, url, …}] (see Sink elements below).", "PM_SINKS"),
   grouping: {
     groupBy: key<readonly string[]>({
-      doc: 'Default `groupBy` of every sink (a sink\'s own key wins): alerts with the same values of these labels (`rule` and `severity` count as labels) are notified together, as Alertmanager\'s group_by does; [] = one group for everything a sink receives; ["..."] = grouping off (every transition notified on its own, at once). The alertmanager sink never groups (Alertmanager does).',
+      doc: "Default `groupBy` of every sink (a sink's own key wins): alerts with the same values of these labels (`rule` and `severity` count as labels) are notified together, as Alertmanager's group_by does; [] = one group for everything a sink receives; [\"...\"] = grouping off (every transition notified on its own, at once). The alertmanager sink never groups (Alertmanager does).",
       format: "pm-group-by",
       default: [],
       env: "PM_GROUPING_GROUP_BY",

@@ -240,7 +240,13 @@ export function sinkShapes(env: EnvRecord) {
 }
 
 /** Kinds whose sinks group their notifications (Alertmanager groups by itself; the heartbeat has no alerts). */
-const GROUPING_KINDS: ReadonlySet<unknown> = new Set(["slack", "discord", "telegram", "pagerduty", "webhook"]);
+const GROUPING_KINDS: ReadonlySet<unknown> = new Set([
+  "slack",
+  "discord",
+  "telegram",
+  "pagerduty",
+  "webhook",
+]);
 
 /** A raw sink element with the grouping keys it leaves out taken from the top-level `grouping` section. */
 function withGroupingDefaults(item: unknown, grouping: GroupingDefaults): unknown {
