@@ -336,6 +336,47 @@ describe("group text", () => {
 });
 
 describe("renderer limits (property)", () => {
+  it("keeps a group notification within Slack, Discord and Telegram limits for arbitrary alerts", () => {
+    const text = fc.string({ unit: "grapheme", maxLength: 600 });
+    fc.assert(
+      fc.property(
+        fc.array(fc.record({ summary: text, pair: text, resolved: fc.boolean() }), {
+          minLength: 1,
+          maxLength: 60,
+        }),
+        text,
+        (alerts, labelValue) => {
+          const message = groupOf(
+            alerts.map(({ summary, pair, resolved: isResolved }, i) => {
+              const alert = nthAlert(i, { summary, labels: { pair, market: labelValue } });
+              return makeEvent(i + 1, isResolved ? resolvedOf(alert) : alert);
+            }),
+            { labels: { market: labelValue }, commonLabels: { market: labelValue } },
+          );
+          const slack = parse(renderSlack(message).body);
+          expect((slack.blocks[0].text.text as string).length).toBeLessThanOrEqual(150);
+          for (const block of slack.blocks as Json[])
+            if (typeof block.text?.text === "string")
+              expect(block.text.text.length).toBeLessThanOrEqual(3000);
+          for (const element of slack.blocks.at(-1).elements as Json[])
+            expect((element.text as string).length).toBeLessThanOrEqual(3000);
+          const embed = parse(renderDiscord(message).body).embeds[0] as Json;
+          expect((embed.title as string).length).toBeLessThanOrEqual(256);
+          expect((embed.description as string).length).toBeLessThanOrEqual(4096);
+          expect(
+            (embed.title as string).length +
+              (embed.description as string).length +
+              (embed.footer.text as string).length,
+          ).toBeLessThanOrEqual(6000);
+          const tg = parse(renderTelegram(message, { chatId: "1" }).body).text as string;
+          expect(tg.length).toBeLessThanOrEqual(TELEGRAM_TEXT_MAX_CHARS);
+          expect(tg.replace(/<\/?(b|code)>/g, "")).not.toMatch(/[<>]/);
+        },
+      ),
+      { numRuns: 100 },
+    );
+  });
+
   it("stays within Slack, Discord and Telegram limits for arbitrary text", () => {
     const text = fc.string({ unit: "grapheme", maxLength: 6000 });
     fc.assert(
