@@ -52,8 +52,8 @@ export function catchUp(
       worker.skip(event.seq);
       continue;
     }
-    const silenced = (event.alert.silencedBy?.length ?? 0) > 0;
-    if (routeAlert(sink, event.alert) && event.seq > worker.highWater && !silenced) replayed++;
+    const muted = isMutedTransition(event.alert);
+    if (routeAlert(sink, event.alert) && event.seq > worker.highWater && !muted) replayed++;
     dispatchTo(sink, worker, event, metrics);
   }
   if (replayed > 0)
