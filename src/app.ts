@@ -188,6 +188,7 @@ export function createApp(deps: AppDeps): App {
     replay: (since) => requireHub(app).replay(since),
     activeAlerts: () => requireHub(app).activeAlerts(),
     latestPrices: () => requireHub(app).latestPrices(),
+    wantPrices: () => requireHub(app).wantPrices(),
     wasNotified: (fingerprint) => requireHub(app).wasNotified(fingerprint),
   };
   return {
