@@ -70,6 +70,6 @@ function toObservation(spec: TargetSpec, outcome: Result<unknown>, observedAtMs:
   const result = outcome.ok
     ? { ok: true as const, value: outcome.value }
     : { ok: false as const, error: outcome.error };
-  // the value's type follows from the spec kind: fetchTarget returns the matching snapshot
+  // the value's type follows from the spec kind: targetFetcher returns the matching snapshot
   return { kind: spec.kind, target: spec, result, observedAtMs } as Observation;
 }

@@ -3,13 +3,14 @@ import type { Subscription } from "rxjs";
 import { poll$, type PollOutcome } from "./poll.js";
 import type { Runner, RunningTarget } from "./runner.js";
 import { feed, recordSuccess } from "./target-feed.js";
-import { endpointOf, fetchTarget } from "./targets.js";
+import { endpointOf, targetFetcher } from "./targets.js";
 
 /** Poll a target every `periodMs`, each outcome fed through onOutcome. */
 export function startPoll(runner: Runner, target: RunningTarget, periodMs: number): Subscription {
   const { deps, monitors } = runner;
   const plan = target.plan;
-  const poll = poll$((signal) => fetchTarget(deps.client, plan.spec, signal, deps.nowMs()), {
+  const fetch = targetFetcher(deps.client, plan.spec);
+  const poll = poll$((signal) => fetch(signal, deps.nowMs()), {
     periodMs,
     jitter: monitors?.jitter ?? 0,
     spreadMs: monitors?.spreadMs ?? 10_000,
