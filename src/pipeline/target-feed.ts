@@ -27,7 +27,7 @@ export function recordSuccess(runner: Runner, target: RunningTarget): void {
   target.failures = 0;
   target.everSucceeded = true;
   target.health = { kind: "ok" };
-  runner.deps.metrics.targetLastSuccess.set({ target: target.plan.spec.id }, runner.wallNowMs() / 1000);
+  target.lastSuccess.set(runner.wallNowMs() / 1000);
 }
 
 /** A live price for `prices` subscribers: off-chain prices, and on-chain ones whose decimals are known (built only when wanted). */
