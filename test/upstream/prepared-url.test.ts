@@ -10,15 +10,21 @@ import { createHarness, type Harness } from "./harness.js";
 import { fixture, sendJson, startServer, type TestServer } from "./helpers.js";
 
 const ETH = fixture("data_eth_usd_default.json");
-let server: TestServer | undefined;
-let harness: Harness | undefined;
-
+const open: { server?: TestServer; harness?: Harness } = {};
 afterEach(async () => {
-  await harness?.close();
-  await server?.close();
-  harness = undefined;
-  server = undefined;
+  await open.harness?.close();
+  await open.server?.close();
+  delete open.harness;
+  delete open.server;
 });
+
+/** A server answering every request with `body`, and a client on `base` (the server's URL + `suffix`). */
+async function serve(body: string, suffix = ""): Promise<{ server: TestServer; harness: Harness }> {
+  const server = await startServer((_req, res) => sendJson(res, 200, body));
+  const harness = createHarness(`${server.url}${suffix}`);
+  Object.assign(open, { server, harness });
+  return { server, harness };
+}
 
 /** A query that counts how often its fields are read (each build of its URL reads them). */
 function counted<T extends object>(query: T): { query: T; reads: () => number } {
@@ -32,20 +38,15 @@ function counted<T extends object>(query: T): { query: T; reads: () => number } 
   return { query: proxy, reads: () => reads };
 }
 
-// [what, the old builder's path (base path prefix aside), a call of the client with the query]
-const CASES: readonly [string, string, (client: PragmaClient, query: never) => Promise<unknown>, object][] = [
+// [what, the query, the old builder of its path (base path prefix aside), the client's call of it]
+const CASES: readonly [
+  string,
+  object,
+  (query: never) => string,
+  (client: PragmaClient, query: never) => Promise<unknown>,
+][] = [
   [
     "pair price, every parameter",
-    pairPricePath({
-      pair: "eth/usd",
-      entryType: "future",
-      aggregation: "median",
-      interval: "1s",
-      routing: true,
-      withComponents: true,
-      expiry: "2026-12-25T08:00:00",
-    }),
-    (client, query) => client.getPairPrice(query),
     {
       pair: "eth/usd",
       entryType: "future",
@@ -55,40 +56,36 @@ const CASES: readonly [string, string, (client: PragmaClient, query: never) => P
       withComponents: true,
       expiry: "2026-12-25T08:00:00",
     },
-  ],
-  [
-    "pair price, defaults",
-    pairPricePath({ pair: "BTC/USD" }),
+    pairPricePath,
     (client, query) => client.getPairPrice(query),
-    { pair: "BTC/USD" },
   ],
+  ["pair price, defaults", { pair: "BTC/USD" }, pairPricePath, (client, query) => client.getPairPrice(query)],
   [
     "candles",
-    candlestickPath({ pair: "BTC/USD", interval: "1min" }),
-    (client, query) => client.getCandlesticks(query),
     { pair: "BTC/USD", interval: "1min" },
+    candlestickPath,
+    (client, query) => client.getCandlesticks(query),
   ],
   [
     "on-chain entry",
-    onchainPath({ pair: "BTC/USD", network: "starknet-sepolia", components: true, variations: true }),
-    (client, query) => client.getOnchainEntry(query),
     { pair: "BTC/USD", network: "starknet-sepolia", components: true, variations: true },
+    onchainPath,
+    (client, query) => client.getOnchainEntry(query),
   ],
   [
     "publishers",
-    publishersPath({ network: "starknet-sepolia", publisherType: "Spot" }),
-    (client, query) => client.getOnchainPublishers(query),
     { network: "starknet-sepolia", publisherType: "Spot" },
+    publishersPath,
+    (client, query) => client.getOnchainPublishers(query),
   ],
 ];
 
 describe("URLs built once per query", () => {
   it.each(CASES)("%s: the URL the old builder made, built on the first request only", async (...row) => {
-    const [, path, call, fields] = row;
-    server = await startServer((_req, res) => sendJson(res, 200, ETH));
+    const [, fields, build, call] = row;
+    const path = build(fields as never);
     // a base with a path prefix and a trailing slash, as a reverse proxy may need
-    const base = `${server.url}/prefix/`;
-    harness = createHarness(base);
+    const { server, harness } = await serve(ETH, "/prefix/");
     const old = new URL(`${server.url}/prefix${path}`);
     const { query, reads } = counted(fields);
     await call(harness.client, query as never).catch(() => undefined);
@@ -104,16 +101,14 @@ describe("URLs built once per query", () => {
   });
 
   it("builds a vault URL per request, as before", async () => {
-    server = await startServer((_req, res) => sendJson(res, 200, "{}"));
-    harness = createHarness(server.url);
+    const { server, harness } = await serve("{}");
     await harness.client.getVault("vault 1/ä").catch(() => undefined);
     const old = new URL(`${server.url}/vault${vaultPath("vault 1/ä")}`);
     expect(server.requests.map((request) => request.url)).toEqual([old.pathname + old.search]);
   });
 
   it("still rejects a query the live server refuses, on every request", async () => {
-    server = await startServer((_req, res) => sendJson(res, 200, ETH));
-    harness = createHarness(server.url);
+    const { server, harness } = await serve(ETH);
     const query = { pair: "BTC/USD", aggregation: "twap" as const, withComponents: true };
     for (let i = 0; i < 2; i++)
       await expect(harness.client.getPairPrice(query)).rejects.toMatchObject({
