@@ -23,6 +23,22 @@ function keyOf<T extends string>(names: readonly T[], labels: Labels<T>): string
   return JSON.stringify(names.map((name) => labels[name] ?? null));
 }
 
+/** The entry of `labels` in `children`, made by `make` the first time (one entry per label set). */
+function entryOf<T extends string, E>(
+  children: Map<string, E>,
+  names: readonly T[],
+  labels: Labels<T>,
+  make: (labels: Labels<T>) => E,
+): E {
+  const key = keyOf(names, labels);
+  let entry = children.get(key);
+  if (entry === undefined) {
+    entry = make({ ...labels });
+    children.set(key, entry);
+  }
+  return entry;
+}
+
 /** A counter whose `childFor(labels)` increments are summed locally and flushed into it when it is collected. */
 export class ChildCounter<T extends string> extends Counter<T> {
   /** `pending` null: nothing added since the last flush (an inc(0) still creates the series, as prom-client's does). */
@@ -41,13 +57,7 @@ export class ChildCounter<T extends string> extends Counter<T> {
 
   /** The child of `labels` (the same one each time): inc() adds to a number until the next collect. */
   childFor(labels: Labels<T>): CounterChild {
-    const key = keyOf(this.#names, labels);
-    let entry = this.#children.get(key);
-    if (entry === undefined) {
-      entry = { labels: { ...labels }, pending: null };
-      this.#children.set(key, entry);
-    }
-    const bound = entry;
+    const bound = entryOf(this.#children, this.#names, labels, (copy) => ({ labels: copy, pending: null }));
     return {
       inc(by = 1) {
         bound.pending = (bound.pending ?? 0) + by;
@@ -82,13 +92,7 @@ export class ChildGauge<T extends string> extends Gauge<T> {
 
   /** The child of `labels`: set() keeps the value until the next collect; a removed label set drops its child. */
   childFor(labels: Labels<T>): GaugeChild {
-    const key = keyOf(this.#names, labels);
-    let entry = this.#children.get(key);
-    if (entry === undefined) {
-      entry = { labels: { ...labels }, value: null };
-      this.#children.set(key, entry);
-    }
-    const bound = entry;
+    const bound = entryOf(this.#children, this.#names, labels, (copy) => ({ labels: copy, value: null }));
     return {
       set(value) {
         bound.value = value;
