@@ -58,6 +58,7 @@ import type { SkippedItem } from "./upstream/decode.js";
 import { createSkippedItemLog } from "./upstream/skip-log.js";
 import { adaptationNotes } from "./config/notes.js";
 import type { PragmaClient } from "./upstream/types.js";
+import { upstreamRequestObserver } from "./upstream-observer.js";
 import { VERSION } from "./version.js";
 
 /** Everything the daemon takes from the outside world. */
@@ -188,6 +189,7 @@ export function createApp(deps: AppDeps): App {
     replay: (since) => requireHub(app).replay(since),
     activeAlerts: () => requireHub(app).activeAlerts(),
     latestPrices: () => requireHub(app).latestPrices(),
+    wantPrices: () => requireHub(app).wantPrices(),
     wasNotified: (fingerprint) => requireHub(app).wasNotified(fingerprint),
   };
   return {
@@ -635,13 +637,7 @@ function createUpstreamClient(
     timeoutMs: upstream.timeoutMs,
     retry: upstream.retry,
     random: options.random,
-    observer: (sample) => {
-      metrics.upstreamLatency.observe({ endpoint: sample.endpoint }, sample.durationMs / 1000);
-      metrics.upstreamRequests.inc({
-        endpoint: sample.endpoint,
-        status: String(sample.status ?? sample.errorCode),
-      });
-    },
+    observer: upstreamRequestObserver(metrics),
     onSkippedItem: options.onSkippedItem,
   });
 }

@@ -4,7 +4,7 @@
 // iterator, no per-request AbortController and no AsyncResource, which were a large share of the CPU of a
 // daemon polling 500 targets every second (docs/benchmarks.md). The deadline and the caller's signal abort
 // the request through undici's own dispatch controller. Per request: one promise, one Exchange, two small
-// callbacks, the URL and undici's options; a caller's signal costs one listener for all its requests.
+// callbacks and undici's options (the URL is split once per target by the caller, see httpTarget); a caller's signal costs one listener for all its requests.
 import type { Dispatcher } from "undici";
 
 /** Injectable timer functions (virtual time in tests). */
@@ -30,9 +30,22 @@ export interface HttpClient {
   readonly timers?: Timers;
 }
 
-/** One request: where, how, with which headers and body. */
+/** Where a request goes, as undici's dispatch takes it: split from a URL once, reusable for every request. */
+export interface HttpTarget {
+  readonly origin: string;
+  /** Path and query string. */
+  readonly path: string;
+}
+
+/** Split `url` into the origin and path undici dispatches to (throws on a URL `new URL` refuses). */
+export function httpTarget(url: string): HttpTarget {
+  const parsed = new URL(url);
+  return { origin: parsed.origin, path: parsed.pathname + parsed.search };
+}
+
+/** One request: where (a URL, or a target split from one once), how, with which headers and body. */
 export interface HttpRequest {
-  readonly url: string;
+  readonly url: string | HttpTarget;
   /** GET unless set. */
   readonly method?: "GET" | "HEAD" | "POST" | "DELETE";
   readonly headers: Readonly<Record<string, string>>;
@@ -80,17 +93,17 @@ export function sendHttp(
 ): Promise<HttpResponse> {
   return new Promise<HttpResponse>((resolve, reject) => {
     if (signal?.aborted === true) return reject(callerAbort());
-    let url: URL;
+    let target: HttpTarget;
     try {
-      url = new URL(req.url);
+      target = typeof req.url === "string" ? httpTarget(req.url) : req.url;
     } catch (error) {
       return reject(error instanceof Error ? error : new Error(String(error)));
     }
     const exchange = new Exchange(client, timeoutMs, signal, progress, resolve, reject);
     client.dispatcher.dispatch(
       {
-        origin: url.origin,
-        path: url.pathname + url.search,
+        origin: target.origin,
+        path: target.path,
         method: req.method ?? "GET",
         headers: req.headers,
         body: req.body ?? null,

@@ -1,5 +1,6 @@
 // Every Prometheus metric the daemon exports, created on one injected registry (no global default registry).
 import { Counter, Gauge, Histogram, collectDefaultMetrics, type Registry } from "prom-client";
+import { ChildCounter, ChildGauge } from "./metric-children.js";
 import { RULE_KINDS, SEVERITIES, type AlertPayload } from "./domain/events.js";
 import type { SilenceState } from "./domain/silence.js";
 import { VERSION } from "./version.js";
@@ -37,10 +38,11 @@ const TRANSITIONS = [
 export interface Metrics {
   readonly registry: Registry;
   // upstream and pipeline
-  readonly polls: Counter<"endpoint" | "outcome">;
+  /** Bind `childFor({endpoint, outcome})` once per target (hot path: one poll, one inc). */
+  readonly polls: ChildCounter<"endpoint" | "outcome">;
   readonly pollFailures: Counter<"endpoint" | "code">;
   readonly upstreamLatency: Histogram<"endpoint">;
-  readonly upstreamRequests: Counter<"endpoint" | "status">;
+  readonly upstreamRequests: ChildCounter<"endpoint" | "status">;
   readonly upstreamSkippedItems: Counter<"endpoint">;
   readonly targets: Gauge<"kind">;
   // the SSE price stream
@@ -50,7 +52,7 @@ export interface Metrics {
   readonly streamFallbacks: Counter<"interval">;
   readonly streamTargets: Gauge<"mode">;
   // alerting
-  readonly targetLastSuccess: Gauge<"target">;
+  readonly targetLastSuccess: ChildGauge<"target">;
   readonly alertsFiring: Gauge<"rule" | "severity">;
   readonly alertTransitions: Counter<"rule" | "status" | "reason">;
   readonly journalSize: Gauge;
@@ -129,7 +131,7 @@ function upstreamMetrics(
   "polls" | "pollFailures" | "upstreamLatency" | "upstreamRequests" | "upstreamSkippedItems" | "targets"
 > {
   return {
-    polls: new Counter({
+    polls: new ChildCounter({
       name: "pragma_monitor_polls_total",
       help: "Polls completed, by endpoint and outcome (ok|error).",
       labelNames: ["endpoint", "outcome"],
@@ -148,7 +150,7 @@ function upstreamMetrics(
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers,
     }),
-    upstreamRequests: new Counter({
+    upstreamRequests: new ChildCounter({
       name: "pragma_monitor_upstream_requests_total",
       help: "Upstream HTTP attempts by endpoint and status (or error code).",
       labelNames: ["endpoint", "status"],
@@ -219,7 +221,7 @@ function alertingMetrics(
   "targetLastSuccess" | "alertsFiring" | "alertTransitions" | "journalSize" | "droppedEvents"
 > {
   return {
-    targetLastSuccess: new Gauge({
+    targetLastSuccess: new ChildGauge({
       name: "pragma_monitor_target_last_success_timestamp_seconds",
       help: "Unix time of each target's latest successful poll (one series per configured target; absent until its first success).",
       labelNames: ["target"],

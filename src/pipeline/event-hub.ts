@@ -28,6 +28,11 @@ export interface EventSource {
   activeAlerts(): readonly AlertPayload[];
   /** Latest price tick of each target. */
   latestPrices(): readonly PriceTick[];
+  /**
+   * Ask for `price` events on `events$` (until the returned release is called): without a taker, a price is only
+   * remembered for `latestPrices`, and its tick is neither built nor emitted (DESIGN §7: prices cost nothing then).
+   */
+  wantPrices(): () => void;
   /** Whether an announcement of this firing alert went out to the sinks (false while every one was muted). */
   wasNotified(fingerprint: string): boolean;
 }
@@ -36,7 +41,8 @@ export interface EventSource {
 export interface EventHub extends EventSource {
   publishAlert(alert: AlertPayload): AlertEvent;
   publishLifecycle(phase: LifecyclePhase, detail?: LifecycleEvent["detail"]): LifecycleEvent;
-  publishPrice(tick: PriceTick): void;
+  /** A target's latest price: remembered for `latestPrices`, emitted while someone wants prices; `tick` builds it when needed. */
+  publishPrice(targetId: string, tick: () => PriceTick): void;
   /** Drop the remembered price of a target that is no longer monitored. */
   forgetTarget(targetId: string): void;
   /** Seed the firing set from persisted state without announcing anything. */
@@ -70,7 +76,7 @@ export function createEventHub(options: {
   const active = new Map<string, AlertPayload>();
   /** Muting of each firing alert (absent: never muted, notified): what its resolve carries. */
   const mutes = new Map<string, MuteMemory>();
-  const prices = new Map<string, PriceTick>();
+  const prices = createPriceBook();
   const mute = (alert: AlertPayload): AlertPayload => {
     const ids = alert.status === "firing" ? (options.silencing?.(alert) ?? []) : [];
     // absent means notified and never muted since, except for a new firing, which owes nothing to the last one
@@ -93,7 +99,8 @@ export function createEventHub(options: {
     oldestSeq: () => journal.oldestSeq,
     replay: (since) => journal.after(since),
     activeAlerts: () => [...active.values()],
-    latestPrices: () => [...prices.values()],
+    latestPrices: () => prices.latest(),
+    wantPrices: () => prices.want(),
     // no memory: never muted (or muted only after a notified announcement, which the memory keeps as notified);
     // a child of a firing cause alert (causedBy) counts as muted, so its resolve is left out as its firing was
     wasNotified: (fingerprint) => mutes.get(fingerprint)?.notified ?? true,
@@ -109,12 +116,12 @@ export function createEventHub(options: {
       const base = { type: "lifecycle" as const, event: phase, at: new Date(nowMs()).toISOString(), version };
       return emit(journal.append(detail === undefined ? base : { ...base, detail }) as LifecycleEvent);
     },
-    publishPrice(tick) {
-      prices.set(tick.target, tick);
-      subject.next({ type: "price", tick });
+    publishPrice(targetId, tick) {
+      const built = prices.offer(targetId, tick);
+      if (built !== null) subject.next({ type: "price", tick: built });
     },
     forgetTarget(targetId) {
-      prices.delete(targetId);
+      prices.forget(targetId);
     },
     restoreActive(alerts) {
       // muting as the previous run published it: the journal holds every announcement, silencedBy included
@@ -136,6 +143,50 @@ export function createEventHub(options: {
     complete() {
       subject.complete();
     },
+  };
+}
+
+/** Each target's latest price, and how many take price events now. */
+interface PriceBook {
+  /** Every target's latest tick (those not built yet are built now, and kept). */
+  latest(): PriceTick[];
+  /** One more taker of price events, until the returned release is called (once). */
+  want(): () => void;
+  /** Remember a target's latest price; its tick, built, when someone takes price events, else null (not built). */
+  offer(targetId: string, tick: () => PriceTick): PriceTick | null;
+  forget(targetId: string): void;
+}
+
+function createPriceBook(): PriceBook {
+  const prices = new Map<string, PriceTick | (() => PriceTick)>();
+  let takers = 0;
+  return {
+    latest: () =>
+      [...prices].map(([target, tick]) => {
+        if (typeof tick !== "function") return tick;
+        const built = tick();
+        prices.set(target, built);
+        return built;
+      }),
+    want() {
+      takers += 1;
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        takers -= 1;
+      };
+    },
+    offer(targetId, tick) {
+      if (takers === 0) {
+        prices.set(targetId, tick);
+        return null;
+      }
+      const built = tick();
+      prices.set(targetId, built);
+      return built;
+    },
+    forget: (targetId) => void prices.delete(targetId),
   };
 }
 

@@ -152,6 +152,7 @@ function startTarget(runner: Runner, plan: TargetPlan): void {
     lastPollAtMs: Number.NaN,
     lastPollDurationMs: 0,
     lastError: null,
+    lastSuccess: runner.deps.metrics.targetLastSuccess.childFor({ target: plan.spec.id }),
     streamed:
       plan.transport === "stream" && runner.streams !== null
         ? { mode: "stream", poll: null, lastFed: null, lastEventAtMs: Number.NaN }

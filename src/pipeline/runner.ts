@@ -6,6 +6,7 @@ import type { Evaluation, MonitorState } from "../domain/monitor.js";
 import type { TargetHealth } from "../domain/readiness.js";
 import type { RuleConfig } from "../domain/rules/index.js";
 import type { PmError } from "../domain/errors.js";
+import type { GaugeChild } from "../metric-children.js";
 import type { Metrics } from "../metrics.js";
 import type { PragmaClient } from "../upstream/types.js";
 import type { Transport } from "../upstream/server-rules.js";
@@ -54,6 +55,8 @@ export interface RunningTarget {
   lastPollAtMs: number;
   lastPollDurationMs: number;
   lastError: PmError | null;
+  /** Its `target_last_success` series, bound once. */
+  readonly lastSuccess: GaugeChild;
   /** Set for a streamed target: where its prices come from now, its poll (fallback or components), what it last fed. */
   streamed: StreamedTarget | null;
 }

@@ -27,41 +27,41 @@ export function recordSuccess(runner: Runner, target: RunningTarget): void {
   target.failures = 0;
   target.everSucceeded = true;
   target.health = { kind: "ok" };
-  runner.deps.metrics.targetLastSuccess.set({ target: target.plan.spec.id }, runner.wallNowMs() / 1000);
+  target.lastSuccess.set(runner.wallNowMs() / 1000);
 }
 
-/** A live price for `prices` subscribers: off-chain prices, and on-chain ones whose decimals are known. */
+/** A live price for `prices` subscribers: off-chain prices, and on-chain ones whose decimals are known (built only when wanted). */
 function publishPriceTick(hub: EventHub, observation: Observation): void {
   if (observation.kind === "offchain" && observation.result.ok) {
-    const { target, result } = observation;
+    const { target, result, observedAtMs } = observation;
     const price = result.value;
-    hub.publishPrice({
+    hub.publishPrice(target.id, () => ({
       pair: target.pair,
       market: "offchain",
       target: target.id,
       price: price.price.text,
       numSources: price.numSources,
       timestamp: new Date(price.timestampMs).toISOString(),
-      observedAt: new Date(observation.observedAtMs).toISOString(),
+      observedAt: new Date(observedAtMs).toISOString(),
       entryType: target.entryType,
-    });
+    }));
   } else if (
     observation.kind === "onchain" &&
     observation.result.ok &&
     observation.result.value.decimalsKnown
   ) {
-    const { target, result } = observation;
+    const { target, result, observedAtMs } = observation;
     const entry = result.value;
-    hub.publishPrice({
+    hub.publishPrice(target.id, () => ({
       pair: target.pair,
       market: "onchain",
       target: target.id,
       price: entry.price.text,
       numSources: entry.numSources,
       timestamp: new Date(entry.lastUpdatedMs).toISOString(),
-      observedAt: new Date(observation.observedAtMs).toISOString(),
+      observedAt: new Date(observedAtMs).toISOString(),
       network: target.network,
-    });
+    }));
   }
 }
 
@@ -70,6 +70,6 @@ function toObservation(spec: TargetSpec, outcome: Result<unknown>, observedAtMs:
   const result = outcome.ok
     ? { ok: true as const, value: outcome.value }
     : { ok: false as const, error: outcome.error };
-  // the value's type follows from the spec kind: fetchTarget returns the matching snapshot
+  // the value's type follows from the spec kind: targetFetcher returns the matching snapshot
   return { kind: spec.kind, target: spec, result, observedAtMs } as Observation;
 }

@@ -1,15 +1,22 @@
 // A target's polls: one poll stream per period, each outcome in metrics, logs and health, then fed to the domain.
 import type { Subscription } from "rxjs";
+import type { CounterChild } from "../metric-children.js";
 import { poll$, type PollOutcome } from "./poll.js";
 import type { Runner, RunningTarget } from "./runner.js";
 import { feed, recordSuccess } from "./target-feed.js";
-import { endpointOf, fetchTarget } from "./targets.js";
+import { endpointOf, targetFetcher } from "./targets.js";
 
 /** Poll a target every `periodMs`, each outcome fed through onOutcome. */
 export function startPoll(runner: Runner, target: RunningTarget, periodMs: number): Subscription {
   const { deps, monitors } = runner;
   const plan = target.plan;
-  const poll = poll$((signal) => fetchTarget(deps.client, plan.spec, signal, deps.nowMs()), {
+  const fetch = targetFetcher(deps.client, plan.spec);
+  const endpoint = endpointOf(plan.spec);
+  const counts: PollCounts = {
+    ok: deps.metrics.polls.childFor({ endpoint, outcome: "ok" }),
+    error: deps.metrics.polls.childFor({ endpoint, outcome: "error" }),
+  };
+  const poll = poll$((signal) => fetch(signal, deps.nowMs()), {
     periodMs,
     jitter: monitors?.jitter ?? 0,
     spreadMs: monitors?.spreadMs ?? 10_000,
@@ -19,25 +26,41 @@ export function startPoll(runner: Runner, target: RunningTarget, periodMs: numbe
     // coalescing never moves a poll by more than 5 % of its period
     scheduler: runner.pollClock(Math.min(monitors?.coalesceMs ?? 0, Math.floor(periodMs / 10))),
   });
-  return poll.subscribe((outcome) => onOutcome(runner, target, outcome));
+  return poll.subscribe((outcome) => onOutcome(runner, target, outcome, counts));
+}
+
+/** A target's poll counters, bound once (one per outcome). */
+interface PollCounts {
+  readonly ok: CounterChild;
+  readonly error: CounterChild;
 }
 
 /** One poll outcome: metrics, logs and health, then the domain (unless a failure overlapped the daemon's own stall). */
-function onOutcome(runner: Runner, target: RunningTarget, outcome: PollOutcome<unknown>): void {
+function onOutcome(
+  runner: Runner,
+  target: RunningTarget,
+  outcome: PollOutcome<unknown>,
+  counts: PollCounts,
+): void {
   const held = runner.holding();
-  recordOutcome(runner, target, outcome);
+  recordOutcome(runner, target, outcome, counts);
   // a failure while verdicts are held overlapped the daemon's own stall (a timeout, most likely): not counted
   if (held && !outcome.ok) return;
   feed(runner, target, outcome);
 }
 
 /** The outcome in metrics, logs (once per failure burst at warn) and the target's health. */
-function recordOutcome(runner: Runner, target: RunningTarget, outcome: PollOutcome<unknown>): void {
+function recordOutcome(
+  runner: Runner,
+  target: RunningTarget,
+  outcome: PollOutcome<unknown>,
+  counts: PollCounts,
+): void {
   const { metrics, logger } = runner.deps;
   const spec = target.plan.spec;
-  const endpoint = endpointOf(spec);
-  metrics.polls.inc({ endpoint, outcome: outcome.ok ? "ok" : "error" });
+  (outcome.ok ? counts.ok : counts.error).inc();
   if (!outcome.ok) {
+    const endpoint = endpointOf(spec);
     metrics.pollFailures.inc({ endpoint, code: outcome.error.code });
     // log once per burst: the first failure at warn, the rest at debug
     const level = outcome.consecutiveFailures === 1 ? "warn" : "debug";

@@ -87,49 +87,47 @@ export function endpointOf(spec: TargetSpec): EndpointName {
 /** How far back the funding poll looks: enough minute points to see the latest rate. */
 const FUNDING_LOOKBACK_S = 3 * 3600;
 
-/** Fetch one target's snapshot; rejects with a PmError. */
-export function fetchTarget(
-  client: PragmaClient,
-  spec: TargetSpec,
-  signal: AbortSignal,
-  nowMs: number,
-): Promise<unknown> {
+/** Fetches one target's snapshot at a time (`nowMs` is the poll's time); rejects with a PmError. */
+export type TargetFetcher = (signal: AbortSignal, nowMs: number) => Promise<unknown>;
+
+/**
+ * How a target's polls fetch: its query made once, so the client builds and splits its URL once for all of its
+ * polls (the funding query moves with time and is made per poll).
+ */
+export function targetFetcher(client: PragmaClient, spec: TargetSpec): TargetFetcher {
   switch (spec.kind) {
-    case "offchain":
-      return client.getPairPrice(
-        {
-          pair: spec.pair,
-          entryType: spec.entryType,
-          aggregation: spec.aggregation,
-          interval: spec.interval,
-          routing: true,
-          // The live server fails twap with components (500): a twap target is polled without them.
-          withComponents: componentsSupported(spec.aggregation),
-          ...(spec.expiry === null ? {} : { expiry: spec.expiry }),
-        },
-        { signal },
-      );
-    case "onchain":
-      return client.getOnchainEntry(
-        {
-          pair: spec.pair,
-          network: spec.network,
-          aggregation: spec.aggregation,
-          routing: true,
-          components: true,
-          variations: true,
-        },
-        { signal },
-      );
-    case "publishers":
-      return client.getOnchainPublishers(
-        { network: spec.network, publisherType: spec.publisherType },
-        { signal },
-      );
+    case "offchain": {
+      const query = {
+        pair: spec.pair,
+        entryType: spec.entryType,
+        aggregation: spec.aggregation,
+        interval: spec.interval,
+        routing: true,
+        // The live server fails twap with components (500): a twap target is polled without them.
+        withComponents: componentsSupported(spec.aggregation),
+        ...(spec.expiry === null ? {} : { expiry: spec.expiry }),
+      };
+      return (signal) => client.getPairPrice(query, { signal });
+    }
+    case "onchain": {
+      const query = {
+        pair: spec.pair,
+        network: spec.network,
+        aggregation: spec.aggregation,
+        routing: true,
+        components: true,
+        variations: true,
+      };
+      return (signal) => client.getOnchainEntry(query, { signal });
+    }
+    case "publishers": {
+      const query = { network: spec.network, publisherType: spec.publisherType };
+      return (signal) => client.getOnchainPublishers(query, { signal });
+    }
     case "funding":
-      return latestFundingRates(client, spec.pair, spec.source, nowMs, signal);
+      return (signal, nowMs) => latestFundingRates(client, spec.pair, spec.source, nowMs, signal);
     case "vault":
-      return client.getVault(spec.vaultId, { signal });
+      return (signal) => client.getVault(spec.vaultId, { signal });
   }
 }
 

@@ -8,6 +8,7 @@ import type {
   OnchainPublisher,
   PairPrice,
 } from "../domain/types.js";
+import { httpTarget, type HttpTarget } from "../http-client.js";
 import { USER_AGENT } from "../version.js";
 import { candlestickPath, decodeCandleSeriesBody } from "./candlestick.js";
 import { decodeFundingRatePageBody, fundingRatesPath, iterateFundingPages } from "./funding-rates.js";
@@ -74,20 +75,30 @@ export function createPragmaClient(options: PragmaClientOptions): PragmaClient {
     ...(options.observer === undefined ? {} : { observer: options.observer }),
   });
 
+  /**
+   * Where each query object seen goes, validated, built and split once: a target keeps its query objects, so
+   * its polls build no query string and parse no URL (held weakly: entries go with the queries).
+   */
+  const targets = new WeakMap<object, HttpTarget>();
   /** Validate (synchronously, via `path()`), then GET and decode; validation errors become rejections. */
   async function get<T>(
     endpoint: EndpointName,
+    query: object | null,
     path: () => string,
     decode: (text: string) => T,
     call: CallOptions | undefined,
     vault = false,
   ): Promise<T> {
-    const req: GetRequest<T> = {
-      endpoint,
-      url: (vault ? vaultBaseUrl : baseUrl) + path(),
-      headers: vault ? vaultHeaders : nodeHeaders,
-      decode,
-    };
+    let url: string | HttpTarget | undefined = query === null ? undefined : targets.get(query);
+    if (url === undefined) {
+      url = (vault ? vaultBaseUrl : baseUrl) + path();
+      const split = splitUrl(url);
+      if (split !== null) {
+        url = split;
+        if (query !== null) targets.set(query, split);
+      }
+    }
+    const req: GetRequest<T> = { endpoint, url, headers: vault ? vaultHeaders : nodeHeaders, decode };
     return transport(req, call);
   }
 
@@ -101,16 +112,19 @@ export function createPragmaClient(options: PragmaClientOptions): PragmaClient {
     decodeOnchainPublishersBody(text, onSkip);
 
   const client: PragmaClient = {
-    getPairPrice: (query, call) => get("pair_price", () => pairPricePath(query), decodePairPrice, call),
-    getCandlesticks: (query, call) => get("candlestick", () => candlestickPath(query), decodeCandles, call),
+    getPairPrice: (query, call) =>
+      get("pair_price", query, () => pairPricePath(query), decodePairPrice, call),
+    getCandlesticks: (query, call) =>
+      get("candlestick", query, () => candlestickPath(query), decodeCandles, call),
     getFundingRates: (query, call) =>
-      get("funding_rates", () => fundingRatesPath(query), decodeFunding, call),
+      get("funding_rates", query, () => fundingRatesPath(query), decodeFunding, call),
     iterateFundingRates: (query, call): AsyncIterable<FundingRate> =>
       iterateFundingPages((page) => client.getFundingRates(page, call), query, options.maxFundingPages),
-    getOnchainEntry: (query, call) => get("onchain", () => onchainPath(query), decodeOnchain, call),
+    getOnchainEntry: (query, call) => get("onchain", query, () => onchainPath(query), decodeOnchain, call),
     getOnchainPublishers: (query, call) =>
-      get("publishers", () => publishersPath(query), decodePublishers, call),
-    getVault: (vaultId, call) => get("vault", () => vaultPath(vaultId), decodeVaultBody, call, true),
+      get("publishers", query, () => publishersPath(query), decodePublishers, call),
+    // a vault id is a string, not an object a target keeps: its URL is built per request
+    getVault: (vaultId, call) => get("vault", null, () => vaultPath(vaultId), decodeVaultBody, call, true),
   };
   return client;
 }
@@ -125,6 +139,15 @@ function safeSkipObserver(observer: SkippedItemObserver | undefined): SkippedIte
       // Metrics and logs are best effort; the decoded list stands.
     }
   };
+}
+
+/** The URL split for dispatch, or null when it is not one (the request then fails in the transport, as any bad URL). */
+function splitUrl(url: string): HttpTarget | null {
+  try {
+    return httpTarget(url);
+  } catch {
+    return null;
+  }
 }
 
 /** "http://h:1/x/" → "http://h:1/x", so path templates (which start with "/") concatenate cleanly. */

@@ -2,7 +2,13 @@
 import { setTimeout as sleepFor } from "node:timers/promises";
 import type { Dispatcher } from "undici";
 import { PmError, type PmErrorDetails } from "../domain/errors.js";
-import { HttpClientError, sendHttp, type HttpClient, type HttpProgress } from "../http-client.js";
+import {
+  HttpClientError,
+  sendHttp,
+  type HttpClient,
+  type HttpProgress,
+  type HttpTarget,
+} from "../http-client.js";
 import { parseRetryAfterMs } from "../retry-after.js";
 import { describeErrorBody, parseUpstreamErrorBody } from "./error-body.js";
 import { isTransientHttpFailure, retryDelayMs, type RetryPolicy } from "./retry.js";
@@ -30,7 +36,7 @@ export interface HttpTransportOptions {
 /** One GET: where, with which headers, and how to turn the 2xx body text into a value. */
 export interface GetRequest<T> {
   readonly endpoint: EndpointName;
-  readonly url: string;
+  readonly url: string | HttpTarget;
   readonly headers: Readonly<Record<string, string>>;
   readonly decode: (text: string) => T;
 }

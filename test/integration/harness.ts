@@ -262,7 +262,9 @@ export async function startAppWithConfig(
     // Scanning and subscribing happen in one synchronous step, so nothing can slip between them.
     const past = journaled().find(predicate);
     if (past !== undefined) return Promise.resolve(past);
-    return new Promise((resolve, reject) => {
+    // price ticks reach the bus only while someone wants them
+    const releasePrices = app.events.wantPrices();
+    return new Promise<BusEvent>((resolve, reject) => {
       const timer = setTimeout(() => {
         subscription.unsubscribe();
         reject(
@@ -283,7 +285,7 @@ export async function startAppWithConfig(
           reject(new Error(`event bus completed while waiting for ${what}`));
         },
       });
-    });
+    }).finally(releasePrices);
   };
 
   return {

@@ -83,6 +83,7 @@ describe("createMonitorRunner", () => {
       if (e.type !== "price") journaled.push(e);
     });
     const prices: string[] = [];
+    hub.wantPrices();
     hub.events$.subscribe((e) => {
       if (e.type === "price") prices.push(e.tick.pair);
     });

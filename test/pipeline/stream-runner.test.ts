@@ -56,6 +56,7 @@ function startRunner(
   const hub = createEventHub({ journal: createJournal(1_000), nowMs, version: "test" });
   const ticks: { timestamp: string; observedAt: string }[] = [];
   const alerts: AlertEvent[] = [];
+  hub.wantPrices();
   hub.events$.subscribe((e) => {
     if (e.type === "price") ticks.push({ timestamp: e.tick.timestamp, observedAt: e.tick.observedAt });
     if (e.type === "alert") alerts.push(e);

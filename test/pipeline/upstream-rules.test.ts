@@ -1,7 +1,7 @@
 // The daemon's requests follow the live server's rules: twap without components, warm-up from spot median candles only.
 import { describe, expect, it } from "vitest";
 import type { TargetSpec } from "../../src/domain/types.js";
-import { fetchTarget } from "../../src/pipeline/targets.js";
+import { targetFetcher } from "../../src/pipeline/targets.js";
 import { canWarmUp, warmUpHistory } from "../../src/pipeline/warmup.js";
 import type { CandlestickQuery, PairPriceQuery, PragmaClient } from "../../src/upstream/types.js";
 
@@ -50,7 +50,7 @@ describe("requests of off-chain targets", () => {
     "$aggregation asks for components: $withComponents",
     async ({ aggregation, interval, withComponents }) => {
       const { client, pairPrice } = recordingClient();
-      await fetchTarget(client, spec({ aggregation, interval }), new AbortController().signal, 0).catch(
+      await targetFetcher(client, spec({ aggregation, interval }))(new AbortController().signal, 0).catch(
         () => null,
       );
       expect(pairPrice).toHaveLength(1);

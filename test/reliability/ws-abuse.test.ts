@@ -98,7 +98,7 @@ class Publisher {
   async #run(): Promise<void> {
     while (!this.#stopped) {
       for (let i = 0; i < 4; i++) this.publishAlert();
-      this.harness.hub.publishPrice({
+      this.harness.hub.publishPrice("offchain:BTC/USD", () => ({
         pair: "BTC/USD",
         market: "offchain",
         target: "offchain:BTC/USD",
@@ -106,7 +106,7 @@ class Publisher {
         numSources: 5,
         timestamp: new Date().toISOString(),
         observedAt: new Date().toISOString(),
-      });
+      }));
       this.ticks += 1;
       const target = this.harness.hub.lastSeq() - WINDOW;
       await this.good.changed.until(() => this.good.lastSeq >= target, "the good client to keep up", 30_000);

@@ -9,11 +9,12 @@ import type { BusEvent } from "../../domain/events.js";
 import { createAccessPolicy, type AccessPolicy } from "../../http/access.js";
 import type { Metrics } from "../../metrics.js";
 import type { EventSource } from "../../pipeline/event-hub.js";
-import { matchesEvent, type SubscriptionFilter } from "./filter.js";
+import { EMPTY_FILTER } from "./filter.js";
 import { createEventEncoder, encodeFrame } from "./frames.js";
 import { PROTOCOL_VERSION } from "./protocol.js";
 import { handleMessage, type RequestContext } from "./requests.js";
 import { CLOSE_GOING_AWAY, createSession, heartbeatDue, type Session } from "./session.js";
+import { createSessionIndex, type SessionIndex } from "./session-index.js";
 import { createUpgradeGate, refuse } from "./upgrade.js";
 
 /** What the WebSocket server takes from the composition root. */
@@ -55,6 +56,8 @@ export function createWsServer(options: WsServerOptions): WsServer {
     perMessageDeflate: false,
   });
   const sessions = new Set<Session>();
+  const index = createSessionIndex<Session>();
+  const prices = priceDemand(source, index);
   const requests: RequestContext = {
     source,
     metrics,
@@ -75,11 +78,11 @@ export function createWsServer(options: WsServerOptions): WsServer {
     }
     if (!gate.admit(request, socket, url, { closing: closing !== null, clients: sessions.size })) return;
     wss.handleUpgrade(request, socket, head, (ws) =>
-      accept({ options, sessions, requests, nowMs }, ws, request, nextId++),
+      accept({ options, sessions, requests, nowMs, index, prices }, ws, request, nextId++),
     );
   };
   const subscription = source.events$.subscribe({
-    next: (event) => fanOut(sessions, event, encodeEvent, metrics),
+    next: (event) => fanOut(index, event, encodeEvent, metrics),
   });
   const heartbeat = setInterval(() => beat(sessions, source.lastSeq(), metrics), config.heartbeatMs);
   heartbeat.unref();
@@ -90,6 +93,7 @@ export function createWsServer(options: WsServerOptions): WsServer {
     gate.close();
     subscription.unsubscribe();
     await closeSessions(sessions, deadlineMs, logger);
+    prices.release();
     server.off("upgrade", onUpgrade);
     await new Promise<void>((resolve) => wss.close(() => resolve()));
     metrics.wsClients.set(0);
@@ -110,12 +114,14 @@ function accept(
     readonly sessions: Set<Session>;
     readonly requests: RequestContext;
     readonly nowMs: () => number;
+    readonly index: SessionIndex<Session>;
+    readonly prices: PriceDemand;
   },
   ws: WebSocket,
   request: IncomingMessage,
   id: number,
 ): void {
-  const { options, sessions } = server;
+  const { options, sessions, index, prices } = server;
   const { config, metrics, source } = options;
   const session = createSession({
     id,
@@ -126,6 +132,12 @@ function accept(
     messagesPerSecond: config.messagesPerSecond,
     startMs: server.nowMs(),
     lastSeq: source.lastSeq(),
+    onFilterChange: (changed, previous) => {
+      // a change after the close (none is expected) must not list a gone session again
+      if (!sessions.has(changed)) return;
+      index.move(changed, previous, changed.filter);
+      prices.sync();
+    },
   });
   sessions.add(session);
   metrics.wsClients.set(sessions.size);
@@ -147,6 +159,8 @@ function accept(
   });
   ws.on("close", (code) => {
     sessions.delete(session);
+    index.move(session, session.filter, EMPTY_FILTER);
+    prices.sync();
     metrics.wsClients.set(sessions.size);
     session.logger.debug({ code }, "WebSocket client disconnected");
   });
@@ -160,9 +174,9 @@ function accept(
   session.logger.debug("WebSocket client connected");
 }
 
-/** Send `event` to every session whose filter matches, encoded once for all of them. */
+/** Send `event` to every session whose filter matches (the index visits no other), encoded once for all of them. */
 function fanOut(
-  sessions: ReadonlySet<Session>,
+  index: SessionIndex<Session>,
   event: BusEvent,
   encodeEvent: RequestContext["encodeEvent"],
   metrics: Metrics,
@@ -170,22 +184,38 @@ function fanOut(
   let frame: Buffer | undefined;
   let sent = 0;
   const seq = event.type === "price" ? null : event.seq;
-  // filters are interned, so clients with identical filters share one evaluation per event
-  let lastFilter: SubscriptionFilter | null = null;
-  let matches = false;
-  for (const session of sessions) {
-    if (session.filter !== lastFilter) {
-      lastFilter = session.filter;
-      matches = matchesEvent(lastFilter, event);
-    }
-    if (!matches) continue;
+  index.forEachMatching(event, (session) => {
     frame ??= encodeEvent(event);
-    if (!session.send(frame)) continue;
+    if (!session.send(frame)) return;
     sent += 1;
     if (seq !== null) session.toldSeq = seq;
-  }
+  });
   // counted once per event, not per client
   if (sent > 0) metrics.wsMessagesOut.inc({ type: event.type }, sent);
+}
+
+/** The server's hold on the hub's price events: taken while a session subscribes to prices, released when none does. */
+interface PriceDemand {
+  /** Take or release the hold to match the sessions on the `prices` channel now. */
+  sync(): void;
+  /** Release the hold (shutdown). */
+  release(): void;
+}
+
+function priceDemand(source: EventSource, index: SessionIndex<Session>): PriceDemand {
+  let release: (() => void) | null = null;
+  const demand: PriceDemand = {
+    sync() {
+      const wanted = index.sessionsOn("prices") > 0;
+      if (wanted && release === null) release = source.wantPrices();
+      else if (!wanted) demand.release();
+    },
+    release() {
+      release?.();
+      release = null;
+    },
+  };
+  return demand;
 }
 
 /** One heartbeat tick: terminate peers that missed the last pong, ping the others, tell idle ones the seq. */

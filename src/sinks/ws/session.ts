@@ -61,9 +61,12 @@ export function createSession(options: {
   readonly startMs: number;
   /** The journal's last seq at connect time (the `hello` seq). */
   readonly lastSeq: number;
+  /** Called after each change of the live filter, with the one it replaced (the server's session index). */
+  readonly onFilterChange?: (session: Session, previous: SubscriptionFilter) => void;
 }): Session {
   const { socket, metrics, maxBufferedBytes } = options;
   let closing = false;
+  let delivery = initialDelivery(options.lastSeq);
 
   const session: Session = {
     id: options.id,
@@ -71,9 +74,16 @@ export function createSession(options: {
     logger: options.logger,
     limiter: createRateLimiter(options.messagesPerSecond, options.startMs),
     get filter() {
-      return session.delivery.filter;
+      return delivery.filter;
     },
-    delivery: initialDelivery(options.lastSeq),
+    get delivery() {
+      return delivery;
+    },
+    set delivery(next) {
+      const previous = delivery.filter;
+      delivery = next;
+      if (next.filter !== previous) options.onFilterChange?.(session, previous);
+    },
     toldSeq: 0,
     sentInPeriod: false,
     warnedForgotten: false,

@@ -60,6 +60,8 @@ export async function startRecordedApp(config: AppConfig, random: () => number):
   const started = app.start();
   // events$ exists once start() has opened the state store (synchronously, before its first await)
   subscription = app.events.events$.subscribe(record);
+  // the recording counts price ticks too, which reach the bus only while someone wants them
+  app.events.wantPrices();
   const { port } = await started;
   let stopped = false;
   return {

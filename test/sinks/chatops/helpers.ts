@@ -215,6 +215,7 @@ export function createTestSource(
     replay: () => ({ gap: null, events: [] }),
     activeAlerts: () => active,
     latestPrices: () => [],
+    wantPrices: () => () => undefined,
     // as the hub after a restart that found every announcement of a firing muted
     wasNotified: (fingerprint) =>
       (active.find((alert) => alert.fingerprint === fingerprint)?.silencedBy ?? []).length === 0,

@@ -249,6 +249,11 @@ export function tick(pair: string, price = "100.00"): PriceTick {
   };
 }
 
+/** Publish `tick` as the pipeline does (the hub builds it only when someone wants prices). */
+export function publishTick(hub: EventHub, price: PriceTick): void {
+  hub.publishPrice(price.target, () => price);
+}
+
 /** Current value of a counter or gauge (summing every label set matching `labels`). */
 export async function metricValue(
   metric: { get(): Promise<{ values: { value: number; labels: Record<string, unknown> }[] }> },

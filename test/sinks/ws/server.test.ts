@@ -1,6 +1,16 @@
 // Integration tests of the WebSocket API: hello, filters, active alerts, snapshot, resume and gaps, bad input.
 import { afterEach, describe, expect, it } from "vitest";
-import { alert, connect, metricValue, startHarness, tick, type Frame, type Harness } from "./harness.js";
+import {
+  alert,
+  connect,
+  metricValue,
+  publishTick,
+  startHarness,
+  tick,
+  until,
+  type Frame,
+  type Harness,
+} from "./harness.js";
 import { heartbeatDue } from "../../../src/sinks/ws/session.js";
 
 const isEvent = (frame: Frame): boolean => ["alert", "price", "lifecycle"].includes(frame.type);
@@ -47,14 +57,47 @@ describe("WebSocket API", () => {
     hub.publishAlert(alert({ rule: "stale_price", summary: "wrong rule" }));
     hub.publishAlert(alert({ severity: "info", summary: "too mild" }));
     hub.publishLifecycle("config_reloaded");
-    hub.publishPrice(tick("SOL/USD"));
-    hub.publishPrice(tick("ETH/USD", "2000"));
+    publishTick(hub, tick("SOL/USD"));
+    publishTick(hub, tick("ETH/USD", "2000"));
     hub.publishAlert(alert({ severity: "critical", summary: "wanted" }));
     await client.request({ op: "ping", id: "sync" });
     const events = client.frames.filter(isEvent);
     expect(events).toHaveLength(2);
     expect(events[0]).toMatchObject({ type: "price", tick: { pair: "ETH/USD", price: "2000" } });
     expect(events[1]).toMatchObject({ type: "alert", seq: 5, alert: { summary: "wanted" } });
+  });
+
+  it("builds no price tick while no client subscribes to prices, and one per price for any number that do", async () => {
+    harness = await startHarness();
+    const { hub } = harness;
+    let built = 0;
+    const publish = (pair: string): void =>
+      hub.publishPrice(`offchain:${pair}`, () => {
+        built += 1;
+        return tick(pair);
+      });
+    const alertsOnly = await Promise.all([1, 2, 3].map(() => connect(harness!.url)));
+    for (const client of alertsOnly) await client.request({ op: "subscribe", id: "a", channels: ["alerts"] });
+    publish("BTC/USD");
+    expect(built).toBe(0);
+    const watchers = [await connect(harness.url), await connect(harness.url)];
+    for (const client of watchers)
+      await client.request({ op: "subscribe", id: "p", channels: ["prices"], pairs: ["ETH/USD"] });
+    publish("ETH/USD");
+    publish("SOL/USD"); // built and remembered, though no client watches SOL/USD
+    expect(built).toBe(2);
+    for (const client of watchers)
+      expect(await client.next(isEvent)).toMatchObject({ type: "price", tick: { pair: "ETH/USD" } });
+    await watchers[0]!.request({ op: "unsubscribe", id: "u", channels: ["prices"] });
+    watchers[1]!.close();
+    await watchers[1]!.closed;
+    await until(() => harness!.ws.clientCount() === 4);
+    publish("ETH/USD");
+    expect(built).toBe(2);
+    // a snapshot still shows every target's latest price: the BTC/USD one is built when asked for
+    const snapshot = await alertsOnly[0]!.request({ op: "snapshot", id: "s" });
+    expect(snapshot["prices"]).toEqual([tick("BTC/USD"), tick("ETH/USD"), tick("SOL/USD")]);
+    expect(built).toBe(4);
   });
 
   it("adds channels on a repeated subscribe and removes them on unsubscribe", async () => {
@@ -94,8 +137,8 @@ describe("WebSocket API", () => {
     hub.publishAlert(alert({ pair: "ETH/USD", fingerprint: "eth" }));
     hub.publishAlert(alert({ pair: "SOL/USD", fingerprint: "sol" }));
     hub.publishAlert(alert({ pair: "SOL/USD", fingerprint: "sol", status: "resolved" }));
-    hub.publishPrice(tick("BTC/USD"));
-    hub.publishPrice(tick("ETH/USD"));
+    publishTick(hub, tick("BTC/USD"));
+    publishTick(hub, tick("ETH/USD"));
     const client = await connect(harness.url);
     const all = await client.request({ op: "snapshot", id: 3 });
     expect(all).toMatchObject({ type: "snapshot", id: 3, seq: 4 });
