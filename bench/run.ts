@@ -10,6 +10,8 @@ import { main as pipelineCounts } from "./pipeline-counts.js";
 import { main as polling } from "./polling-bench.js";
 import { atLeast, atMost, formatValue, printResult, type BenchResult } from "./lib/result.js";
 import { runSimulatorBench } from "./simulator-bench.js";
+import { main as streaming } from "./streaming-bench.js";
+import { main as wholePoll } from "./whole-poll-bench.js";
 import { main as ws } from "./ws-fanout-bench.js";
 
 type Bench = (args: readonly string[]) => Promise<BenchResult>;
@@ -59,9 +61,11 @@ const simulator: Bench = async (args) => {
 
 const BENCHES: Readonly<Record<string, Bench>> = {
   pipeline,
+  "whole-poll": wholePoll,
   decode,
   simulator,
   polling,
+  streaming,
   ws,
   latency,
   memory,
