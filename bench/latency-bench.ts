@@ -48,7 +48,9 @@ export async function runLatencyBench(options: LatencyBenchOptions): Promise<Ben
   try {
     const daemon = await startShippedDaemon({
       upstream: { url: sim.url },
-      monitors: { offchain: offchainMonitors(syntheticPairIds(options.pairs), options.pairs, options.periodMs) },
+      monitors: {
+        offchain: offchainMonitors(syntheticPairIds(options.pairs), options.pairs, options.periodMs),
+      },
       server: { maxClients: 5_000 },
     });
     const watcher = await watchAlerts(`${daemon.url.replace("http", "ws")}/ws`);

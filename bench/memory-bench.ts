@@ -89,7 +89,8 @@ export async function runMemoryBench(options: MemoryBenchOptions): Promise<Bench
   const last = samples[samples.length - 1]!;
   const peak = Math.max(...samples.map((s) => s.rss));
   const growthPct = ((last.rss - first.rss) / first.rss) * 100;
-  const heap = (m: Mem): string => `heap ${mb(m.heap).toFixed(1)} used / ${mb(m.heapTotal).toFixed(1)} MB total`;
+  const heap = (m: Mem): string =>
+    `heap ${mb(m.heap).toFixed(1)} used / ${mb(m.heapTotal).toFixed(1)} MB total`;
   return {
     name: "memory",
     title: `daemon RSS with ${options.pairs} pairs and ${options.clients} subscribers, growth over a ${options.soakS} s soak`,

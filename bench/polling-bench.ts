@@ -3,12 +3,7 @@ import { ask, forkChild, stopChild } from "./lib/child.js";
 import { offchainMonitors } from "./lib/config.js";
 import { syntheticPairIds } from "./lib/pairs.js";
 import { atLeast, atMost, printResult, type BenchResult } from "./lib/result.js";
-import {
-  scrapeMetric,
-  startShippedDaemon,
-  startSimulatorCli,
-  type ShippedProcess,
-} from "./lib/shipped.js";
+import { scrapeMetric, startShippedDaemon, startSimulatorCli, type ShippedProcess } from "./lib/shipped.js";
 import { median } from "./lib/stats.js";
 import { alternate, measureWindow, perS, type Counter, type WindowReport } from "./lib/window.js";
 import type { PollerCount } from "./polling-bench-child.js";
@@ -95,7 +90,11 @@ export async function runPollingBench(options: PollingBenchOptions): Promise<Ben
         { label: `${mode}: simulator CPU meanwhile`, value: simPct(mode), unit: "% of one core" },
       ]),
       { label: "daemon vs burst loop", value: daemon / burst, unit: "×" },
-      { label: "errors (daemon, grid, burst, fetch)", value: errors.reduce((a, b) => a + b, 0), unit: errors.join("/") },
+      {
+        label: "errors (daemon, grid, burst, fetch)",
+        value: errors.reduce((a, b) => a + b, 0),
+        unit: errors.join("/"),
+      },
     ],
     checks: [
       atMost("daemon CPU vs bare undici loop on the same grid", daemon / grid, 1.0, "×"),

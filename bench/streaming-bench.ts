@@ -50,22 +50,41 @@ function workCounter(url: string): Counter {
  * Wait until every target takes its prices from the stream (the first connection under load can take longer than
  * the stale window, so the daemon polls meanwhile and /readyz alone does not say the stream carries them); ms waited.
  */
-async function untilStreamed(daemon: ShippedProcess, pairs: number, timeoutMs = 180_000): Promise<number> {
+async function untilStreamed(daemon: ShippedProcess, pairs: number, timeoutMs = 180_000): Promise<void> {
   const startMs = performance.now();
-  while ((await scrapeMetricWhere(daemon.url, "pragma_monitor_stream_targets", 'mode="stream"')) < pairs) {
-    if (performance.now() - startMs > timeoutMs)
-      throw new Error(`streaming: not every target streamed after ${timeoutMs} ms`);
+  for (;;) {
+    const streamed = await scrapeMetricWhere(daemon.url, "pragma_monitor_stream_targets", 'mode="stream"');
+    if (streamed >= pairs) return;
+    if (performance.now() - startMs > timeoutMs) {
+      // measured anyway, and said in the result: a daemon that cannot keep its stream is part of the figure
+      const note = `only ${streamed} of ${pairs} targets streamed after ${timeoutMs / 1000} s; measured anyway`;
+      NOTES.push(note);
+      process.stderr.write(`streaming: ${note}\n`);
+      return;
+    }
     await sleep(500);
   }
-  return performance.now() - startMs;
 }
 
+/** What went unlike the plan during this run (reported as notes). */
+const NOTES: string[] = [];
+
 /** One CPU window of the daemon in `mode` (streamed: once every target streams). */
-async function runCpu(sim: ShippedProcess, mode: Mode, options: StreamingBenchOptions): Promise<WindowReport> {
+async function runCpu(
+  sim: ShippedProcess,
+  mode: Mode,
+  options: StreamingBenchOptions,
+): Promise<WindowReport> {
   const daemon = await startShippedDaemon(daemonConfig(sim.url, options.pairs, mode));
   try {
     if (mode === "stream") await untilStreamed(daemon, options.pairs);
-    return await measureWindow(daemon.pid, sim.pid, workCounter(daemon.url), options.warmupS, options.measureS);
+    return await measureWindow(
+      daemon.pid,
+      sim.pid,
+      workCounter(daemon.url),
+      options.warmupS,
+      options.measureS,
+    );
   } finally {
     await daemon.stop();
   }
@@ -79,7 +98,12 @@ interface StepTimes {
 }
 
 /** A 5 % step on each of `steps` pairs in turn; the clock starts at the first stream event past the rule's threshold. */
-async function runSteps(sim: ShippedProcess, tap: StreamTap, daemonUrl: string, steps: number): Promise<StepTimes> {
+async function runSteps(
+  sim: ShippedProcess,
+  tap: StreamTap,
+  daemonUrl: string,
+  steps: number,
+): Promise<StepTimes> {
   const threshold = priceChangeThreshold();
   const watcher = await watchAlerts(`${daemonUrl.replace("http", "ws")}/ws`);
   const times: StepTimes = { injectionToVisibleMs: [], visibleToAlertMs: [], missed: 0 };
@@ -135,7 +159,8 @@ export async function runStreamingBench(options: StreamingBenchOptions): Promise
   }
   const cpuPerS = (mode: Mode): number => median(runs.get(mode)!.map((r) => perS(r.cpuMs, r.windowMs)));
   const workPerS = (mode: Mode): number => median(runs.get(mode)!.map((r) => perS(r.count, r.windowMs)));
-  const simPct = (mode: Mode): number => median(runs.get(mode)!.map((r) => perS(r.upstreamCpuMs, r.windowMs) / 10));
+  const simPct = (mode: Mode): number =>
+    median(runs.get(mode)!.map((r) => perS(r.upstreamCpuMs, r.windowMs) / 10));
   const p99 = steps.missed > 0 ? Number.POSITIVE_INFINITY : percentile(steps.visibleToAlertMs, 99);
   return {
     name: "streaming",
@@ -153,17 +178,28 @@ export async function runStreamingBench(options: StreamingBenchOptions): Promise
       { label: "stream visible → alert p50", value: percentile(steps.visibleToAlertMs, 50), unit: "ms" },
       { label: "stream visible → alert p99", value: p99, unit: "ms" },
       { label: "stream visible → alert max", value: Math.max(...steps.visibleToAlertMs), unit: "ms" },
-      { label: "injection → visible in the stream p50", value: percentile(steps.injectionToVisibleMs, 50), unit: "ms" },
-      { label: "injection → visible in the stream p99", value: percentile(steps.injectionToVisibleMs, 99), unit: "ms" },
+      {
+        label: "injection → visible in the stream p50",
+        value: percentile(steps.injectionToVisibleMs, 50),
+        unit: "ms",
+      },
+      {
+        label: "injection → visible in the stream p99",
+        value: percentile(steps.injectionToVisibleMs, 99),
+        unit: "ms",
+      },
       { label: "steps without alert or visible step", value: steps.missed, unit: `of ${options.steps}` },
     ],
     checks: [
       atMost("streamed CPU vs polled", cpuPerS("stream") / cpuPerS("poll"), 0.25, "×"),
       atMost("detection p99 (stream visible → ws alert)", p99, INTERVAL_MS + 50, " ms"),
     ],
-    ...(options.warmupS < 15 || options.measureS < 60
-      ? { notes: ["quick mode: shorter than DESIGN §7 asks (≥ 15 s warm-up, ≥ 60 s windows)"] }
-      : {}),
+    notes: [
+      ...NOTES,
+      ...(options.warmupS < 15 || options.measureS < 60
+        ? ["quick mode: shorter than DESIGN §7 asks (≥ 15 s warm-up, ≥ 60 s windows)"]
+        : []),
+    ],
   };
 }
 

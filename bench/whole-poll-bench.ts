@@ -78,12 +78,24 @@ async function timeWholePoll(bodies: readonly string[], targets: number, seconds
     observer: (sample) => {
       polled++;
       metrics.upstreamLatency.observe({ endpoint: sample.endpoint }, sample.durationMs / 1000);
-      metrics.upstreamRequests.inc({ endpoint: sample.endpoint, status: String(sample.status ?? sample.errorCode) });
+      metrics.upstreamRequests.inc({
+        endpoint: sample.endpoint,
+        status: String(sample.status ?? sample.errorCode),
+      });
     },
   });
   const hub = createEventHub({ journal: createJournal(10_000), nowMs: now, version: "bench" });
   const runner = createMonitorRunner(
-    { client, hub, metrics, logger: pino({ level: "silent" }), nowMs: now, random: Math.random, pollTimeoutMs: 15_000, scheduler },
+    {
+      client,
+      hub,
+      metrics,
+      logger: pino({ level: "silent" }),
+      nowMs: now,
+      random: Math.random,
+      pollTimeoutMs: 15_000,
+      scheduler,
+    },
     createMonitorState(),
   );
   const start = performance.now();
@@ -137,10 +149,11 @@ export async function runWholePollBench(options: WholePollOptions): Promise<Benc
   const wholePerS = median(whole);
   const mockPerS = median(mock);
   // per-poll time of the daemon's own work: whole poll minus the mock's request + body.text()
-  const ownUs = (1e6 / wholePerS - 1e6 / mockPerS);
+  const ownUs = 1e6 / wholePerS - 1e6 / mockPerS;
   return {
     name: "whole-poll",
-    title: "whole poll in process: client → metrics → decode → detect → alert → hub (price ticks), per response",
+    title:
+      "whole poll in process: client → metrics → decode → detect → alert → hub (price ticks), per response",
     method: [
       `one line: a real monitor runner (createMonitorRunner + createPragmaClient + createEventHub + createMetrics, shipped rules) polls ${options.targets} targets once per virtual second for ${options.seconds} s on an rxjs VirtualTimeScheduler; undici's MockAgent answers each GET with a realistic body (5–7 components, as the daemon receives); polls per wall second on one core vs JSON.parse of the same bodies; ${options.rounds} interleaved rounds, medians`,
       "covers everything per response except the socket: URL and headers, undici request and body to string, the request observer's metrics, decode, observe/detect/alert, price ticks and alerts through the hub (no subscriber connected); MockAgent's own cost is included in the whole poll and measured alone (the same GETs in the same 100 ms batches) to give the daemon's own work per poll",
@@ -154,7 +167,9 @@ export async function runWholePollBench(options: WholePollOptions): Promise<Benc
       { label: "… vs JSON.parse of the body", value: ownUs / (1e6 / parsePerS), unit: "×" },
     ],
     checks: [],
-    notes: ["no DESIGN §7 target: the figure shows what a poll costs beyond the pipeline bench's decode + detect + alert"],
+    notes: [
+      "no DESIGN §7 target: the figure shows what a poll costs beyond the pipeline bench's decode + detect + alert",
+    ],
   };
 }
 

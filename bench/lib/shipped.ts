@@ -33,11 +33,20 @@ process.once("exit", () => {
 });
 for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => process.exit(130));
 
+/**
+ * Run `pragma-monitor --help` once: in a source checkout the bin compiles dist/ first when a source is newer than
+ * the last build, which must not happen inside a measured window or a readiness timeout.
+ */
+export function ensureCliBuilt(): void {
+  const [node, bin] = cliCommand();
+  execFileSync(node!, [bin!, "--help"], { stdio: ["ignore", "ignore", "inherit"] });
+}
+
 /** Start `pragma-monitor <args>`; stdout goes to `onStdout`, stderr to ours. */
 function startCli(args: readonly string[], onStdout: (text: string) => void): ChildProcess {
   const [node, bin] = cliCommand();
   const child = spawn(node!, [bin!, ...args], { stdio: ["ignore", "pipe", "inherit"] });
-  child.stdout!.setEncoding("utf8").on("data", onStdout);
+  child.stdout.setEncoding("utf8").on("data", onStdout);
   live.add(child);
   child.once("exit", () => live.delete(child));
   return child;
@@ -54,7 +63,7 @@ async function terminate(child: ChildProcess, graceMs = 5_000): Promise<void> {
 }
 
 /** `pragma-monitor simulate --synthetic-pairs N` on a free port; resolves once it printed its URL. */
-export async function startSimulatorCli(syntheticPairs: number, timeoutMs = 30_000): Promise<ShippedProcess> {
+export async function startSimulatorCli(syntheticPairs: number, timeoutMs = 60_000): Promise<ShippedProcess> {
   let output = "";
   let resolveUrl: (url: string) => void = () => undefined;
   const printed = new Promise<string>((resolve) => (resolveUrl = resolve));
@@ -129,7 +138,8 @@ let clockTicksPerS = 0;
 
 /** CPU time (user + system, ms) a process has used so far, from /proc/PID/stat (Linux; clock-tick resolution). */
 export function cpuMsOf(pid: number): number {
-  if (clockTicksPerS === 0) clockTicksPerS = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }));
+  if (clockTicksPerS === 0)
+    clockTicksPerS = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }));
   const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
   // the command name may contain spaces: fields are counted after its closing parenthesis (utime = 14, stime = 15)
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");

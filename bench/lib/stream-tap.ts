@@ -29,7 +29,8 @@ export async function startStreamTap(upstreamUrl: string): Promise<StreamTap> {
   const seen = new Map<string, TappedPrice[]>();
   const record = (data: string, atMs: number): void => {
     if (!data.startsWith("[")) return;
-    for (const item of JSON.parse(data) as { pair_id: string; price: string }[]) {
+    for (const item of JSON.parse(data) as { pair_id?: unknown; price?: unknown }[]) {
+      if (typeof item.pair_id !== "string" || typeof item.price !== "string") continue;
       let list = seen.get(item.pair_id);
       if (list === undefined) seen.set(item.pair_id, (list = []));
       list.push({ price: hexPrice(item.price), atMs });
@@ -37,12 +38,21 @@ export async function startStreamTap(upstreamUrl: string): Promise<StreamTap> {
   };
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const forward = request(
-      { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers },
+      {
+        host: upstream.hostname,
+        port: upstream.port,
+        method: req.method,
+        path: req.url,
+        headers: req.headers,
+      },
       (up) => {
         res.writeHead(up.statusCode ?? 502, up.headers);
         if (!(req.url ?? "").startsWith(STREAM_PATH)) return void up.pipe(res);
         let chunkAtMs = 0;
-        const parser = createParser({ onEvent: (event) => record(event.data, chunkAtMs) });
+        // unnamed events carry the prices (the named `historical` one comes first, in another shape)
+        const parser = createParser({
+          onEvent: (event) => void (event.event === undefined && record(event.data, chunkAtMs)),
+        });
         up.setEncoding("utf8").on("data", (chunk: string) => {
           chunkAtMs = wallMs();
           parser.feed(chunk);
