@@ -110,7 +110,7 @@ export async function runMemoryBench(options: MemoryBenchOptions): Promise<Bench
       atMost("RSS growth over the soak", growthPct, 5, " %"),
     ],
     ...(options.soakS < 600
-      ? { notes: [`soak shortened to ${options.soakS} s (DESIGN §7 asks 10 minutes: --soak-seconds 600)`] }
+      ? { notes: [`soak shortened to ${options.soakS} s (the target asks 10 minutes: --soak-seconds 600)`] }
       : {}),
   };
 }

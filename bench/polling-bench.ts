@@ -101,7 +101,7 @@ export async function runPollingBench(options: PollingBenchOptions): Promise<Ben
       atLeast("naive fetch CPU vs daemon (how much cheaper)", naive / daemon, 2, "×"),
     ],
     ...(options.warmupS < 15 || options.measureS < 60
-      ? { notes: ["quick mode: shorter than DESIGN §7 asks (≥ 15 s warm-up, ≥ 60 s windows)"] }
+      ? { notes: ["quick mode: shorter than the target asks (≥ 15 s warm-up, ≥ 60 s windows)"] }
       : {}),
   };
 }

@@ -197,7 +197,7 @@ export async function runStreamingBench(options: StreamingBenchOptions): Promise
     notes: [
       ...NOTES,
       ...(options.warmupS < 15 || options.measureS < 60
-        ? ["quick mode: shorter than DESIGN §7 asks (≥ 15 s warm-up, ≥ 60 s windows)"]
+        ? ["quick mode: shorter than the target asks (≥ 15 s warm-up, ≥ 60 s windows)"]
         : []),
     ],
   };

@@ -168,7 +168,7 @@ export async function runWholePollBench(options: WholePollOptions): Promise<Benc
     ],
     checks: [],
     notes: [
-      "no DESIGN §7 target: the figure shows what a poll costs beyond the pipeline bench's decode + detect + alert",
+      "no design target: the figure shows what a poll costs beyond the pipeline bench's decode + detect + alert",
     ],
   };
 }
