@@ -1,8 +1,17 @@
-// Memory bench: daemon RSS with 1 000 pairs polled at 1 s and 1 000 WebSocket subscribers, and its growth over a soak.
-import { readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
-import { ask, forkChild, stopChild } from "./lib/child.js";
+// Memory bench: RSS of the shipped daemon with 1 000 pairs polled at 1 s and 1 000 WebSocket subscribers, and its growth over a soak.
+import { forkChild, stopChild } from "./lib/child.js";
+import { offchainMonitors } from "./lib/config.js";
+import { syntheticPairIds } from "./lib/pairs.js";
 import { atMost, printResult, type BenchResult } from "./lib/result.js";
+import {
+  cliCommand,
+  rssBytesOf,
+  scrapeMetric,
+  scrapeMetricWhere,
+  startShippedDaemon,
+  startSimulatorCli,
+  type ShippedProcess,
+} from "./lib/shipped.js";
 import { sleep } from "./lib/stats.js";
 
 /** Settings of one run. */
@@ -13,112 +22,107 @@ export interface MemoryBenchOptions {
   readonly soakS: number;
 }
 
-/** What the daemon child reports (process.memoryUsage plus GC counts). */
+/** One sample of the daemon: RSS from /proc, V8 heap and major GCs from its /metrics (prom-client's default metrics). */
 interface Mem {
   readonly rss: number;
   readonly heap: number;
   readonly heapTotal: number;
-  readonly external: number;
-  readonly arrayBuffers: number;
-  readonly gc: { readonly minor: number; readonly major: number; readonly majorMs: number };
+  readonly majorGcs: number;
 }
 
-/**
- * The node flags the shipped systemd unit starts the daemon with (`ExecStart=/usr/bin/node <flags> …/main.js`),
- * so the bench measures the daemon as deployed rather than under bare `node` defaults.
- */
-export function productNodeFlags(): string[] {
-  // bench/ under tsx, dist/bench/ when built
-  const candidates = ["../systemd/pragma-monitor.service", "../../systemd/pragma-monitor.service"].map(
-    (path) => fileURLToPath(new URL(path, import.meta.url)),
-  );
-  for (const file of candidates) {
-    try {
-      const line = /^ExecStart=\S+node((?:\s+--\S+)*)\s/m.exec(readFileSync(file, "utf8"));
-      return line?.[1]?.trim().split(/\s+/).filter(Boolean) ?? [];
-    } catch {
-      // try the next location (the bench runs from bench/ under tsx or from dist/bench when built)
-    }
-  }
-  return [];
+/** Sample the shipped daemon from outside. */
+async function sample(daemon: ShippedProcess): Promise<Mem> {
+  return {
+    rss: rssBytesOf(daemon.pid),
+    heap: await scrapeMetric(daemon.url, "nodejs_heap_size_used_bytes"),
+    heapTotal: await scrapeMetric(daemon.url, "nodejs_heap_size_total_bytes"),
+    majorGcs: await scrapeMetricWhere(daemon.url, "nodejs_gc_duration_seconds_count", 'kind="major"'),
+  };
 }
 
-/** Start simulator, daemon and clients (three processes), sample the daemon's RSS after warm-up and through the soak. */
-export async function runMemoryBench(options: MemoryBenchOptions): Promise<BenchResult> {
-  const sim = await forkChild<{ port: number }>("simulator-bench-server", [
-    "simulator",
-    String(options.pairs),
-  ]);
-  const simUrl = `http://127.0.0.1:${sim.ready.port}`;
-  const nodeFlags = productNodeFlags();
-  const daemon = await forkChild<{ port: number }>(
-    "daemon-child",
-    [simUrl, String(options.pairs), "1000"],
-    30_000,
-    nodeFlags,
-  );
+/** Samples after warm-up and every ~10 s of the soak, with `clients` subscribers connected; how many connected. */
+async function soak(
+  daemon: ShippedProcess,
+  options: MemoryBenchOptions,
+): Promise<{ samples: Mem[]; connected: number }> {
   const clients = await forkChild<{ ready: number }>(
     "ws-clients-child",
-    [`ws://127.0.0.1:${daemon.ready.port}/ws`, String(options.clients), "subscribe"],
+    [`${daemon.url.replace("http", "ws")}/ws`, String(options.clients), "subscribe"],
     120_000,
   );
   const samples: Mem[] = [];
   try {
     await sleep(options.warmupS * 1000);
     const steps = Math.max(2, Math.ceil(options.soakS / 10));
-    samples.push(await ask<Mem>(daemon.child, "mem", 5_000));
+    samples.push(await sample(daemon));
     for (let i = 0; i < steps; i++) {
       await sleep((options.soakS * 1000) / steps);
-      samples.push(await ask<Mem>(daemon.child, "mem", 5_000));
+      samples.push(await sample(daemon));
     }
   } finally {
     await stopChild(clients.child);
-    await stopChild(daemon.child);
-    await stopChild(sim.child);
   }
+  return { samples, connected: clients.ready.ready };
+}
+
+/** Start simulator, daemon and clients (three processes), sample the daemon's RSS after warm-up and through the soak. */
+export async function runMemoryBench(options: MemoryBenchOptions): Promise<BenchResult> {
+  const sim = await startSimulatorCli(options.pairs);
+  let result: { samples: Mem[]; connected: number };
+  try {
+    const daemon = await startShippedDaemon({
+      upstream: { url: sim.url },
+      monitors: { offchain: offchainMonitors(syntheticPairIds(options.pairs), options.pairs, 1000) },
+      server: { maxClients: 5_000 },
+    });
+    try {
+      result = await soak(daemon, options);
+    } finally {
+      await daemon.stop();
+    }
+  } finally {
+    await sim.stop();
+  }
+  const { samples, connected } = result;
   const mb = (bytes: number): number => bytes / 1024 / 1024;
   const first = samples[0]!;
   const last = samples[samples.length - 1]!;
   const peak = Math.max(...samples.map((s) => s.rss));
   const growthPct = ((last.rss - first.rss) / first.rss) * 100;
-  const breakdown = (m: Mem): string =>
-    `heap ${mb(m.heap).toFixed(1)} used / ${mb(m.heapTotal).toFixed(1)} MB total, external ${mb(m.external).toFixed(1)} MB ` +
-    `(array buffers ${mb(m.arrayBuffers).toFixed(1)} MB)`;
+  const heap = (m: Mem): string =>
+    `heap ${mb(m.heap).toFixed(1)} used / ${mb(m.heapTotal).toFixed(1)} MB total`;
   return {
     name: "memory",
     title: `daemon RSS with ${options.pairs} pairs and ${options.clients} subscribers, growth over a ${options.soakS} s soak`,
     method: [
-      `simulator child (${options.pairs} synthetic pairs), daemon child (createApp, ${options.pairs} off-chain monitors at 1 s, shipped rules), ${options.clients} WebSocket clients subscribed to alerts in a third process`,
-      `daemon node flags: ${nodeFlags.length > 0 ? nodeFlags.join(" ") : "none"} (from systemd/pragma-monitor.service ExecStart, the shipped default)`,
-      `RSS sampled from the daemon (process.memoryUsage) after a ${options.warmupS} s warm-up (the price-history rings fill over the longest window, 60 s for the shipped rules, after the first polls spread over one period; the journal is bounded), then every ~10 s for ${options.soakS} s; growth = last vs first sample`,
-      `after warm-up: ${breakdown(first)}; end: ${breakdown(last)}`,
-      `GCs during the soak: ${last.gc.minor - first.gc.minor} minor, ${last.gc.major - first.gc.major} major (${(last.gc.majorMs - first.gc.majorMs).toFixed(0)} ms)`,
+      `one line: RSS (/proc VmRSS) of \`node bin/pragma-monitor.js run --config FILE\` (no node flag: \`run\` applies its own heap setting) with ${options.pairs} off-chain monitors at 1 s from \`pragma-monitor simulate --synthetic-pairs ${options.pairs}\` and ${options.clients} \`ws\` clients subscribed to alerts (a third process); sampled after /readyz + ${options.warmupS} s, then every ~10 s for ${options.soakS} s; growth = last vs first sample`,
+      `command: ${cliCommand().join(" ")} run --config FILE; after warm-up: ${heap(first)}; end: ${heap(last)}; major GCs during the soak: ${last.majorGcs - first.majorGcs}`,
     ],
     figures: [
       { label: "RSS after warm-up", value: mb(first.rss), unit: "MB" },
       { label: "RSS at end of soak", value: mb(last.rss), unit: "MB" },
       { label: "RSS peak", value: mb(peak), unit: "MB" },
       { label: "heap used at end", value: mb(last.heap), unit: "MB" },
-      { label: "clients connected", value: clients.ready.ready, unit: "" },
+      { label: "clients connected", value: connected, unit: "" },
     ],
     checks: [
       atMost("RSS peak", mb(peak), 150, " MB"),
       atMost("RSS growth over the soak", growthPct, 5, " %"),
     ],
     ...(options.soakS < 600
-      ? { notes: [`soak shortened to ${options.soakS} s (DESIGN §7 asks 10 minutes: --soak-seconds 600)`] }
+      ? { notes: [`soak shortened to ${options.soakS} s (the target asks 10 minutes: --soak-seconds 600)`] }
       : {}),
   };
 }
 
-/** Bench entry: `--soak-seconds N` (default 600). */
+/** Bench entry: `--soak-seconds N` (default 600); `--quick` 15 s warm-up instead of 75 s. */
 export function main(args: readonly string[] = []): Promise<BenchResult> {
   const at = args.indexOf("--soak-seconds");
   const soakS = at >= 0 ? Number(args[at + 1]) : 600;
   return runMemoryBench({
     pairs: 1_000,
     clients: 1_000,
-    warmupS: 75,
+    warmupS: args.includes("--quick") ? 15 : 75,
     soakS: Number.isFinite(soakS) && soakS > 0 ? soakS : 600,
   });
 }

@@ -30,7 +30,7 @@ function hex(price: number): string {
 
 /**
  * Bodies in the live server's format, one per target per simulated second: random walks (≈0.05 %/s),
- * 5 components within ±0.1 % on 70 % of bodies, and a 3 % jump every ~1 000 bodies so alerts fire and resolve.
+ * 5–7 components within ±0.1 % on every body (the daemon always asks with_components for a median target), and a 3 % jump every ~1 000 bodies so alerts fire and resolve.
  */
 function generateBodies(pairs: readonly string[], seconds: number, seed: number): string[] {
   const random = prng(seed);
@@ -42,17 +42,15 @@ function generateBodies(pairs: readonly string[], seconds: number, seed: number)
       if (random() < 0.001) price *= random() < 0.5 ? 1.03 : 0.97;
       prices[t] = price;
       const timestamp = BASE_MS + s * 1000 - Math.floor(random() * 400);
-      const withComponents = random() < 0.7;
-      const components = withComponents
-        ? Array.from({ length: 5 }, (_, k) => ({
-            source: SOURCES[(t + k) % SOURCES.length],
-            price: hex(price * (1 + (random() - 0.5) * 0.002)),
-            timestamp: timestamp - Math.floor(random() * 5000),
-          }))
-        : null;
+      // the daemon asks with_components=true for a median target, so every body carries its sources (5–7)
+      const components = Array.from({ length: 5 + Math.floor(random() * 3) }, (_, k) => ({
+        source: SOURCES[(t + k) % SOURCES.length],
+        price: hex(price * (1 + (random() - 0.5) * 0.002)),
+        timestamp: timestamp - Math.floor(random() * 5000),
+      }));
       bodies.push(
         JSON.stringify({
-          num_sources_aggregated: withComponents ? 5 : 3 + Math.floor(random() * 4),
+          num_sources_aggregated: components.length,
           pair_id: pairs[t],
           price: hex(price),
           timestamp,
@@ -153,7 +151,7 @@ export function runPipelineBench(options: PipelineBenchOptions): BenchResult {
     name: "pipeline",
     title: "in-process decode + detect + alert vs JSON.parse of the same bodies",
     method: [
-      `${bodies.length.toLocaleString("en-US")} pair-price bodies (${options.targets} targets × ${options.seconds} simulated s, ~70 % with 5 components), ${rules.length} shipped rules (config/default.json)`,
+      `${bodies.length.toLocaleString("en-US")} pair-price bodies (${options.targets} targets × ${options.seconds} simulated s, every body with 5–7 components, as the daemon receives them), ${rules.length} shipped rules (config/default.json)`,
       `each round times JSON.parse, decode alone and decode → observe() (+ tick() every simulated second) on a fresh state; ${options.rounds} interleaved rounds, rotating order, medians`,
     ],
     figures: [

@@ -1,82 +1,70 @@
-// Child process of the polling bench: polls N pairs every second as the real daemon, a bare undici loop or a naive fetch script.
-import pino from "pino";
+// Child process of the polling benches: the baselines, polling N pairs every second as a bare undici loop (on the daemon's grid or in one burst) or a naive fetch script.
 import { Agent, request } from "undici";
-import { createApp } from "../src/app.js";
-import type { TargetSpec } from "../src/domain/types.js";
-import { planTargets } from "../src/pipeline/targets.js";
-import { pairPricePath } from "../src/upstream/pair-price.js";
 import { exitWithParent } from "./lib/child.js";
-import { benchConfig, offchainMonitors } from "./lib/config.js";
-import { syntheticPairIds } from "./lib/pairs.js";
-import { sleep } from "./lib/stats.js";
+import { daemonPairPriceUrls } from "./lib/urls.js";
 
-/** What the child reports after its measurement window. */
-export interface PollerReport {
-  readonly cpuMs: number;
+/** What the child answers to "count": requests completed and failed so far. */
+export interface PollerCount {
   readonly requests: number;
   readonly errors: number;
-  readonly windowMs: number;
 }
 
-const [mode = "daemon", url = "", pairCount = "500", warmupS = "3", measureS = "10"] = process.argv.slice(2);
-const PERIOD_MS = 1000;
-const config = benchConfig({
-  upstream: { url },
-  server: { port: 0 },
-  monitors: { offchain: offchainMonitors(syntheticPairIds(Number(pairCount)), Number(pairCount), PERIOD_MS) },
-});
+/** The baselines: "grid" (bare undici on the daemon's 100 ms grid), "burst" (bare undici, all at once), "fetch" (naive). */
+export const BASELINES = ["grid", "burst", "fetch"] as const;
+
+/** The daemon's coalescing grid: coalesceMs 100 (capped at a tenth of the period). */
+export const GRID_MS = 100;
+
+const [mode = "grid", url = "", pairCount = "500", periodText = "1000"] = process.argv.slice(2);
+const PERIOD_MS = Number(periodText);
 let requests = 0;
-let count = (): Promise<number> => Promise.resolve(requests);
 let errors = 0;
-let running = true;
-const stops: (() => Promise<void>)[] = [];
+const stops: (() => unknown)[] = [];
 exitWithParent(async () => {
-  running = false;
-  for (const stop of stops) await stop().catch(() => undefined);
+  for (const stop of stops) await Promise.resolve(stop()).catch(() => undefined);
+});
+process.on("message", (message) => {
+  if (message === "count") process.send?.({ requests, errors } satisfies PollerCount);
 });
 
-/** The URLs the daemon polls (same query building as the pipeline's fetchTarget). */
-const urls = planTargets(config.monitors).map((plan) => {
-  const spec = plan.spec as Extract<TargetSpec, { kind: "offchain" }>;
-  return (
-    url +
-    pairPricePath({
-      pair: spec.pair,
-      entryType: spec.entryType,
-      aggregation: spec.aggregation,
-      interval: spec.interval,
-      routing: true,
-      withComponents: true,
-    })
+/**
+ * A bare undici loop: one keep-alive pool (the daemon's connections and keep-alive), GET, body.json(); every
+ * `tickMs` one timer fires the URLs of that tick's slot that are not still in flight (as the daemon's polls
+ * never overlap). grid: slot i % (period / 100 ms), one wake-up per 100 ms; burst: one slot, all at once.
+ */
+function bareLoop(urls: readonly string[], tickMs: number): void {
+  const dispatcher = new Agent({ connections: 16, keepAliveTimeout: 4_000, keepAliveMaxTimeout: 60_000 });
+  const slots = Math.max(1, Math.round(PERIOD_MS / tickMs));
+  const inFlight = new Uint8Array(urls.length);
+  const poll = async (i: number): Promise<void> => {
+    inFlight[i] = 1;
+    try {
+      const response = await request(urls[i]!, { dispatcher });
+      await response.body.json();
+      if (response.statusCode === 200) requests++;
+      else errors++;
+    } catch {
+      errors++;
+    }
+    inFlight[i] = 0;
+  };
+  let timer: NodeJS.Timeout | undefined;
+  const tick = (): void => {
+    const nowMs = Date.now();
+    const slot = Math.round(nowMs / tickMs) % slots;
+    for (let i = slot; i < urls.length; i += slots) if (inFlight[i] === 0) void poll(i);
+    // next grid point of wall-clock time, as the daemon's coalescing clock rounds due times to multiples of the grid
+    timer = setTimeout(tick, (Math.floor(nowMs / tickMs) + 1) * tickMs - nowMs);
+  };
+  tick();
+  stops.push(
+    () => clearTimeout(timer),
+    () => dispatcher.close(),
   );
-});
+}
 
-if (mode === "daemon") {
-  const app = createApp({ config, logger: pino({ level: "silent" }), nowMs: Date.now, random: Math.random });
-  await app.start();
-  stops.push(async () => void (await app.stop(2_000)));
-  count = async () => (await app.metrics.polls.get()).values.reduce((sum, v) => sum + v.value, 0);
-} else if (mode === "undici") {
-  // A bare loop: one keep-alive pool, GET, parse the JSON body, wait a period, again.
-  const dispatcher = new Agent({ connections: config.upstream.connections, keepAliveTimeout: 4_000 });
-  stops.push(() => dispatcher.close());
-  for (const [i, target] of urls.entries()) {
-    void (async () => {
-      await sleep((i / urls.length) * PERIOD_MS);
-      while (running) {
-        try {
-          const response = await request(target, { dispatcher });
-          await response.body.json();
-          requests++;
-        } catch {
-          errors++;
-        }
-        await sleep(PERIOD_MS);
-      }
-    })();
-  }
-} else {
-  // The naive script: setInterval + global fetch + res.json().
+/** The naive script: one setInterval per URL, global fetch, res.json(). */
+function naiveFetch(urls: readonly string[]): void {
   for (const target of urls) {
     const timer = setInterval(() => {
       fetch(target)
@@ -84,22 +72,12 @@ if (mode === "daemon") {
         .then(() => requests++)
         .catch(() => errors++);
     }, PERIOD_MS);
-    stops.push(() => Promise.resolve(clearInterval(timer)));
+    stops.push(() => clearInterval(timer));
   }
 }
 
-await sleep(Number(warmupS) * 1000);
-process.send?.({ phase: "start" });
-const startRequests = await count();
-const startCpu = process.cpuUsage();
-const startMs = performance.now();
-await sleep(Number(measureS) * 1000);
-const cpu = process.cpuUsage(startCpu);
-const windowMs = performance.now() - startMs;
-const report: PollerReport = {
-  cpuMs: (cpu.user + cpu.system) / 1000,
-  requests: (await count()) - startRequests,
-  errors,
-  windowMs,
-};
-process.send?.(report);
+const urls = [...daemonPairPriceUrls(url, Number(pairCount), PERIOD_MS).values()];
+if (mode === "grid") bareLoop(urls, GRID_MS);
+else if (mode === "burst") bareLoop(urls, PERIOD_MS);
+else naiveFetch(urls);
+process.send?.({ started: urls.length });

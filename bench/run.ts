@@ -1,6 +1,7 @@
 // `npm run bench`: runs every bench (or those named: `npm run bench -- pipeline ws`; opt-in ones only when named), prints them and writes bench/RESULTS.md.
 import { writeFileSync } from "node:fs";
-import { cpus, totalmem } from "node:os";
+import { cpus, loadavg, tmpdir, totalmem } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { runDecodeBench } from "./decode-bench.js";
 import { main as latency } from "./latency-bench.js";
@@ -9,7 +10,10 @@ import { main as pipeline } from "./pipeline-bench.js";
 import { main as pipelineCounts } from "./pipeline-counts.js";
 import { main as polling } from "./polling-bench.js";
 import { atLeast, atMost, formatValue, printResult, type BenchResult } from "./lib/result.js";
+import { ensureCliBuilt } from "./lib/shipped.js";
 import { runSimulatorBench } from "./simulator-bench.js";
+import { main as streaming } from "./streaming-bench.js";
+import { main as wholePoll } from "./whole-poll-bench.js";
 import { main as ws } from "./ws-fanout-bench.js";
 
 type Bench = (args: readonly string[]) => Promise<BenchResult>;
@@ -57,21 +61,28 @@ const simulator: Bench = async (args) => {
   };
 };
 
+/** In running order: the shipped-daemon benches first (the longest and the ones DESIGN §7 is mostly about). */
 const BENCHES: Readonly<Record<string, Bench>> = {
-  pipeline,
-  decode,
-  simulator,
   polling,
-  ws,
+  streaming,
   latency,
   memory,
+  ws,
+  pipeline,
+  "whole-poll": wholePoll,
+  decode,
+  simulator,
 };
 
 /** Benches that run only when named: they need extra tools (valgrind) or take long. */
 const OPT_IN: Readonly<Record<string, Bench>> = { "pipeline-counts": pipelineCounts };
 
 /** RESULTS.md: command, date, machine, then each bench's method, figures and target verdicts. */
-function renderMarkdown(command: string, results: readonly BenchResult[]): string {
+function renderMarkdown(
+  command: string,
+  results: readonly BenchResult[],
+  load: { readonly before: string; readonly after: string; readonly minutes: number },
+): string {
   const cpu = cpus();
   const lines = [
     "# Benchmark results",
@@ -80,6 +91,7 @@ function renderMarkdown(command: string, results: readonly BenchResult[]): strin
     `- date: ${new Date().toISOString()}`,
     `- machine: ${cpu.length} × ${cpu[0]?.model ?? "unknown CPU"}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM, shared and noisy: compare the side-by-side ratios, not absolute times`,
     `- node: ${process.version} (${process.platform}/${process.arch})`,
+    `- load average (1, 5, 15 min) before: ${load.before}; after: ${load.after}; run took ${load.minutes.toFixed(0)} min`,
     "",
     "| bench | check | measured | target | verdict |",
     "|---|---|---|---|---|",
@@ -89,6 +101,10 @@ function renderMarkdown(command: string, results: readonly BenchResult[]): strin
           `| ${r.name} | ${c.what} | ${formatValue(c.value)}${c.unit} | ${c.target} | ${c.pass ? "pass" : "**miss**"} |`,
       ),
     ),
+    "",
+    "Methods, one line each:",
+    "",
+    ...results.map((r) => `- **${r.name}**: ${(r.method[0] ?? "").replace(/^one line: /, "")}`),
   ];
   for (const r of results) {
     lines.push("", `## ${r.name}: ${r.title}`, "", ...r.method.map((m) => `- ${m}`), "");
@@ -99,6 +115,9 @@ function renderMarkdown(command: string, results: readonly BenchResult[]): strin
   return `${lines.join("\n")}\n`;
 }
 
+/** Where the results so far are written after each bench (bench/RESULTS.md is written at the end). */
+const PARTIAL = join(tmpdir(), "pragma-monitor-bench-RESULTS.partial.md");
+
 /** Run the selected benches in order; memory soak defaults to 60 s here (`--soak-seconds N` to change). */
 export async function main(argv: readonly string[]): Promise<void> {
   const names = argv.filter((a, i) => !a.startsWith("--") && argv[i - 1] !== "--soak-seconds");
@@ -108,6 +127,14 @@ export async function main(argv: readonly string[]): Promise<void> {
     throw new Error(`unknown bench(es): ${unknown.join(", ")}; known: ${Object.keys(known).join(", ")}`);
   const args = argv.includes("--soak-seconds") ? argv : [...argv, "--soak-seconds", "60"];
   const results: BenchResult[] = [];
+  const command = `npm run bench${argv.length > 0 ? ` -- ${argv.join(" ")}` : ""}`;
+  const loadNow = (): string =>
+    loadavg()
+      .map((l) => l.toFixed(2))
+      .join(", ");
+  const before = loadNow();
+  const startMs = Date.now();
+  ensureCliBuilt();
   for (const name of names.length > 0 ? names : Object.keys(BENCHES)) {
     // in-process benches start from a collected heap, so one bench's garbage is not billed to the next
     // (`npm run bench` passes --expose-gc)
@@ -116,11 +143,14 @@ export async function main(argv: readonly string[]): Promise<void> {
     const result = await known[name]!(args);
     printResult(result);
     results.push(result);
+    // the results so far, outside bench/ (a file written under bench/ would make the bin rebuild dist/ mid-run)
+    const load = { before, after: loadNow(), minutes: (Date.now() - startMs) / 60_000 };
+    writeFileSync(PARTIAL, renderMarkdown(command, results, load));
   }
-  const command = `npm run bench${argv.length > 0 ? ` -- ${argv.join(" ")}` : ""}`;
   const relative = import.meta.url.endsWith(".ts") ? "./RESULTS.md" : "../../bench/RESULTS.md";
   const out = fileURLToPath(new URL(relative, import.meta.url));
-  writeFileSync(out, renderMarkdown(command, results));
+  const load = { before, after: loadNow(), minutes: (Date.now() - startMs) / 60_000 };
+  writeFileSync(out, renderMarkdown(command, results, load));
   process.stdout.write(`wrote ${out}\n`);
 }
 

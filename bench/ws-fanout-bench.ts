@@ -14,7 +14,7 @@ import { createJournal } from "../src/state/journal.js";
 import { createWsServer } from "../src/sinks/ws/server.js";
 import { ask, forkChild, stopChild } from "./lib/child.js";
 import { benchConfig } from "./lib/config.js";
-import { atLeast, atMost, printResult, type BenchResult } from "./lib/result.js";
+import { atLeast, atMost, printResult, type BenchResult, type Figure } from "./lib/result.js";
 import { median, percentile, sleep } from "./lib/stats.js";
 import type { PhaseReport } from "./ws-clients-child.js";
 
@@ -302,17 +302,43 @@ export async function runWsFanoutBench(options: WsFanoutOptions): Promise<BenchR
   };
 }
 
-/** Bench entry: 1 000 clients. */
-export function main(args: readonly string[] = []): Promise<BenchResult> {
+/** Both client kinds' results as one: figures and checks labelled by client kind, methods kept once each. */
+function mergeReaders(socket: BenchResult, ws: BenchResult): BenchResult {
+  const label =
+    (kind: string) =>
+    (f: Figure): Figure => ({ ...f, label: `${kind}: ${f.label}` });
+  return {
+    ...socket,
+    title: `${socket.title}, with raw-socket readers and with \`ws\` library clients`,
+    method: [
+      "one line: in-process event hub + createWsServer (the daemon's fan-out code) vs a bare `ws` broadcast of pre-serialised frames to 1 000 clients in a child process, measured once with minimal raw-socket readers and once with `ws` library clients",
+      ...socket.method,
+      ...ws.method.filter((m) => !socket.method.includes(m)),
+    ],
+    figures: [...socket.figures.map(label("raw-socket clients")), ...ws.figures.map(label("ws clients"))],
+    checks: [
+      ...socket.checks.map((c) => ({ ...c, what: `${c.what} (raw-socket clients)` })),
+      ...ws.checks.map((c) => ({ ...c, what: `${c.what} (ws clients)` })),
+    ],
+  };
+}
+
+/** Bench entry: 1 000 clients, raw-socket readers then `ws` clients (`--ws-client` / `--socket-client`: only one). */
+export async function main(args: readonly string[] = []): Promise<BenchResult> {
   const quick = args.includes("--quick");
-  return runWsFanoutBench({
-    clients: 1_000,
-    burst: quick ? 100 : 200,
-    paced: quick ? 40 : 100,
-    rounds: quick ? 1 : 3,
-    reader: args.includes("--ws-client") ? "ws" : "socket",
-    pin: !args.includes("--no-pin"),
-  });
+  const run = (reader: "socket" | "ws"): Promise<BenchResult> =>
+    runWsFanoutBench({
+      clients: 1_000,
+      burst: quick ? 100 : 200,
+      paced: quick ? 40 : 100,
+      rounds: quick ? 1 : 3,
+      reader,
+      pin: !args.includes("--no-pin"),
+    });
+  if (args.includes("--ws-client")) return run("ws");
+  if (args.includes("--socket-client")) return run("socket");
+  const socket = await run("socket");
+  return mergeReaders(socket, await run("ws"));
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) printResult(await main(process.argv.slice(2)));

@@ -42,14 +42,18 @@ export function tempDir(prefix: string): string {
  * state in a temp dir; `monitors` arrays not given are emptied so only what the bench asks for runs.
  */
 export function benchConfig(user: Record<string, unknown>): AppConfig {
+  const file = join(tempDir("config"), "config.json");
+  writeFileSync(file, JSON.stringify(benchConfigContent(user)));
+  return loadConfig({ env: {}, configFile: file }).config;
+}
+
+/** The config file content of a bench: `user`, unlisted monitor arrays emptied, state in a temp dir, log level warn. */
+export function benchConfigContent(user: Record<string, unknown>): Record<string, unknown> {
   const monitors = (user["monitors"] ?? {}) as Record<string, unknown>;
-  const content = {
+  return {
     ...user,
     monitors: { offchain: [], onchain: [], publishers: [], funding: [], vaults: [], ...monitors },
     state: { dir: tempDir("state") },
     log: { level: "warn" },
   };
-  const file = join(tempDir("config"), "config.json");
-  writeFileSync(file, JSON.stringify(content));
-  return loadConfig({ env: {}, configFile: file }).config;
 }

@@ -6,6 +6,7 @@ import { isPmError } from "../domain/errors.js";
 import { createSystemClock } from "./clock.js";
 import { resolveScenario, type Scenario } from "./scenario.js";
 import { startSimulator } from "./server.js";
+import { MAX_SYNTHETIC_PAIRS, pairsWithSynthetic } from "./synthetic-pairs.js";
 
 /** Where the command writes (process.stdout/stderr in production, buffers in tests). */
 export interface CommandIo {
@@ -20,6 +21,11 @@ export const SIMULATE_FLAGS = {
   seed: { type: "string", value: "N", doc: "seed of the simulated market (default 1)" },
   scenario: { type: "string", value: "FILE|demo", doc: "fault scenario: a JSON file or the built-in demo" },
   speed: { type: "string", value: "X", doc: "simulated seconds per real second (default 1)" },
+  "synthetic-pairs": {
+    type: "string",
+    value: "N",
+    doc: "also serve N synthetic pairs QAAA/USD, QAAB/USD, ... for load tests (default 0)",
+  },
   help: { type: "boolean", short: "h", doc: "print this help" },
 } as const satisfies FlagSpecs;
 const USAGE = `${synopsis("simulate", SIMULATE_FLAGS, "usage: ")}\n${flagList(SIMULATE_FLAGS)}\n`;
@@ -49,8 +55,15 @@ export async function runSimulateCommand(
   const port = numberFlag(values["port"], 0, (n) => Number.isInteger(n) && n >= 0 && n <= 65_535);
   const seed = numberFlag(values["seed"], 1, Number.isInteger);
   const speed = numberFlag(values["speed"], 1, (n) => n > 0 && Number.isFinite(n));
-  if (port === null || seed === null || speed === null) {
-    io.stderr.write(`invalid --port, --seed or --speed\n${USAGE}`);
+  const synthetic = numberFlag(
+    values["synthetic-pairs"],
+    0,
+    (n) => Number.isInteger(n) && n >= 0 && n <= MAX_SYNTHETIC_PAIRS,
+  );
+  if (port === null || seed === null || speed === null || synthetic === null) {
+    io.stderr.write(
+      `invalid --port, --seed, --speed or --synthetic-pairs (0..${MAX_SYNTHETIC_PAIRS})\n${USAGE}`,
+    );
     return EX_USAGE;
   }
   let scenario: Scenario | undefined;
@@ -71,6 +84,7 @@ export async function runSimulateCommand(
       port,
       seed,
       clock: createSystemClock(speed),
+      ...(synthetic > 0 ? { pairs: pairsWithSynthetic(synthetic) } : {}),
       ...(scenario === undefined ? {} : { scenario }),
     });
   } catch (error) {

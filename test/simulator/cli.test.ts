@@ -44,7 +44,27 @@ describe("runSimulateCommand", () => {
     expect(out.join("")).toContain("stopped");
   });
 
+  it("serves N synthetic pairs with --synthetic-pairs N, and not the one after", async () => {
+    const { io, out } = captureIo();
+    const controller = new AbortController();
+    const done = runSimulateCommand(["--synthetic-pairs", "3"], io, { signal: controller.signal });
+    await waitFor(() => out.length > 0);
+    const url = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out.join(""))?.[1];
+    const status = async (pair: string): Promise<number> => {
+      const response = await request(`${url}/node/v1/data/${pair}?interval=1s`, { dispatcher: testAgent });
+      await response.body.dump();
+      return response.statusCode;
+    };
+    expect([await status("QAAC/USD"), await status("BTC/USD"), await status("QAAD/USD")]).toEqual([
+      200, 200, 404,
+    ]);
+    controller.abort();
+    expect(await done).toBe(0);
+  });
+
   it.each([
+    [["--synthetic-pairs", "-1"], 64],
+    [["--synthetic-pairs", "1.5"], 64],
     [["--port", "abc"], 64],
     [["--speed", "0"], 64],
     [["--bogus"], 64],

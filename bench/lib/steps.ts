@@ -1,0 +1,83 @@
+// Detection-latency plumbing shared by the latency and streaming benches: inject a price step, watch for the alert at a WebSocket client.
+import WebSocket from "ws";
+import type { RuleConfig } from "../../src/domain/rules/index.js";
+import { benchConfig } from "./config.js";
+
+/** Wall-clock ms with sub-ms resolution: the one clock every timestamp of these benches is read from. */
+export function wallMs(): number {
+  return performance.timeOrigin + performance.now();
+}
+
+/**
+ * The move at which the daemon's shipped rules alert: the smallest `threshold` of the enabled `price_change` rules
+ * of config/default.json, so a bench starts its clock at the same rule the daemon judges by.
+ */
+export function priceChangeThreshold(): number {
+  const rules: readonly RuleConfig[] = benchConfig({}).rules;
+  const thresholds = rules.flatMap((rule) =>
+    rule.kind === "price_change" && rule.enabled !== false ? [rule.threshold] : [],
+  );
+  if (thresholds.length === 0) throw new Error("no price_change rule in the shipped config");
+  return Math.min(...thresholds);
+}
+
+/** A step of `factor` on `pair` through the simulator's control endpoint; resolves with the time the request left. */
+export async function injectSpike(simUrl: string, pair: string, factor: number): Promise<number> {
+  const sentAtMs = wallMs();
+  const response = await fetch(`${simUrl}/_sim/faults`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ kind: "spike", pair, factor }),
+  });
+  if (!response.ok) throw new Error(`POST /_sim/faults: ${response.status} ${await response.text()}`);
+  return sentAtMs;
+}
+
+/** A WebSocket client subscribed to alerts: when each pair's first price_change alert frame arrived. */
+export interface AlertWatcher {
+  /** Arrival time of the first firing price_change frame for `pair`, waiting up to `timeoutMs` (NaN if none). */
+  firstFiring(pair: string, timeoutMs: number): Promise<number>;
+  close(): void;
+}
+
+/** Connect to the daemon's /ws, subscribe to alerts and record arrival times (taken as the frame is handled). */
+export async function watchAlerts(wsUrl: string): Promise<AlertWatcher> {
+  const socket = new WebSocket(wsUrl);
+  const firing = new Map<string, number>();
+  const waiters = new Map<string, () => void>();
+  socket.on("message", (data: Buffer) => {
+    const at = wallMs();
+    const event = JSON.parse(data.toString()) as {
+      type: string;
+      alert?: { rule: string; status: string; labels: Record<string, string> };
+    };
+    const alert = event.alert;
+    if (event.type !== "alert" || alert?.rule !== "price_change" || alert.status !== "firing") return;
+    const pair = alert.labels["pair"] ?? "";
+    if (firing.has(pair)) return;
+    firing.set(pair, at);
+    waiters.get(pair)?.();
+  });
+  await new Promise((resolve, reject) => {
+    socket.once("open", resolve);
+    socket.once("error", reject);
+  });
+  socket.send(JSON.stringify({ op: "subscribe", id: "1", channels: ["alerts"] }));
+  return {
+    firstFiring: (pair, timeoutMs) =>
+      new Promise<number>((resolve) => {
+        if (firing.has(pair)) return resolve(firing.get(pair)!);
+        const timer = setTimeout(() => resolve(Number.NaN), timeoutMs);
+        waiters.set(pair, () => {
+          clearTimeout(timer);
+          resolve(firing.get(pair)!);
+        });
+      }),
+    close: () => socket.terminate(),
+  };
+}
+
+/** A price in the API's 18-decimal hex form as a double. */
+export function hexPrice(hex: string): number {
+  return Number(BigInt(hex)) / 1e18;
+}
