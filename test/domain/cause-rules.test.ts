@@ -132,6 +132,21 @@ describe("upstream_down", () => {
     expect(describeAll(strict.transitions, strict.transitions)).toEqual(["upstream_down:first"]);
   });
 
+  it("counts healthy slow-polled targets within windowMs, so a few timeouts among many targets are not 'most'", () => {
+    const many = ["A", "B", "C", "D", "E", "F", "G", "H"].map((p) => offchain(`${p}/USD`));
+    /** Eight targets fine at T0, then three of them time out once 20 s later. */
+    const threeOfEight = (windowMs: number): Run => {
+      const run = new Run([upstreamError, upstreamDown({}, 0.5, windowMs)]);
+      for (const target of many) run.observe(ok(target, T0), T0);
+      for (const target of many.slice(0, 3)) run.observe(fail(target, T0 + 20_000), T0 + 20_000);
+      return run;
+    };
+    // the shipped window (60 s) judges all eight: 3 of 8 is not most
+    expect(threeOfEight(60_000).transitions).toEqual([]);
+    // a window shorter than the targets' period judges only the failing ones: 3 of 3
+    expect(threeOfEight(5_000).transitions.map((t) => t.rule)).toEqual(["upstream_down"]);
+  });
+
   it("holds while any target still fails (clearThreshold 1) and resolves with the last recovery", () => {
     const run = outage([upstreamError, upstreamDown()], 3);
     const before = run.transitions.length;

@@ -9,8 +9,8 @@ export const upstreamDown = defineRuleConfig(
   {
     minFraction: minFraction(0.5, "the judged targets (failing, or polled fine within windowMs)"),
     windowMs: windowMs(
-      5_000,
-      "A healthy target's latest poll must be this recent to count against the cause.",
+      60_000,
+      "A healthy target's latest poll must be this recent to count against the cause; keep it ≥ 2× the slowest periodMs, else healthy slow-polled targets are left out and a few failures read as most.",
     ),
   },
 );
