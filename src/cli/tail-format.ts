@@ -13,8 +13,26 @@ const SEVERITY_COLOR: Readonly<Record<Severity, number>> = {
   info: ANSI.cyan,
 };
 
+/** How a line names the alert's parent: what tail knows of it, else its fingerprint. */
+export interface AlertLineOptions {
+  readonly color: boolean;
+  /** The parent alert named by `causedBy`, when tail has seen it. */
+  readonly parent?: AlertPayload | undefined;
+}
+
+/** "[caused by <rule>: <summary>]" for a child alert, its parent's fingerprint when tail has not seen the parent. */
+function causedByPart(alert: AlertPayload, parent: AlertPayload | undefined): string[] {
+  if (alert.causedBy === undefined) return [];
+  const named =
+    parent !== undefined && parent.fingerprint === alert.causedBy
+      ? `${clean(parent.rule)}: ${clean(parent.summary)}`
+      : clean(alert.causedBy);
+  return [`[caused by ${named}]`];
+}
+
 /** Time, `marker` (`#seq`, or `active` for the state on connect), status and severity, rule, labels, summary. */
-function alertLine(alert: AlertPayload, marker: string, color: boolean): string {
+function alertLine(alert: AlertPayload, marker: string, options: AlertLineOptions): string {
+  const { color } = options;
   const resolved = alert.status === "resolved";
   const at = resolved ? (alert.endsAt ?? alert.startsAt) : alert.startsAt;
   const status = `${resolved ? "RESOLVED" : "FIRING"} ${alert.severity}`;
@@ -30,18 +48,19 @@ function alertLine(alert: AlertPayload, marker: string, color: boolean): string 
     `${clean(alert.rule)}${repeat}`,
     ...(labels === "" ? [] : [labels]),
     `— ${clean(alert.summary)}`,
+    ...causedByPart(alert, options.parent),
     ...silenced,
   ].join(" ");
 }
 
 /** One line for an alert event: time, seq, status and severity (coloured), rule, labels, summary. */
-export function formatAlertLine(event: AlertEvent, options: { readonly color: boolean }): string {
-  return alertLine(event.alert, `#${event.seq}`, options.color);
+export function formatAlertLine(event: AlertEvent, options: AlertLineOptions): string {
+  return alertLine(event.alert, `#${event.seq}`, options);
 }
 
 /** One line for an alert already firing when tail connected (from the `subscribed` reply): since when, no seq. */
-export function formatActiveLine(alert: AlertPayload, options: { readonly color: boolean }): string {
-  return alertLine(alert, "active", options.color);
+export function formatActiveLine(alert: AlertPayload, options: AlertLineOptions): string {
+  return alertLine(alert, "active", options);
 }
 
 /** One line for a lifecycle event: the daemon started, reloaded or is stopping; a silence was created or expired. */

@@ -37,7 +37,13 @@ export interface TailIo {
 
 /** What the client reports to its owner. */
 export type TailOutput =
-  | { readonly kind: "event"; readonly raw: string; readonly event: AlertEvent | LifecycleEvent | PriceEvent }
+  /** `parent`: the firing alert a child's `causedBy` names, when tail knows it. */
+  | {
+      readonly kind: "event";
+      readonly raw: string;
+      readonly event: AlertEvent | LifecycleEvent | PriceEvent;
+      readonly parent?: AlertPayload | undefined;
+    }
   | { readonly kind: "gap"; readonly raw: string; readonly from: number; readonly to: number }
   /** Subscribed: the alerts firing now; `resumedAfterSeq` when reconnecting with `since` (the replay follows). */
   | {
@@ -115,10 +121,12 @@ function createTailView(
     },
     event(raw: string, event: AlertEvent | LifecycleEvent | PriceEvent): void {
       if (event.type === "alert") {
+        const { causedBy } = event.alert;
+        const parent = causedBy === undefined ? undefined : firing.get(causedBy);
         if (event.alert.status === "firing") firing.set(event.alert.fingerprint, event.alert);
         else firing.delete(event.alert.fingerprint);
-      }
-      output({ kind: "event", raw, event });
+        output({ kind: "event", raw, event, parent });
+      } else output({ kind: "event", raw, event });
       idle.restart();
     },
     /** Disconnected or stopped: no idle notice until subscribed again. */
@@ -406,22 +414,32 @@ function writeOutput(
       // after a resume the replay brings what changed; a fresh subscription shows the state it starts from
       if (out.resumedAfterSeq !== null) return;
       if (mode.json) io.stdout.write(`${out.raw}\n`);
-      else for (const alert of out.active) io.stdout.write(`${formatActiveLine(alert, mode)}\n`);
+      else {
+        const byFingerprint = new Map(out.active.map((alert) => [alert.fingerprint, alert]));
+        for (const alert of out.active) {
+          const parent = alert.causedBy === undefined ? undefined : byFingerprint.get(alert.causedBy);
+          io.stdout.write(`${formatActiveLine(alert, { color: mode.color, parent })}\n`);
+        }
+      }
       return;
     case "gap":
       if (mode.json) io.stdout.write(`${out.raw}\n`);
       else notice(formatGapLine(out.from, out.to));
       return;
     case "event":
-      io.stdout.write(`${mode.json ? out.raw : formatEvent(out.event, mode.color)}\n`);
+      io.stdout.write(`${mode.json ? out.raw : formatEvent(out.event, mode.color, out.parent)}\n`);
       return;
   }
 }
 
-function formatEvent(event: AlertEvent | LifecycleEvent | PriceEvent, color: boolean): string {
+function formatEvent(
+  event: AlertEvent | LifecycleEvent | PriceEvent,
+  color: boolean,
+  parent: AlertPayload | undefined,
+): string {
   switch (event.type) {
     case "alert":
-      return formatAlertLine(event, { color });
+      return formatAlertLine(event, { color, parent });
     case "lifecycle":
       return formatLifecycleLine(event, { color });
     case "price":

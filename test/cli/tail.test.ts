@@ -25,6 +25,12 @@ const event = (
   alert: { ...alert({ summary: "BTC/USD moved +5.02% in 1min (threshold 2%)", ...overrides }), ...extra },
 });
 
+const parentAlert: AlertEvent["alert"] = {
+  ...alert({ summary: "Pragma API unreachable (ECONNREFUSED): 4 of 4 targets failing since 10:00:03" }),
+  rule: "upstream_down",
+  fingerprint: "00000000deadbeef",
+};
+
 describe("formatAlertLine", () => {
   it.each<[string, AlertEvent, string]>([
     [
@@ -52,6 +58,25 @@ describe("formatAlertLine", () => {
     ],
   ])("renders %s without colour", (_name, input, line) => {
     expect(formatAlertLine(input, { color: false })).toBe(line);
+  });
+
+  it.each<[string, AlertEvent["alert"] | undefined, string]>([
+    [
+      "its parent's rule and summary when tail saw it",
+      parentAlert,
+      "[caused by upstream_down: Pragma API unreachable (ECONNREFUSED): 4 of 4 targets failing since 10:00:03]",
+    ],
+    ["its parent's fingerprint when tail did not see it", undefined, "[caused by 00000000deadbeef]"],
+    [
+      "its parent's fingerprint when the alert given is another one",
+      { ...parentAlert, fingerprint: "0123" },
+      "[caused by 00000000deadbeef]",
+    ],
+  ])("names a child's cause: %s", (_name, parent, part) => {
+    const child = event({ status: "firing" }, { rule: "upstream_error", causedBy: "00000000deadbeef" });
+    const line = formatAlertLine(child, { color: false, parent });
+    expect(line.endsWith(`(threshold 2%) ${part}`)).toBe(true);
+    expect(formatAlertLine(event(), { color: false, parent })).not.toContain("caused by");
   });
 
   it.each<[string, AlertEvent, string]>([
@@ -299,6 +324,34 @@ describe("tail against a real server", () => {
     });
     await until(() => tail.stdout.length === 3);
     expect(tail.stdout[2]).toMatch(/^\S+ #4 RESOLVED critical price_change .*— BTC spike\n$/);
+    tail.stop();
+    expect(await tail.exit).toBe(0);
+  });
+
+  it("prints a child alert with its parent's rule and summary, on connect and live", async () => {
+    harness = await startHarness();
+    const parent = alert({ rule: "upstream_down", summary: "Pragma API failing (HTTP 500): 4 of 4 targets" });
+    harness.hub.publishAlert(parent);
+    harness.hub.publishAlert({
+      ...alert({ rule: "upstream_error", summary: "BTC failing" }),
+      causedBy: parent.fingerprint,
+    });
+    const tail = runTailBuffered(["--url", harness.url]);
+    await until(() => tail.stdout.length === 2);
+    expect(tail.stdout[1]).toMatch(
+      /active FIRING warning upstream_error .*— BTC failing \[caused by upstream_down: Pragma API failing \(HTTP 500\): 4 of 4 targets\]\n$/,
+    );
+    harness.hub.publishAlert({
+      ...alert({ rule: "upstream_error", summary: "ETH failing" }),
+      causedBy: parent.fingerprint,
+    });
+    harness.hub.publishAlert({
+      ...alert({ rule: "upstream_error", summary: "orphan" }),
+      causedBy: "feedfacefeedface",
+    });
+    await until(() => tail.stdout.length === 4);
+    expect(tail.stdout[2]).toMatch(/— ETH failing \[caused by upstream_down: Pragma API failing/);
+    expect(tail.stdout[3]).toMatch(/— orphan \[caused by feedfacefeedface\]\n$/);
     tail.stop();
     expect(await tail.exit).toBe(0);
   });
