@@ -50,7 +50,8 @@ export function decodeAlert(value: unknown): AlertPayload | null {
     (value["endsAt"] === null || isString(value["endsAt"])) &&
     isRecord(value["context"]) &&
     (value["silencedBy"] === undefined ||
-      (Array.isArray(value["silencedBy"]) && value["silencedBy"].every(isString)));
+      (Array.isArray(value["silencedBy"]) && value["silencedBy"].every(isString))) &&
+    (value["causedBy"] === undefined || isString(value["causedBy"]));
   return ok ? (value as unknown as AlertPayload) : null;
 }
 

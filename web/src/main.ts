@@ -14,9 +14,9 @@ import {
   renderSilences,
   renderTargets,
   renderTimeline,
-  sortAlerts,
   tickTimes,
 } from "./views.js";
+import { sortAlerts } from "./alert-order.js";
 
 /** Redraws at most this often: a burst of ticks costs one render. */
 const RENDER_EVERY_MS = 250;

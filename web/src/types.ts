@@ -20,6 +20,8 @@ export interface AlertPayload {
   readonly context: Readonly<Record<string, string | number | boolean | null>>;
   /** Silences (and maintenance windows) keeping it from the chat-ops sinks; absent when none. */
   readonly silencedBy?: readonly string[];
+  /** Fingerprint of the cause alert this one is a child of (not notified on its own while that fires). */
+  readonly causedBy?: string;
 }
 
 /** A live price of one target (not journaled, no seq). */

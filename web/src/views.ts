@@ -10,6 +10,7 @@ import {
   formatValueVsThreshold,
 } from "./format.js";
 import { canExpire, matcherText } from "./silence-form.js";
+import { alertAnchor } from "./alert-order.js";
 import { SPARKLINE_BOX, sparklinePath } from "./sparkline.js";
 import type { TargetRow } from "./targets.js";
 import type { AlertPayload, JournaledEvent, Silence, StatusView } from "./types.js";
@@ -78,18 +79,6 @@ export function renderDaemonInfo(element: HTMLElement, status: StatusView | null
   );
 }
 
-const SEVERITY_RANK: Readonly<Record<string, number>> = { critical: 0, warning: 1, info: 2 };
-
-/** Firing alerts, most severe first, then the longest firing first. */
-export function sortAlerts(alerts: Iterable<AlertPayload>): AlertPayload[] {
-  return [...alerts].sort(
-    (a, b) =>
-      (SEVERITY_RANK[a.severity] ?? 3) - (SEVERITY_RANK[b.severity] ?? 3) ||
-      Date.parse(a.startsAt) - Date.parse(b.startsAt) ||
-      (a.fingerprint < b.fingerprint ? -1 : 1),
-  );
-}
-
 /** One firing alert: what, since when, value vs threshold, labels, its silences, and the button to silence it. */
 function alertItem(alert: AlertPayload, onSilence: (fingerprint: string) => void): HTMLElement {
   const button = h("button", { class: "secondary", text: "Silence…", attrs: { type: "button" } });
@@ -103,12 +92,20 @@ function alertItem(alert: AlertPayload, onSilence: (fingerprint: string) => void
     h("div", { class: "meta" }, ["firing for ", h("time"), h("span", { class: "value" })]),
     h("div", { class: "labels" }),
     h("div", { class: "silenced-by" }),
+    h("div", { class: "caused-by" }),
     button,
   ]);
 }
 
-function updateAlertItem(item: HTMLElement, alert: AlertPayload, nowMs: number): void {
-  const [head, meta, labels, silencedBy, button] = Array.from(item.children) as HTMLElement[];
+function updateAlertItem(
+  item: HTMLElement,
+  alert: AlertPayload,
+  nowMs: number,
+  parent: AlertPayload | undefined,
+): void {
+  const [head, meta, labels, silencedBy, causedBy, button] = Array.from(item.children) as HTMLElement[];
+  setAttr(item, "id", alertAnchor(alert.fingerprint));
+  setAttr(item, "data-caused-by", alert.causedBy ?? null);
   const [badge, rule, summary] = Array.from(head?.children ?? []);
   setAttr(item, "data-severity", alert.severity);
   if (badge !== undefined) setText(badge, alert.severity);
@@ -121,6 +118,7 @@ function updateAlertItem(item: HTMLElement, alert: AlertPayload, nowMs: number):
   if (value != null) setText(value, vs === "" ? "" : ` · ${vs}`);
   if (labels !== undefined) setText(labels, formatLabels(alert.labels));
   if (silencedBy !== undefined) renderSilencedBy(silencedBy, alert.silencedBy ?? []);
+  if (causedBy !== undefined) renderCausedBy(causedBy, alert.causedBy, parent);
   if (button !== undefined) setAttr(button, "aria-label", `Silence ${alert.rule}: ${alert.summary}`);
 }
 
@@ -139,7 +137,28 @@ function renderSilencedBy(element: HTMLElement, ids: readonly string[]): void {
   );
 }
 
-/** The list of firing alerts, and whether it is empty. */
+/** "Caused by" with a link to the parent's item when it fires (its rule and summary), else its fingerprint. */
+function renderCausedBy(
+  element: HTMLElement,
+  causedBy: string | undefined,
+  parent: AlertPayload | undefined,
+): void {
+  setAttr(element, "hidden", causedBy === undefined ? "" : null);
+  const key = causedBy === undefined ? "" : `${causedBy}|${parent?.summary ?? ""}`;
+  if (element.dataset["key"] === key) return;
+  element.dataset["key"] = key;
+  if (causedBy === undefined) return element.replaceChildren();
+  const name =
+    parent === undefined ? causedBy : `${parent.labels["rule_id"] ?? parent.rule}: ${parent.summary}`;
+  element.replaceChildren(
+    "caused by ",
+    parent === undefined
+      ? h("code", { text: name })
+      : h("a", { text: name, attrs: { href: `#${alertAnchor(causedBy)}` } }),
+  );
+}
+
+/** The list of firing alerts (children under their parent, see sortAlerts), and whether it is empty. */
 export function renderAlerts(
   list: HTMLElement,
   empty: HTMLElement,
@@ -148,12 +167,19 @@ export function renderAlerts(
   onSilence: (fingerprint: string) => void,
 ): void {
   setAttr(empty, "hidden", alerts.length === 0 ? null : "");
+  const byFingerprint = new Map(alerts.map((alert) => [alert.fingerprint, alert]));
   syncList(
     list,
     alerts,
     (alert) => alert.fingerprint,
     (alert) => alertItem(alert, onSilence),
-    (item, alert) => updateAlertItem(item, alert, nowMs),
+    (item, alert) =>
+      updateAlertItem(
+        item,
+        alert,
+        nowMs,
+        alert.causedBy === undefined ? undefined : byFingerprint.get(alert.causedBy),
+      ),
   );
 }
 
