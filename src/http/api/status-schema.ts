@@ -10,6 +10,13 @@ export const STATUS_SINK = z.object({
   pending: z.number().int().nonnegative().describe("messages waiting in its outbox"),
   consecutiveFailures: z.number().int().nonnegative(),
   lastError: z.string().nullable().describe("latest failure since the last success, e.g. http_error 500"),
+  groups: z
+    .number()
+    .int()
+    .nonnegative()
+    .describe(
+      "notification groups it holds (firing, or resolves not yet notified); 0 for a sink that does not group",
+    ),
 });
 
 /** The answer of GET /api/v1/status. */

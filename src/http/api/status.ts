@@ -50,6 +50,7 @@ export function statusView(deps: StatusDeps): StatusView {
       pending: sink.pending,
       consecutiveFailures: sink.consecutiveFailures,
       lastError: sink.lastError,
+      groups: sink.groups,
     })),
     counts: {
       targets: deps.targetCount(),

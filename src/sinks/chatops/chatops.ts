@@ -315,6 +315,7 @@ function unopenedStatus(sink: SinkConfig): SinkStatus {
     consecutiveFailures: 0,
     lastError: "outbox could not be opened",
     running: false,
+    groups: 0,
   };
 }
 

@@ -109,6 +109,7 @@ export function createHeartbeat(
       consecutiveFailures: health.consecutiveFailures,
       lastError: health.lastError,
       running: true,
+      groups: 0,
     }),
   };
 }

@@ -61,6 +61,8 @@ export interface SinkStatus {
   readonly lastError: string | null;
   /** False for an enabled sink whose outbox could not be opened on a reload (nothing is delivered). */
   readonly running: boolean;
+  /** Notification groups it holds now (alerts firing, or resolves not yet notified); the sink_groups gauge. */
+  readonly groups: number;
 }
 
 /** A running sink: `enqueue` only appends to the outbox; the loop delivers on its own schedule. */
@@ -440,6 +442,7 @@ function statusOf(worker: Worker): SinkStatus {
     consecutiveFailures: health.consecutiveFailures,
     lastError: health.lastError,
     running: true,
+    groups: Object.keys(worker.schedule.groups).length,
   };
 }
 

@@ -23,6 +23,7 @@ const deps: StatusDeps = {
       consecutiveFailures: 5,
       lastError: "http_error 500",
       running: true,
+      groups: 2,
     },
   ],
   upstream: () => ({ url: "https://user:hunter2@pragma.example/api?apiKey=k", simulator: false }),
@@ -56,6 +57,7 @@ describe("GET /api/v1/status", () => {
           pending: 3,
           consecutiveFailures: 5,
           lastError: "http_error 500",
+          groups: 2,
         },
       ],
       // fixtures: 4 firing (one silenced, one inhibited), 1 pending (silenced and inhibited)

@@ -175,6 +175,7 @@ describe("chat-ops delivery", () => {
     await waitForRequests(1);
     expect(body(0).text).toBe("🔴 FIRING 10 alerts: 10 new");
     await vi.waitFor(() => expect(h!.chatops.status()[0]!.pending).toBe(0));
+    expect(h.chatops.status()[0]!.groups).toBe(1); // what /api/v1/status reports per sink
     for (let i = 0; i < 4; i++) h.publish(resolvedOf(nthAlert(i)));
     h.publish(nthAlert(10));
     await h.waitForDurable("slack", 15);

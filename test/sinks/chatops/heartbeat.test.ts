@@ -79,6 +79,7 @@ describe("heartbeat sink", () => {
         consecutiveFailures: 0,
         lastError: null,
         running: true,
+        groups: 0,
       },
     ]);
     await h.chatops.stop(0);

@@ -71,6 +71,7 @@ describe("chat-ops reconfigure", () => {
         consecutiveFailures: 0,
         lastError: "outbox could not be opened",
         running: false,
+        groups: 0,
       },
     ]);
     await h.chatops.reconfigure([], 0);
