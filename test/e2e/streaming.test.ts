@@ -2,7 +2,7 @@
 // a WebSocket client, and the simulator's fault control endpoint: a streamed step alerts, a stall falls back to
 // polls with upstream_error and recovers, a disconnect reconnects.
 import { afterEach, beforeAll, expect, it } from "vitest";
-import { ensureBuilt, killAllDaemons, spawnDaemon, type RunningDaemon } from "./daemon.js";
+import { ensureBuilt, killAllDaemons, spawnDaemon, startDaemon } from "./daemon.js";
 import { makeWorkDir, removeWorkDirs, writeConfig, type WorkDir } from "./fixtures.js";
 import { closeAllWs, connectWs, type ServerFrame } from "./ws-client.js";
 
@@ -52,23 +52,6 @@ function streamingConfig(work: WorkDir, simulatorUrl: string): Record<string, un
   };
 }
 
-/** Start the daemon on `config` (no embedded simulator: the start line gives the port). */
-async function startStreamingDaemon(work: WorkDir, simulatorUrl: string): Promise<RunningDaemon> {
-  writeConfig(work, streamingConfig(work, simulatorUrl));
-  const args = ["run", "--config", work.configFile, "--set", "server.port=0"];
-  const daemon = spawnDaemon(args, { cwd: work.dir });
-  const started = await daemon.waitLog("pragma-monitor started", 10_000);
-  const port = started["port"];
-  if (typeof port !== "number") throw new Error(`unexpected start line: ${started.raw}`);
-  return {
-    ...daemon,
-    port,
-    httpUrl: `http://127.0.0.1:${port}`,
-    wsUrl: `ws://127.0.0.1:${port}/ws`,
-    simulatorUrl,
-  };
-}
-
 async function injectFault(
   simulatorUrl: string,
   fault: Record<string, unknown>,
@@ -109,7 +92,8 @@ const POLLS_OK = 'pragma_monitor_polls_total{endpoint="pair_price",outcome="ok"}
 it("a streamed step alerts at a WebSocket client; a stall falls back to polls with upstream_error and recovers; a disconnect reconnects", async () => {
   const work = makeWorkDir();
   const simulatorUrl = await startSimulatorProcess(work);
-  const daemon = await startStreamingDaemon(work, simulatorUrl);
+  writeConfig(work, streamingConfig(work, simulatorUrl));
+  const daemon = await startDaemon(work.configFile, { cwd: work.dir, simulatorUrl });
   const client = await connectWs(daemon.wsUrl);
   // price ticks are published only while a client wants them: subscribe to prices too
   await client.subscribe({ channels: ["alerts", "prices"] });

@@ -46,13 +46,19 @@ async function waitUntil(
   }
 }
 
-it("switches poll → stream → (new settings) → poll on reload, keeping the firing alert and every price once", async () => {
+/** Start on `layer("poll")`; the daemon's temp dir is where reloaded configs are written. */
+async function startPolling(): Promise<{ readonly t: TestApp; readonly dir: string }> {
   let dir = "";
   const t = await startTestApp((d) => {
     dir = d;
     return layer("poll");
   });
   running.push(t);
+  return { t, dir };
+}
+
+it("switches poll → stream → (new settings) → poll on reload, keeping the firing alert and every price once", async () => {
+  const { t, dir } = await startPolling();
   const ticks: string[] = [];
   const release = t.app.events.wantPrices();
   const subscription = t.app.events.events$.subscribe((event: BusEvent) => {
@@ -114,12 +120,7 @@ it("switches poll → stream → (new settings) → poll on reload, keeping the 
 }, 40_000);
 
 it("a reload that changes a restart-only upstream key says so and still applies the transport", async () => {
-  let dir = "";
-  const t = await startTestApp((d) => {
-    dir = d;
-    return layer("poll");
-  });
-  running.push(t);
+  const { t, dir } = await startPolling();
   await t.app.reload(
     buildConfig({ ...layer("stream"), upstream: { transport: "stream", timeoutMs: 1_500 } }, dir),
   );
