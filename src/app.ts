@@ -53,7 +53,7 @@ import {
   stallEndedByRestart,
 } from "./app-restore.js";
 import { createDispatcher, createPragmaClient } from "./upstream/client.js";
-import { multiStream$, streamReconnectBackoff } from "./upstream/multi-stream-client.js";
+import { reloadUpstream, streamSettingsOf, type StreamClientDeps } from "./upstream-reload.js";
 import type { SkippedItem } from "./upstream/decode.js";
 import { createSkippedItemLog } from "./upstream/skip-log.js";
 import { adaptationNotes } from "./config/notes.js";
@@ -253,7 +253,13 @@ async function startApp(app: Daemon): Promise<{ readonly port: number }> {
   await startSinks(app, restored, dispatcher);
   // muting re-checked now (silences that ended while the daemon was down re-announce what they held back)
   requireSilencer(app).start(restored.hub);
-  startPipeline(app, restored, client, clock.nowMs, streamSettings(app, dispatcher));
+  startPipeline(
+    app,
+    restored,
+    client,
+    clock.nowMs,
+    streamSettingsOf(config.upstream, streamClientDeps(app, dispatcher)),
+  );
   startPeriodicTasks(app, restored.hub);
   restored.hub.publishLifecycle("started", {
     port,
@@ -384,33 +390,11 @@ async function openPort(app: Daemon, hub: EventHub, marketNowMs: () => number): 
   return port;
 }
 
-/** How `transport: stream` targets reach the SSE stream: multiStream$ on the shared pool, judged by `upstream.stream`. */
-function streamSettings(app: Daemon, dispatcher: Dispatcher): MonitorRunnerDeps["stream"] {
-  const { config, deps, metrics } = app;
-  const { stream, apiKey, timeoutMs, transport } = config.upstream;
-  const baseUrl = app.upstreamUrl;
+/** What the stream client needs besides `upstream`: the upstream actually used, the shared pool, skipped items counted. */
+function streamClientDeps(app: Daemon, dispatcher: Dispatcher): StreamClientDeps {
+  const { metrics, deps } = app;
   const onSkippedItem = createSkippedItemHandler(metrics, app.log("upstream"), deps.nowMs);
-  return {
-    defaultTransport: transport,
-    staleIntervals: stream.staleIntervals,
-    recoverEvents: stream.recoverEvents,
-    maxPairsPerConnection: stream.maxPairsPerConnection,
-    componentsPeriodMs: stream.componentsPeriodMs,
-    open: (pairs, interval, silenceMs) =>
-      multiStream$({
-        baseUrl,
-        ...(apiKey === "" ? {} : { apiKey }),
-        dispatcher,
-        pairs,
-        interval,
-        historicalPrices: stream.historicalPrices,
-        connectTimeoutMs: timeoutMs,
-        silenceMs,
-        reconnect: streamReconnectBackoff(stream.maxReconnectDelayMs),
-        random: deps.random,
-        onSkippedItem,
-      }),
-  };
+  return { baseUrl: app.upstreamUrl, dispatcher, random: deps.random, onSkippedItem };
 }
 
 /** The status page's files, read once; a checkout that was never built serves a 503 at `/` and says why once. */
@@ -590,11 +574,19 @@ async function stopApp(app: Daemon, deadlineMs: number): Promise<StopReport> {
   return { failedSteps };
 }
 
-/** Apply a new, already validated config: targets and rules, sinks when they changed; the rest on restart. */
+/** Apply a new, already validated config: targets, rules, transports and sinks when they changed; the rest on restart. */
 async function reloadApp(app: Daemon, next: AppConfig): Promise<void> {
   const previous = app.config;
   app.config = next;
   app.knownRules = ruleNames(next);
+  const { dispatcher } = app;
+  const upstreamOnRestart =
+    dispatcher === undefined
+      ? []
+      : reloadUpstream(app.runner, previous.upstream, next.upstream, {
+          ...streamClientDeps(app, dispatcher),
+          logger: app.log("upstream"),
+        });
   app.runner?.update(next.monitors, next.rules);
   if (JSON.stringify(previous.maintenance) !== JSON.stringify(next.maintenance))
     app.silencer?.setMaintenance(maintenanceOf(next));
@@ -604,9 +596,12 @@ async function reloadApp(app: Daemon, next: AppConfig): Promise<void> {
     const firingSinkErrors = hub.activeAlerts().filter((alert) => alert.rule === "sink_error");
     resolveOrphanSinkErrors(hub, firingSinkErrors, next.sinks, app.deps.nowMs());
   }
-  const restartOnly = (["server", "upstream", "state"] as const).filter(
-    (key) => JSON.stringify(previous[key]) !== JSON.stringify(next[key]),
-  );
+  const restartOnly = [
+    ...(["server", "state"] as const).filter(
+      (key) => JSON.stringify(previous[key]) !== JSON.stringify(next[key]),
+    ),
+    ...upstreamOnRestart,
+  ];
   if (restartOnly.length > 0)
     app.deps.logger.warn({ sections: restartOnly }, "these sections change only on restart");
   app.configGeneration += 1;

@@ -186,7 +186,33 @@ with secrets redacted (exit 0) or every problem as \`key: reason\` (exit 78); \`
 
 `;
 
+/** What a SIGHUP reload applies live and what waits for a restart (src/app.ts reloadApp, src/upstream-reload.ts). */
+const RELOAD_DOC = `## Reloading (SIGHUP)
+
+\`kill -HUP <pid>\` (\`systemctl reload pragma-monitor\`) loads and validates the config again; an invalid one is
+logged and the running config kept. What a valid one changes:
+
+- **Live**: \`monitors\` (only the targets that changed restart; alert state stays with each target that remains),
+  \`rules\`, \`sinks\` (a changed sink restarts with its outbox), \`maintenance\`, and the transport:
+  \`upstream.transport\`, \`monitors.offchain[].transport\` and \`upstream.stream.*\`.
+- **Transport switches in place.** A target whose only change is its transport switches between its polls and
+  its place on the stream without restarting: its firing alerts are neither announced again nor resolved, its
+  failure count and readiness carry over, and the price it last fed is remembered, so the first price of the new
+  path is not observed again when the old path already delivered it. Each switch logs \`transport switched\`
+  (\`target\`, \`from\`, \`to\`).
+- **Stream settings.** A change of any \`upstream.stream.*\` key (or of \`upstream.transport\`) reopens the stream
+  connections with the new settings and logs \`upstream transport and stream settings reloaded\` with the changed
+  \`keys\`; each streamed target keeps its mode (a target polling because the stream was stale keeps polling until
+  the new connection delivers \`recoverEvents\` prices in a row), and component polls restart when
+  \`componentsPeriodMs\` changed.
+- **On restart only**: \`server\`, \`state\` and the other \`upstream\` keys (\`url\`, \`vaultUrl\`, \`apiKey\`,
+  \`timeoutMs\`, \`connections\`, \`retry\`, \`simulator\`); a reload that changes one logs
+  \`these sections change only on restart\` with the keys (e.g. \`upstream.timeoutMs\`) and keeps the running
+  values, also for the stream connections.
+
+`;
+
 /** The full docs/configuration.md. */
 export function configurationMarkdown(): string {
-  return `${INTRO}${configTableMarkdown()}`;
+  return `${INTRO}${RELOAD_DOC}${configTableMarkdown()}`;
 }

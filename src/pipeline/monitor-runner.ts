@@ -16,9 +16,9 @@ import type { Metrics } from "../metrics.js";
 import { coalescingClock, type PollClock } from "./coalescing-clock.js";
 import { publish, type MonitorRunnerDeps, type Runner, type RunningTarget } from "./runner.js";
 import { createStreamFeed } from "./stream-feed.js";
-import { streamHooks, stopStreamedPoll, updateStreams } from "./streamed-targets.js";
+import { streamHooks, updateStreams } from "./streamed-targets.js";
 import { endpointOf, planTargets, type TargetPlan } from "./targets.js";
-import { startPoll } from "./target-poll.js";
+import { reconfigureStream, startTransport, stopTransport, switchTransport } from "./transport-switch.js";
 import { joinTargetReports, targetFacts, type TargetReport } from "./target-report.js";
 import { canWarmUp, warmUpHistory } from "./warmup.js";
 
@@ -26,8 +26,10 @@ export type { MonitorRunnerDeps } from "./runner.js";
 
 /** The running pipeline: reconfigurable without restarting unaffected targets. */
 export interface MonitorRunner {
-  /** Apply a (new) config: start added targets, stop removed ones, restart changed ones; rules swap in place. */
+  /** Apply a (new) config: start added targets, stop removed ones, restart changed ones, switch a changed transport in place; rules swap in place. */
   update(monitors: MonitorsConfig, rules: readonly RuleConfig[]): void;
+  /** New stream settings (reload): connections reopen with them; the transport default applies at the next `update`. */
+  reconfigureStream(stream: NonNullable<MonitorRunnerDeps["stream"]>): void;
   /** Each running target with what its latest poll showed (the input of readiness). */
   targetHealth(): readonly TargetReadiness[];
   /** Each running target's latest poll, next poll and data (history bounded to `maxPoints`), sorted by id: work done here, never per poll. */
@@ -52,6 +54,7 @@ export function createMonitorRunner(deps: MonitorRunnerDeps, initialState: Monit
     rules: [],
     monitors: undefined,
     streams: null,
+    stream: deps.stream,
   };
   if (deps.stream !== undefined) {
     runner.streams = createStreamFeed(deps.stream, streamHooks(runner), {
@@ -69,6 +72,7 @@ export function createMonitorRunner(deps: MonitorRunnerDeps, initialState: Monit
   });
   return {
     update: (monitors, rules) => update(runner, monitors, rules),
+    reconfigureStream: (stream) => reconfigureStream(runner, stream),
     targetHealth: () => [...runner.running.values()].map((t) => ({ id: t.plan.spec.id, health: t.health })),
     targetReports: (maxPoints) =>
       joinTargetReports(
@@ -105,11 +109,14 @@ function update(runner: Runner, monitors: MonitorsConfig, rules: readonly RuleCo
   const { deps, running } = runner;
   runner.monitors = monitors;
   runner.rules = rules;
-  const plans = planTargets(monitors, deps.stream?.defaultTransport ?? "poll");
+  const plans = planTargets(monitors, runner.stream?.defaultTransport ?? "poll");
   const wanted = new Map(plans.map((plan) => [plan.spec.id, plan]));
   for (const [id, target] of running) {
     const plan = wanted.get(id);
-    if (plan !== undefined && plan.key === target.plan.key) continue;
+    if (plan !== undefined && plan.key === target.plan.key) {
+      if (plan.transport !== target.plan.transport) switchTransport(runner, target, plan);
+      continue;
+    }
     target.subscription.unsubscribe();
     running.delete(id);
     if (plan === undefined) {
@@ -153,15 +160,14 @@ function startTarget(runner: Runner, plan: TargetPlan): void {
     lastPollDurationMs: 0,
     lastError: null,
     lastSuccess: runner.deps.metrics.targetLastSuccess.childFor({ target: plan.spec.id }),
-    streamed:
-      plan.transport === "stream" && runner.streams !== null
-        ? { mode: "stream", poll: null, lastFed: null, lastEventAtMs: Number.NaN }
-        : null,
+    poll: null,
+    lastFed: null,
+    streamed: null,
   };
   runner.running.set(plan.spec.id, target);
   warmUp(runner, target);
-  if (target.streamed === null) target.subscription.add(startPoll(runner, target, plan.periodMs));
-  else target.subscription.add(() => stopStreamedPoll(target));
+  startTransport(runner, target);
+  target.subscription.add(() => stopTransport(target));
 }
 
 /** Fill an off-chain target's history from candles when warm-up is on and a rule keeps history for it. */

@@ -46,8 +46,13 @@ export interface MonitorRunnerDeps {
 
 /** One running target: its plan, its subscriptions, what its latest poll showed. */
 export interface RunningTarget {
-  readonly plan: TargetPlan;
+  /** Replaced in place when only its transport changes on a reload (transport-switch.ts). */
+  plan: TargetPlan;
   readonly subscription: Subscription;
+  /** Its own polls while it is not streamed (null while streamed: the stream decides its polls). */
+  poll: Subscription | null;
+  /** What was last fed to the monitor (off-chain prices): kept across a transport switch so no price counts twice. */
+  lastFed: FedPrice | null;
   health: TargetHealth;
   everSucceeded: boolean;
   failures: number;
@@ -57,7 +62,7 @@ export interface RunningTarget {
   lastError: PmError | null;
   /** Its `target_last_success` series, bound once. */
   readonly lastSuccess: GaugeChild;
-  /** Set for a streamed target: where its prices come from now, its poll (fallback or components), what it last fed. */
+  /** Set for a streamed target: where its prices come from now, its poll (fallback or components). */
   streamed: StreamedTarget | null;
 }
 
@@ -65,12 +70,11 @@ export interface RunningTarget {
 export interface StreamedTarget {
   mode: "stream" | "poll";
   poll: { readonly kind: "fallback" | "components"; readonly subscription: Subscription } | null;
-  lastFed: FedPrice | null;
   /** When its latest streamed price arrived (wall clock; NaN before one), for the API's `lastPoll`. */
   lastEventAtMs: number;
 }
 
-/** What the runner's steps share: its dependencies, the running targets, and the current state, rules and monitors config. */
+/** What the runner's steps share: its dependencies, the running targets, and the current state, rules, monitors config and stream settings. */
 export interface Runner {
   readonly deps: MonitorRunnerDeps;
   readonly running: Map<string, RunningTarget>;
@@ -81,6 +85,8 @@ export interface Runner {
   rules: readonly RuleConfig[];
   monitors: MonitorsConfig | undefined;
   streams: StreamFeed | null;
+  /** The stream settings in force (`deps.stream` at start, replaced by a reload of `upstream.transport` or `upstream.stream`). */
+  stream: MonitorRunnerDeps["stream"];
 }
 
 /** Take an evaluation's state and publish its transitions. */

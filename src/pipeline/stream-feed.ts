@@ -46,6 +46,8 @@ export interface StreamedTargetRef {
 /** The running feed: reconfigured with the list of streamed targets; stopped with the pipeline. */
 export interface StreamFeed {
   update(targets: readonly StreamedTargetRef[]): void;
+  /** New settings (a reload): every connection reopens with them; each target keeps its stream/poll mode. */
+  reconfigure(settings: StreamSettings): void;
   stop(): void;
 }
 
@@ -94,7 +96,7 @@ class Feed implements StreamFeed {
   private readonly checks: Subscription;
 
   constructor(
-    private readonly settings: StreamSettings,
+    private settings: StreamSettings,
     private readonly hooks: StreamFeedHooks,
     private readonly deps: StreamFeedDeps,
   ) {
@@ -117,8 +119,18 @@ class Feed implements StreamFeed {
       this.byPair.set(key, [...(this.byPair.get(key) ?? []), target]);
     }
     exportModes(this.deps.metrics, this.targets);
+    this.reopen(false);
+  }
+
+  reconfigure(settings: StreamSettings): void {
+    this.settings = settings;
+    this.reopen(true);
+  }
+
+  /** (Re)open the connections when the pairs per interval changed, or always (new settings). */
+  private reopen(always: boolean): void {
     const next = JSON.stringify([...pairsByInterval(this.targets)]);
-    if (next === this.signature) return;
+    if (next === this.signature && !always) return;
     this.signature = next;
     this.connections.unsubscribe();
     this.connections = this.open();

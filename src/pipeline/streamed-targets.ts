@@ -20,7 +20,7 @@ export function streamHooks(runner: Runner): StreamFeedHooks {
       if (target?.streamed == null) return;
       target.streamed.lastEventAtMs = runner.wallNowMs();
       recordSuccess(runner, target);
-      feed(runner, target, { ok: true, value: price });
+      feed(runner, target, { ok: true, value: price }, true);
     },
     history(id, prices) {
       const target = streamedTarget(id);
@@ -72,7 +72,7 @@ function needsComponents(rules: readonly RuleConfig[]): boolean {
 export function syncPoll(runner: Runner, target: RunningTarget): void {
   const streamed = target.streamed;
   if (streamed === null) return;
-  const periodMs = runner.deps.stream?.componentsPeriodMs ?? target.plan.periodMs;
+  const periodMs = runner.stream?.componentsPeriodMs ?? target.plan.periodMs;
   const wanted = streamed.mode === "poll" ? "fallback" : needsComponents(runner.rules) ? "components" : null;
   if ((streamed.poll?.kind ?? null) === wanted) return;
   stopStreamedPoll(target);

@@ -3,18 +3,26 @@ import { observe, type Observation } from "../domain/monitor.js";
 import type { Result } from "../domain/errors.js";
 import type { PairPrice, TargetSpec } from "../domain/types.js";
 import type { EventHub } from "./event-hub.js";
-import { fedPrice, isRepeatedPrice } from "./price-dedup.js";
+import { checksRepeats, fedPrice, isRepeatedPrice } from "./price-dedup.js";
 import { publish, type Runner, type RunningTarget } from "./runner.js";
 
-/** Fold a result into the domain and publish its transitions and price tick; a streamed target's repeated price is dropped. */
-export function feed(runner: Runner, target: RunningTarget, result: Result<unknown>): void {
+/**
+ * Fold a result into the domain and publish its transitions and price tick; a price the stream and a poll both
+ * delivered is dropped the second time (`viaStream`: the stream delivered this one).
+ */
+export function feed(
+  runner: Runner,
+  target: RunningTarget,
+  result: Result<unknown>,
+  viaStream = false,
+): void {
   const { deps } = runner;
-  const streamed = target.streamed;
-  if (streamed !== null && result.ok) {
-    // the stream and a poll may deliver the same price: one observation per price timestamp
+  if (result.ok && target.plan.spec.kind === "offchain") {
+    // one observation per price timestamp, also across a reload that switched the target's transport
     const price = result.value as PairPrice;
-    if (isRepeatedPrice(streamed.lastFed, price)) return;
-    streamed.lastFed = fedPrice(price);
+    if (checksRepeats(target.streamed !== null, target.lastFed) && isRepeatedPrice(target.lastFed, price))
+      return;
+    target.lastFed = fedPrice(price, viaStream);
   }
   const observedAtMs = deps.nowMs();
   const observation = toObservation(target.plan.spec, result, observedAtMs);

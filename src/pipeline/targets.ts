@@ -6,7 +6,7 @@ import type { EndpointName } from "../upstream/types.js";
 import { offchainTransport } from "../config/notes.js";
 import { componentsSupported, type Transport } from "../upstream/server-rules.js";
 
-/** A target to poll (or stream): what to fetch, how often, how, and a key that changes whenever its stream must restart. */
+/** A target to poll (or stream): what to fetch, how often, how, and a key that changes whenever it must restart (a transport change alone switches it in place). */
 export interface TargetPlan {
   readonly spec: TargetSpec;
   readonly periodMs: number;
@@ -31,7 +31,7 @@ export function planTargets(
       spec,
       periodMs: fastestMs,
       transport: merged,
-      key: `${spec.id}@${fastestMs}/${merged}`,
+      key: `${spec.id}@${fastestMs}`,
     });
   };
   for (const m of monitors.offchain) {

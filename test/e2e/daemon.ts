@@ -152,6 +152,8 @@ export async function startDaemon(
     readonly args?: readonly string[];
     readonly env?: Readonly<Record<string, string>>;
     readonly timeoutMs?: number;
+    /** A simulator started on its own (`simulate`) that the config points at: no embedded one to wait for. */
+    readonly simulatorUrl?: string;
   },
 ): Promise<RunningDaemon> {
   const args = ["run", "--config", configFile, "--set", "server.port=0", ...(options.args ?? [])];
@@ -161,11 +163,14 @@ export async function startDaemon(
   });
   const timeoutMs = options.timeoutMs ?? 10_000;
   const started = await daemon.waitLog("pragma-monitor started", timeoutMs);
-  const simulator = await daemon.waitLog("embedded simulator started", timeoutMs);
+  const simulator =
+    options.simulatorUrl === undefined ? await daemon.waitLog("embedded simulator started", timeoutMs) : null;
   const port = started.port;
-  const simulatorUrl = simulator.url;
+  const simulatorUrl = options.simulatorUrl ?? simulator?.url;
   if (typeof port !== "number" || typeof simulatorUrl !== "string")
-    throw new Error(`unexpected start log lines: ${started.raw} / ${simulator.raw}`);
+    throw new Error(
+      `unexpected start log lines: ${started.raw} / ${simulator?.raw ?? "(no simulator line)"}`,
+    );
   return {
     ...daemon,
     port,

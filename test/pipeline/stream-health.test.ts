@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { ScaledPrice } from "../../src/domain/price.js";
 import type { PairPrice } from "../../src/domain/types.js";
-import { fedPrice, isRepeatedPrice, type FedPrice } from "../../src/pipeline/price-dedup.js";
+import { checksRepeats, fedPrice, isRepeatedPrice, type FedPrice } from "../../src/pipeline/price-dedup.js";
 import {
   initialStreamHealth,
   stepStreamHealth,
@@ -77,23 +77,33 @@ const pairPrice = (timestampMs: number, components: number): PairPrice => ({
 describe("isRepeatedPrice", () => {
   it.each<[string, FedPrice | null, PairPrice, boolean]>([
     ["nothing fed yet", null, pairPrice(1_000, 0), false],
-    ["a newer price", { timestampMs: 1_000, withComponents: false }, pairPrice(2_000, 0), false],
+    [
+      "a newer price",
+      { timestampMs: 1_000, withComponents: false, viaStream: true },
+      pairPrice(2_000, 0),
+      false,
+    ],
     [
       "the same timestamp again (stream and poll)",
-      { timestampMs: 1_000, withComponents: false },
+      { timestampMs: 1_000, withComponents: false, viaStream: true },
       pairPrice(1_000, 0),
       true,
     ],
-    ["an older price", { timestampMs: 2_000, withComponents: true }, pairPrice(1_000, 3), true],
+    [
+      "an older price",
+      { timestampMs: 2_000, withComponents: true, viaStream: false },
+      pairPrice(1_000, 3),
+      true,
+    ],
     [
       "the same timestamp adding components",
-      { timestampMs: 1_000, withComponents: false },
+      { timestampMs: 1_000, withComponents: false, viaStream: true },
       pairPrice(1_000, 3),
       false,
     ],
     [
       "the same timestamp with components twice",
-      { timestampMs: 1_000, withComponents: true },
+      { timestampMs: 1_000, withComponents: true, viaStream: false },
       pairPrice(1_000, 3),
       true,
     ],
@@ -102,6 +112,23 @@ describe("isRepeatedPrice", () => {
   });
 
   it("records what was fed", () => {
-    expect(fedPrice(pairPrice(5, 2))).toEqual({ timestampMs: 5, withComponents: true });
+    expect(fedPrice(pairPrice(5, 2), false)).toEqual({
+      timestampMs: 5,
+      withComponents: true,
+      viaStream: false,
+    });
+  });
+});
+
+describe("checksRepeats", () => {
+  const fed = (viaStream: boolean): FedPrice => ({ timestampMs: 1, withComponents: true, viaStream });
+  it.each<[string, boolean, FedPrice | null, boolean]>([
+    ["a streamed target, nothing fed yet", true, null, true],
+    ["a streamed target after a poll", true, fed(false), true],
+    ["a polled target", false, fed(false), false],
+    ["a polled target that has fed nothing", false, null, false],
+    ["a polled target whose last price came from the stream (switched back)", false, fed(true), true],
+  ])("%s → %s", (_, streamed, last, checks) => {
+    expect(checksRepeats(streamed, last)).toBe(checks);
   });
 });
