@@ -53,6 +53,8 @@ import {
   stallEndedByRestart,
 } from "./app-restore.js";
 import { createDispatcher, createPragmaClient } from "./upstream/client.js";
+import { openDaemonRecording, type DaemonRecording } from "./record/daemon-recording.js";
+import type { Recorder } from "./record/recorder.js";
 import { multiStream$, streamReconnectBackoff } from "./upstream/multi-stream-client.js";
 import type { SkippedItem } from "./upstream/decode.js";
 import { createSkippedItemLog } from "./upstream/skip-log.js";
@@ -101,6 +103,9 @@ const LOOP_SAMPLE_INTERVAL_MS = 1_000;
 /** How often the watchdog alert looks at readiness. */
 const WATCHDOG_CHECK_INTERVAL_MS = 1_000;
 
+/** How often time-driven alert work runs (pending → firing, reminders, staleness); a recording notes it for replay. */
+const TICK_MS = 1_000;
+
 /** How often the alert checkpoint is written and the journal fsync'd. */
 const CHECKPOINT_INTERVAL_MS = 5_000;
 const JOURNAL_SYNC_INTERVAL_MS = 1_000;
@@ -125,6 +130,7 @@ interface Daemon {
   httpServer: Server | undefined;
   ws: WsServer | undefined;
   chatops: ChatOpsSinks | undefined;
+  recording: DaemonRecording | undefined;
   logSink: Subscription | undefined;
   upstreamUrl: string;
   listeningPort: number;
@@ -172,6 +178,7 @@ export function createApp(deps: AppDeps): App {
     httpServer: undefined,
     ws: undefined,
     chatops: undefined,
+    recording: undefined,
     logSink: undefined,
     upstreamUrl: "",
     listeningPort: deps.config.server.port,
@@ -247,6 +254,11 @@ async function startApp(app: Daemon): Promise<{ readonly port: number }> {
   const restored = openState(app, clock.nowMs);
   // the port, before anything polls or sends: a second daemon on a busy port stops here, in one line
   const port = await openPort(app, restored.hub, clock.nowMs);
+  app.recording = openDaemonRecording(config.recording, {
+    nowMs: clock.nowMs,
+    logger: app.log("recording"),
+    metrics: app.metrics,
+  });
   const { client, dispatcher } = await connectUpstream(app, clock.simClock);
   await startSinks(app, restored, dispatcher);
   // muting re-checked now (silences that ended while the daemon was down re-announce what they held back)
@@ -452,6 +464,7 @@ async function connectUpstream(
     metrics,
     random: deps.random,
     onSkippedItem: createSkippedItemHandler(metrics, app.log("upstream"), deps.nowMs),
+    ...(app.recording === undefined ? {} : { recorder: app.recording.recorder }),
   });
   return { client, dispatcher };
 }
@@ -505,6 +518,8 @@ function startPipeline(
     metrics,
     ...(deps.onLoopHealthy === undefined ? {} : { onHealthy: deps.onLoopHealthy }),
   });
+  const recorder = app.recording?.recorder;
+  recorder?.started(TICK_MS, app.upstreamUrl);
   const runner = createMonitorRunner(
     {
       client,
@@ -516,7 +531,9 @@ function startPipeline(
       random: deps.random,
       pollTimeoutMs,
       holdingVerdicts: () => app.loopMonitor?.holding() ?? false,
+      tickMs: TICK_MS,
       ...(stream === undefined ? {} : { stream }),
+      ...(recorder === undefined ? {} : { recorder }),
     },
     restored.engineState,
   );
@@ -576,6 +593,7 @@ async function stopApp(app: Daemon, deadlineMs: number): Promise<StopReport> {
   app.loopMonitor?.stop();
   app.silencer?.stop();
   await step("pipeline", () => app.runner?.stop());
+  await step("recording", () => app.recording?.writer.close());
   await step("chatops", () => app.chatops?.stop(remaining()));
   await step("ws", () => app.ws?.close(Math.min(remaining(), 2_000)));
   await step("http", () => closeServer(app.httpServer));
@@ -602,7 +620,7 @@ async function reloadApp(app: Daemon, next: AppConfig): Promise<void> {
     const firingSinkErrors = hub.activeAlerts().filter((alert) => alert.rule === "sink_error");
     resolveOrphanSinkErrors(hub, firingSinkErrors, next.sinks, app.deps.nowMs());
   }
-  const restartOnly = (["server", "upstream", "state"] as const).filter(
+  const restartOnly = (["server", "upstream", "state", "recording"] as const).filter(
     (key) => JSON.stringify(previous[key]) !== JSON.stringify(next[key]),
   );
   if (restartOnly.length > 0)
@@ -624,9 +642,10 @@ function createUpstreamClient(
     readonly metrics: Metrics;
     readonly random: () => number;
     readonly onSkippedItem: (item: SkippedItem) => void;
+    readonly recorder?: Recorder;
   },
 ): PragmaClient {
-  const { metrics } = options;
+  const { metrics, recorder } = options;
   return createPragmaClient({
     baseUrl: options.baseUrl,
     vaultBaseUrl: options.vaultBaseUrl,
@@ -643,6 +662,7 @@ function createUpstreamClient(
       });
     },
     onSkippedItem: options.onSkippedItem,
+    ...(recorder === undefined ? {} : { onResponse: (sample) => recorder.response(sample) }),
   });
 }
 

@@ -15,6 +15,7 @@ import {
 } from "./cli/args.js";
 import { runCheckConfig } from "./cli/check-config.js";
 import { mainUsage, runUsage } from "./cli/main-usage.js";
+import { runRecord } from "./cli/record.js";
 import { runSilence } from "./cli/silence.js";
 import { runTail } from "./cli/tail.js";
 import { loadConfig } from "./config/load.js";
@@ -233,6 +234,13 @@ async function main(argv: readonly string[]): Promise<void> {
       return;
     case "tail":
       process.exitCode = await runTail(rest, { ...streams, signal: abortOn("SIGINT") });
+      return;
+    case "record":
+      process.exitCode = await runRecord(rest, {
+        ...streams,
+        cwd: process.cwd(),
+        signal: abortOn("SIGINT", "SIGTERM"),
+      });
       return;
     case "silence":
       process.exitCode = await runSilence(rest, { ...streams, nowMs: Date.now, signal: abortOn("SIGINT") });

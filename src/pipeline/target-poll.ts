@@ -9,16 +9,22 @@ import { endpointOf, fetchTarget } from "./targets.js";
 export function startPoll(runner: Runner, target: RunningTarget, periodMs: number): Subscription {
   const { deps, monitors } = runner;
   const plan = target.plan;
-  const poll = poll$((signal) => fetchTarget(deps.client, plan.spec, signal, deps.nowMs()), {
-    periodMs,
-    jitter: monitors?.jitter ?? 0,
-    spreadMs: monitors?.spreadMs ?? 10_000,
-    maxBackoffMs: Math.max(periodMs, monitors?.maxBackoffMs ?? 60_000),
-    timeoutMs: deps.pollTimeoutMs,
-    random: deps.random,
-    // coalescing never moves a poll by more than 5 % of its period
-    scheduler: runner.pollClock(Math.min(monitors?.coalesceMs ?? 0, Math.floor(periodMs / 10))),
-  });
+  const { recorder } = deps;
+  const fetch = (signal: AbortSignal): Promise<unknown> =>
+    fetchTarget(deps.client, plan.spec, signal, deps.nowMs());
+  const poll = poll$(
+    recorder === undefined ? fetch : (signal) => recorder.within(plan.spec.id, "poll", () => fetch(signal)),
+    {
+      periodMs,
+      jitter: monitors?.jitter ?? 0,
+      spreadMs: monitors?.spreadMs ?? 10_000,
+      maxBackoffMs: Math.max(periodMs, monitors?.maxBackoffMs ?? 60_000),
+      timeoutMs: deps.pollTimeoutMs,
+      random: deps.random,
+      // coalescing never moves a poll by more than 5 % of its period
+      scheduler: runner.pollClock(Math.min(monitors?.coalesceMs ?? 0, Math.floor(periodMs / 10))),
+    },
+  );
   return poll.subscribe((outcome) => onOutcome(runner, target, outcome));
 }
 
@@ -26,6 +32,7 @@ export function startPoll(runner: Runner, target: RunningTarget, periodMs: numbe
 function onOutcome(runner: Runner, target: RunningTarget, outcome: PollOutcome<unknown>): void {
   const held = runner.holding();
   recordOutcome(runner, target, outcome);
+  runner.deps.recorder?.polled(target.plan.spec.id, outcome, held && !outcome.ok);
   // a failure while verdicts are held overlapped the daemon's own stall (a timeout, most likely): not counted
   if (held && !outcome.ok) return;
   feed(runner, target, outcome);
