@@ -9,7 +9,7 @@ import {
   type Evaluation,
   type MonitorState,
 } from "../domain/monitor.js";
-import type { AlertEvent, AlertPayload } from "../domain/events.js";
+import type { AlertPayload } from "../domain/events.js";
 import { isPmError, type PmError } from "../domain/errors.js";
 import type { PairPrice, TargetSpec } from "../domain/types.js";
 import { silencingIds } from "../domain/silence.js";
@@ -164,7 +164,7 @@ function openReplay(
   hub.events$.subscribe((event) => {
     if (event.type !== "alert") return;
     replay.transitions.push({ seq: event.seq, atMs: replay.nowMs, alert: event.alert });
-    for (const sink of replay.sinks) sink.offer(event as AlertEvent, replay.nowMs);
+    for (const sink of replay.sinks) sink.offer(event, replay.nowMs);
   });
   const specs = plans.map((plan) => plan.spec);
   publish(replay, retainTargets(replay.state, new Set(replay.plans.keys()), config.rules, startMs, specs));

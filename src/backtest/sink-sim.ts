@@ -59,93 +59,109 @@ export function simulateSinks(sinks: readonly SinkConfig[], startMs: number): Si
     .map((sink) => simulateSink(sink, startMs));
 }
 
+/** One simulated sink's state between decisions. */
+interface SinkRun {
+  readonly sink: AlertSinkConfig;
+  readonly policy: SchedulePolicy;
+  readonly bucket: TokenBucket;
+  schedule: ScheduleState;
+  entries: Entry[];
+  wakeAtMs: number | null;
+  readonly counts: {
+    notifications: number;
+    alerts: number;
+    digests: number;
+    silenced: number;
+    filtered: number;
+  };
+  readonly messages: SimulatedMessage[];
+}
+
 /** One sink: deliveries always succeed at once, so only filters, muting, the rate limit and digests shape them. */
 export function simulateSink(sink: AlertSinkConfig, startMs: number): SimulatedSink {
-  const policy: SchedulePolicy = {
-    maxAgeMs: sink.maxAgeMs,
-    resendIntervalMs: 0, // Alertmanager's periodic re-send of what fires is not a notification
-    maxDigestEntries: CHATOPS_DEFAULT_POLICY.maxDigestEntries,
-    digests: supportsDigest(sink),
+  const run: SinkRun = {
+    sink,
+    policy: {
+      maxAgeMs: sink.maxAgeMs,
+      resendIntervalMs: 0, // Alertmanager's periodic re-send of what fires is not a notification
+      maxDigestEntries: CHATOPS_DEFAULT_POLICY.maxDigestEntries,
+      digests: supportsDigest(sink),
+    },
+    bucket: createTokenBucket({ ratePerMinute: sink.ratePerMinute, burst: sink.burst, nowMs: startMs }),
+    schedule: initialSchedule(startMs, false),
+    entries: [],
+    wakeAtMs: null,
+    counts: { notifications: 0, alerts: 0, digests: 0, silenced: 0, filtered: 0 },
+    messages: [],
   };
-  const bucket: TokenBucket = createTokenBucket({
-    ratePerMinute: sink.ratePerMinute,
-    burst: sink.burst,
-    nowMs: startMs,
-  });
-  let schedule: ScheduleState = initialSchedule(startMs, false);
-  let entries: Entry[] = [];
-  let wakeAtMs: number | null = null;
-  const counts = { notifications: 0, alerts: 0, digests: 0, silenced: 0, filtered: 0 };
-  const messages: SimulatedMessage[] = [];
-
-  /** Decide at `nowMs` until the scheduler waits; returns when it wants to be woken (null: idle). */
-  const run = (nowMs: number): number | null => {
-    for (let guard = 0; guard < 100_000; guard++) {
-      const view = {
-        nowMs,
-        entries,
-        unwrittenCount: 0,
-        bucket: { msUntilTokenMs: bucket.msUntilToken(nowMs), availableTokens: bucket.available(nowMs) },
-        firingCount: 0,
-        stop: null,
-      };
-      const decision = decideNext(schedule, view, policy);
-      schedule = decision.state;
-      if (decision.expired.length > 0) entries = entries.filter((e) => !decision.expired.includes(e));
-      const { action } = decision;
-      if (action.kind === "wait") return nowMs + action.delayMs;
-      if (action.kind !== "send") return null;
-      bucket.tryTake(nowMs);
-      const settled = settleAttempt(
-        schedule,
-        action,
-        { kind: "ok", status: 200 },
-        attemptFacts(nowMs),
-        CHATOPS_DEFAULT_POLICY,
-      );
-      schedule = settled.state;
-      const sent = new Set(action.batch.map((entry) => entry.id));
-      entries = entries.filter((entry) => !sent.has(entry.id));
-      counts.notifications += 1;
-      counts.alerts += action.batch.length;
-      if (action.digest) counts.digests += 1;
-      messages.push({
-        atMs: nowMs,
-        digest: action.digest,
-        alerts: action.batch.map(({ event }) => ({
-          fingerprint: event.alert.fingerprint,
-          status: event.alert.status,
-        })),
-      });
-    }
-    return null;
-  };
-
   const advance = (nowMs: number): void => {
-    while (wakeAtMs !== null && wakeAtMs <= nowMs) wakeAtMs = run(wakeAtMs);
+    while (run.wakeAtMs !== null && run.wakeAtMs <= nowMs) run.wakeAtMs = decide(run, run.wakeAtMs);
   };
-
   return {
     offer(event, nowMs) {
       advance(nowMs);
       if (!routeAlert(sink, event.alert)) {
-        counts.filtered += 1;
+        run.counts.filtered += 1;
         return;
       }
       if ((event.alert.silencedBy?.length ?? 0) > 0) {
-        counts.silenced += 1;
+        run.counts.silenced += 1;
         return;
       }
-      const id = String(event.seq);
-      entries.push({ id, createdAtMs: nowMs, attempts: 0, nextAttemptAtMs: nowMs, event });
-      wakeAtMs = run(nowMs);
+      run.entries.push({
+        id: String(event.seq),
+        createdAtMs: nowMs,
+        attempts: 0,
+        nextAttemptAtMs: nowMs,
+        event,
+      });
+      run.wakeAtMs = decide(run, nowMs);
     },
     advance,
     drain() {
-      for (let guard = 0; wakeAtMs !== null && guard < 1_000_000; guard++) wakeAtMs = run(wakeAtMs);
+      for (let guard = 0; run.wakeAtMs !== null && guard < 1_000_000; guard++)
+        run.wakeAtMs = decide(run, run.wakeAtMs);
     },
-    tally: () => ({ name: sink.name, kind: sink.kind, ...counts, messages }),
+    tally: () => ({ name: sink.name, kind: sink.kind, ...run.counts, messages: run.messages }),
   };
+}
+
+/** Decide at `nowMs` (the worker's scheduler) until it waits; returns when it wants to be woken (null: idle). */
+function decide(run: SinkRun, nowMs: number): number | null {
+  for (let guard = 0; guard < 100_000; guard++) {
+    const { bucket } = run;
+    const view = {
+      nowMs,
+      entries: run.entries,
+      unwrittenCount: 0,
+      bucket: { msUntilTokenMs: bucket.msUntilToken(nowMs), availableTokens: bucket.available(nowMs) },
+      firingCount: 0,
+      stop: null,
+    };
+    const decision = decideNext(run.schedule, view, run.policy);
+    run.schedule = decision.state;
+    if (decision.expired.length > 0) run.entries = run.entries.filter((e) => !decision.expired.includes(e));
+    const { action } = decision;
+    if (action.kind === "wait") return nowMs + action.delayMs;
+    if (action.kind !== "send") return null;
+    bucket.tryTake(nowMs);
+    const ok = { kind: "ok", status: 200 } as const;
+    run.schedule = settleAttempt(run.schedule, action, ok, attemptFacts(nowMs), CHATOPS_DEFAULT_POLICY).state;
+    const sent = new Set(action.batch.map((entry) => entry.id));
+    run.entries = run.entries.filter((entry) => !sent.has(entry.id));
+    run.counts.notifications += 1;
+    run.counts.alerts += action.batch.length;
+    if (action.digest) run.counts.digests += 1;
+    run.messages.push({
+      atMs: nowMs,
+      digest: action.digest,
+      alerts: action.batch.map(({ event }) => ({
+        fingerprint: event.alert.fingerprint,
+        status: event.alert.status,
+      })),
+    });
+  }
+  return null;
 }
 
 /** The facts of an attempt that succeeded at once. */

@@ -68,7 +68,7 @@ function parseTime(name: string, text: string | undefined): number | undefined |
 }
 
 /** Parse argv; a string is a usage error. */
-function parseBacktestArgs(argv: readonly string[]): BacktestArgs | "help" | string {
+function parseBacktestArgs(argv: readonly string[]): BacktestArgs | { readonly help: true } | string {
   let values;
   try {
     values = parseArgs({
@@ -80,7 +80,7 @@ function parseBacktestArgs(argv: readonly string[]): BacktestArgs | "help" | str
   } catch (error) {
     return error instanceof Error ? error.message : String(error);
   }
-  if (values.help === true) return "help";
+  if (values.help === true) return { help: true };
   if (values.recording === undefined || values.recording === "") return "--recording DIR is required";
   const fromMs = parseTime("from", values.from);
   const toMs = parseTime("to", values.to);
@@ -102,10 +102,13 @@ function parseBacktestArgs(argv: readonly string[]): BacktestArgs | "help" | str
 /** Run `pragma-monitor backtest`; returns the exit code. */
 export function runBacktest(argv: readonly string[], io: BacktestIo): number {
   const args = parseBacktestArgs(argv);
-  if (args === "help") return (void io.stdout.write(`${USAGE}\n`), 0);
   if (typeof args === "string") {
     io.stderr.write(`pragma-monitor backtest: ${args}\n${USAGE}\n`);
     return EX_USAGE;
+  }
+  if ("help" in args) {
+    io.stdout.write(`${USAGE}\n`);
+    return 0;
   }
   let configs: AppConfig[];
   try {

@@ -51,7 +51,7 @@ interface RecordArgs {
 }
 
 /** Parse argv; a string is a usage error. */
-function parseRecordArgs(argv: readonly string[]): RecordArgs | "help" | string {
+function parseRecordArgs(argv: readonly string[]): RecordArgs | { readonly help: true } | string {
   let values;
   try {
     values = parseArgs({
@@ -63,7 +63,7 @@ function parseRecordArgs(argv: readonly string[]): RecordArgs | "help" | string 
   } catch (error) {
     return error instanceof Error ? error.message : String(error);
   }
-  if (values.help === true) return "help";
+  if (values.help === true) return { help: true };
   if (values.out === undefined || values.out === "") return "--out DIR is required";
   const durationMs = values.duration === undefined ? null : Number(values.duration);
   if (durationMs !== null && !(Number.isInteger(durationMs) && durationMs > 0))
@@ -85,10 +85,13 @@ function parseRecordArgs(argv: readonly string[]): RecordArgs | "help" | string 
 /** Run `pragma-monitor record`; resolves with the exit code. */
 export async function runRecord(argv: readonly string[], io: RecordIo): Promise<number> {
   const args = parseRecordArgs(argv);
-  if (args === "help") return (void io.stdout.write(`${USAGE}\n`), 0);
   if (typeof args === "string") {
     io.stderr.write(`pragma-monitor record: ${args}\n${USAGE}\n`);
     return EX_USAGE;
+  }
+  if ("help" in args) {
+    io.stdout.write(`${USAGE}\n`);
+    return 0;
   }
   const stateDir = mkdtempSync(join(tmpdir(), "pm-record-"));
   try {

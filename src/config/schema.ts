@@ -171,7 +171,7 @@ export const configSchema = {
       100_000,
     ),
     maxBufferedBytes: intKey(
-      "Bound of the lines waiting to be compressed; past it new lines are dropped, logged and counted in `pragma_monitor_recording_lines_total{outcome=\"dropped\"}`.",
+      'Bound of the lines waiting to be compressed; past it new lines are dropped, logged and counted in `pragma_monitor_recording_lines_total{outcome="dropped"}`.',
       "PM_RECORDING_MAX_BUFFERED_BYTES",
       16 * 1024 * 1024,
       64 * 1024,

@@ -1,6 +1,6 @@
 // Writes recording lines as gzip-compressed JSONL files, rotated by size, behind a bounded buffer; never throws to its caller.
 import { createWriteStream, mkdirSync, readdirSync, rmSync, type WriteStream } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { constants as zlibConstants, createGzip, type Gzip } from "node:zlib";
 import type { Logger } from "pino";
 import { VERSION } from "../version.js";
@@ -57,121 +57,143 @@ interface OpenFile {
 
 /** Open a recording in `dir` (created if missing); files already there are kept and counted toward maxFiles. */
 export function createRecordingWriter(options: RecordingWriterOptions): RecordingWriter {
-  const { logger } = options;
-  const startMs = options.nowMs();
-  let queue: string[] = [];
-  let queuedBytes = 0;
-  let part = 0;
-  let file: OpenFile | null = null;
-  let closed = false;
-  let draining: Promise<void> = Promise.resolve();
-  let droppingSinceMs: number | null = null;
-  const counts = { written: 0, dropped: 0, errors: 0, files: 0 };
-  const tell = (outcome: "written" | "dropped" | "error", n = 1): void => {
-    for (let i = 0; i < n; i++) options.onLine?.(outcome);
+  const writer = new FileWriter(options);
+  return {
+    write: (line) => writer.write(line),
+    flush: () => writer.flush(),
+    close: () => writer.close(),
+    stats: () => ({ ...writer.counts }),
   };
+}
 
-  try {
-    mkdirSync(options.dir, { recursive: true });
-  } catch (error) {
-    logger.error({ err: error, dir: options.dir }, "recording directory unusable: nothing is recorded");
-    closed = true;
+/** The writer's state: the queue, the open file, the drain chain and the counters. */
+class FileWriter {
+  readonly counts = { written: 0, dropped: 0, errors: 0, files: 0 };
+  private readonly startMs: number;
+  private queue: string[] = [];
+  private queuedBytes = 0;
+  private part = 0;
+  private file: OpenFile | null = null;
+  private closed = false;
+  private draining: Promise<void> = Promise.resolve();
+  private dropping = false;
+  private readonly flusher: NodeJS.Timeout;
+
+  constructor(private readonly options: RecordingWriterOptions) {
+    this.startMs = options.nowMs();
+    try {
+      mkdirSync(options.dir, { recursive: true });
+    } catch (error) {
+      options.logger.error(
+        { err: error, dir: options.dir },
+        "recording directory unusable: nothing is recorded",
+      );
+      this.closed = true;
+    }
+    // what is written reaches the disk within a second, decodable even if the process is killed next
+    this.flusher = setInterval(() => {
+      if (this.file !== null) void flushGzip(this.file.gzip);
+    }, FLUSH_INTERVAL_MS);
+    this.flusher.unref();
   }
 
-  const openNext = (): OpenFile => {
-    part += 1;
-    const path = join(options.dir, recordingFileName(startMs, part));
+  /** Queue one line, or drop it when the buffer is full. */
+  write(line: RecordLine): void {
+    if (this.closed) return;
+    const text = `${JSON.stringify(line)}\n`;
+    if (this.queuedBytes + text.length > this.options.maxBufferedBytes) {
+      this.count("dropped");
+      if (!this.dropping) {
+        this.dropping = true;
+        const { maxBufferedBytes } = this.options;
+        this.options.logger.warn({ maxBufferedBytes }, "recording buffer full: lines dropped");
+      }
+      return;
+    }
+    this.dropping = false;
+    const wasEmpty = this.queue.length === 0;
+    this.queue.push(text);
+    this.queuedBytes += text.length;
+    if (wasEmpty) void this.schedule();
+  }
+
+  async flush(): Promise<void> {
+    await this.schedule();
+    if (this.file !== null) await flushGzip(this.file.gzip);
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.flusher);
+    await this.schedule();
+    this.closed = true;
+    const last = this.file;
+    this.file = null;
+    if (last !== null) await endFile(last);
+  }
+
+  private count(outcome: "written" | "dropped" | "error"): void {
+    this.counts[outcome === "error" ? "errors" : outcome] += 1;
+    this.options.onLine?.(outcome);
+  }
+
+  /** Drain the queue after whatever drain is under way. */
+  private schedule(): Promise<void> {
+    this.draining = this.draining
+      .then(() => this.drain())
+      .catch((error: unknown) => {
+        this.count("error");
+        this.options.logger.error({ err: error }, "recording failed to write");
+      });
+    return this.draining;
+  }
+
+  /** Compress what is queued, rotating files by size and honouring backpressure. */
+  private async drain(): Promise<void> {
+    while (this.queue.length > 0) {
+      const batch = this.queue;
+      this.queue = [];
+      this.queuedBytes = 0;
+      for (const text of batch) {
+        let file = this.file;
+        if (file === null || file.bytes >= this.options.maxFileBytes) {
+          if (file !== null) await endFile(file);
+          file = this.openNext();
+          this.file = file;
+        }
+        const ok = writeText(file, text);
+        this.count("written");
+        if (!ok) await waitDrain(file.gzip);
+      }
+    }
+  }
+
+  /** Open the next part, write its header line, prune old parts. */
+  private openNext(): OpenFile {
+    const { options } = this;
+    this.part += 1;
+    const path = join(options.dir, recordingFileName(this.startMs, this.part));
     const gzip = createGzip();
     const out = createWriteStream(path, { flags: "wx" });
     const failed = (error: unknown): void => {
-      counts.errors += 1;
-      tell("error");
-      logger.error({ err: error, path }, "recording file write failed");
+      this.count("error");
+      options.logger.error({ err: error, path }, "recording file write failed");
     };
     out.on("error", failed);
     gzip.on("error", failed);
     gzip.pipe(out);
-    counts.files += 1;
+    this.counts.files += 1;
     const opened: OpenFile = { gzip, out, bytes: 0 };
     const header: RecordLine = {
       type: "file",
       v: RECORDING_FORMAT_VERSION,
       atMs: options.nowMs(),
-      part,
+      part: this.part,
       version: VERSION,
     };
     writeText(opened, `${JSON.stringify(header)}\n`);
-    prune(options, logger);
+    prune(options, options.logger, basename(path));
     return opened;
-  };
-
-  const drainOnce = async (): Promise<void> => {
-    while (queue.length > 0) {
-      const batch = queue;
-      queue = [];
-      queuedBytes = 0;
-      for (const text of batch) {
-        if (file === null || file.bytes >= options.maxFileBytes) {
-          if (file !== null) await endFile(file);
-          file = openNext();
-        }
-        const ok = writeText(file, text);
-        counts.written += 1;
-        tell("written");
-        if (!ok) await waitDrain(file.gzip);
-      }
-    }
-  };
-
-  const schedule = (): Promise<void> => {
-    draining = draining.then(drainOnce).catch((error: unknown) => {
-      counts.errors += 1;
-      tell("error");
-      logger.error({ err: error }, "recording failed to write");
-    });
-    return draining;
-  };
-
-  // what is written reaches the disk within a second, decodable even if the process is killed next
-  const flusher = setInterval(() => {
-    if (file !== null) void flushGzip(file.gzip);
-  }, FLUSH_INTERVAL_MS);
-  flusher.unref();
-
-  return {
-    write(line) {
-      if (closed) return;
-      const text = `${JSON.stringify(line)}\n`;
-      if (queuedBytes + text.length > options.maxBufferedBytes) {
-        counts.dropped += 1;
-        tell("dropped");
-        if (droppingSinceMs === null) {
-          droppingSinceMs = options.nowMs();
-          logger.warn({ maxBufferedBytes: options.maxBufferedBytes }, "recording buffer full: lines dropped");
-        }
-        return;
-      }
-      droppingSinceMs = null;
-      const wasEmpty = queue.length === 0;
-      queue.push(text);
-      queuedBytes += text.length;
-      if (wasEmpty) void schedule();
-    },
-    flush: async () => {
-      await schedule();
-      if (file !== null) await flushGzip(file.gzip);
-    },
-    async close() {
-      clearInterval(flusher);
-      if (closed && file === null) return;
-      await schedule();
-      closed = true;
-      const last = file as OpenFile | null;
-      file = null;
-      if (last !== null) await endFile(last);
-    },
-    stats: () => ({ ...counts }),
-  };
+  }
 }
 
 /** Write text into the file's gzip stream; false when the stream wants a drain first. */
@@ -209,14 +231,14 @@ function endFile(file: OpenFile): Promise<void> {
   });
 }
 
-/** Delete the oldest recording files beyond maxFiles (the file just opened is the newest). */
-function prune(options: RecordingWriterOptions, logger: Logger): void {
+/** Delete the oldest recording files beyond maxFiles, counting `current` (just opened, maybe not listed yet). */
+function prune(options: RecordingWriterOptions, logger: Logger, current: string): void {
   if (options.maxFiles <= 0) return;
   try {
     const names = readdirSync(options.dir)
-      .filter((name) => RECORDING_FILE_PATTERN.test(name))
+      .filter((name) => RECORDING_FILE_PATTERN.test(name) && name !== current)
       .sort();
-    for (const name of names.slice(0, Math.max(0, names.length - options.maxFiles))) {
+    for (const name of names.slice(0, Math.max(0, names.length - (options.maxFiles - 1)))) {
       rmSync(join(options.dir, name), { force: true });
       logger.info({ file: name }, "recording file rotated out");
     }

@@ -29,8 +29,8 @@ function posted(rx: Receiver): { fingerprint: string; status: string }[] {
   return rx.requests
     .filter((r) => r.url === "/hook")
     .flatMap((r) => {
-      const body = JSON.parse(r.body) as { type: string; events?: AlertEvent[] } & AlertEvent;
-      const events = body.type === "digest" ? (body.events ?? []) : [body];
+      const body = JSON.parse(r.body) as { readonly type: string; readonly events?: AlertEvent[] };
+      const events = body.type === "digest" ? (body.events ?? []) : [body as AlertEvent];
       return events.map((e) => ({ fingerprint: e.alert.fingerprint, status: e.alert.status }));
     });
 }
