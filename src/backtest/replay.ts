@@ -327,7 +327,7 @@ function asDecodeFailure(error: unknown): PmError {
   });
 }
 
-/** A stream delivery (handled in stream-replay.ts). */
+/** A stream delivery: a stale fallback is fed as its failure; prices are not replayed yet (reported once per target). */
 function replayStream(replay: Replay, line: RecordLineOf<"stream">, at: LineOrigin): void {
   const plan = targetOf(replay, line.target, at);
   if (plan === undefined) return;
@@ -335,9 +335,11 @@ function replayStream(replay: Replay, line: RecordLineOf<"stream">, at: LineOrig
     const error = recordedFailure({ ...line, type: "poll", ok: false });
     return feed(replay, plan, { ok: false, error }, line.atMs);
   }
+  if (replay.unknown.has(`stream:${line.target}`)) return;
+  replay.unknown.add(`stream:${line.target}`);
   replay.problems.push({
     kind: "decode",
-    message: `stream ${line.event} events are not replayed yet`,
+    message: `stream ${line.event} events of ${line.target} are not replayed yet: skipped`,
     at,
     target: line.target,
   });

@@ -25,14 +25,6 @@ export interface Recorder {
   polled(target: string, outcome: { ok: true } | { ok: false; error: PmError }, held: boolean): void;
   /** Warm-up history was fed to `target` from its last candlestick response. */
   warmedUp(target: string, interval: string, lookbackMs: number, asOfMs: number): void;
-  /** One SSE message of the price stream. */
-  sse(url: string, event: string, data: string): void;
-  /** The stream delivered to a target: a price, its history, or the stream went stale for it. */
-  streamed(
-    target: string,
-    event: "price" | "history" | "stale",
-    detail: { timestampMs?: number; error?: PmError },
-  ): void;
   /** The pipeline started ticking the alert engine every `tickMs`. */
   started(tickMs: number, upstream: string): void;
 }
@@ -88,19 +80,6 @@ export function createRecorder(write: (line: RecordLine) => void, nowMs: () => n
     },
     warmedUp(target, interval, lookbackMs, asOfMs) {
       safe(() => ({ type: "warmup", atMs: nowMs(), target, interval, lookbackMs, asOfMs }));
-    },
-    sse(url, event, data) {
-      safe(() => ({ type: "sse", atMs: nowMs(), url: redactUrl(url), event, data }));
-    },
-    streamed(target, event, detail) {
-      safe(() => ({
-        type: "stream",
-        atMs: nowMs(),
-        target,
-        event,
-        ...(detail.timestampMs === undefined ? {} : { timestampMs: detail.timestampMs }),
-        ...(detail.error === undefined ? {} : { code: detail.error.code, message: detail.error.message }),
-      }));
     },
     started(tickMs, upstream) {
       safe(() => ({ type: "start", atMs: nowMs(), tickMs, upstream: redactUrl(upstream) }));
