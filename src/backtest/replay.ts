@@ -131,13 +131,14 @@ function openReplay(
 ): Replay {
   const plans = planTargets(config.monitors, config.upstream.transport);
   const calendar = createMaintenanceCalendar(config.maintenance);
-  const clock = { nowMs: startMs };
+  // the hub reads the replay's virtual clock (set once `replay` exists, before anything is published)
+  const clock = { nowMs: (): number => startMs };
   const hub = createEventHub({
     journal: createJournal(1_024),
-    nowMs: () => clock.nowMs,
+    nowMs: () => clock.nowMs(),
     version: VERSION,
     externalLabels: () => config.alerts.externalLabels,
-    silencing: (alert) => silencingIds(calendar.silencesAt(clock.nowMs), alert, clock.nowMs),
+    silencing: (alert) => silencingIds(calendar.silencesAt(clock.nowMs()), alert, clock.nowMs()),
   });
   const replay: Replay = {
     config,
@@ -160,7 +161,7 @@ function openReplay(
     prices: new Map(),
     lastSse: null,
   };
-  Object.defineProperty(clock, "nowMs", { get: () => replay.nowMs });
+  clock.nowMs = () => replay.nowMs;
   hub.events$.subscribe((event) => {
     if (event.type !== "alert") return;
     replay.transitions.push({ seq: event.seq, atMs: replay.nowMs, alert: event.alert });
