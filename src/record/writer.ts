@@ -119,7 +119,11 @@ class FileWriter {
 
   async flush(): Promise<void> {
     await this.schedule();
-    if (this.file !== null) await flushGzip(this.file.gzip);
+    const { file } = this;
+    if (file === null) return;
+    await flushGzip(file.gzip);
+    // the flushed bytes were piped into the file stream: wait until it has handed them to the file
+    await new Promise<void>((resolve) => file.out.write("", () => resolve()));
   }
 
   async close(): Promise<void> {
