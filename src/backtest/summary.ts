@@ -2,6 +2,7 @@
 import type { AlertPayload } from "../domain/events.js";
 import type { RuleConfig } from "../domain/rules/index.js";
 import type { ReplayProblem, ReplayResult } from "./replay.js";
+import type { SinkTally } from "./sink-sim.js";
 
 /** One rule on one target (one alert fingerprint). */
 export interface RuleTargetSummary {
@@ -33,15 +34,7 @@ export interface BacktestReport {
   readonly to: string;
   readonly observations: number;
   readonly rules: readonly RuleTargetSummary[];
-  readonly sinks: readonly {
-    readonly name: string;
-    readonly kind: string;
-    readonly notifications: number;
-    readonly alerts: number;
-    readonly digests: number;
-    readonly silenced: number;
-    readonly filtered: number;
-  }[];
+  readonly sinks: readonly Omit<SinkTally, "messages">[];
   readonly problems: readonly { readonly kind: string; readonly message: string; readonly at?: string }[];
   readonly complete: boolean;
   readonly timeline: readonly TimelineEntry[];
