@@ -69,7 +69,10 @@ export interface Metrics {
   readonly sinkDeliveries: Counter<"sink" | "outcome">;
   readonly sinkOutboxSize: Gauge<"sink">;
   readonly sinkDeadLetters: Counter<"sink">;
-  readonly sinkDigests: Counter<"sink">;
+  /** Group notifications delivered (grouping sinks). */
+  readonly sinkGroupNotifications: Counter<"sink">;
+  /** Notification groups that remember firing alerts. */
+  readonly sinkGroups: Gauge<"sink">;
   readonly sinkDeliveryDuration: Histogram<"sink">;
   /** Alert transitions a silence or maintenance window kept from a sink. */
   readonly sinkSilenced: Counter<"sink">;
@@ -351,7 +354,12 @@ function sinkMetrics(
   registers: Registry[],
 ): Pick<
   Metrics,
-  "sinkDeliveries" | "sinkOutboxSize" | "sinkDeadLetters" | "sinkDigests" | "sinkDeliveryDuration"
+  | "sinkDeliveries"
+  | "sinkOutboxSize"
+  | "sinkDeadLetters"
+  | "sinkGroupNotifications"
+  | "sinkGroups"
+  | "sinkDeliveryDuration"
 > {
   return {
     sinkDeliveries: new Counter({
@@ -372,9 +380,15 @@ function sinkMetrics(
       labelNames: ["sink"],
       registers,
     }),
-    sinkDigests: new Counter({
-      name: "pragma_monitor_sink_digests_total",
-      help: "Digest messages sent in place of several rate-limited ones.",
+    sinkGroupNotifications: new Counter({
+      name: "pragma_monitor_sink_group_notifications_total",
+      help: "Group notifications each grouping chat-ops sink delivered (one per group flush, however many alerts it lists).",
+      labelNames: ["sink"],
+      registers,
+    }),
+    sinkGroups: new Gauge({
+      name: "pragma_monitor_sink_groups",
+      help: "Notification groups each grouping chat-ops sink holds (groups with firing alerts they announced).",
       labelNames: ["sink"],
       registers,
     }),

@@ -29,8 +29,20 @@ import { simulateSinks, type SimulatedSink, type SinkTally } from "./sink-sim.js
 
 /** The parts of the config a replay reads. */
 export type ReplayConfig = Pick<AppConfig, "monitors" | "rules" | "sinks" | "maintenance" | "alerts"> & {
-  readonly upstream: Pick<AppConfig["upstream"], "transport">;
+  readonly upstream: Pick<AppConfig["upstream"], "transport"> & {
+    readonly url?: string;
+    readonly simulator?: { readonly speed: number };
+  };
 };
+
+/**
+ * Simulated market seconds per second of the sinks' clock: the embedded simulator running faster than real
+ * time carries the alert times with it while sinks stay on real time (app.ts `marketClock`), so a recording
+ * made that way has its group timers and rate limits `speed` times longer in recorded time.
+ */
+export function sinkSpeedOf(upstream: ReplayConfig["upstream"]): number {
+  return upstream.url === "simulator" ? (upstream.simulator?.speed ?? 1) : 1;
+}
 
 /** Something the replay could not use, with where it came from. */
 export interface ReplayProblem {
@@ -144,7 +156,7 @@ function openReplay(
     config,
     plans: new Map(plans.map((plan) => [plan.spec.id, plan])),
     hub,
-    sinks: simulateSinks(config.sinks, startMs),
+    sinks: simulateSinks(config.sinks, startMs, sinkSpeedOf(config.upstream)),
     options,
     state: createMonitorState(),
     nowMs: startMs,

@@ -33,7 +33,7 @@ function columns(rows: readonly (readonly string[])[]): string[] {
 export function formatReport(report: BacktestReport, title: string): string {
   const out = [`${title}: ${report.from} → ${report.to}, ${report.observations} observations`, ""];
   out.push(...formatRules(report), "");
-  out.push("Notifications per sink (after filters, rate limits and maintenance windows):");
+  out.push("Notifications per sink (after filters, muting, grouping and rate limits):");
   if (report.sinks.length === 0) out.push("  (no chat-ops sink configured)");
   out.push(
     ...columns(
@@ -41,7 +41,7 @@ export function formatReport(report: BacktestReport, title: string): string {
         `  ${s.name} (${s.kind})`,
         `${s.notifications} notifications`,
         `${s.alerts} alerts`,
-        `${s.digests} digests`,
+        `${s.repeats} repeats`,
         `${s.silenced} silenced`,
         `${s.filtered} filtered`,
       ]),

@@ -23,3 +23,14 @@ export function httpUrlProblem(value: string): string | undefined {
     ? undefined
     : "must be an absolute http(s) URL";
 }
+
+/** A label name as Prometheus and Alertmanager spell them. */
+const LABEL_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** Why a `groupBy` list is wrong (label names, or `["..."]` alone to turn grouping off), or undefined. */
+export function groupByProblem(names: readonly string[]): string | undefined {
+  if (names.includes("...")) return names.length === 1 ? undefined : '"..." must be alone (grouping off)';
+  const bad = names.find((name) => !LABEL_NAME.test(name));
+  if (bad !== undefined) return `"${bad}" is not a label name ([A-Za-z_][A-Za-z0-9_]*)`;
+  return new Set(names).size === names.length ? undefined : "lists a label twice";
+}

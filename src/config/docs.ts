@@ -3,6 +3,7 @@ import type { z } from "zod";
 import { FIELD_DOCS } from "./fields.js";
 import { MAINTENANCE_SHAPE, WEEKLY_SHAPE } from "./maintenance.js";
 import { MONITOR_ARRAYS } from "./monitors.js";
+import { CAUSE_RULES_DOC } from "./rules/cause.js";
 import { RULE_DEFINITIONS } from "./rules/index.js";
 import { configSchema } from "./schema.js";
 import { leaves } from "./schema-node.js";
@@ -50,10 +51,12 @@ export function configTableMarkdown(): string {
 
   parts.push("## Rule elements (`rules[]`)", "");
   for (const rule of Object.values(RULE_DEFINITIONS)) {
+    if (rule.kind === "upstream_down") parts.push("### Cause rules", "", CAUSE_RULES_DOC);
     parts.push(`### \`${rule.kind}\``, "", `Threshold: ${rule.thresholdDoc}.`, "");
     parts.push(fieldTable(rule.shape, "Rule kind (see the table per kind)."), "");
   }
 
+  parts.push("## Notification grouping", "", GROUPING_INTRO);
   parts.push("## Sink elements (`sinks[]`)", "");
   for (const [kind, shape] of Object.entries(sinkShapes({}))) {
     parts.push(`### \`${kind}\``, "", fieldTable(shape, "Sink kind."), "");
@@ -69,6 +72,44 @@ export function configTableMarkdown(): string {
   parts.push("### `weekly`", "", fieldTable(WEEKLY_SHAPE), "");
   return parts.join("\n");
 }
+
+const GROUPING_INTRO = `Each chat-ops sink cuts its notifications with Alertmanager's grouping: alerts whose \`groupBy\` labels
+have the same values form a group, and a group is notified as one message listing every alert in it with its
+state since the group's previous message (new, still firing, resolved). The keys are per sink (\`groupBy\`,
+\`groupWaitMs\`, \`groupIntervalMs\`, \`repeatIntervalMs\`); a sink that leaves one out takes \`grouping.*\`.
+
+- A new group waits \`groupWaitMs\` (default 5 s) after its first alert, then sends one notification with
+  everything that arrived meanwhile: an incident that raises 40 alerts within a few polls is one message.
+- After a notification, the group sends again at most every \`groupIntervalMs\` (default 60 s), and only when
+  something changed (a new alert, a resolve, any new transition); a change after a quiet spell still waits
+  \`groupWaitMs\`, so resolves that trickle in over a few polls close the incident together. Resolved alerts
+  leave the group once notified, and a group left with no firing alert ends; the next alert with the same
+  labels opens a new group.
+- A group whose alerts keep firing with nothing new is notified again after \`repeatIntervalMs\` (default
+  4 h; 0 = never), on top of the rules' own \`repeatInterval\` reminders, which are transitions like any other.
+- \`groupBy: []\` (the default) is one group for everything the sink receives, as Alertmanager's default
+  route; \`["rule"]\`, \`["pair"]\` or \`["market","severity"]\` split it (\`rule\` and \`severity\` count as
+  labels; a missing label groups as ""). \`groupBy: ["..."]\` turns grouping off: every transition is sent on
+  its own, at once, in the single-alert format (the webhook body is the bare event, PagerDuty keys by
+  fingerprint).
+- Over the rate limit (\`ratePerMinute\`, \`burst\`) a due group waits for a token and keeps taking in what
+  arrives, so pressure makes groups bigger, not messages more numerous. With grouping off there is no
+  digest: transitions wait for tokens one by one.
+- The \`alertmanager\` sink does not group: it posts alerts one by one (several waiting go in one POST), and
+  Alertmanager groups them with its own \`group_by\`.
+
+**Trade-off.** \`groupWaitMs\` is the delay added to the first page of an incident (detection + 5 s by
+default) against how much of the incident that page names; \`groupIntervalMs\` is how late a new alert in
+an open incident (or its resolve) can be, against how many messages an incident sends. The defaults favour
+a price monitor: a market move or an upstream outage is seen within a few seconds and is one message to
+open and, if it clears within a minute or so, one to close. For faster follow-ups lower
+\`groupIntervalMs\` (10-30 s); to page each pair separately set \`groupBy: ["pair"]\`.
+
+Grouping only cuts notifications: the WebSocket, the journal and the HTTP API still carry every transition.
+What each group has notified is kept in the sink's outbox file and survives a restart or a kill -9: a group
+that announced an alert does not announce it again, and its resolve is not lost.
+
+`;
 
 const MAINTENANCE_INTRO = `A maintenance window is a recurring silence kept in the config. While one of its occurrences is on,
 the alerts its matchers select keep their lifecycle (WebSocket, journal, API) but chat-ops sinks do not notify

@@ -127,9 +127,17 @@ export function nullableText(o: Documented & { readonly pattern: RegExp; readonl
 /** A list of strings, each checked (and normalised) by `item`; [] by default, or required and non-empty. */
 export function list<T extends z.ZodType<string, string>>(
   item: T,
-  o: Documented & { readonly required?: { readonly emptyReason: string } },
+  o: Documented & {
+    readonly required?: { readonly emptyReason: string };
+    /** Why the whole list is wrong (e.g. a duplicate), or undefined. */
+    readonly check?: (items: readonly string[]) => string | undefined;
+  },
 ) {
-  const schema = z.array(item, { error: expecting("a list of strings") });
+  const check = o.check ?? (() => undefined);
+  const schema = z.array(item, { error: expecting("a list of strings") }).superRefine((items, ctx) => {
+    const reason = check(items);
+    if (reason !== undefined) ctx.addIssue({ code: "custom", message: reason });
+  });
   if (o.required === undefined) return documented(schema.default([]), o, "[]");
   return documented(schema.min(1, { error: o.required.emptyReason }), o, "(required)");
 }

@@ -4,7 +4,7 @@ import { INTERVALS, type Interval } from "../domain/types.js";
 import { CANDLE_INTERVALS, candleIntervalReason } from "../upstream/server-rules.js";
 import { externalLabelNameProblem } from "../domain/external-labels.js";
 import { normaliseOrigin } from "./hosts.js";
-import { httpUrlProblem } from "./checks.js";
+import { groupByProblem, httpUrlProblem } from "./checks.js";
 
 /** Bounds a numeric schema leaf carries for the pm-int / pm-number formats. */
 interface Bounds {
@@ -88,6 +88,18 @@ const SCALAR_FORMATS: Record<string, convict.Format> = {
         Array.isArray(x) && x.every((s) => typeof s === "string" && s !== ""),
         "must be a list of non-empty strings",
       );
+    },
+    coerce: (v: string) =>
+      v
+        .split(",")
+        .map((s) => s.trim())
+        .filter((s) => s !== ""),
+  },
+  "pm-group-by": {
+    validate(x: unknown) {
+      assert(Array.isArray(x) && x.every((s) => typeof s === "string"), "must be a list of label names");
+      const problem = groupByProblem(x);
+      assert(problem === undefined, problem ?? "");
     },
     coerce: (v: string) =>
       v

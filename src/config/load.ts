@@ -90,7 +90,7 @@ export function loadConfig(options: LoadConfigOptions): LoadedConfig {
     ...values,
     monitors: readMonitorArrays(values.monitors, problems),
     rules: readRules(values.rules, problems),
-    sinks: readSinks(values.sinks, env, problems),
+    sinks: readSinks(values.sinks, env, problems, values.grouping),
     maintenance: readMaintenance(values.maintenance, problems),
     state: { dir: resolve(cwd, values.state.dir) },
     recording: { ...values.recording, dir: resolve(cwd, values.recording.dir) },

@@ -8,6 +8,7 @@ export type LeafFormat =
   | "pm-nonempty-string"
   | "pm-string-list"
   | "pm-origin-list"
+  | "pm-group-by"
   | "pm-upstream-url"
   | "pm-optional-url"
   | "pm-candle-interval"

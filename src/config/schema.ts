@@ -131,6 +131,35 @@ export const configSchema = {
     ),
   },
   sinks: arrayKey("Chat-ops sinks: [{kind, url, …}] (see Sink elements below).", "PM_SINKS"),
+  grouping: {
+    groupBy: key<readonly string[]>({
+      doc: "Default `groupBy` of every sink (a sink's own key wins): alerts with the same values of these labels (`rule` and `severity` count as labels) are notified together, as Alertmanager's group_by does; [] = one group for everything a sink receives; [\"...\"] = grouping off (every transition notified on its own, at once). The alertmanager sink never groups (Alertmanager does).",
+      format: "pm-group-by",
+      default: [],
+      env: "PM_GROUPING_GROUP_BY",
+    }),
+    groupWaitMs: intKey(
+      "Default `groupWaitMs`: a new group waits this long for more alerts before its first notification (ms). Longer gathers more of one incident into its first message; shorter pages sooner.",
+      "PM_GROUPING_GROUP_WAIT_MS",
+      5_000,
+      0,
+      3_600_000,
+    ),
+    groupIntervalMs: intKey(
+      "Default `groupIntervalMs`: a group that notified waits this long before it notifies what changed since, new alerts and resolves alike (ms). Longer means fewer messages per incident; a new alert joining a notified group waits up to this long.",
+      "PM_GROUPING_GROUP_INTERVAL_MS",
+      60_000,
+      0,
+      86_400_000,
+    ),
+    repeatIntervalMs: intKey(
+      "Default `repeatIntervalMs`: a group with firing alerts and nothing new is notified again after this long (ms); 0 = never.",
+      "PM_GROUPING_REPEAT_INTERVAL_MS",
+      14_400_000,
+      0,
+      604_800_000,
+    ),
+  },
   maintenance: arrayKey(
     "Maintenance windows, recurring silences: [{name, matchers, comment, weekly | cron + durationMs, timeZone}] (see Maintenance windows below).",
     "PM_MAINTENANCE",

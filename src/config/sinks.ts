@@ -1,7 +1,7 @@
 // The `sinks` array elements (chat-ops hooks and the heartbeat): schemas with per-service defaults, and types.
 import { z } from "zod";
 import { SEVERITIES } from "../domain/events.js";
-import { httpUrlProblem, ID_PATTERN, normalisePair, PAIR_PATTERN } from "./checks.js";
+import { groupByProblem, httpUrlProblem, ID_PATTERN, normalisePair, PAIR_PATTERN } from "./checks.js";
 import { parseArray, parseKinded, reportDuplicates, type KindSchemas } from "./elements.js";
 import type { ConfigProblem } from "./problems.js";
 import {
@@ -106,6 +106,54 @@ function commonShape<K extends AlertKind>(env: EnvRecord, kind: K) {
   };
 }
 
+/** The top-level `grouping` defaults a sink's grouping keys take when it leaves them out. */
+export interface GroupingDefaults {
+  readonly groupBy: readonly string[];
+  readonly groupWaitMs: number;
+  readonly groupIntervalMs: number;
+  readonly repeatIntervalMs: number;
+}
+
+/** Built-in grouping defaults (those of the `grouping` section; used when a caller passes none). */
+export const GROUPING_DEFAULTS: GroupingDefaults = {
+  groupBy: [],
+  groupWaitMs: 5_000,
+  groupIntervalMs: 60_000,
+  repeatIntervalMs: 14_400_000,
+};
+
+/** Grouping keys of the sinks that group (every alert sink but alertmanager): absent ones take `grouping.*`. */
+function groupingShape() {
+  return {
+    groupBy: list(listItem(), {
+      doc: 'Labels whose values make a group (`rule` and `severity` count as labels); [] = one group for everything this sink receives; ["..."] = grouping off.',
+      defaultText: "grouping.groupBy",
+      check: groupByProblem,
+    }),
+    groupWaitMs: int({
+      doc: "A new group waits this long before its first notification (ms).",
+      defaultText: "grouping.groupWaitMs",
+      default: GROUPING_DEFAULTS.groupWaitMs,
+      min: 0,
+      max: 3_600_000,
+    }),
+    groupIntervalMs: int({
+      doc: "A group that notified waits this long before notifying what changed (ms).",
+      defaultText: "grouping.groupIntervalMs",
+      default: GROUPING_DEFAULTS.groupIntervalMs,
+      min: 0,
+      max: 86_400_000,
+    }),
+    repeatIntervalMs: int({
+      doc: "A group still firing with nothing new is notified again after this long (ms); 0 = never.",
+      defaultText: "grouping.repeatIntervalMs",
+      default: GROUPING_DEFAULTS.repeatIntervalMs,
+      min: 0,
+      max: 604_800_000,
+    }),
+  };
+}
+
 /** The heartbeat: a ping URL and its schedule; no alert filters (it never carries alerts). */
 function heartbeatShape(env: EnvRecord) {
   return {
@@ -149,10 +197,11 @@ function heartbeatShape(env: EnvRecord) {
 /** Keys of each sink kind, in documentation order (alert sinks, then the heartbeat); secrets resolve from `env`. */
 export function sinkShapes(env: EnvRecord) {
   return {
-    slack: commonShape(env, "slack"),
-    discord: commonShape(env, "discord"),
+    slack: { ...commonShape(env, "slack"), ...groupingShape() },
+    discord: { ...commonShape(env, "discord"), ...groupingShape() },
     telegram: {
       ...commonShape(env, "telegram"),
+      ...groupingShape(),
       botToken: secret(env, { doc: "Bot token from @BotFather (secret; use env:NAME)." }),
       // Telegram chat ids are often written as JSON numbers: those are accepted as well as strings.
       chatId: secret(env, {
@@ -163,6 +212,7 @@ export function sinkShapes(env: EnvRecord) {
     },
     pagerduty: {
       ...commonShape(env, "pagerduty"),
+      ...groupingShape(),
       routingKey: secret(env, {
         doc: "Events v2 integration (routing) key, 32 characters (secret; use env:NAME).",
         check: (s) => (/^[A-Za-z0-9]{32}$/.test(s) ? undefined : "must be a 32-character integration key"),
@@ -179,12 +229,36 @@ export function sinkShapes(env: EnvRecord) {
     },
     webhook: {
       ...commonShape(env, "webhook"),
+      ...groupingShape(),
       secret: secret(env, {
         doc: "HMAC-SHA256 signing key, ≥ 16 characters (secret; use env:NAME).",
         check: (s) => (s.length >= 16 ? undefined : "must be at least 16 characters"),
       }),
     },
     heartbeat: heartbeatShape(env),
+  };
+}
+
+/** Kinds whose sinks group their notifications (Alertmanager groups by itself; the heartbeat has no alerts). */
+const GROUPING_KINDS: ReadonlySet<unknown> = new Set([
+  "slack",
+  "discord",
+  "telegram",
+  "pagerduty",
+  "webhook",
+]);
+
+/** A raw sink element with the grouping keys it leaves out taken from the top-level `grouping` section. */
+function withGroupingDefaults(item: unknown, grouping: GroupingDefaults): unknown {
+  if (typeof item !== "object" || item === null || Array.isArray(item)) return item;
+  const element = item as Record<string, unknown>;
+  if (!GROUPING_KINDS.has(element.kind)) return item;
+  return {
+    groupBy: [...grouping.groupBy],
+    groupWaitMs: grouping.groupWaitMs,
+    groupIntervalMs: grouping.groupIntervalMs,
+    repeatIntervalMs: grouping.repeatIntervalMs,
+    ...element,
   };
 }
 
@@ -202,7 +276,12 @@ export type AlertSinkKind = AlertSinkConfig["kind"];
 export type SinkCommonConfig = Omit<Output<"slack">, "kind" | "url">;
 
 /** Read the `sinks` array (raw JSON), resolving `env:NAME` secrets from `env`; names must be unique. */
-export function readSinks(raw: unknown, env: EnvRecord, problems: ConfigProblem[]): SinkConfig[] {
+export function readSinks(
+  raw: unknown,
+  env: EnvRecord,
+  problems: ConfigProblem[],
+  grouping: GroupingDefaults = GROUPING_DEFAULTS,
+): SinkConfig[] {
   const shapes = sinkShapes(env);
   const schemas: KindSchemas<SinkKind, SinkConfig> = {
     slack: { schema: element(shapes.slack) },
@@ -213,7 +292,9 @@ export function readSinks(raw: unknown, env: EnvRecord, problems: ConfigProblem[
     webhook: { schema: element(shapes.webhook) },
     heartbeat: { schema: element(shapes.heartbeat) },
   };
-  const items = parseArray(raw, "sinks", problems, (item, key) => parseKinded(schemas, item, key, problems));
+  const items = parseArray(raw, "sinks", problems, (item, key) =>
+    parseKinded(schemas, withGroupingDefaults(item, grouping), key, problems),
+  );
   return reportDuplicates(
     items,
     "sinks",

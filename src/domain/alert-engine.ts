@@ -32,6 +32,8 @@ export interface AlertRecord {
   announced: AlertPayload | null;
   /** The rule config this record was last checked against (null = check again). */
   checkedRule: RuleConfig | null;
+  /** Fingerprint of the firing cause alert (upstream_down, ...) this alert is a child of; null when none. */
+  causedBy: string | null;
 }
 
 /**
@@ -45,11 +47,13 @@ export interface EngineState {
   readonly inhibitingFiring: Map<string, number>;
   /** Records per rule id; no zero entries. */
   readonly recordsByRule: Map<string, number>;
+  /** Bumped whenever a record's condition flips: an observation that changed none (and announced nothing) leaves the causes as they were. */
+  conditionFlips: number;
 }
 
 /** An empty engine. */
 export function createEngineState(): EngineState {
-  return { alerts: new Map(), inhibitingFiring: new Map(), recordsByRule: new Map() };
+  return { alerts: new Map(), inhibitingFiring: new Map(), recordsByRule: new Map(), conditionFlips: 0 };
 }
 
 /** Store a record under its fingerprint (replacing any). */
@@ -123,6 +127,7 @@ export function applyMeasure(
   const wasActive = record.rawActive;
   record.rawActive = wasActive ? !finding.clears : finding.fires;
   if (record.rawActive !== wasActive) {
+    engine.conditionFlips++;
     recordFlip(record, rule, nowMs);
     // A firing inhibitor (upstream_error) inhibits only while its condition holds: a held one must not mute fresh data.
     if (record.status === "firing" && inhibitsOthers(record.ruleKind))
@@ -153,6 +158,7 @@ function createRecord(key: AlertKey, finding: Measure, rule: RuleConfig): AlertR
     finding,
     announced: null,
     checkedRule: rule,
+    causedBy: null,
   };
 }
 
@@ -277,6 +283,8 @@ export function resolve(
   record.rawActive = false;
   record.flapping = false;
   record.announced = null;
+  // the next firing is a new episode: a cause adopts it again if it still has one
+  record.causedBy = null;
 }
 
 /** Count a firing inhibiting alert (upstream_error) on the target it depends on, or stop counting it. */

@@ -58,7 +58,7 @@ export function buildPayload(
     }
     context = extended;
   }
-  return {
+  const payload: AlertPayload = {
     fingerprint: record.fingerprint,
     status,
     rule: record.ruleKind,
@@ -72,4 +72,5 @@ export function buildPayload(
     reason,
     context,
   };
+  return record.causedBy === null ? payload : { ...payload, causedBy: record.causedBy };
 }

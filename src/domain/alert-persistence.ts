@@ -26,6 +26,8 @@ export interface PersistedAlert {
   readonly flipTimesMs: readonly number[];
   readonly flapping: boolean;
   readonly announced: AlertPayload | null;
+  /** The cause alert it is a child of (null when none; absent in checkpoints older than cause rules). */
+  readonly causedBy: string | null;
 }
 
 /** The persisted alert state (version 1). */
@@ -58,6 +60,7 @@ export function exportEngine(engine: EngineState): PersistedAlertState {
       // Round-trip through JSON so prices in contexts become plain strings.
       announced:
         record.announced === null ? null : (JSON.parse(JSON.stringify(record.announced)) as AlertPayload),
+      causedBy: record.causedBy,
     });
   }
   return { version: 1, alerts };
@@ -92,6 +95,7 @@ export function restoreEngine(engine: EngineState, alerts: readonly AlertPayload
     const startsAtMs = Date.parse(alert.startsAt);
     if (existing !== undefined && existing.status === "firing") {
       existing.announced = alert;
+      existing.causedBy = alert.causedBy ?? null;
       existing.lastAnnouncedMs = Math.max(existing.lastAnnouncedMs, startsAtMs);
       continue;
     }
@@ -115,6 +119,7 @@ export function restoreEngine(engine: EngineState, alerts: readonly AlertPayload
       finding: null,
       announced: alert,
       checkedRule: null,
+      causedBy: alert.causedBy ?? null,
     };
     putRecord(engine, record);
     if (inhibitsOthers(record.ruleKind)) countInhibitor(engine, record, +1);
@@ -140,5 +145,6 @@ function toRecord(alert: PersistedAlert): AlertRecord {
     finding: null,
     announced: alert.announced,
     checkedRule: null,
+    causedBy: alert.causedBy,
   };
 }

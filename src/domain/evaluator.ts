@@ -44,6 +44,8 @@ export type Trigger = "ok" | "failed" | "tick";
 /** The rules of one configuration applied to targets; state derived from the rules array only, rebuilt with a new evaluator. */
 export interface Evaluator {
   readonly rules: readonly RuleConfig[];
+  /** The enabled cause rules (their input is other alerts), in registry order: see evaluateCauses. */
+  readonly causes: readonly RuleConfig[];
   /** The rules that cover a target and the history it needs, resolved once per target spec. */
   rulesFor(spec: TargetSpec): TargetRules;
   /** Run the target's rules (`rules`: rulesFor its spec) that `trigger` concerns and feed their measures to the alert engine. */
@@ -131,6 +133,7 @@ export function createEvaluator(rules: readonly RuleConfig[], options: Evaluator
 
   return {
     rules,
+    causes: active.filter((rule) => definitionOf(rule).cause !== null),
     rulesFor: rulesOf,
     evaluateTarget(monitor, data, rules, trigger, nowMs, out) {
       for (const slot of rules.slots)

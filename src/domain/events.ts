@@ -45,6 +45,17 @@ export interface AlertPayload {
    * chat-ops sinks; absent when none. On a resolve: present when the alert's firing was never notified.
    */
   readonly silencedBy?: readonly string[];
+  /**
+   * Fingerprint of the firing cause alert (upstream_down, publisher_outage, source_deviation, market_move) this
+   * alert is a child of: the transition is not notified on its own. On a resolve: present when the alert's firing
+   * was never notified because of its parent (as `silencedBy`); absent when the alert has no firing parent.
+   */
+  readonly causedBy?: string;
+}
+
+/** Whether chat-ops sinks leave this transition out: a silence mutes it, or it is a child of a firing cause alert. */
+export function isMutedTransition(alert: Pick<AlertPayload, "silencedBy" | "causedBy">): boolean {
+  return (alert.silencedBy?.length ?? 0) > 0 || alert.causedBy !== undefined;
 }
 
 /**

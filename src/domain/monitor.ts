@@ -3,13 +3,14 @@
 import { createEngineState, dropRecord, resolve, type EngineState } from "./alert-engine.js";
 import { exportEngine, importEngine, restoreEngine, type PersistedAlertState } from "./alert-persistence.js";
 import { inhibitorsByTarget, inhibitorsOf, pendingAlertsOf, type PendingAlert } from "./alert-view.js";
+import { evaluateCauses } from "./causes.js";
 import { createEvaluator, type Evaluator } from "./evaluator.js";
 import type { AlertLabels, AlertPayload } from "./events.js";
 import { createTargetRegistry, ensureTarget, removeTarget, type TargetRegistry } from "./monitor-targets.js";
 import type { Observation } from "./observation.js";
 import { applyPoll } from "./target-state.js";
 import { describeTargetData, type TargetDataView } from "./target-view.js";
-import { RULES, type RuleConfig } from "./rules/index.js";
+import { isCauseKind, RULES, type RuleConfig } from "./rules/index.js";
 import type { TargetSpec } from "./types.js";
 
 export type { Observation } from "./observation.js";
@@ -66,10 +67,16 @@ export function observe(
     return { state, transitions: [] };
   }
   const out: AlertPayload[] = [];
+  const wasFailing = data.failures > 0;
+  const flipsBefore = state.engine.conditionFlips;
   applyPoll(data, observation);
   const ok = observation.result.ok;
   evaluator.evaluateTarget(state, data, targetRules, ok ? "ok" : "failed", nowMs, out);
   if (ok && observation.kind === "offchain") evaluator.evaluatePartners(state, data, nowMs, out);
+  // The causes read the alerts' conditions and the targets' failures: an observation that moved neither (the
+  // steady state, healthy or not) leaves them as they were; what time alone changes, the next tick sees.
+  if (out.length > 0 || !ok || wasFailing || state.engine.conditionFlips !== flipsBefore)
+    evaluateCauses(state, evaluator.causes, nowMs, out);
   return { state, transitions: out };
 }
 
@@ -81,6 +88,7 @@ export function tick(state: MonitorState, rules: readonly RuleConfig[], nowMs: n
     if (data.snapshot !== null)
       evaluator.evaluateTarget(state, data, evaluator.rulesFor(data.spec), "tick", nowMs, out);
   evaluator.sweep(state, nowMs, out);
+  evaluateCauses(state, evaluator.causes, nowMs, out);
   return { state, transitions: out };
 }
 
@@ -107,6 +115,8 @@ export function retainTargets(
   for (const id of [...state.targets.byId.keys()]) if (!targetIds.has(id)) removeTarget(state.targets, id);
   const { engine } = state;
   for (const record of engine.alerts.values()) {
+    // a cause alert depends on no target: its rule clears it when its children are gone
+    if (isCauseKind(record.ruleKind)) continue;
     const kept =
       record.targetIds.length === 0
         ? specs === undefined || specs.some((spec) => couldOwn(spec, record.labels))
@@ -115,7 +125,9 @@ export function retainTargets(
     resolve(engine, record, nowMs, out, "target_removed");
     dropRecord(engine, record.fingerprint);
   }
-  evaluatorFor(state, rules).sweep(state, nowMs, out);
+  const evaluator = evaluatorFor(state, rules);
+  evaluator.sweep(state, nowMs, out);
+  evaluateCauses(state, evaluator.causes, nowMs, out);
   return { state, transitions: out };
 }
 

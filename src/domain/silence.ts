@@ -163,32 +163,48 @@ export function parseMatcher(text: string): SilenceMatcher | { readonly problem:
   return matcher;
 }
 
-/** What muting remembers of a firing alert: the silences on its latest announcement, and whether any was notified. */
+/** What muting remembers of a firing alert: the silences and the parent on its latest announcement, and whether any was notified. */
 export interface MuteMemory {
   readonly silencedBy: readonly string[];
+  /** The cause alert its latest announcement was a child of; absent when none. */
+  readonly causedBy?: string;
   readonly notified: boolean;
 }
 
+/** What muting stamps on a transition: the silences and the parent that keep it from chat-ops sinks. */
+export interface MuteStamp {
+  readonly silencedBy: readonly string[];
+  readonly causedBy: string | undefined;
+  readonly memory: MuteMemory | undefined;
+}
+
 /**
- * The `silencedBy` a transition carries and what to remember after it. A firing announcement is muted by the
- * silences active now (`activeIds`); a resolve is muted only when no announcement of its firing was notified
- * (a person who was paged hears that it resolved, even under a silence created since; one who was never
- * paged hears nothing).
+ * The `silencedBy` and `causedBy` a transition carries and what to remember after it. A firing announcement is
+ * muted by the silences active now (`activeIds`) and by its firing parent (`causedBy`); a resolve is muted only
+ * when no announcement of its firing was notified (a person who was paged hears that it resolved, even under a
+ * silence created since or a parent that adopted it; one who was never paged hears nothing), and then carries
+ * the muting of the alert's latest announcement.
  */
 export function muteTransition(
   previous: MuteMemory | undefined,
   status: "firing" | "resolved",
   activeIds: readonly string[],
-): { readonly silencedBy: readonly string[]; readonly memory: MuteMemory | undefined } {
-  if (status === "resolved")
+  causedBy?: string,
+): MuteStamp {
+  if (status === "resolved") {
+    const muted = previous !== undefined && !previous.notified;
     return {
-      silencedBy: previous !== undefined && !previous.notified ? previous.silencedBy : NO_IDS,
+      silencedBy: muted ? previous.silencedBy : NO_IDS,
+      causedBy: muted ? previous.causedBy : undefined,
       memory: undefined,
     };
-  return {
-    silencedBy: activeIds,
-    memory: { silencedBy: activeIds, notified: previous?.notified === true || activeIds.length === 0 },
-  };
+  }
+  const notified = previous?.notified === true || (activeIds.length === 0 && causedBy === undefined);
+  const memory: MuteMemory =
+    causedBy === undefined
+      ? { silencedBy: activeIds, notified }
+      : { silencedBy: activeIds, causedBy, notified };
+  return { silencedBy: activeIds, causedBy, memory };
 }
 
 /** Whether two sorted id lists are equal. */

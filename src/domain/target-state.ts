@@ -46,6 +46,8 @@ export interface TargetData {
   failures: number;
   lastError: PmError | null;
   failingSinceMs: number;
+  /** When the latest poll, failed or not, was observed (NaN before one): how recent its verdict is. */
+  lastPollAtMs: number;
   history: PriceHistory | null;
 }
 
@@ -61,6 +63,7 @@ export function createTargetData(spec: TargetSpec): TargetData {
     failures: 0,
     lastError: null,
     failingSinceMs: Number.NaN,
+    lastPollAtMs: Number.NaN,
     history: null,
   };
 }
@@ -75,6 +78,7 @@ export function setHistoryRetention(data: TargetData, retainMs: number): void {
 /** Fold a poll outcome into the target: success replaces the snapshot and feeds history, failure counts. */
 export function applyPoll(data: TargetData, observation: PollObservation): void {
   const { result } = observation;
+  data.lastPollAtMs = observation.observedAtMs;
   if (!result.ok) {
     if (data.failures === 0) data.failingSinceMs = observation.observedAtMs;
     data.failures++;

@@ -11,7 +11,7 @@ import type {
   LifecyclePhase,
   PriceTick,
 } from "../domain/events.js";
-import { muteTransition, type MuteMemory } from "../domain/silence.js";
+import { muteTransition, sameIds, type MuteMemory } from "../domain/silence.js";
 import type { Journal, Replay } from "../state/journal.js";
 
 /** Read side of the hub, what sinks (WebSocket, stdout, chat-ops) consume. */
@@ -75,11 +75,10 @@ export function createEventHub(options: {
     const ids = alert.status === "firing" ? (options.silencing?.(alert) ?? []) : [];
     // absent means notified and never muted since, except for a new firing, which owes nothing to the last one
     const previous = alert.reason === "first" ? undefined : (mutes.get(alert.fingerprint) ?? NOTIFIED);
-    const { silencedBy, memory } = muteTransition(previous, alert.status, ids);
-    if (memory === undefined || (memory.notified && memory.silencedBy.length === 0))
-      mutes.delete(alert.fingerprint);
+    const { silencedBy, causedBy, memory } = muteTransition(previous, alert.status, ids, alert.causedBy);
+    if (memory === undefined || isPlainNotified(memory)) mutes.delete(alert.fingerprint);
     else mutes.set(alert.fingerprint, memory);
-    return withSilencedBy(alert, silencedBy);
+    return withMuting(alert, silencedBy, causedBy);
   };
 
   const emit = <E extends JournaledEvent>(event: E): E => {
@@ -95,7 +94,8 @@ export function createEventHub(options: {
     replay: (since) => journal.after(since),
     activeAlerts: () => [...active.values()],
     latestPrices: () => [...prices.values()],
-    // no memory: never muted (or muted only after a notified announcement, which the memory keeps as notified)
+    // no memory: never muted (or muted only after a notified announcement, which the memory keeps as notified);
+    // a child of a firing cause alert (causedBy) counts as muted, so its resolve is left out as its firing was
     wasNotified: (fingerprint) => mutes.get(fingerprint)?.notified ?? true,
     publishAlert(raw) {
       const alert = mute(stamp(raw));
@@ -121,9 +121,8 @@ export function createEventHub(options: {
       const journaled = mutesOf(journal.entries());
       for (const alert of alerts) {
         const memory = journaled.get(alert.fingerprint);
-        active.set(alert.fingerprint, withSilencedBy(stamp(alert), memory?.silencedBy ?? []));
-        if (memory !== undefined && !(memory.notified && memory.silencedBy.length === 0))
-          mutes.set(alert.fingerprint, memory);
+        active.set(alert.fingerprint, withMuting(stamp(alert), memory?.silencedBy ?? [], alert.causedBy));
+        if (memory !== undefined && !isPlainNotified(memory)) mutes.set(alert.fingerprint, memory);
       }
     },
     refreshActive(alerts) {
@@ -131,7 +130,7 @@ export function createEventHub(options: {
       for (const alert of alerts) {
         const previous = active.get(alert.fingerprint);
         if (previous !== undefined)
-          active.set(alert.fingerprint, withSilencedBy(stamp(alert), previous.silencedBy ?? []));
+          active.set(alert.fingerprint, withMuting(stamp(alert), previous.silencedBy ?? [], alert.causedBy));
       }
     },
     complete() {
@@ -143,12 +142,29 @@ export function createEventHub(options: {
 /** The muting an alert absent from the hub's memory had: notified, muted by nothing. */
 const NOTIFIED: MuteMemory = { silencedBy: [], notified: true };
 
-/** `alert` carrying exactly `silencedBy` (absent when empty, as on every alert no silence touches). */
-function withSilencedBy(alert: AlertPayload, silencedBy: readonly string[]): AlertPayload {
-  if (silencedBy.length > 0) return { ...alert, silencedBy };
-  if (alert.silencedBy === undefined) return alert;
-  const { silencedBy: _dropped, ...rest } = alert;
-  return rest;
+/** A memory the hub need not keep: notified, and its latest announcement muted by nothing. */
+function isPlainNotified(memory: MuteMemory): boolean {
+  return memory.notified && memory.silencedBy.length === 0 && memory.causedBy === undefined;
+}
+
+/**
+ * `alert` carrying exactly `silencedBy` and `causedBy` (each absent when empty, as on every alert no silence or
+ * parent touches): the hub's one decision, which every sink and a restart read back.
+ */
+function withMuting(
+  alert: AlertPayload,
+  silencedBy: readonly string[],
+  causedBy: string | undefined,
+): AlertPayload {
+  if (alert.causedBy === causedBy && sameSilences(alert.silencedBy, silencedBy)) return alert;
+  const { silencedBy: _silences, causedBy: _parent, ...rest } = alert;
+  const silenced = silencedBy.length > 0 ? { ...rest, silencedBy } : rest;
+  return causedBy === undefined ? silenced : { ...silenced, causedBy };
+}
+
+/** Whether an alert's `silencedBy` (absent = none) says `ids`. */
+function sameSilences(current: readonly string[] | undefined, ids: readonly string[]): boolean {
+  return current === undefined ? ids.length === 0 : current.length > 0 && sameIds(current, ids);
 }
 
 /**
@@ -166,7 +182,7 @@ function mutesOf(events: readonly JournaledEvent[]): Map<string, MuteMemory> {
     }
     // an announcement's silencedBy is the muting decided when it was published: replay that decision
     const earlier = reason === "first" ? undefined : memories.get(fingerprint);
-    const { memory } = muteTransition(earlier, "firing", event.alert.silencedBy ?? []);
+    const { memory } = muteTransition(earlier, "firing", event.alert.silencedBy ?? [], event.alert.causedBy);
     if (memory !== undefined) memories.set(fingerprint, memory);
   }
   return memories;

@@ -32,6 +32,8 @@ const PERSISTED_ALERT = z
     flipTimesMs: z.array(z.number()),
     flapping: z.boolean(),
     announced: ALERT_PAYLOAD.nullable().default(null),
+    // absent in checkpoints written before cause rules: no parent
+    causedBy: z.string().nullable().default(null),
   })
   .refine((alert) => alert.status !== "firing" || alert.announced !== null, {
     path: ["announced"],

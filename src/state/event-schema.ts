@@ -24,12 +24,19 @@ export const ALERT_PAYLOAD_JSON = z.object({
   reason: z.enum(["first", "repeat", "resolved"]),
   context: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()])),
   silencedBy: z.array(z.string()).optional(),
+  causedBy: z
+    .string()
+    .optional()
+    .describe(
+      "fingerprint of the firing cause alert this one is a child of (not notified on its own); absent when none",
+    ),
 });
 
-/** An alert payload as announced (journal lines, a checkpoint's last announcement): an absent `silencedBy` stays absent. */
+/** An alert payload as announced (journal lines, a checkpoint's last announcement): an absent `silencedBy` or `causedBy` stays absent. */
 export const ALERT_PAYLOAD = ALERT_PAYLOAD_JSON.transform((parsed): AlertPayload => {
-  const { silencedBy, ...rest } = parsed;
-  return silencedBy === undefined ? rest : { ...rest, silencedBy };
+  const { silencedBy, causedBy, ...rest } = parsed;
+  const muted = silencedBy === undefined ? rest : { ...rest, silencedBy };
+  return causedBy === undefined ? muted : { ...muted, causedBy };
 });
 
 /** An event's seq. */

@@ -72,7 +72,7 @@ describe("pragma-monitor backtest --recording", () => {
     expect(code).toBe(0);
     const report = JSON.parse(out) as {
       rules: { rule: string; fired: number; firingMs: number }[];
-      sinks: { name: string; notifications: number; alerts: number; digests: number }[];
+      sinks: { name: string; notifications: number; alerts: number; repeats: number }[];
       timeline: { rule: string; status: string }[];
       complete: boolean;
     };
@@ -88,10 +88,22 @@ describe("pragma-monitor backtest --recording", () => {
     // fires at 20 s, resolves once the window no longer holds the old price (~10 s later)
     expect(move?.firingMs).toBeGreaterThanOrEqual(9_000);
     expect(move?.firingMs).toBeLessThanOrEqual(11_000);
-    // one token a minute: the first transition goes alone, the other three wait and leave as one digest
+    // the shipped grouping (one group, 5 s wait, 60 s interval): the move's firing goes alone 5 s after it; the
+    // other three wait for the group interval and leave together in the group's next notification
     expect(report.sinks).toEqual([
-      expect.objectContaining({ name: "hook", notifications: 2, alerts: 4, digests: 1 }),
+      expect.objectContaining({ name: "hook", notifications: 2, alerts: 4, repeats: 0 }),
     ]);
+  });
+
+  it("counts one notification per transition with grouping off, the rate limit only delaying them", async () => {
+    const dir = tempDir();
+    const rec = join(dir, "rec");
+    await writeRecording(rec, incident());
+    const config = writeConfig(dir, { ...CONFIG, grouping: { groupBy: ["..."] } });
+    const { code, out } = run(["--config", config, "--recording", rec, "--json"]);
+    expect(code).toBe(0);
+    const report = JSON.parse(out) as { sinks: { notifications: number; alerts: number }[] };
+    expect(report.sinks).toEqual([expect.objectContaining({ notifications: 4, alerts: 4 })]);
   });
 
   it("gives byte-identical --json for the same inputs", async () => {
@@ -126,7 +138,7 @@ describe("pragma-monitor backtest --recording", () => {
     const other = join(dir, "other.json");
     writeFileSync(
       other,
-      JSON.stringify({ ...CONFIG, sinks: [{ ...CONFIG.sinks[0], ratePerMinute: 60, burst: 10 }] }),
+      JSON.stringify({ ...CONFIG, grouping: { groupBy: ["..."] } }), // grouping off: a page per transition
     );
     const compared = run(["--config", config, "--recording", rec, "--compare", other]);
     expect(compared.code).toBe(0);

@@ -71,6 +71,10 @@ describe("loadConfig layers", () => {
         "vault_status",
         "vault_share_price",
         "upstream_error",
+        "upstream_down",
+        "publisher_outage",
+        "source_deviation",
+        "market_move",
       ]),
     );
     expect(config.rules.find((r) => r.kind === "upstream_error")?.threshold).toBe(3);

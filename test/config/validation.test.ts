@@ -379,3 +379,51 @@ describe("element defaults", () => {
     expect(lines.some((l) => l.startsWith("sinks[0].failUrl: "))).toBe(true);
   });
 });
+
+describe("grouping", () => {
+  const slack = (extra: object) => ({ kind: "slack", url: "https://hooks.slack.com/x", ...extra });
+
+  it.each([
+    [
+      { sinks: [slack({ groupBy: ["...", "pair"] })] },
+      'sinks[0].groupBy: "..." must be alone (grouping off)',
+    ],
+    [
+      { sinks: [slack({ groupBy: ["pair-name"] })] },
+      'sinks[0].groupBy: "pair-name" is not a label name ([A-Za-z_][A-Za-z0-9_]*)',
+    ],
+    [{ sinks: [slack({ groupBy: ["pair", "pair"] })] }, "sinks[0].groupBy: lists a label twice"],
+    [
+      { sinks: [slack({ groupWaitMs: -1 })] },
+      "sinks[0].groupWaitMs: must be an integer from 0 to 3600000, got -1",
+    ],
+    [
+      { sinks: [{ kind: "alertmanager", url: "http://am:9093", groupBy: ["pair"] }] },
+      "sinks[0].groupBy: unknown key",
+    ],
+  ])("%j → %s", (content, line) => {
+    expect(problemLines(() => loadWith(content, bare))).toContain(line);
+  });
+
+  it("a sink takes grouping.* for the keys it leaves out, and its own keys win", () => {
+    const { config } = loadWith(
+      {
+        grouping: { groupBy: ["rule"], groupWaitMs: 1_000 },
+        sinks: [slack({ name: "a" }), slack({ name: "b", groupBy: ["..."], groupIntervalMs: 5 })],
+      },
+      bare,
+    );
+    expect(
+      config.sinks.map((s) => ("groupBy" in s ? [s.groupBy, s.groupWaitMs, s.groupIntervalMs] : [])),
+    ).toEqual([
+      [["rule"], 1_000, 60_000],
+      [["..."], 1_000, 5],
+    ]);
+  });
+
+  it("checks grouping.groupBy from the environment too", () => {
+    expect(
+      problemLines(() => loadWith({}, { ...bare, env: { PM_GROUPING_GROUP_BY: "pair,...,rule" } })),
+    ).toEqual([expect.stringContaining('grouping.groupBy: "..." must be alone')]);
+  });
+});

@@ -249,6 +249,7 @@ describe("records per rule", () => {
     finding: null,
     announced: null,
     checkedRule: null,
+    causedBy: null,
   });
 
   it("counts records per rule id through replace and drop, with no zero entries", () => {

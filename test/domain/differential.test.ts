@@ -82,6 +82,16 @@ const SPECIFIC: { readonly [K in RuleConfigKind]: fc.Arbitrary<readonly [object,
   vault_status: fc.tuple(fc.constant({}), fc.constant(1)),
   vault_share_price: fc.tuple(fc.record({ windowMs: fc.constantFrom(2_000, 10_000) }), fraction),
   upstream_error: fc.tuple(fc.constant({}), fc.integer({ min: 1, max: 3 })),
+  upstream_down: fc.tuple(
+    fc.record({ minFraction: fc.constantFrom(0, 0.5), windowMs: fc.constantFrom(2_000, 10_000) }),
+    fc.integer({ min: 1, max: 3 }),
+  ),
+  publisher_outage: fc.tuple(fc.constant({}), fc.integer({ min: 1, max: 2 })),
+  source_deviation: fc.tuple(fc.constant({}), fc.integer({ min: 1, max: 2 })),
+  market_move: fc.tuple(
+    fc.record({ minFraction: fc.constantFrom(0, 0.5), windowMs: fc.constantFrom(5_000, 60_000) }),
+    fc.integer({ min: 1, max: 3 }),
+  ),
 };
 
 const generatedRule: fc.Arbitrary<RuleConfig> = fc

@@ -61,6 +61,8 @@ export function testConfig(
               secret: options.webhook.secret,
               failureThreshold: 1000,
               timeoutMs: 2_000,
+              // one delivery per transition, at once: these tests follow single transitions
+              groupBy: ["..."],
             },
           ],
     state: { dir: work.stateDir },

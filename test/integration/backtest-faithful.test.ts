@@ -1,4 +1,5 @@
-// The live daemon and the backtest of its own recording agree: same transitions (fingerprint, status, time within a poll) and same webhook notifications.
+// The live daemon and the backtest of its own recording agree: same transitions (fingerprint, status, time within a
+// poll) and, under the shipped default grouping, the same group notifications the webhook receives.
 import { afterEach, describe, expect, it } from "vitest";
 import { join } from "node:path";
 import { readRecording } from "../../src/backtest/reader.js";
@@ -24,19 +25,42 @@ const MARKET_POLL_MS = POLL_MS * SPEED;
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** What a webhook POST carried: its events' fingerprint and status, in order. */
-function posted(rx: Receiver): { fingerprint: string; status: string }[] {
+/** A group notification as the webhook posts it (the fields compared). */
+interface GroupBody {
+  readonly type: string;
+  readonly groupKey: string;
+  readonly repeat: boolean;
+  readonly alerts: readonly { readonly alert: { readonly fingerprint: string; readonly status: string } }[];
+  readonly events: readonly AlertEvent[];
+}
+
+/** Each webhook POST: its group, whether it repeats, the alerts it lists and the transitions it carries. */
+function posted(rx: Receiver): { group: string; repeat: boolean; alerts: string[]; transitions: string[] }[] {
   return rx.requests
     .filter((r) => r.url === "/hook")
-    .flatMap((r) => {
-      const body = JSON.parse(r.body) as { readonly type: string; readonly events?: AlertEvent[] };
-      const events = body.type === "digest" ? (body.events ?? []) : [body as AlertEvent];
-      return events.map((e) => ({ fingerprint: e.alert.fingerprint, status: e.alert.status }));
+    .map((r) => {
+      const body = JSON.parse(r.body) as GroupBody;
+      expect(body.type).toBe("group");
+      return {
+        group: body.groupKey,
+        repeat: body.repeat,
+        alerts: body.alerts.map(({ alert }) => `${alert.fingerprint}:${alert.status}`),
+        transitions: body.events.map(({ alert }) => `${alert.fingerprint}:${alert.status}`),
+      };
     });
 }
 
+/** Wait until the webhook has received every transition in `live` (the group timers decide when). */
+async function untilDelivered(rx: Receiver, live: readonly AlertEvent[], timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (posted(rx).flatMap((p) => p.transitions).length < live.length) {
+    if (Date.now() > deadline) throw new Error("the webhook did not receive every transition in time");
+    await sleep(100);
+  }
+}
+
 describe("backtest of the daemon's own recording (real daemon, simulator, webhook receiver)", () => {
-  it("replays an incident to the same transitions and the same notifications", async () => {
+  it("replays an incident to the same transitions and the same group notifications (default grouping)", async () => {
     rx = await startReceiver();
     const recordingDir = join(makeTempDir(), "recording");
     t = await startTestApp({
@@ -61,6 +85,8 @@ describe("backtest of the daemon's own recording (real daemon, simulator, webhoo
         },
       ],
       recording: { enabled: true, dir: recordingDir },
+      // the shipped grouping (the harness turns it off): one group, groupWaitMs/groupIntervalMs/repeat defaults
+      grouping: { groupBy: [] },
     });
     const firing = (rule: string) => (e: AlertEvent) => e.alert.rule === rule && e.alert.status === "firing";
     const resolvedAfter = (fired: AlertEvent) => (e: AlertEvent) =>
@@ -96,8 +122,9 @@ describe("backtest of the daemon's own recording (real daemon, simulator, webhoo
     const outageFired = await t.waitForAlert(firing("upstream_error"), 8_000, "upstream_error firing");
     await t.removeFault(outage);
     await t.waitForAlert(resolvedAfter(outageFired), 8_000, "upstream_error resolving");
-    await sleep(500); // the last notification reaches the receiver
     const live = t.alertEvents();
+    // the transitions after the group's first notification leave one group interval (60 s) after it
+    await untilDelivered(rx, live, 90_000);
     const config = t.config;
     await t.stop();
 
@@ -113,9 +140,18 @@ describe("backtest of the daemon's own recording (real daemon, simulator, webhoo
       expect(Math.abs(atMs - liveMs)).toBeLessThanOrEqual(MARKET_POLL_MS);
     });
     const [hook] = result.sinks;
-    const notified = hook?.messages.flatMap((m) => m.alerts) ?? [];
-    expect(notified).toEqual(posted(rx));
-    expect(hook?.notifications).toBe(rx.requests.filter((r) => r.url === "/hook").length);
-    expect(notified.length).toBeGreaterThanOrEqual(6);
-  }, 60_000);
+    const bySeq = new Map(result.transitions.map(({ seq, alert }) => [seq, `${alert.fingerprint}:${alert.status}`]));
+    const predicted = (hook?.messages ?? []).map((m) => ({
+      group: m.group,
+      repeat: m.repeat,
+      alerts: m.alerts.map((a) => `${a.fingerprint}:${a.status}`),
+      transitions: m.seqs.map((seq) => bySeq.get(seq) ?? `seq ${seq}`),
+    }));
+    const received = posted(rx);
+    expect(predicted).toEqual(received);
+    expect(hook?.notifications).toBe(received.length);
+    // grouping did something: fewer notifications than transitions, and more than one
+    expect(received.length).toBeGreaterThanOrEqual(2);
+    expect(received.length).toBeLessThan(live.length);
+  }, 150_000);
 });

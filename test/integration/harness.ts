@@ -28,7 +28,7 @@ export const LEVEL = { debug: 20, info: 30, warn: 40, error: 50 } as const;
 
 /**
  * Base of every test config: embedded simulator without a scenario, no candle warm-up, one attempt per
- * poll (so failures count at once), short backoff, nothing monitored; tests add monitors and rules.
+ * poll (so failures count at once), short backoff, nothing monitored, grouping off; tests add monitors and rules.
  */
 const BASE_CONFIG: JsonObject = {
   upstream: {
@@ -40,6 +40,8 @@ const BASE_CONFIG: JsonObject = {
   monitors: { jitter: 0.1, maxBackoffMs: 400, warmup: { enabled: false } },
   rules: [],
   sinks: [],
+  // one notification per transition, at once: the tests that group say so (grouping.test.ts)
+  grouping: { groupBy: ["..."] },
   log: { level: "debug" },
 };
 

@@ -73,6 +73,10 @@ describe("crash consistency of the built daemon under kill -9", () => {
             ratePerMinute: 6_000,
             burst: 1_000,
             timeoutMs: 2_000,
+            // grouped, with short timers: group notifications and their state must survive kill -9 too
+            groupBy: [],
+            groupWaitMs: 200,
+            groupIntervalMs: 500,
           },
         ],
         log: { level: "info" },
@@ -320,8 +324,9 @@ describe("crash consistency of the built daemon under kill -9", () => {
     const live = new Set<string>();
     for (const line of readFileSync(join(outboxDir, "hook.jsonl"), "utf8").split("\n")) {
       if (line === "") continue;
-      const record = JSON.parse(line) as { id?: string; ack?: string };
-      if (record.ack !== undefined) live.delete(record.ack);
+      // a tombstone is {"ack":"<id>"}, or {"ack":[ids],"state":…} with the group state (docs/webhooks.md)
+      const record = JSON.parse(line) as { id?: string; ack?: string | string[] };
+      if (record.ack !== undefined) for (const id of [record.ack].flat()) live.delete(id);
       else if (record.id !== undefined) live.add(record.id);
     }
     const checkpoint = JSON.parse(readFileSync(join(stateDir, "alerts.json"), "utf8")) as { lastSeq: number };

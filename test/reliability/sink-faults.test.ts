@@ -72,6 +72,10 @@ describe("webhook sink faults", () => {
       timeoutMs: TIMEOUT_MS,
       maxAgeMs: 3_600_000,
       failureThreshold: 3,
+      groupBy: ["..."],
+      groupWaitMs: 0,
+      groupIntervalMs: 0,
+      repeatIntervalMs: 0,
     };
     chatops = build();
     await chatops.start();

@@ -44,6 +44,7 @@ const firing: PersistedAlert = {
   flipTimesMs: [1_000],
   flapping: false,
   announced: payload,
+  causedBy: null,
 };
 /** A logger whose lines the test reads back as objects. */
 function captureLogger(): { logger: pino.Logger; lines: { msg: string }[] } {
@@ -71,6 +72,22 @@ describe("parsePersistedAlertState", () => {
     const pending = { ...firing, fingerprint: "fedcba9876543210", status: "pending", announced: null };
     const state = { version: 1, alerts: [firing, pending] };
     expect(parsePersistedAlertState(JSON.parse(JSON.stringify(state)))).toEqual(state);
+  });
+
+  it("reads a checkpoint written before cause rules (no causedBy) as alerts without a parent, and keeps a parent", () => {
+    const { causedBy: _none, ...old } = firing;
+    expect(parsePersistedAlertState({ version: 1, alerts: [old] }).alerts[0]?.causedBy).toBeNull();
+    const child = {
+      ...firing,
+      causedBy: "fedcba9876543210",
+      announced: { ...payload, causedBy: "fedcba9876543210" },
+    };
+    const parsed = parsePersistedAlertState({ version: 1, alerts: [child] }).alerts[0];
+    expect(parsed?.causedBy).toBe("fedcba9876543210");
+    expect(parsed?.announced?.causedBy).toBe("fedcba9876543210");
+    expect(
+      "causedBy" in (parsePersistedAlertState({ version: 1, alerts: [old] }).alerts[0]?.announced ?? {}),
+    ).toBe(false);
   });
 
   it("accepts an alert restored from the journal that has not seen fresh data yet (no targets known)", () => {

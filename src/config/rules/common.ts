@@ -32,6 +32,11 @@ export interface RuleKindDefaults {
    * depends on the market and is left to the user.
    */
   readonly clearFactor: number;
+  /**
+   * A fixed default clearThreshold (capped at the threshold) instead of the band: cause rules resolve once
+   * fewer than this many members are left (1: when none is), so a recovery does not end them member by member.
+   */
+  readonly clearAt?: number;
   /** How the threshold reads for this kind (docs and messages). */
   readonly thresholdDoc: string;
 }
@@ -85,6 +90,7 @@ function threshold(d: RuleKindDefaults, doc: string, defaultText: string) {
 
 /** The clear threshold a rule (or override) gets when it sets none: the kind's band, rounded off float noise. */
 function defaultClear(value: number, d: RuleKindDefaults): number {
+  if (d.clearAt !== undefined) return Math.min(value, d.clearAt);
   return d.clearFactor === 1 ? value : Number((value * d.clearFactor).toPrecision(12));
 }
 
@@ -96,11 +102,18 @@ function scopeName(name: string): string {
 /** The keys every rule has, with this kind's defaults and docs. */
 function commonShape(kind: RuleConfigKind, d: RuleKindDefaults) {
   const offchainDefault = d.threshold?.("offchain");
-  const band = d.clearFactor === 1 ? "= threshold" : `= threshold × ${d.clearFactor}`;
+  const band =
+    d.clearAt !== undefined
+      ? `min(threshold, ${d.clearAt})`
+      : d.clearFactor === 1
+        ? "= threshold"
+        : `= threshold × ${d.clearFactor}`;
   const clearDoc =
-    d.clearFactor === 1
-      ? "Resolve once back past this (default = threshold)."
-      : `Resolve once back past this (hysteresis; default = threshold × ${d.clearFactor}, so the alert does not flap at the threshold).`;
+    d.clearAt !== undefined
+      ? `Resolve once fewer than this many are left (default ${d.clearAt}: once none is).`
+      : d.clearFactor === 1
+        ? "Resolve once back past this (default = threshold)."
+        : `Resolve once back past this (hysteresis; default = threshold × ${d.clearFactor}, so the alert does not flap at the threshold).`;
   const override = element({
     threshold: threshold(d, "Threshold for this scope.", "(rule's)"),
     clearThreshold: threshold(d, "Clear threshold for this scope.", "(rule's)"),

@@ -12,6 +12,10 @@ import { priceLevel } from "./price-level.js";
 import { publisherMissing } from "./publisher-missing.js";
 import { publisherStale } from "./publisher-stale.js";
 import { stalePrice } from "./stale-price.js";
+import { marketMove } from "./market-move.js";
+import { publisherOutage } from "./publisher-outage.js";
+import { sourceDeviation } from "./source-deviation.js";
+import { upstreamDown } from "./upstream-down.js";
 import { upstreamError } from "./upstream-error.js";
 import { variation } from "./variation.js";
 import { vaultSharePrice } from "./vault-share-price.js";
@@ -32,6 +36,10 @@ export const RULE_DEFINITIONS: { readonly [K in RuleConfigKind]: RuleConfigDefin
   vault_status: vaultStatus,
   vault_share_price: vaultSharePrice,
   upstream_error: upstreamError,
+  upstream_down: upstreamDown,
+  publisher_outage: publisherOutage,
+  source_deviation: sourceDeviation,
+  market_move: marketMove,
 };
 
 /** Read the `rules` array (raw JSON): each element validated strictly and completed with its kind's defaults. */

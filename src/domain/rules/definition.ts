@@ -1,6 +1,7 @@
 // What a rule kind is, in one object: the targets it reads, its scope, labels and direction, when it runs, the history it needs, and its detector.
+import type { AlertRecord } from "../alert-engine.js";
 import type { AlertLabels } from "../events.js";
-import type { Finding } from "../finding.js";
+import type { Finding, Measure } from "../finding.js";
 import { inScope, targetLabels, targetScopeKey, type Direction, type RuleSettings } from "../rule-scope.js";
 import type { TargetData } from "../target-state.js";
 import type { TargetSpec } from "../types.js";
@@ -17,6 +18,28 @@ export interface DetectContext<R> {
   readonly nowMs: number;
   /** The related target (RuleDefinition.related), when the rule has one and it is monitored. */
   readonly related: TargetData | undefined;
+}
+
+/** What a cause rule reads: the alert records of the engine and the targets' data, at `nowMs`. */
+export interface CauseContext<R> {
+  readonly rule: R;
+  readonly alerts: ReadonlyMap<string, AlertRecord>;
+  readonly targets: ReadonlyMap<string, TargetData>;
+  /** The rule's own (parent) records that are pending or firing: each needs a finding, so it can clear. */
+  readonly parents: readonly AlertRecord[];
+  readonly nowMs: number;
+}
+
+/** One parent key's verdict: its measure (extraLabels: the parent's labels) and the children it adopts while it fires. */
+export interface CauseFinding {
+  readonly measure: Measure;
+  /** Fingerprints of the child alerts (pending or firing) the cause explains. */
+  readonly children: readonly string[];
+}
+
+/** An aggregate rule over other alerts (and the targets' poll outcomes): the cause that names many symptoms. */
+export interface CauseDefinition<R> {
+  readonly evaluate: (context: CauseContext<R>) => readonly CauseFinding[];
 }
 
 /** One rule kind as the evaluator sees it; build it with defineRule, which fills the defaults. */
@@ -61,6 +84,8 @@ export interface RuleDefinition<R> {
    * unknown, learnt from the alert's next measurement).
    */
   readonly restoredKey: (labels: AlertLabels) => RestoredKey;
+  /** Set on cause rules (they run on no target: appliesTo is false): the aggregate over other alerts. */
+  readonly cause: CauseDefinition<R> | null;
 }
 
 /** What an announced alert's labels say of its key: the scope key ("" = unknown) and the targets it depends on. */
@@ -86,7 +111,8 @@ type Optional =
   | "historyMs"
   | "related"
   | "calm"
-  | "restoredKey";
+  | "restoredKey"
+  | "cause";
 
 /** A rule definition with every field it leaves out set to its default. */
 export function defineRule<R extends RuleCommon>(
@@ -112,6 +138,7 @@ export function defineRule<R extends RuleCommon>(
     related: definition.related ?? null,
     calm: definition.calm ?? null,
     restoredKey: definition.restoredKey ?? (() => UNKNOWN_KEY),
+    cause: definition.cause ?? null,
     appliesTo: definition.appliesTo,
     keys: definition.keys,
     detect: definition.detect,

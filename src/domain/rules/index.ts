@@ -10,13 +10,17 @@ import { priceLevel, type PriceLevelRule } from "./price-level.js";
 import { publisherMissing, type PublisherMissingRule } from "./publisher-missing.js";
 import { publisherStale, type PublisherStaleRule } from "./publisher-stale.js";
 import { stalePrice, type StalePriceRule } from "./stale-price.js";
+import { marketMove, type MarketMoveRule } from "./market-move.js";
+import { publisherOutage, type PublisherOutageRule } from "./publisher-outage.js";
+import { sourceDeviation, type SourceDeviationRule } from "./source-deviation.js";
+import { upstreamDown, type UpstreamDownRule } from "./upstream-down.js";
 import { upstreamError, type UpstreamErrorRule } from "./upstream-error.js";
 import { variation, type VariationRule } from "./variation.js";
 import { vaultSharePrice, type VaultSharePriceRule } from "./vault-share-price.js";
 import { vaultStatus, type VaultStatusRule } from "./vault-status.js";
 
 export type { Market, RuleCommon, RuleOverride } from "./common.js";
-export type { DetectContext, RestoredKey, RuleDefinition } from "./definition.js";
+export type { CauseContext, CauseFinding, DetectContext, RestoredKey, RuleDefinition } from "./definition.js";
 
 /** One configured rule: the union of the kinds' config types. */
 export type RuleConfig =
@@ -32,7 +36,11 @@ export type RuleConfig =
   | FundingRateRule
   | VaultStatusRule
   | VaultSharePriceRule
-  | UpstreamErrorRule;
+  | UpstreamErrorRule
+  | UpstreamDownRule
+  | PublisherOutageRule
+  | SourceDeviationRule
+  | MarketMoveRule;
 
 export type RuleConfigKind = RuleConfig["kind"];
 
@@ -54,6 +62,10 @@ export const RULES = {
   vault_status: vaultStatus,
   vault_share_price: vaultSharePrice,
   upstream_error: upstreamError,
+  upstream_down: upstreamDown,
+  publisher_outage: publisherOutage,
+  source_deviation: sourceDeviation,
+  market_move: marketMove,
 } as const satisfies { readonly [K in RuleConfigKind]: RuleDefinition<RuleOf<K>> };
 
 /** The configurable rule kinds, in registry order. */
@@ -82,6 +94,11 @@ export function isRuleConfigKind(kind: RuleKind): kind is RuleConfigKind {
 /** Whether alerts of `kind` mute the other alerts of their targets while firing (upstream_error's definition says so). */
 export function inhibitsOthers(kind: RuleKind): boolean {
   return isRuleConfigKind(kind) && RULES[kind].inhibits;
+}
+
+/** Whether `kind` is a cause rule (its input is other alerts; its alerts are parents, never tied to a target). */
+export function isCauseKind(kind: RuleKind): boolean {
+  return isRuleConfigKind(kind) && RULES[kind].cause !== null;
 }
 
 /** The scope key and targets an announced alert of `kind` names in its labels (unknown for daemon-raised kinds). */

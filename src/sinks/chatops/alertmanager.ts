@@ -1,6 +1,6 @@
 // Alertmanager API v2 renderer: postable alerts for `POST /api/v2/alerts`, with Prometheus-style `endsAt`.
 import type { AlertPayload } from "../../domain/events.js";
-import { groupDigest } from "./format.js";
+import { latestPerFingerprint } from "./format.js";
 import type { AnyMessage, RenderedRequest } from "./types.js";
 
 /** Prometheus marks a firing alert valid for 4 resend intervals, so a missed re-send does not resolve it. */
@@ -19,16 +19,27 @@ export interface AlertmanagerOptions {
   readonly generatorUrl?: (fingerprint: string) => string;
 }
 
-/** Render alerts as an Alertmanager postableAlerts array (a digest or refresh becomes one multi-alert POST). */
+/** Render alerts as an Alertmanager postableAlerts array (a batch or refresh becomes one multi-alert POST). */
 export function renderAlertmanager(message: AnyMessage, options: AlertmanagerOptions): RenderedRequest {
-  const alerts =
-    message.kind === "alert"
-      ? [message.event.alert]
-      : message.kind === "refresh"
-        ? message.alerts
-        : [...groupDigest(message.events).firing, ...groupDigest(message.events).resolved];
+  const alerts = alertsOf(message);
   const body = alerts.map((alert) => postableAlert(alert, options));
   return { body: JSON.stringify(body), headers: { "content-type": "application/json" } };
+}
+
+/** The alerts a message carries, one postable alert each (a batch keeps the latest transition per alert). */
+function alertsOf(message: AnyMessage): readonly AlertPayload[] {
+  switch (message.kind) {
+    case "alert":
+      return [message.event.alert];
+    case "refresh":
+      return message.alerts;
+    case "group":
+      return message.alerts.map((listed) => listed.alert);
+    case "batch": {
+      const latest = latestPerFingerprint(message.events);
+      return [...latest.firing, ...latest.resolved];
+    }
+  }
 }
 
 /**

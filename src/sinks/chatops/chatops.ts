@@ -53,14 +53,14 @@ export interface ChatOpsSinks {
 
 /**
  * Default delivery policy: backoff 1 s → 5 min (1 min → 5 min after a 401/403/404/410), 10 000 messages
- * per outbox, digests of at most 200.
+ * per outbox, at most 200 transitions per notification.
  */
 export const CHATOPS_DEFAULT_POLICY: WorkerPolicy = {
   baseDelayMs: 1_000,
   maxDelayMs: 300_000,
   misconfiguredDelayMs: 60_000,
   maxEntries: 10_000,
-  maxDigestEntries: 200,
+  maxGroupEvents: 200,
 };
 
 /** Sink names become file names: keep them to a safe alphabet. */

@@ -1,17 +1,17 @@
 // Discord webhook renderer: one embed with title, description, fields, severity colour and timestamp.
-import { severityRank, type AlertPayload, type Severity } from "../../domain/events.js";
+import type { AlertPayload, Severity } from "../../domain/events.js";
 import {
-  alertSubject,
   alertTitle,
-  digestHeadline,
   firedForText,
   formatValue,
-  groupDigest,
+  groupHeadline,
+  groupLineParts,
   joinLinesWithin,
-  statusEmoji,
+  seqRangeText,
   truncate,
+  worstFiring,
 } from "./format.js";
-import type { ChatMessage, RenderedRequest } from "./types.js";
+import type { ChatMessage, GroupMessage, RenderedRequest } from "./types.js";
 
 // Embed limits: title 256, description 4096, 25 fields (name 256, value 1024), footer 2048, 6000 total.
 const TITLE_MAX_CHARS = 256;
@@ -22,7 +22,7 @@ const MAX_FIELDS = 25;
 const EMBED_TOTAL_MAX_CHARS = 6000;
 // Keep the whole embed under Discord's 6000-character total.
 const ALERT_DESCRIPTION_MAX_CHARS = 2000;
-const DIGEST_DESCRIPTION_MAX_CHARS = 3500;
+const GROUP_DESCRIPTION_MAX_CHARS = 3500;
 
 /** Embed colours (0xRRGGBB) by severity; resolved alerts are green. */
 export const DISCORD_COLOURS: Readonly<Record<Severity | "resolved", number>> = {
@@ -38,9 +38,9 @@ interface EmbedField {
   readonly inline: boolean;
 }
 
-/** Render an alert or a digest as a Discord webhook request (mentions disabled). */
+/** Render an alert or a group notification as a Discord webhook request (mentions disabled). */
 export function renderDiscord(message: ChatMessage): RenderedRequest {
-  const embed = message.kind === "alert" ? alertEmbed(message.event.alert) : digestEmbed(message);
+  const embed = message.kind === "alert" ? alertEmbed(message.event.alert) : groupEmbed(message);
   const payload = { username: "pragma-monitor", embeds: [embed], allowed_mentions: { parse: [] } };
   return { body: JSON.stringify(payload), headers: { "content-type": "application/json" } };
 }
@@ -75,29 +75,28 @@ function alertEmbed(alert: AlertPayload): Readonly<Record<string, unknown>> {
   };
 }
 
-function digestEmbed(message: Extract<ChatMessage, { kind: "digest" }>): Readonly<Record<string, unknown>> {
-  const groups = groupDigest(message.events);
-  const lines = [...groups.firing, ...groups.resolved].map(
-    (alert) => `${statusEmoji(alert)} **${alertSubject(alert)}**: ${truncate(alert.summary, 200)}`,
-  );
-  const worst = groups.firing.reduce<Severity | undefined>(
-    (acc, alert) =>
-      acc === undefined || severityRank(alert.severity) > severityRank(acc) ? alert.severity : acc,
-    undefined,
-  );
+/** One embed for a whole group: headline title, one line per alert (most severe first), "and K more". */
+function groupEmbed(message: GroupMessage): Readonly<Record<string, unknown>> {
+  const lines = message.alerts.map((listed) => {
+    const { head, summary } = groupLineParts(listed);
+    return `${head}: ${truncate(summary, 200)}`;
+  });
+  const common = Object.entries(message.commonLabels).map(([name, value]) => `${name}=${value}`);
+  const intro = common.length === 0 ? "" : `Common labels: ${truncate(common.join(", "), 400)}\n\n`;
+  const worst = worstFiring(message);
   const last = message.events[message.events.length - 1];
+  const seqs = seqRangeText(message);
   return {
-    title: truncate(
-      `📋 Digest: ${groups.firing.length} firing, ${groups.resolved.length} resolved`,
-      TITLE_MAX_CHARS,
-    ),
+    title: truncate(groupHeadline(message), TITLE_MAX_CHARS),
     description: truncate(
-      `${digestHeadline(groups)}\n\n${joinLinesWithin(lines, DIGEST_DESCRIPTION_MAX_CHARS)}`,
+      `${intro}${joinLinesWithin(lines, GROUP_DESCRIPTION_MAX_CHARS)}`,
       DESCRIPTION_MAX_CHARS,
     ),
     color: worst === undefined ? DISCORD_COLOURS.resolved : DISCORD_COLOURS[worst],
     ...(last === undefined ? {} : { timestamp: last.alert.endsAt ?? last.alert.startsAt }),
-    footer: { text: `pragma-monitor · ${message.events.length} transitions coalesced by the rate limit` },
+    footer: {
+      text: truncate(`pragma-monitor · group ${message.key}${seqs === "" ? "" : ` · events ${seqs}`}`, 500),
+    },
   };
 }
 

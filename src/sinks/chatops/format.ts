@@ -1,5 +1,7 @@
-// Text helpers every renderer shares: alert subject, durations, digest grouping and safe truncation.
-import type { AlertEvent, AlertPayload, Severity } from "../../domain/events.js";
+// Text helpers every renderer shares: alert subject, durations, group notification lines and safe truncation.
+import { severityRank, type AlertEvent, type AlertPayload, type Severity } from "../../domain/events.js";
+import type { GroupAlert, GroupAlertState } from "./group-schedule.js";
+import type { GroupMessage } from "./types.js";
 
 /** Labels that identify what an alert is about, in the order they are shown. */
 const SUBJECT_LABELS = ["pair", "vault", "publisher", "source", "network", "sink", "endpoint"] as const;
@@ -54,14 +56,14 @@ export function alertTitle(alert: AlertPayload): string {
   return `${statusEmoji(alert)} ${status} [${alert.severity}] ${alertSubject(alert)}`;
 }
 
-/** Latest transition per fingerprint of a digest, split into firing and resolved, oldest first. */
-export interface DigestGroups {
+/** Latest transition per fingerprint of a batch, split into firing and resolved, oldest first. */
+export interface LatestAlerts {
   readonly firing: readonly AlertPayload[];
   readonly resolved: readonly AlertPayload[];
 }
 
-/** Group digest events, keeping only the last transition of each fingerprint. */
-export function groupDigest(events: readonly AlertEvent[]): DigestGroups {
+/** Keep only the last transition of each fingerprint of `events` (Alertmanager's batch). */
+export function latestPerFingerprint(events: readonly AlertEvent[]): LatestAlerts {
   const latest = new Map<string, AlertPayload>();
   for (const event of events) {
     latest.delete(event.alert.fingerprint);
@@ -74,24 +76,69 @@ export function groupDigest(events: readonly AlertEvent[]): DigestGroups {
   };
 }
 
-/** Digest headline, e.g. "7 alerts firing: BTC/USD price_change, …; 2 resolved: …". */
-export function digestHeadline(groups: DigestGroups, maxChars = 300): string {
-  const parts: string[] = [];
-  if (groups.firing.length > 0)
-    parts.push(`${plural(groups.firing.length, "alert")} firing: ${subjects(groups.firing)}`);
-  if (groups.resolved.length > 0)
-    parts.push(`${groups.resolved.length} resolved: ${subjects(groups.resolved)}`);
-  return truncate(parts.length === 0 ? "no alert changes" : parts.join("; "), maxChars);
+/** How many alerts of a group notification are in each state. */
+export function groupCounts(message: GroupMessage): Readonly<Record<GroupAlertState, number>> {
+  const counts = { new: 0, firing: 0, resolved: 0 };
+  for (const { state } of message.alerts) counts[state] += 1;
+  return counts;
+}
+
+/** Headline of a group notification, e.g. "🔴 FIRING 5 alerts: 3 new, 1 still firing, 1 resolved · market=onchain". */
+export function groupHeadline(message: GroupMessage): string {
+  const counts = groupCounts(message);
+  const worst = worstFiring(message);
+  const emoji = worst === undefined ? "✅" : SEVERITY_EMOJI[worst];
+  const status = message.status === "firing" ? "FIRING" : "RESOLVED";
+  const parts = [
+    counts.new > 0 ? `${counts.new} new` : "",
+    counts.firing > 0 ? `${counts.firing} still firing` : "",
+    counts.resolved > 0 ? `${counts.resolved} resolved` : "",
+  ].filter((part) => part !== "");
+  const scope = Object.entries(message.labels).map(([name, value]) => `${name}=${value}`);
+  const reminder = message.repeat ? " (reminder)" : "";
+  const head = `${emoji} ${status}${reminder} ${plural(message.alerts.length, "alert")}: ${parts.join(", ")}`;
+  return scope.length === 0 ? head : `${head} · ${scope.join(", ")}`;
+}
+
+/** The most severe severity among the firing alerts of a group notification; undefined when none fires. */
+export function worstFiring(message: GroupMessage): Severity | undefined {
+  let worst: Severity | undefined;
+  for (const { alert } of message.alerts)
+    if (
+      alert.status === "firing" &&
+      (worst === undefined || severityRank(alert.severity) > severityRank(worst))
+    )
+      worst = alert.severity;
+  return worst;
+}
+
+/** The tag of an alert's state in a group notification line. */
+export const GROUP_STATE_TAG: Readonly<Record<GroupAlertState, string>> = {
+  new: "new",
+  firing: "still firing",
+  resolved: "resolved",
+};
+
+/** One line of a group notification (plain text; renderers escape it): "🔴 new · BTC/USD price_change: summary". */
+export function groupLineParts(listed: GroupAlert): { readonly head: string; readonly summary: string } {
+  const { alert, state } = listed;
+  const firedFor = state === "resolved" ? firedForText(alert) : "";
+  const summary = firedFor === "" ? alert.summary : `${alert.summary} (fired for ${firedFor})`;
+  return { head: `${statusEmoji(alert)} ${GROUP_STATE_TAG[state]} · ${alertSubject(alert)}`, summary };
+}
+
+/** The seqs a group notification delivers, as "#12–#40" or "#12, #15" text ("" for none). */
+export function seqRangeText(message: GroupMessage): string {
+  const seqs = message.events.map((event) => event.seq);
+  if (seqs.length === 0) return "";
+  const first = Math.min(...seqs);
+  const last = Math.max(...seqs);
+  return first === last ? `#${first}` : `#${first}–#${last}`;
 }
 
 /** "1 alert" / "3 alerts". */
 export function plural(count: number, noun: string): string {
   return `${count} ${noun}${count === 1 ? "" : "s"}`;
-}
-
-function subjects(alerts: readonly AlertPayload[]): string {
-  const shown = alerts.slice(0, 5).map(alertSubject);
-  return alerts.length > shown.length ? `${shown.join(", ")}, …` : shown.join(", ");
 }
 
 /** Cut `text` to at most `maxChars` UTF-16 units, ending with "…" when cut (never splits a surrogate pair). */
@@ -115,4 +162,14 @@ export function joinLinesWithin(lines: readonly string[], maxChars: number, sepa
     out = next;
   }
   return out;
+}
+
+/** Labels every alert has with the same value (Alertmanager's commonLabels); {} for no alert. */
+export function commonLabelsOf(alerts: readonly AlertPayload[]): Record<string, string> {
+  const [first, ...rest] = alerts;
+  if (first === undefined) return {};
+  const common: Record<string, string> = {};
+  for (const [name, value] of Object.entries(first.labels))
+    if (rest.every((alert) => alert.labels[name] === value)) common[name] = value;
+  return common;
 }

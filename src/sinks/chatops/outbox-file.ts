@@ -4,30 +4,45 @@ import { readJsonlFile } from "../../state/jsonl.js";
 import type { OutboxEntry } from "./outbox.js";
 
 /** What an outbox file held: its live entries, the highest journal seq it had taken in, and whether it existed. */
-export interface LoadedOutbox<P> {
+export interface LoadedOutbox<P, S> {
   readonly entries: OutboxEntry<P>[];
+  /** The sink's state as last recorded (a `state` on an ack or high-water line); undefined when none. */
+  readonly state: S | undefined;
   /** Highest `seq` of any entry ever written (delivered ones included) or of a `{"hw":n}` record; 0 if none. */
   readonly highWater: number;
   /** False for a missing file, or one moved aside as unreadable (the sink starts fresh). */
   readonly existed: boolean;
 }
 
-/** One line of an outbox file: an entry (a later one with the same id supersedes it), a tombstone, or a high-water mark. */
-type OutboxLine<P> = OutboxEntry<P> | { readonly ack: string } | { readonly hw: number };
+/**
+ * One line of an outbox file: an entry (a later one with the same id supersedes it), a tombstone (one id, or
+ * several with the sink's state), or a high-water mark (with the sink's state after a compaction).
+ */
+type OutboxLine<P, S> =
+  | OutboxEntry<P>
+  | { readonly ack: readonly string[]; readonly state?: S }
+  | { readonly hw: number; readonly state?: S };
+
+/** How to read payloads, the sink's state and seqs back. */
+export interface OutboxCodec<P, S> {
+  readonly isPayload: (value: unknown) => value is P;
+  readonly isState: (value: unknown) => value is S;
+  readonly seqOf: (payload: P) => number;
+}
 
 /**
  * Load the live entries of `file`, oldest first. A missing file is empty. A torn or corrupt *last* line
  * (crash mid-append) is skipped with a warning; any other damage quarantines the file (`quarantinePath`)
  * and the sink starts clean: a lost tombstone would re-send a delivered message.
  */
-export function loadOutboxFile<P>(
+export function loadOutboxFile<P, S>(
   file: string,
-  isPayload: (value: unknown) => value is P,
-  seqOf: (payload: P) => number,
+  codec: OutboxCodec<P, S>,
   logger: Logger,
   nowMs: number,
-): LoadedOutbox<P> {
-  const read = readJsonlFile(file, (value) => decodeLine(value, isPayload), { badLine: "quarantine" }, nowMs);
+): LoadedOutbox<P, S> {
+  const { seqOf } = codec;
+  const read = readJsonlFile(file, (value) => decodeLine(value, codec), { badLine: "quarantine" }, nowMs);
   if (read.quarantined !== null) {
     const { movedTo, reason } = read.quarantined;
     logger.error(
@@ -39,23 +54,33 @@ export function loadOutboxFile<P>(
     logger.warn({ skippedLines: read.skippedLines }, "outbox: skipped a torn last line (crash mid-write)");
   const live = new Map<string, OutboxEntry<P>>();
   let highWater = 0;
+  let state: S | undefined;
   for (const record of read.records) {
-    if ("ack" in record) live.delete(record.ack);
-    else if ("hw" in record) highWater = Math.max(highWater, record.hw);
-    else {
+    if ("ack" in record) {
+      for (const id of record.ack) live.delete(id);
+      if (record.state !== undefined) state = record.state;
+    } else if ("hw" in record) {
+      highWater = Math.max(highWater, record.hw);
+      if (record.state !== undefined) state = record.state;
+    } else {
       live.set(record.id, record);
       highWater = Math.max(highWater, seqOf(record.payload));
     }
   }
-  return { entries: [...live.values()], highWater, existed: read.existed };
+  return { entries: [...live.values()], state, highWater, existed: read.existed };
 }
 
 /** Decode one parsed line; undefined when it is none of the three shapes. */
-function decodeLine<P>(value: unknown, isPayload: (value: unknown) => value is P): OutboxLine<P> | undefined {
+function decodeLine<P, S>(value: unknown, codec: OutboxCodec<P, S>): OutboxLine<P, S> | undefined {
   if (typeof value !== "object" || value === null) return undefined;
   const record = value as Record<string, unknown>;
-  if (typeof record.ack === "string") return { ack: record.ack };
-  if (isFiniteNumber(record.hw)) return { hw: record.hw };
+  const { isPayload, isState } = codec;
+  // a state this version does not read (another build's) is ignored, not a reason to quarantine the entries
+  const state = isState(record.state) ? { state: record.state } : {};
+  if (typeof record.ack === "string") return { ack: [record.ack] };
+  if (Array.isArray(record.ack) && record.ack.every((id) => typeof id === "string"))
+    return { ack: record.ack, ...state };
+  if (isFiniteNumber(record.hw)) return { hw: record.hw, ...state };
   const { id, createdAtMs, payload, attempts, nextAttemptAtMs, deliveryId } = record;
   if (
     typeof id !== "string" ||

@@ -23,8 +23,12 @@ export interface OutboxEntry<P> {
 /** Why entries were moved to the dead-letter file. */
 export type DeadLetterReason = "max_age" | "overflow" | "rejected";
 
-/** The outbox of one sink. Mutations are serialised on one writer; `entries()` only shows durable ones. */
-export interface Outbox<P> {
+/**
+ * The outbox of one sink. Mutations are serialised on one writer; `entries()` only shows durable ones. `S` is
+ * the sink's own state (its notification groups), written in the same line as the acknowledgement it goes
+ * with, so a kill -9 keeps both or neither.
+ */
+export interface Outbox<P, S = never> {
   /** Entries held, durable or still being written (what `maxEntries` bounds). */
   readonly size: number;
   /** Highest journal seq this outbox has taken in (appended, or skipped as not routed here). */
@@ -37,21 +41,30 @@ export interface Outbox<P> {
   append(payload: P, nowMs: number): void;
   /** Record new attempt counts / next attempt times of entries. */
   reschedule(updated: readonly OutboxEntry<P>[]): Promise<void>;
-  /** Forget delivered entries (tombstones). */
-  ack(ids: readonly string[]): Promise<void>;
-  /** Move entries to the dead-letter file, then tombstone them. */
-  deadLetter(entries: readonly OutboxEntry<P>[], reason: DeadLetterReason, nowMs: number): Promise<void>;
+  /** The state last recorded (by `ack` or `deadLetter`), as read back at open; undefined when none. */
+  state(): S | undefined;
+  /** Forget delivered entries (tombstones), recording `state` with them in one line when given. */
+  ack(ids: readonly string[], state?: S): Promise<void>;
+  /** Move entries to the dead-letter file, then tombstone them (with `state` when given). */
+  deadLetter(
+    entries: readonly OutboxEntry<P>[],
+    reason: DeadLetterReason,
+    nowMs: number,
+    state?: S,
+  ): Promise<void>;
   /** Wait until every queued write is on disk. */
   flush(): Promise<void>;
   close(): Promise<void>;
 }
 
 /** Options of `openOutbox`; `isPayload` validates payloads read back from disk. */
-export interface OutboxOptions<P> {
+export interface OutboxOptions<P, S = never> {
   readonly dir: string;
   readonly name: string;
   readonly maxEntries: number;
   readonly isPayload: (value: unknown) => value is P;
+  /** Validates the state read back from disk; without it, no state is kept. */
+  readonly isState?: (value: unknown) => value is S;
   /** The journal seq a payload carries (tracked as the outbox's high-water mark). */
   readonly seqOf: (payload: P) => number;
   /** High-water mark of a sink with no outbox file yet: it starts from "now", not from the journal's start. */
@@ -70,11 +83,13 @@ const COMPACT_MIN_DEAD_LINES = 256;
 const DEFAULT_MAX_DEAD_LETTER_BYTES = 16 * 1024 * 1024;
 
 /** Open (load, repair, compact) the outbox `<dir>/<name>.jsonl`. */
-export async function openOutbox<P>(options: OutboxOptions<P>): Promise<Outbox<P>> {
+export async function openOutbox<P, S = never>(options: OutboxOptions<P, S>): Promise<Outbox<P, S>> {
   const { file, deadFile } = prepareFiles(options.dir, options.name);
   const { isPayload, seqOf, logger } = options;
-  const loaded = loadOutboxFile(file, isPayload, seqOf, logger, options.nowMs());
-  const state: OutboxState<P> = {
+  const isState = options.isState ?? ((_value: unknown): _value is S => false);
+  const loaded = loadOutboxFile(file, { isPayload, isState, seqOf }, logger, options.nowMs());
+  const state: OutboxState<P, S> = {
+    saved: loaded.state,
     live: new Map(loaded.entries.map((entry) => [entry.id, entry])),
     highWater: loaded.existed ? loaded.highWater : options.startHighWater,
     unflushed: [],
@@ -104,7 +119,9 @@ function prepareFiles(dir: string, name: string): { readonly file: string; reado
 }
 
 /** The in-memory side of an outbox: what is live, what waits for the next group commit, what compaction would drop. */
-interface OutboxState<P> {
+interface OutboxState<P, S> {
+  /** The sink's own state as last recorded (rewritten at compaction). */
+  saved: S | undefined;
   readonly live: Map<string, OutboxEntry<P>>;
   highWater: number;
   /** Appended, waiting for the next group commit. */
@@ -117,13 +134,13 @@ interface OutboxState<P> {
 }
 
 /** The public outbox over its state and its disk writer. */
-function createOutboxHandle<P>(
-  state: OutboxState<P>,
+function createOutboxHandle<P, S>(
+  state: OutboxState<P, S>,
   disk: OutboxDisk,
-  options: OutboxOptions<P>,
-): Outbox<P> {
+  options: OutboxOptions<P, S>,
+): Outbox<P, S> {
   const { logger } = options;
-  const outbox: Outbox<P> = {
+  const outbox: Outbox<P, S> = {
     get size() {
       return state.live.size + state.unflushed.length + state.writing;
     },
@@ -134,6 +151,7 @@ function createOutboxHandle<P>(
       if (seq > state.highWater) state.highWater = seq;
     },
     entries: () => [...state.live.values()],
+    state: () => state.saved,
     append(payload, nowMs) {
       if (outbox.size >= options.maxEntries) {
         const oldest = state.live.values().next().value ?? state.unflushed.shift();
@@ -165,27 +183,22 @@ function createOutboxHandle<P>(
         disk.run(() => disk.append(present.map(line))),
       );
     },
-    ack(ids) {
-      const present = ids.filter((id) => state.live.delete(id));
-      state.deadLines += present.length * 2;
-      return afterWrite(
-        state,
-        disk,
-        disk.run(() => disk.append(present.map(tombstone))),
-      );
-    },
-    deadLetter(entries, reason, nowMs) {
+    ack: (ids, saved) => ackEntries(state, disk, ids, saved),
+    deadLetter(entries, reason, nowMs, saved) {
       const removed = entries.filter(
         (entry) => state.live.delete(entry.id) || dropUnflushed(state, entry.id),
       );
-      if (removed.length === 0) return Promise.resolve();
+      if (saved !== undefined) state.saved = saved;
+      if (removed.length === 0 && saved === undefined) return Promise.resolve();
       state.deadLines += removed.length * 2;
-      options.onDeadLetter(removed.length, reason);
-      logger.warn({ count: removed.length, reason }, "messages moved to the dead-letter file");
+      if (removed.length > 0) {
+        options.onDeadLetter(removed.length, reason);
+        logger.warn({ count: removed.length, reason }, "messages moved to the dead-letter file");
+      }
       return afterWrite(
         state,
         disk,
-        disk.run(() => writeDead(disk, removed, reason, nowMs)),
+        disk.run(() => writeDead(disk, removed, reason, nowMs, saved)),
       );
     },
     flush: () => disk.run(() => Promise.resolve()),
@@ -198,9 +211,31 @@ function createOutboxHandle<P>(
   return outbox;
 }
 
+/** Tombstone delivered entries, with the sink's state in the same line when given. */
+function ackEntries<P, S>(
+  state: OutboxState<P, S>,
+  disk: OutboxDisk,
+  ids: readonly string[],
+  saved: S | undefined,
+): Promise<void> {
+  const present = ids.filter((id) => state.live.delete(id));
+  state.deadLines += present.length * 2;
+  const lines = tombstones(present, saved);
+  if (saved !== undefined) {
+    state.saved = saved;
+    // a state line supersedes the previous one: count it by its size, so big states compact sooner
+    state.deadLines += Math.ceil((lines[0]?.length ?? 0) / 1024);
+  }
+  return afterWrite(
+    state,
+    disk,
+    disk.run(() => disk.append(lines)),
+  );
+}
+
 /** Group commit: write every entry appended since the last one, then show them in `entries()`. */
-async function flushAppends<P>(
-  state: OutboxState<P>,
+async function flushAppends<P, S>(
+  state: OutboxState<P, S>,
   disk: OutboxDisk,
   onDurable: () => void,
 ): Promise<void> {
@@ -219,34 +254,41 @@ async function flushAppends<P>(
 }
 
 /** Queue a compaction once dead lines reach the floor and outnumber live entries; returns `written` unchanged. */
-function afterWrite<P>(state: OutboxState<P>, disk: OutboxDisk, written: Promise<void>): Promise<void> {
+function afterWrite<P, S>(state: OutboxState<P, S>, disk: OutboxDisk, written: Promise<void>): Promise<void> {
   if (state.deadLines >= COMPACT_MIN_DEAD_LINES && state.deadLines > state.live.size)
     void disk.run(() => compact(state, disk));
   return written;
 }
 
-/** Rewrite the file as the high-water mark and the live entries only. */
-async function compact<P>(state: OutboxState<P>, disk: OutboxDisk): Promise<void> {
-  await disk.rewrite(
-    JSON.stringify({ hw: state.highWater }) + "\n" + [...state.live.values()].map(line).join(""),
-  );
+/** Rewrite the file as the high-water mark (with the sink's state) and the live entries only. */
+async function compact<P, S>(state: OutboxState<P, S>, disk: OutboxDisk): Promise<void> {
+  const head =
+    state.saved === undefined ? { hw: state.highWater } : { hw: state.highWater, state: state.saved };
+  await disk.rewrite(JSON.stringify(head) + "\n" + [...state.live.values()].map(line).join(""));
   state.deadLines = 0;
 }
 
-/** Copy entries to the dead-letter file, then tombstone them in the outbox. */
-async function writeDead<P>(
+/** Copy entries to the dead-letter file, then tombstone them in the outbox (with the sink's state when given). */
+async function writeDead<P, S>(
   disk: OutboxDisk,
   entries: readonly OutboxEntry<P>[],
   reason: DeadLetterReason,
   nowMs: number,
+  saved: S | undefined,
 ): Promise<void> {
-  await disk.appendDead(
-    entries.map((entry) => JSON.stringify({ ...entry, deadAtMs: nowMs, reason }) + "\n").join(""),
+  if (entries.length > 0)
+    await disk.appendDead(
+      entries.map((entry) => JSON.stringify({ ...entry, deadAtMs: nowMs, reason }) + "\n").join(""),
+    );
+  await disk.append(
+    tombstones(
+      entries.map((entry) => entry.id),
+      saved,
+    ),
   );
-  await disk.append(entries.map((entry) => tombstone(entry.id)));
 }
 
-function dropUnflushed<P>(state: OutboxState<P>, id: string): boolean {
+function dropUnflushed<P, S>(state: OutboxState<P, S>, id: string): boolean {
   const before = state.unflushed.length;
   state.unflushed = state.unflushed.filter((entry) => entry.id !== id);
   return state.unflushed.length < before;
@@ -257,6 +299,11 @@ function line<P>(entry: OutboxEntry<P>): string {
   return JSON.stringify({ id, createdAtMs, payload, attempts, nextAttemptAtMs, deliveryId }) + "\n";
 }
 
-function tombstone(id: string): string {
-  return JSON.stringify({ ack: id }) + "\n";
+/**
+ * Tombstone lines for `ids`: one `{"ack":"<id>"}` line each, or, with a state, one line
+ * `{"ack":[ids…],"state":…}` holding both (a torn last line loses both together, never one of them).
+ */
+function tombstones<S>(ids: readonly string[], saved: S | undefined): string[] {
+  if (saved === undefined) return ids.map((id) => JSON.stringify({ ack: id }) + "\n");
+  return [JSON.stringify({ ack: ids, state: saved }) + "\n"];
 }

@@ -31,12 +31,7 @@ export function endpointUrl(sink: AlertSinkConfig): string {
   }
 }
 
-/** Whether the service can take several transitions as one message; PagerDuty keys state per event. */
-export function supportsDigest(sink: AlertSinkConfig): boolean {
-  return sink.kind !== "pagerduty";
-}
-
-/** Render `message` for `sink`; refresh messages only exist for Alertmanager, digests never for PagerDuty. */
+/** Render `message` for `sink`; batches and refreshes only exist for Alertmanager. */
 export function renderFor(
   sink: AlertSinkConfig,
   message: AnyMessage,
@@ -48,8 +43,8 @@ export function renderFor(
       resendIntervalMs: sink.resendIntervalMs,
       ...(context.generatorUrl === undefined ? {} : { generatorUrl: context.generatorUrl }),
     });
-  if (message.kind === "refresh")
-    throw new TypeError(`refresh messages are Alertmanager-only (${sink.kind})`);
+  if (message.kind === "refresh" || message.kind === "batch")
+    throw new TypeError(`${message.kind} messages are Alertmanager-only (${sink.kind})`);
   switch (sink.kind) {
     case "slack":
       return renderSlack(message);
@@ -58,8 +53,7 @@ export function renderFor(
     case "telegram":
       return renderTelegram(message, { chatId: sink.chatId });
     case "pagerduty":
-      if (message.kind === "digest") throw new TypeError("PagerDuty takes no digests");
-      return renderPagerDuty(message.event, { routingKey: sink.routingKey });
+      return renderPagerDuty(message, { routingKey: sink.routingKey });
     case "webhook":
       return renderWebhook(message, {
         secret: sink.secret,

@@ -1,7 +1,7 @@
 // Feeding one sink worker: the alerts its routing selects, live from the bus and from the journal when it opens.
 import type { Logger } from "pino";
 import type { AlertSinkConfig } from "../../config/types.js";
-import type { AlertEvent } from "../../domain/events.js";
+import { isMutedTransition, type AlertEvent } from "../../domain/events.js";
 import type { Metrics } from "../../metrics.js";
 import type { EventSource } from "../../pipeline/event-hub.js";
 import { routeAlert } from "./route.js";
@@ -9,16 +9,17 @@ import type { SinkWorker } from "./sink-worker.js";
 
 /**
  * Give `worker` the alert if `sink` routes it, else only advance its high-water mark (and stop re-sending it).
- * A transition a silence mutes (`silencedBy`) is not notified; the hub decided that once, for every sink.
+ * A transition a silence mutes (`silencedBy`) or a firing cause alert holds (`causedBy`) is not notified; the
+ * hub decided that once, for every sink.
  */
 export function dispatchTo(
   sink: AlertSinkConfig,
-  worker: SinkWorker,
+  worker: Pick<SinkWorker, "enqueue" | "skip" | "forget">,
   event: AlertEvent,
-  metrics: Pick<Metrics, "sinkSilenced">,
+  metrics: { readonly sinkSilenced: { inc(labels: { readonly sink: string }): void } },
 ): void {
   const routed = routeAlert(sink, event.alert);
-  if (routed && (event.alert.silencedBy?.length ?? 0) > 0) {
+  if (routed && isMutedTransition(event.alert)) {
     metrics.sinkSilenced.inc({ sink: sink.name });
     return worker.skip(event.seq);
   }
@@ -51,8 +52,8 @@ export function catchUp(
       worker.skip(event.seq);
       continue;
     }
-    const silenced = (event.alert.silencedBy?.length ?? 0) > 0;
-    if (routeAlert(sink, event.alert) && event.seq > worker.highWater && !silenced) replayed++;
+    const muted = isMutedTransition(event.alert);
+    if (routeAlert(sink, event.alert) && event.seq > worker.highWater && !muted) replayed++;
     dispatchTo(sink, worker, event, metrics);
   }
   if (replayed > 0)

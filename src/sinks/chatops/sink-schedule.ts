@@ -1,17 +1,21 @@
 // The sink worker's scheduling decision as pure functions: what to send, wait for or drop next, and what an
 // attempt's outcome does to the worker's state and its outbox. The worker (sink-worker.ts) only runs them.
-import { fnv1a64Hex } from "../../domain/fingerprint.js";
 import { delayMs, sinkRetryBackoff } from "../../backoff.js";
 import type { DeliveryOutcome, FinishedOutcome } from "./delivery.js";
+import type { AlertSinkConfig } from "../../config/types.js";
+import {
+  GROUP_BY_EACH,
+  planGroups,
+  settleGroups,
+  type GroupEntry,
+  type GroupNotification,
+  type GroupPolicy,
+  type GroupsState,
+} from "./group-schedule.js";
 
-/** What the scheduler reads of an outbox entry. */
-export interface ScheduleEntry {
-  readonly id: string;
-  readonly createdAtMs: number;
+/** What the scheduler reads of an outbox entry (its alert event decides its group). */
+export interface ScheduleEntry extends GroupEntry {
   readonly attempts: number;
-  readonly nextAttemptAtMs: number;
-  /** Set once the entry was attempted inside a digest: the retry re-sends exactly that digest. */
-  readonly deliveryId?: string;
 }
 
 /**
@@ -19,12 +23,12 @@ export interface ScheduleEntry {
  * and settles it (`settleAttempt`) before it decides again.
  */
 export interface ScheduleState {
-  /** The rate limit made entries wait: the next send gathers them into one digest. */
-  readonly throttled: boolean;
   /** No attempt before this time (backoff or Retry-After after a failure); 0 when none. */
   readonly blockedUntilMs: number;
   /** When the firing alerts were last re-sent (Alertmanager); -Infinity when a re-send is due at once. */
   readonly lastRefreshAtMs: number;
+  /** What each notification group has notified (persisted with the outbox). */
+  readonly groups: GroupsState;
 }
 
 /** A stop in progress: drain until `drainUntilMs`, or leave at once once `aborted`. */
@@ -41,8 +45,8 @@ export interface ScheduleView<E extends ScheduleEntry> {
   readonly entries: readonly E[];
   /** Entries appended but not yet durable (not in `entries`). */
   readonly unwrittenCount: number;
-  /** The token bucket read at `nowMs`: time until one token, and whole tokens available. */
-  readonly bucket: { readonly msUntilTokenMs: number; readonly availableTokens: number };
+  /** The token bucket read at `nowMs`: time until one token. */
+  readonly bucket: { readonly msUntilTokenMs: number };
   /** Firing alerts this sink re-sends every `resendIntervalMs` (Alertmanager). */
   readonly firingCount: number;
   readonly stop: StopView | null;
@@ -54,17 +58,15 @@ export interface SchedulePolicy {
   readonly maxAgeMs: number;
   /** Period of the re-send of firing alerts; 0 for sinks that never re-send. */
   readonly resendIntervalMs: number;
-  readonly maxDigestEntries: number;
-  /** Whether the service takes several transitions as one message (never PagerDuty). */
-  readonly digests: boolean;
+  /** How notifications are cut (grouping); over the rate limit a group simply takes in more while it waits. */
+  readonly grouping: GroupPolicy;
 }
 
-/** A send of outbox entries: one alone, or a digest (the same members under the same id on every retry). */
+/** A send of one notification: a group's (or, grouping off, one transition's), the same on every retry. */
 export interface SendAction<E extends ScheduleEntry> {
   readonly kind: "send";
-  readonly batch: readonly E[];
+  readonly notification: GroupNotification<E>;
   readonly deliveryId: string;
-  readonly digest: boolean;
 }
 
 /** The periodic re-send of every firing alert, decided at `atMs`. */
@@ -95,18 +97,19 @@ export interface ScheduleDecision<E extends ScheduleEntry> {
 }
 
 /** The state of a worker that just started; `refreshNow` re-sends alerts firing before a restart at once. */
-export function initialSchedule(nowMs: number, refreshNow: boolean): ScheduleState {
+export function initialSchedule(nowMs: number, refreshNow: boolean, groups: GroupsState = {}): ScheduleState {
   return {
-    throttled: false,
     blockedUntilMs: 0,
     lastRefreshAtMs: refreshNow ? Number.NEGATIVE_INFINITY : nowMs,
+    groups,
   };
 }
 
 /**
- * Decide the next step: expire entries past `maxAgeMs`; wait for the backoff, the entry's own retry time
- * and a token (whichever is last, but never past the head's expiry); re-send firing alerts when due; else
- * send a digest already attempted, a digest of what the rate limit made wait, or the oldest entry.
+ * Decide the next step: expire entries past `maxAgeMs`; find the group notification due (group wait, group
+ * interval, repeat) or the re-send of firing alerts; wait for the backoff and a token (never past the oldest
+ * entry's expiry) while the groups keep taking in what arrives: over the rate limit, one notification per
+ * group carries what would have been many.
  */
 export function decideNext<E extends ScheduleEntry>(
   state: ScheduleState,
@@ -119,65 +122,35 @@ export function decideNext<E extends ScheduleEntry>(
   const isExpired = (entry: E): boolean => expires && nowMs - entry.createdAtMs >= policy.maxAgeMs;
   const expired = view.entries.filter(isExpired);
   const entries = expired.length === 0 ? view.entries : view.entries.filter((entry) => !isExpired(entry));
-  const head = entries[0];
+  // a stopping sink keeps the group timers: what is not due before the deadline waits on disk for the restart
+  const plan = planGroups(state.groups, entries, nowMs, policy.grouping);
   const refreshDue =
     stop === null && view.firingCount > 0 && nowMs - state.lastRefreshAtMs >= policy.resendIntervalMs;
-  if (head === undefined && !refreshDue) {
-    // nothing waits any more: the next burst starts with single messages again
+  const head = entries[0];
+  const expiresInMs =
+    !expires || head === undefined ? undefined : Math.max(1, head.createdAtMs + policy.maxAgeMs - nowMs);
+  if (plan.due === undefined && !refreshDue) {
     const nextRefreshMs =
       stop !== null || view.firingCount === 0
         ? undefined
         : state.lastRefreshAtMs + policy.resendIntervalMs - nowMs;
-    return { expired, action: waitOrStop(nextRefreshMs, view), state: { ...state, throttled: false } };
+    const nextDueMs = plan.nextDueAtMs === undefined ? undefined : plan.nextDueAtMs - nowMs;
+    return { expired, action: waitOrStop(earliest(nextRefreshMs, nextDueMs, expiresInMs), view), state };
   }
-  const waitMs = Math.max(
-    state.blockedUntilMs - nowMs,
-    head === undefined ? 0 : head.nextAttemptAtMs - nowMs,
-    view.bucket.msUntilTokenMs,
-  );
-  if (waitMs > 0) {
-    const throttled = state.throttled || (view.bucket.msUntilTokenMs > 0 && head !== undefined);
-    const expiresInMs =
-      head === undefined ? Number.POSITIVE_INFINITY : head.createdAtMs + policy.maxAgeMs - nowMs;
-    const delayMs = expires ? Math.min(waitMs, Math.max(1, expiresInMs)) : waitMs;
-    return { expired, action: waitOrStop(delayMs, view), state: { ...state, throttled } };
-  }
+  const waitMs = Math.max(state.blockedUntilMs - nowMs, view.bucket.msUntilTokenMs);
+  if (waitMs > 0) return { expired, action: waitOrStop(earliest(waitMs, expiresInMs), view), state };
   if (refreshDue)
     return { expired, action: { kind: "refresh", atMs: nowMs, deliveryId: `refresh-${nowMs}` }, state };
-  // `head` is defined here: with no entry, only a due refresh gets past the idle branch
-  return { expired, ...nextSend(state, entries, view.bucket.availableTokens - 1, policy) };
+  // `plan.due` is defined here: with none, only a due refresh gets past the branch above
+  const notification = plan.due as GroupNotification<E>;
+  return { expired, action: { kind: "send", notification, deliveryId: notification.deliveryId }, state };
 }
 
-/**
- * What to send: a digest already attempted (its members under its id, so retries are the same message),
- * else a digest of what the rate limit made wait, else the oldest entry; more entries waiting than tokens
- * left after this send makes the next one a digest.
- */
-function nextSend<E extends ScheduleEntry>(
-  state: ScheduleState,
-  entries: readonly E[],
-  tokensLeft: number,
-  policy: SchedulePolicy,
-): { readonly action: SendAction<E>; readonly state: ScheduleState } {
-  const pendingId = entries.find((entry) => entry.deliveryId !== undefined)?.deliveryId;
-  if (pendingId !== undefined) {
-    const batch = entries.filter((entry) => entry.deliveryId === pendingId);
-    return { action: { kind: "send", batch, deliveryId: pendingId, digest: isDigestId(pendingId) }, state };
-  }
-  if (state.throttled && entries.length > 1 && policy.digests) {
-    const batch = entries.slice(0, policy.maxDigestEntries);
-    const deliveryId = `digest-${fnv1a64Hex(batch.map((entry) => entry.id).join(","))}`;
-    return { action: { kind: "send", batch, deliveryId, digest: true }, state };
-  }
-  const batch = entries.slice(0, 1);
-  const throttled = state.throttled || entries.length - 1 > tokensLeft;
-  return {
-    action: { kind: "send", batch, deliveryId: batch[0]?.id ?? "", digest: false },
-    state: { ...state, throttled },
-  };
+/** The smallest of the defined delays; undefined when none is. */
+function earliest(...delaysMs: readonly (number | undefined)[]): number | undefined {
+  const defined = delaysMs.filter((ms): ms is number => ms !== undefined);
+  return defined.length === 0 ? undefined : Math.max(0, Math.min(...defined));
 }
-
-const isDigestId = (deliveryId: string): boolean => deliveryId.startsWith("digest-");
 
 /**
  * How a wait ends: not stopping, sleep `delayMs` (undefined: until woken); stopping, leave when nothing is
@@ -224,10 +197,10 @@ export function sinkRetryDelayMs(
   );
 }
 
-/** What the outbox must record after an attempt. */
+/** What the outbox must record after an attempt (`groups`: the group state to persist with it). */
 export type OutboxStep<E extends ScheduleEntry> =
-  | { readonly kind: "ack"; readonly ids: readonly string[] }
-  | { readonly kind: "dead_letter"; readonly entries: readonly E[] }
+  | { readonly kind: "ack"; readonly ids: readonly string[]; readonly groups: GroupsState }
+  | { readonly kind: "dead_letter"; readonly entries: readonly E[]; readonly groups: GroupsState }
   | { readonly kind: "reschedule"; readonly entries: readonly E[] }
   | { readonly kind: "none" };
 
@@ -239,16 +212,17 @@ export interface AttemptFacts {
 }
 
 /**
- * Settle an attempt: success unblocks (a delivered digest ends the throttle) and acknowledges; any failure
- * blocks until its retry delay; a rejected message is dead-lettered, a retryable one rescheduled (a digest
- * keeps its id); a refresh counts as done when delivered or rejected. An aborted attempt changes nothing.
+ * Settle an attempt: success unblocks, acknowledges and records what the group notified; any failure blocks
+ * until its retry delay; a rejected notification is dead-lettered (its group moves on as if it was sent:
+ * re-sending it would be rejected again); a retryable one is rescheduled under its delivery id, so the retry
+ * is the same message; a refresh counts as done when delivered or rejected. An aborted attempt changes nothing.
  */
 export function settleAttempt<E extends ScheduleEntry>(
   state: ScheduleState,
   action: SendAction<E> | RefreshAction,
   outcome: DeliveryOutcome,
   facts: AttemptFacts,
-  policy: SinkRetryPolicy,
+  policy: SinkRetryPolicy & Pick<SchedulePolicy, "grouping">,
 ): { readonly state: ScheduleState; readonly outbox: OutboxStep<E> } {
   if (outcome.kind === "aborted") return { state, outbox: { kind: "none" } };
   const blockedUntilMs =
@@ -260,23 +234,43 @@ export function settleAttempt<E extends ScheduleEntry>(
     const lastRefreshAtMs = done ? action.atMs : state.lastRefreshAtMs;
     return { state: { ...state, blockedUntilMs, lastRefreshAtMs }, outbox: { kind: "none" } };
   }
+  const { notification } = action;
   const next = { ...state, blockedUntilMs };
   switch (outcome.kind) {
-    case "ok": {
-      const ids = action.batch.map((entry) => entry.id);
-      return { state: action.digest ? { ...next, throttled: false } : next, outbox: { kind: "ack", ids } };
+    case "ok":
+    case "rejected": {
+      const groups = settleGroups(state.groups, notification, facts.nowMs, policy.grouping);
+      const settled = { ...next, groups };
+      if (outcome.kind === "ok") {
+        const ids = notification.entries.map((entry) => entry.id);
+        return { state: settled, outbox: { kind: "ack", ids, groups } };
+      }
+      return { state: settled, outbox: { kind: "dead_letter", entries: notification.entries, groups } };
     }
-    case "rejected":
-      return { state: next, outbox: { kind: "dead_letter", entries: action.batch } };
     case "retry":
     case "misconfigured": {
-      const entries = action.batch.map((entry) => ({
+      const entries = notification.entries.map((entry) => ({
         ...entry,
         attempts: entry.attempts + 1,
         nextAttemptAtMs: blockedUntilMs,
-        ...(action.digest ? { deliveryId: action.deliveryId } : {}),
+        deliveryId: action.deliveryId,
       }));
       return { state: next, outbox: { kind: "reschedule", entries } };
     }
   }
+}
+
+/** How `sink` cuts its notifications: Alertmanager batches (it groups by itself); the others group by their keys. */
+export function groupPolicyOf(
+  sink: AlertSinkConfig,
+  policy: { readonly maxGroupEvents: number; readonly maxEntries: number },
+): GroupPolicy {
+  const sizes = { maxEvents: policy.maxGroupEvents, maxGroups: policy.maxEntries };
+  if (sink.kind === "alertmanager")
+    return { mode: { kind: "batch" }, groupWaitMs: 0, groupIntervalMs: 0, repeatIntervalMs: 0, ...sizes };
+  const { groupBy, groupWaitMs, groupIntervalMs, repeatIntervalMs } = sink;
+  const mode = groupBy.includes(GROUP_BY_EACH)
+    ? { kind: "each" as const }
+    : { kind: "group" as const, groupBy };
+  return { mode, groupWaitMs, groupIntervalMs, repeatIntervalMs, ...sizes };
 }

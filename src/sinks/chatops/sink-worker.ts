@@ -10,11 +10,14 @@ import type { Timers } from "../../http-client.js";
 import { deliver, hostOf, outcomeLabel, type DeliveryOutcome } from "./delivery.js";
 import { openOutbox, type Outbox, type OutboxEntry } from "./outbox.js";
 import { isAlertEvent } from "../../state/event-schema.js";
-import { endpointUrl, renderFor, supportsDigest } from "./render.js";
+import { endpointUrl, renderFor } from "./render.js";
+import { commonLabelsOf } from "./format.js";
+import { forgetAlert, isGroupsState, type GroupNotification, type GroupsState } from "./group-schedule.js";
 import { createSinkHealth, type SinkHealth } from "./sink-health.js";
 import { createWaker, type Waker } from "./waker.js";
 import {
   decideNext,
+  groupPolicyOf,
   initialSchedule,
   sinkRetryDelayMs,
   settleAttempt,
@@ -32,7 +35,8 @@ import type { AnyMessage } from "./types.js";
 /** Retry and sizing policy shared by every sink. */
 export interface WorkerPolicy extends SinkRetryPolicy {
   readonly maxEntries: number;
-  readonly maxDigestEntries: number;
+  /** Most transitions one notification carries (the rest go in the group's next one). */
+  readonly maxGroupEvents: number;
 }
 
 /** Every `outcome` label of `pragma_monitor_sink_deliveries_total` (ok, rejected, and the retry outcomes). */
@@ -103,7 +107,7 @@ interface Worker {
   readonly options: SinkWorkerOptions;
   readonly labels: { readonly sink: string };
   readonly logger: Logger;
-  readonly outbox: Outbox<AlertEvent>;
+  readonly outbox: Outbox<AlertEvent, GroupsState>;
   readonly health: SinkHealth;
   readonly bucket: TokenBucket;
   readonly url: string;
@@ -145,17 +149,13 @@ export async function openSinkWorker(options: SinkWorkerOptions): Promise<SinkWo
     }),
     bucket: createTokenBucket({ ratePerMinute: sink.ratePerMinute, burst: sink.burst, nowMs: nowMs() }),
     url: endpointUrl(sink),
-    schedulePolicy: {
-      maxAgeMs: sink.maxAgeMs,
-      resendIntervalMs,
-      maxDigestEntries: policy.maxDigestEntries,
-      digests: supportsDigest(sink),
-    },
+    schedulePolicy: { maxAgeMs: sink.maxAgeMs, resendIntervalMs, grouping: groupPolicyOf(sink, policy) },
     stopController: new AbortController(),
     waker,
     firing,
     // Alerts firing before a restart are re-sent at once (Alertmanager may have expired them meanwhile).
-    schedule: initialSchedule(nowMs(), firing.size > 0),
+    // what each group notified before a restart: no re-announce, no lost resolve
+    schedule: initialSchedule(nowMs(), firing.size > 0, outbox.state() ?? {}),
     stopping: null,
     loop: undefined,
   };
@@ -163,7 +163,7 @@ export async function openSinkWorker(options: SinkWorkerOptions): Promise<SinkWo
   // every series of this sink exists from the start (0), so rate() and increase() see its first event
   for (const outcome of DELIVERY_OUTCOMES) metrics.sinkDeliveries.inc({ ...labels, outcome }, 0);
   metrics.sinkDeadLetters.inc(labels, 0);
-  metrics.sinkDigests.inc(labels, 0);
+  metrics.sinkGroupNotifications.inc(labels, 0);
   metrics.sinkSilenced.inc(labels, 0);
   return {
     get highWater() {
@@ -171,7 +171,10 @@ export async function openSinkWorker(options: SinkWorkerOptions): Promise<SinkWo
     },
     skip: (seq) => outbox.advance(seq),
     enqueue: (event) => enqueue(worker, event),
-    forget: (fingerprint) => void firing.delete(fingerprint),
+    forget(fingerprint) {
+      firing.delete(fingerprint);
+      worker.schedule = { ...worker.schedule, groups: forgetAlert(worker.schedule.groups, fingerprint) };
+    },
     start() {
       worker.loop ??= run(worker);
     },
@@ -185,14 +188,16 @@ function openSinkOutbox(
   options: SinkWorkerOptions,
   logger: Logger,
   wake: () => void,
-): Promise<Outbox<AlertEvent>> {
+): Promise<Outbox<AlertEvent, GroupsState>> {
   const { metrics } = options;
   const labels = { sink: options.sink.name };
-  return openOutbox({
+  return openOutbox<AlertEvent, GroupsState>({
     dir: options.outboxDir,
     name: options.sink.name,
     maxEntries: options.policy.maxEntries,
     isPayload: isAlertEvent,
+    isState: (value): value is GroupsState =>
+      isGroupsState(value, (alert): alert is AlertPayload => isAlertEvent({ type: "alert", seq: 1, alert })),
     seqOf: (event) => event.seq,
     startHighWater: options.startSeq,
     logger,
@@ -280,7 +285,7 @@ function viewOf(worker: Worker): ScheduleView<Entry> {
     nowMs,
     entries,
     unwrittenCount: outbox.size - entries.length,
-    bucket: { msUntilTokenMs: bucket.msUntilToken(nowMs), availableTokens: bucket.available(nowMs) },
+    bucket: { msUntilTokenMs: bucket.msUntilToken(nowMs) },
     firingCount: worker.firing.size,
     stop:
       stopping === null
@@ -303,17 +308,23 @@ async function attempt(
     consecutiveFailures: health.consecutiveFailures,
     jitter: options.random(),
   };
-  const settled = settleAttempt(worker.schedule, action, outcome, facts, options.policy);
+  const { grouping } = worker.schedulePolicy;
+  const settled = settleAttempt(worker.schedule, action, outcome, facts, { ...options.policy, grouping });
   worker.schedule = settled.state;
   if (action.kind === "refresh") return;
   const record = settled.outbox;
+  // only grouping sinks keep a group state; the others write the plain tombstones of before
+  const groups =
+    grouping.mode.kind === "group" && record.kind !== "reschedule" && record.kind !== "none"
+      ? record.groups
+      : undefined;
   switch (record.kind) {
     case "ack":
-      if (action.digest) options.metrics.sinkDigests.inc(worker.labels);
-      await outbox.ack(record.ids);
+      if (grouping.mode.kind === "group") options.metrics.sinkGroupNotifications.inc(worker.labels);
+      await outbox.ack(record.ids, groups);
       break;
     case "dead_letter":
-      await outbox.deadLetter(record.entries, "rejected", options.nowMs());
+      await outbox.deadLetter(record.entries, "rejected", options.nowMs(), groups);
       break;
     case "reschedule":
       await outbox.reschedule(record.entries);
@@ -324,11 +335,26 @@ async function attempt(
   updateGauge(worker);
 }
 
-/** The message an action sends: the firing alerts, a digest of its entries, or its one entry. */
+/** The message an action sends: the firing alerts, a batch (Alertmanager), one transition, or a group's notification. */
 function messageOf(worker: Worker, action: SendAction<Entry> | RefreshAction): AnyMessage {
   if (action.kind === "refresh") return { kind: "refresh", alerts: [...worker.firing.values()] };
-  if (action.digest) return { kind: "digest", events: action.batch.map((entry) => entry.payload) };
-  return { kind: "alert", event: (action.batch[0] as Entry).payload };
+  const { notification } = action;
+  const events = notification.entries.map((entry) => entry.payload);
+  switch (worker.schedulePolicy.grouping.mode.kind) {
+    case "batch":
+      return { kind: "batch", events };
+    case "each":
+      return { kind: "alert", event: (notification.entries[0] as Entry).payload };
+    case "group":
+      return groupMessageOf(notification, events);
+  }
+}
+
+/** A group notification as the renderers take it. */
+function groupMessageOf(notification: GroupNotification<Entry>, events: readonly AlertEvent[]): AnyMessage {
+  const { key, labels, status, alerts, repeat } = notification;
+  const commonLabels = commonLabelsOf(alerts.map((listed) => listed.alert));
+  return { kind: "group", key, labels, commonLabels, status, alerts, events, repeat };
 }
 
 /** Render and deliver `message`; a finished attempt is timed, counted and recorded in the sink's health. */
@@ -400,5 +426,7 @@ function statusOf(worker: Worker): SinkStatus {
 }
 
 function updateGauge(worker: Worker): void {
-  worker.options.metrics.sinkOutboxSize.set(worker.labels, worker.outbox.size);
+  const { metrics } = worker.options;
+  metrics.sinkOutboxSize.set(worker.labels, worker.outbox.size);
+  metrics.sinkGroups.set(worker.labels, Object.keys(worker.schedule.groups).length);
 }

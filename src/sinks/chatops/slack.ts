@@ -3,15 +3,17 @@ import type { AlertPayload } from "../../domain/events.js";
 import {
   alertSubject,
   alertTitle,
-  digestHeadline,
   firedForText,
   formatValue,
-  groupDigest,
+  groupHeadline,
+  groupLineParts,
   joinLinesWithin,
+  seqRangeText,
   statusEmoji,
   truncate,
 } from "./format.js";
-import type { ChatMessage, RenderedRequest } from "./types.js";
+import type { GroupAlert } from "./group-schedule.js";
+import type { ChatMessage, GroupMessage, RenderedRequest } from "./types.js";
 
 // Block Kit limits: header text 150 chars, section text 3000, 10 fields of 2000 chars, 50 blocks.
 const HEADER_MAX_CHARS = 150;
@@ -21,9 +23,9 @@ const FIELDS_PER_SECTION = 10;
 
 type Block = Readonly<Record<string, unknown>>;
 
-/** Render an alert or a digest as a Slack incoming-webhook request. */
+/** Render an alert or a group notification as a Slack incoming-webhook request. */
 export function renderSlack(message: ChatMessage): RenderedRequest {
-  const payload = message.kind === "alert" ? alertPayload(message.event.alert) : digestPayload(message);
+  const payload = message.kind === "alert" ? alertPayload(message.event.alert) : groupPayload(message);
   return { body: JSON.stringify(payload), headers: { "content-type": "application/json" } };
 }
 
@@ -58,29 +60,35 @@ function alertPayload(alert: AlertPayload): Readonly<Record<string, unknown>> {
   return { text: truncate(escapeSlack(text), SECTION_MAX_CHARS), blocks };
 }
 
-function digestPayload(message: Extract<ChatMessage, { kind: "digest" }>): Readonly<Record<string, unknown>> {
-  const groups = groupDigest(message.events);
-  const headline = digestHeadline(groups);
-  const line = (alert: AlertPayload): string =>
-    `${statusEmoji(alert)} *${escapeSlack(alertSubject(alert))}*: ${escapeSlack(truncate(alert.summary, 200))}`;
-  const blocks: Block[] = [
-    {
-      type: "header",
-      text: plain(
-        truncate(
-          `📋 Digest: ${groups.firing.length} firing, ${groups.resolved.length} resolved`,
-          HEADER_MAX_CHARS,
-        ),
-      ),
-    },
-    { type: "section", text: mrkdwn(truncate(escapeSlack(headline), SECTION_MAX_CHARS)) },
-  ];
-  const lines = [...groups.firing, ...groups.resolved].map(line);
-  if (lines.length > 0)
-    blocks.push({ type: "section", text: mrkdwn(joinLinesWithin(lines, SECTION_MAX_CHARS)) });
+/** One message for a whole group: counts in the header, one line per alert (most severe first), "and K more". */
+function groupPayload(message: GroupMessage): Readonly<Record<string, unknown>> {
+  const headline = groupHeadline(message);
+  const line = (listed: GroupAlert): string => {
+    const { head, summary } = groupLineParts(listed);
+    return `${escapeSlack(head)}: ${escapeSlack(truncate(summary, 200))}`;
+  };
+  const common = Object.entries(message.commonLabels).map(([name, value]) => `${name}=${value}`);
+  const blocks: Block[] = [{ type: "header", text: plain(truncate(headline, HEADER_MAX_CHARS)) }];
+  if (common.length > 0)
+    blocks.push({
+      type: "section",
+      text: mrkdwn(truncate(`*Common labels:* ${escapeSlack(common.join(", "))}`, SECTION_MAX_CHARS)),
+    });
+  blocks.push({
+    type: "section",
+    text: mrkdwn(joinLinesWithin(message.alerts.map(line), SECTION_MAX_CHARS)),
+  });
+  const seqs = seqRangeText(message);
   blocks.push({
     type: "context",
-    elements: [mrkdwn(`pragma-monitor · ${message.events.length} transitions coalesced by the rate limit`)],
+    elements: [
+      mrkdwn(
+        truncate(
+          `pragma-monitor · group \`${escapeSlack(message.key)}\`${seqs === "" ? "" : ` · events ${seqs}`}`,
+          SECTION_MAX_CHARS,
+        ),
+      ),
+    ],
   });
   return { text: truncate(escapeSlack(headline), SECTION_MAX_CHARS), blocks };
 }

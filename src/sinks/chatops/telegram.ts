@@ -1,16 +1,14 @@
 // Telegram Bot API renderer: a `sendMessage` body with HTML parse mode and escaped text under 4096 chars.
 import type { AlertPayload } from "../../domain/events.js";
 import {
-  alertSubject,
   alertTitle,
-  digestHeadline,
   firedForText,
   formatValue,
-  groupDigest,
+  groupHeadline,
+  groupLineParts,
   joinLinesWithin,
-  statusEmoji,
 } from "./format.js";
-import type { ChatMessage, RenderedRequest } from "./types.js";
+import type { ChatMessage, GroupMessage, RenderedRequest } from "./types.js";
 
 /** Telegram's limit on a message's text (counted after entity parsing; we bound the raw HTML). */
 export const TELEGRAM_TEXT_MAX_CHARS = 4096;
@@ -25,9 +23,9 @@ export function telegramUrl(baseUrl: string, botToken: string): string {
   return `${baseUrl.replace(/\/+$/, "")}/bot${botToken}/sendMessage`;
 }
 
-/** Render an alert or a digest as a Telegram `sendMessage` request to `chatId`. */
+/** Render an alert or a group notification as a Telegram `sendMessage` request to `chatId`. */
 export function renderTelegram(message: ChatMessage, options: { readonly chatId: string }): RenderedRequest {
-  const text = message.kind === "alert" ? alertText(message.event.alert) : digestText(message);
+  const text = message.kind === "alert" ? alertText(message.event.alert) : groupText(message);
   const payload = {
     chat_id: options.chatId,
     text,
@@ -54,14 +52,17 @@ function alertText(alert: AlertPayload): string {
   return text.length <= TELEGRAM_TEXT_MAX_CHARS ? text : head.join("\n");
 }
 
-function digestText(message: Extract<ChatMessage, { kind: "digest" }>): string {
-  const groups = groupDigest(message.events);
-  const headline = `<b>📋 ${escapeWithin(digestHeadline(groups, 600), 1000)}</b>`;
-  const lines = [...groups.firing, ...groups.resolved].map(
-    (alert) =>
-      `${statusEmoji(alert)} <b>${escapeWithin(alertSubject(alert), 100)}</b>: ${escapeWithin(alert.summary, 200)}`,
-  );
-  return `${headline}\n${joinLinesWithin(lines, TELEGRAM_TEXT_MAX_CHARS - headline.length - 50)}`;
+/** One message for a whole group, under Telegram's length limit: headline, one line per alert, "and K more". */
+function groupText(message: GroupMessage): string {
+  const headline = `<b>${escapeWithin(groupHeadline(message), 600)}</b>`;
+  const common = Object.entries(message.commonLabels).map(([name, value]) => `${name}=${value}`);
+  const intro = common.length === 0 ? "" : `\n<code>${escapeWithin(common.join(", "), 400)}</code>`;
+  const lines = message.alerts.map((listed) => {
+    const { head, summary } = groupLineParts(listed);
+    return `<b>${escapeWithin(head, 150)}</b>: ${escapeWithin(summary, 200)}`;
+  });
+  const top = `${headline}${intro}`;
+  return `${top}\n${joinLinesWithin(lines, TELEGRAM_TEXT_MAX_CHARS - top.length - 50)}`;
 }
 
 /** Escape `text` and cut it so the *escaped* form fits `maxChars`; never splits an entity or a code point. */

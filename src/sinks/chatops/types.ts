@@ -1,15 +1,35 @@
 // Shared types of the chat-ops sinks: what gets rendered and what a renderer returns.
 import type { AlertEvent, AlertPayload } from "../../domain/events.js";
+import type { GroupAlert } from "./group-schedule.js";
 
-/** One alert transition to send, exactly as published on the bus (DESIGN §3). */
+/** One alert transition to send, exactly as published on the bus (DESIGN §3); grouping off. */
 export interface AlertMessage {
   readonly kind: "alert";
   readonly event: AlertEvent;
 }
 
-/** Several rate-limited transitions coalesced into one message, oldest first. */
-export interface DigestMessage {
-  readonly kind: "digest";
+/** One group notification: every alert of the group with its state since the group's last notification. */
+export interface GroupMessage {
+  readonly kind: "group";
+  /** Stable per group, e.g. `{}` or `{pair="BTC/USD"}` (PagerDuty's dedup_key). */
+  readonly key: string;
+  /** The groupBy labels' values. */
+  readonly labels: Readonly<Record<string, string>>;
+  /** Labels every listed alert has with the same value (Alertmanager's commonLabels). */
+  readonly commonLabels: Readonly<Record<string, string>>;
+  /** `resolved` once every alert of the group is. */
+  readonly status: "firing" | "resolved";
+  /** Most severe first (firing before resolved). */
+  readonly alerts: readonly GroupAlert[];
+  /** The transitions this notification delivers, oldest first (none for a repeat). */
+  readonly events: readonly AlertEvent[];
+  /** Nothing changed since the last notification: the group's periodic reminder. */
+  readonly repeat: boolean;
+}
+
+/** Alertmanager only: the transitions waiting, posted as one array (Alertmanager groups them itself). */
+export interface BatchMessage {
+  readonly kind: "batch";
   readonly events: readonly AlertEvent[];
 }
 
@@ -20,9 +40,9 @@ export interface RefreshMessage {
 }
 
 /** What a chat renderer accepts. */
-export type ChatMessage = AlertMessage | DigestMessage;
+export type ChatMessage = AlertMessage | GroupMessage;
 /** What the Alertmanager renderer accepts. */
-export type AnyMessage = ChatMessage | RefreshMessage;
+export type AnyMessage = ChatMessage | BatchMessage | RefreshMessage;
 
 /** A rendered HTTP request body and its headers (the URL comes from the sink config). */
 export interface RenderedRequest {

@@ -1,6 +1,6 @@
-// Generic JSON webhook renderer: the DESIGN §3 event verbatim, signed with HMAC-SHA256 over "<timestamp>.<body>".
+// Generic JSON webhook renderer: a group body (or the DESIGN §3 event verbatim), signed with HMAC-SHA256 over "<timestamp>.<body>".
 import { createHmac } from "node:crypto";
-import type { ChatMessage, RenderedRequest } from "./types.js";
+import type { ChatMessage, GroupMessage, RenderedRequest } from "./types.js";
 
 /** Header names of the generic webhook (documented in docs/webhooks.md). */
 export const WEBHOOK_HEADERS = {
@@ -15,24 +15,17 @@ export function signWebhook(secret: string, timestampS: number, rawBody: string)
 }
 
 /**
- * Render the event (or a `{"type":"digest","count","seqs","events":[...]}` envelope of §3 events) with
- * signature headers.
- * Signed at send time, so a retried delivery carries a fresh timestamp but the same delivery id.
+ * Render the event (grouping off) or a group notification, with signature headers. The group body is
+ * `{"type":"group","groupKey","status","repeat","groupLabels","commonLabels","count","seqs","events","alerts"}`:
+ * `events` are the §3 events it delivers (each `seq` once, over all notifications), `alerts` every alert of
+ * the group with its state since the last notification. Signed at send time, so a retried delivery carries
+ * a fresh timestamp but the same delivery id.
  */
 export function renderWebhook(
   message: ChatMessage,
   options: { readonly secret: string; readonly nowMs: number; readonly deliveryId: string },
 ): RenderedRequest {
-  const body =
-    message.kind === "alert"
-      ? JSON.stringify(message.event)
-      : JSON.stringify({
-          type: "digest",
-          count: message.events.length,
-          // Every event's seq, so a receiver deduplicating by seq can skip the ones it already processed.
-          seqs: message.events.map((event) => event.seq),
-          events: message.events,
-        });
+  const body = message.kind === "alert" ? JSON.stringify(message.event) : JSON.stringify(groupBody(message));
   const timestampS = Math.floor(options.nowMs / 1000);
   return {
     body,
@@ -42,5 +35,22 @@ export function renderWebhook(
       [WEBHOOK_HEADERS.signature]: `sha256=${signWebhook(options.secret, timestampS, body)}`,
       [WEBHOOK_HEADERS.delivery]: options.deliveryId,
     },
+  };
+}
+
+/** The webhook body of a group notification (documented in docs/webhooks.md). */
+function groupBody(message: GroupMessage): Readonly<Record<string, unknown>> {
+  return {
+    type: "group",
+    groupKey: message.key,
+    status: message.status,
+    repeat: message.repeat,
+    groupLabels: message.labels,
+    commonLabels: message.commonLabels,
+    count: message.events.length,
+    // Every event's seq, so a receiver deduplicating by seq can skip the ones it already processed.
+    seqs: message.events.map((event) => event.seq),
+    events: message.events,
+    alerts: message.alerts,
   };
 }

@@ -24,7 +24,7 @@ export interface WebhookReceiver {
   /** Every transition in every request whose body was read and verified (duplicates included). */
   readonly raw: readonly ReceivedTransition[];
   /** Requests by answer: accepted (2xx), refused (429/500), dropped while down is not counted here. */
-  readonly counts: { accepted: number; refused: number; slow: number; badSignature: number; digests: number };
+  readonly counts: { accepted: number; refused: number; slow: number; badSignature: number; groups: number };
   /** When each refused (429/500) request arrived, to check the sender's pacing. */
   readonly refusedAtMs: number[];
   readonly changed: Signal;
@@ -46,7 +46,7 @@ export interface WebhookReceiver {
 export async function startWebhookReceiver(secret: string, port = 0): Promise<WebhookReceiver> {
   let mode: ReceiverMode = { kind: "ok" };
   const raw: ReceivedTransition[] = [];
-  const counts = { accepted: 0, refused: 0, slow: 0, badSignature: 0, digests: 0 };
+  const counts = { accepted: 0, refused: 0, slow: 0, badSignature: 0, groups: 0 };
   const changed = new Signal();
   const pending = new Set<NodeJS.Timeout>();
   const refusedAtMs: number[] = [];
@@ -74,8 +74,9 @@ export async function startWebhookReceiver(secret: string, port = 0): Promise<We
     // the answer will retry, which is exactly the at-least-once duplicate the dedupe key absorbs.
     const deliveryId = headerOf(req, "x-pragma-delivery");
     const parsed = JSON.parse(body) as WebhookBody;
-    const events = parsed.type === "digest" ? (parsed.events ?? []) : [parsed];
-    if (parsed.type === "digest") counts.digests += 1;
+    // a group notification carries the transitions it delivers in `events` (docs/webhooks.md)
+    const events = parsed.type === "group" ? (parsed.events ?? []) : [parsed];
+    if (parsed.type === "group") counts.groups += 1;
     const transitions: ReceivedTransition[] = [];
     for (const event of events)
       if (event.type === "alert" && event.seq !== undefined && event.alert !== undefined)

@@ -1,4 +1,4 @@
-// Sinks over real loopback HTTP: payload shapes per service, filters, retries, Retry-After, timeouts, digests.
+// Sinks over real loopback HTTP: payload shapes per service, filters, retries, Retry-After, timeouts, grouping.
 /* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment -- asserting on received JSON bodies and `expect.any` matchers */
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { afterEach, describe, expect, it, vi } from "vitest";
@@ -15,8 +15,6 @@ afterEach(async () => {
 
 const body = (i: number): Record<string, unknown> =>
   JSON.parse(h!.rx.requests[i]!.body) as Record<string, unknown>;
-const range = (from: number, to: number): number[] =>
-  Array.from({ length: to - from + 1 }, (_, i) => from + i);
 const waitForRequests = (n: number) => vi.waitFor(() => expect(h!.rx.requests).toHaveLength(n));
 
 describe("chat-ops delivery", () => {
@@ -164,57 +162,85 @@ describe("chat-ops delivery", () => {
     await vi.waitFor(() => expect(h!.chatops.status()[0]!.pending).toBe(0));
   });
 
-  it("coalesces a burst over the rate limit into one digest", async () => {
-    h = await startHarness((url) => [sinkOf("slack", `${url}/s`, { ratePerMinute: 60, burst: 1 })]);
+  it("groups a burst into one notification after groupWaitMs, and what changed into one per groupIntervalMs", async () => {
+    const grouped = { groupBy: [], groupWaitMs: 5_000, groupIntervalMs: 30_000, repeatIntervalMs: 0 };
+    h = await startHarness((url) => [
+      sinkOf("slack", `${url}/s`, { ratePerMinute: 60, burst: 1, ...grouped }),
+    ]);
     for (let i = 0; i < 10; i++) h.publish(nthAlert(i));
+    await h.waitForDurable("slack", 10);
+    await h.clock.advance(4_999);
+    expect(h.rx.requests).toHaveLength(0);
+    await h.clock.advance(1);
     await waitForRequests(1);
-    expect((body(0).text as string).startsWith("🔴 FIRING [critical] T0/USD")).toBe(true);
-    await h.waitForAttempts(1);
-    await h.clock.advance(1_000);
-    await waitForRequests(2);
-    expect(body(1).text).toMatch(/^9 alerts firing: T1\/USD price_change, T2\/USD/);
+    expect(body(0).text).toBe("🔴 FIRING 10 alerts: 10 new");
     await vi.waitFor(() => expect(h!.chatops.status()[0]!.pending).toBe(0));
-    await h.clock.advance(60_000);
+    for (let i = 0; i < 4; i++) h.publish(resolvedOf(nthAlert(i)));
+    h.publish(nthAlert(10));
+    await h.waitForDurable("slack", 15);
+    await h.clock.advance(29_999);
+    expect(h.rx.requests).toHaveLength(1);
+    await h.clock.advance(1);
+    await waitForRequests(2);
+    expect(body(1).text).toBe("🔴 FIRING 11 alerts: 1 new, 6 still firing, 4 resolved");
+    await vi.waitFor(() => expect(h!.chatops.status()[0]!.pending).toBe(0));
+    await h.clock.advance(120_000);
     expect(h.rx.requests).toHaveLength(2);
-    expect(await metricValue(h.metrics.sinkDigests, { sink: "slack" })).toBe(1);
+    expect(await metricValue(h.metrics.sinkGroupNotifications, { sink: "slack" })).toBe(2);
   });
 
-  it("re-sends a failed digest as the same message: same delivery id, same events, every seq listed", async () => {
+  it("re-sends a failed group notification as the same message, and after a restart neither re-announces nor loses a resolve", async () => {
+    const grouped = { groupBy: [], groupWaitMs: 1_000, groupIntervalMs: 10_000, repeatIntervalMs: 0 };
     const sinks = (url: string): SinkConfig[] => [
-      sinkOf("webhook", `${url}/hook`, { ratePerMinute: 60, burst: 1, failureThreshold: 100 }),
+      sinkOf("webhook", `${url}/hook`, { failureThreshold: 100, ...grouped }),
     ];
     h = await startHarness(sinks);
-    for (let i = 1; i <= 14; i++) h.publish(nthAlert(i));
-    await waitForRequests(1); // seq 1 alone, then the other 13 wait for tokens
+    for (let i = 1; i <= 3; i++) h.publish(nthAlert(i));
+    await h.waitForDurable("webhook", 3);
     h.rx.fallback = { status: 503 };
+    await h.clock.advance(1_000);
+    await waitForRequests(1);
+    const id = h.rx.requests[0]!.headers["x-pragma-delivery"];
+    expect(id).toMatch(/^group-[0-9a-f]{16}$/);
+    expect(body(0)).toMatchObject({
+      type: "group",
+      groupKey: "{}",
+      status: "firing",
+      count: 3,
+      seqs: [1, 2, 3],
+    });
     await h.waitForAttempts(1);
+    h.publish(nthAlert(4)); // arrives while the notification is retried: it goes in the next one
+    await h.waitForDurable("webhook", 4);
     await h.clock.advance(1_000);
     await waitForRequests(2);
-    const id = h.rx.requests[1]!.headers["x-pragma-delivery"];
-    expect(id).toMatch(/^digest-[0-9a-f]{16}$/);
-    expect(body(1)).toMatchObject({ type: "digest", count: 13, seqs: range(2, 14) });
+    expect(h.rx.requests[1]!.headers["x-pragma-delivery"]).toBe(id);
+    expect(body(1).seqs).toEqual([1, 2, 3]);
     await h.waitForAttempts(2);
-    for (let i = 15; i <= 18; i++) h.publish(nthAlert(i)); // the backlog grows while the digest is retried
-    await h.clock.advance(1_000);
-    await waitForRequests(3);
-    expect(h.rx.requests[2]!.headers["x-pragma-delivery"]).toBe(id);
-    expect(body(2).seqs).toEqual(range(2, 14));
-    // A restart re-sends the same digest too: its membership is in the outbox, not in memory.
-    await h.waitForAttempts(3);
+    // A restart re-sends the same notification too: its membership is in the outbox, not in memory.
     await h.chatops.stop(0);
     h.rx.fallback = { status: 200 };
     await h.restart(sinks(h.rx.url));
-    for (let i = 0; i < 10 && h.chatops.status()[0]!.pending > 0; i++) {
-      await h.clock.advance(2_000);
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
-    await vi.waitFor(() => expect(h!.chatops.status()[0]!.pending).toBe(0));
-    expect(h.rx.requests[3]!.headers["x-pragma-delivery"]).toBe(id);
-    expect((body(3).events as { seq: number }[]).map((e) => e.seq)).toEqual(range(2, 14));
-    // The events that arrived meanwhile go in later messages, under other ids.
-    const later = h.rx.requests.slice(4).map((r) => JSON.parse(r.body) as { seq?: number; seqs?: number[] });
-    expect(later.flatMap((b) => b.seqs ?? [b.seq])).toEqual(range(15, 18));
-    expect(h.rx.requests.slice(4).map((r) => r.headers["x-pragma-delivery"])).not.toContain(id);
+    await h.clock.advance(2_000);
+    await waitForRequests(3);
+    expect(h.rx.requests[2]!.headers["x-pragma-delivery"]).toBe(id);
+    expect(body(2).seqs).toEqual([1, 2, 3]);
+    await vi.waitFor(() => expect(h!.chatops.status()[0]!.pending).toBe(1));
+    // What the group announced survived the restart: 1-3 are "still firing", not new again.
+    await h.chatops.stop(0);
+    await h.restart(sinks(h.rx.url));
+    h.publish(resolvedOf(nthAlert(2)));
+    await h.waitForDurable("webhook", 5);
+    await h.clock.advance(10_000);
+    await waitForRequests(4);
+    const states = (body(3).alerts as { state: string; seq: number }[]).map((a) => [a.seq, a.state]);
+    expect(states).toEqual([
+      [4, "new"],
+      [1, "firing"],
+      [3, "firing"],
+      [5, "resolved"],
+    ]);
+    expect(body(3).seqs).toEqual([4, 5]);
   });
 
   it("identifies itself with pragma-monitor/<version> and, when known, the project URL", () => {
@@ -240,7 +266,7 @@ describe("chat-ops delivery", () => {
     ]);
   });
 
-  it("never digests PagerDuty events: they are paced one by one", async () => {
+  it("grouping off: PagerDuty events are paced one by one, keyed by fingerprint", async () => {
     h = await startHarness((url) => [
       sinkOf("pagerduty", `${url}/v2/enqueue`, { ratePerMinute: 60, burst: 1 }),
     ]);

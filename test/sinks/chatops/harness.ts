@@ -1,4 +1,5 @@
 // A running createChatOpsSinks on a manual clock, a temp state dir and a loopback receiver.
+import { existsSync, readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -30,6 +31,8 @@ export interface Harness {
   publish(alert: AlertPayload): void;
   /** Wait until `sink` has finished `n` delivery attempts (outcome classified, backoff computed). */
   waitForAttempts(n: number, sink?: string): Promise<void>;
+  /** Wait until the outbox of `sink` holds the event `seq` on disk (what the delivery loop decides on). */
+  waitForDurable(sink: string, seq: number): Promise<void>;
   /** A fresh instance on the same state dir (a restart). */
   restart(sinks: readonly SinkConfig[]): Promise<void>;
   dispose(): Promise<void>;
@@ -89,6 +92,11 @@ export async function startHarness(
           .filter((v) => sink === undefined || v.labels.sink === sink)
           .reduce((a, v) => a + v.value, 0);
         expect(total).toBeGreaterThanOrEqual(n);
+      }),
+    waitForDurable: (sink, seq) =>
+      vi.waitFor(() => {
+        const file = join(stateDir, "outbox", `${sink}.jsonl`);
+        expect(existsSync(file) ? readFileSync(file, "utf8") : "").toContain(`"seq":${seq},`);
       }),
     async restart(sinks) {
       source = createTestSource(options.active ?? []);

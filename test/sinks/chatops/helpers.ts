@@ -52,6 +52,11 @@ export function nthAlert(i: number, overrides: Partial<AlertPayload> = {}): Aler
 
 const COMMON: SinkCommonConfig = {
   name: "test",
+  // grouping off unless a test turns it on: one notification per transition, at once
+  groupBy: ["..."],
+  groupWaitMs: 0,
+  groupIntervalMs: 0,
+  repeatIntervalMs: 0,
   enabled: true,
   rules: [],
   pairs: [],

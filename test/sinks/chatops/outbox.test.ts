@@ -125,3 +125,55 @@ describe("outbox", () => {
     await outbox.close();
   });
 });
+
+describe("outbox state (notification groups)", () => {
+  type Groups = Record<string, number>;
+  const isGroups = (value: unknown): value is Groups =>
+    typeof value === "object" && value !== null && Object.values(value).every((v) => typeof v === "number");
+  const openWithState = () =>
+    openOutbox<AlertEvent, Groups>({
+      dir,
+      name: "g",
+      maxEntries: 100,
+      isPayload: isAlertEvent,
+      isState: isGroups,
+      seqOf: (event) => event.seq,
+      startHighWater: 0,
+      logger: captureLogger().logger,
+      nowMs: () => 1_000,
+      onDurable: () => undefined,
+      onDeadLetter: () => undefined,
+    });
+
+  it("writes the state in the same line as the acks, reads it back, and keeps it through compaction", async () => {
+    const outbox = await openWithState();
+    outbox.append(makeEvent(1, nthAlert(1)), 10);
+    outbox.append(makeEvent(2, nthAlert(2)), 11);
+    await outbox.flush();
+    const [first, second] = outbox.entries();
+    await outbox.ack([first!.id, second!.id], { "{}": 2 });
+    const last = (await lines("g.jsonl")).at(-1)!;
+    expect(JSON.parse(last)).toEqual({ ack: [first!.id, second!.id], state: { "{}": 2 } });
+    // a kill -9 now: the file as it is
+    const reopened = await openWithState();
+    expect(reopened.state()).toEqual({ "{}": 2 });
+    expect(reopened.entries()).toEqual([]);
+    await reopened.ack([], { "{}": 3 }); // a repeat: a state with no entry
+    await reopened.close(); // compacts
+    expect(await lines("g.jsonl")).toEqual(['{"hw":2,"state":{"{}":3}}']);
+    expect((await openWithState()).state()).toEqual({ "{}": 3 });
+  });
+
+  it("a torn last line loses the acks and the state together, never one of them", async () => {
+    const outbox = await openWithState();
+    outbox.append(makeEvent(1, nthAlert(1)), 10);
+    await outbox.flush();
+    const [first] = outbox.entries();
+    await outbox.ack([first!.id], { "{}": 1 });
+    const text = await readFile(join(dir, "g.jsonl"), "utf8");
+    await writeFile(join(dir, "g.jsonl"), text.slice(0, text.length - 10)); // crash mid-write
+    const reopened = await openWithState();
+    expect(reopened.state()).toBeUndefined();
+    expect(reopened.entries().map((e) => e.payload.seq)).toEqual([1]); // sent again: at least once
+  });
+});

@@ -5,7 +5,10 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { alertnameOf, renderAlertmanager } from "../../../src/sinks/chatops/alertmanager.js";
 import { DISCORD_COLOURS, renderDiscord } from "../../../src/sinks/chatops/discord.js";
-import { digestHeadline, groupDigest } from "../../../src/sinks/chatops/format.js";
+import { groupHeadline, latestPerFingerprint } from "../../../src/sinks/chatops/format.js";
+import type { GroupAlert } from "../../../src/sinks/chatops/group-schedule.js";
+import type { GroupMessage } from "../../../src/sinks/chatops/types.js";
+import type { AlertEvent } from "../../../src/domain/events.js";
 import { renderPagerDuty } from "../../../src/sinks/chatops/pagerduty.js";
 import { renderSlack } from "../../../src/sinks/chatops/slack.js";
 import { renderTelegram, TELEGRAM_TEXT_MAX_CHARS } from "../../../src/sinks/chatops/telegram.js";
@@ -17,14 +20,42 @@ type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-ex
 const parse = (body: string): Json => JSON.parse(body) as Json;
 const firing = { kind: "alert" as const, event: makeEvent(1042) };
 const resolved = { kind: "alert" as const, event: makeEvent(1043, resolvedOf(makeAlert())) };
-const digest = {
-  kind: "digest" as const,
-  events: [
-    ...Array.from({ length: 7 }, (_, i) => makeEvent(i + 1, nthAlert(i))),
-    makeEvent(8, resolvedOf(nthAlert(20))),
-    makeEvent(9, resolvedOf(nthAlert(21))),
-  ],
-};
+const events = [
+  ...Array.from({ length: 7 }, (_, i) =>
+    makeEvent(i + 1, nthAlert(i, { severity: i === 3 ? "critical" : "warning" })),
+  ),
+  makeEvent(8, resolvedOf(nthAlert(20))),
+  makeEvent(9, resolvedOf(nthAlert(21))),
+];
+
+/** A group notification delivering `delivered`, every alert new (or resolved), most severe first. */
+function groupOf(delivered: readonly AlertEvent[], extra: Partial<GroupMessage> = {}): GroupMessage {
+  const alerts: GroupAlert[] = delivered.map((event) => ({
+    state: event.alert.status === "resolved" ? "resolved" : "new",
+    seq: event.seq,
+    alert: event.alert,
+  }));
+  alerts.sort(
+    (a, b) =>
+      Number(a.alert.status === "resolved") - Number(b.alert.status === "resolved") ||
+      Number(b.alert.severity === "critical") - Number(a.alert.severity === "critical"),
+  );
+  return {
+    kind: "group",
+    key: "{}",
+    labels: {},
+    commonLabels: { market: "offchain" },
+    status: alerts.some((a) => a.alert.status === "firing") ? "firing" : "resolved",
+    alerts,
+    events: delivered,
+    repeat: false,
+    ...extra,
+  };
+}
+
+const group = groupOf(events);
+const alertOf = (event: AlertEvent) => ({ kind: "alert" as const, event });
+const batch = { kind: "batch" as const, events };
 
 /** The receiver-side check documented in docs/webhooks.md. */
 function verifyWebhook(
@@ -74,12 +105,25 @@ describe("renderSlack", () => {
     expect(odd.blocks[1].text.text).toBe("a&lt;b &amp; c&gt;d");
   });
 
-  it("renders a digest with the coalesced counts", () => {
-    const body = parse(renderSlack(digest).body);
-    expect(body.text).toMatch(
-      /^7 alerts firing: T0\/USD price_change, .*; 2 resolved: T20\/USD price_change/,
-    );
-    expect(body.blocks[0].text.text).toBe("📋 Digest: 7 firing, 2 resolved");
+  it("renders a group as one message: counts, the most severe first, then resolved", () => {
+    const body = parse(renderSlack(group).body);
+    expect(body.text).toBe("🔴 FIRING 9 alerts: 7 new, 2 resolved");
+    expect(body.blocks[0].text.text).toBe("🔴 FIRING 9 alerts: 7 new, 2 resolved");
+    expect(body.blocks[1].text.text).toBe("*Common labels:* market=offchain");
+    const lines = (body.blocks[2].text.text as string).split("\n");
+    expect(lines[0]).toBe("🔴 new · T3/USD price_change: T3/USD moved");
+    expect(lines[1]).toMatch(/^🟠 new · T0\/USD/);
+    expect(lines[8]).toMatch(/^✅ resolved · T21\/USD price_change: T21\/USD moved \(fired for 5m 3s\)$/);
+    expect(body.blocks[3].elements[0].text).toBe("pragma-monitor · group `{}` · events #1–#9");
+  });
+
+  it('cuts a large group with "and K more" within Slack\'s limits', () => {
+    const many = groupOf(Array.from({ length: 300 }, (_, i) => makeEvent(i + 1, nthAlert(i))));
+    const body = parse(renderSlack(many).body);
+    expect(body.blocks[0].text.text).toBe("🔴 FIRING 300 alerts: 300 new");
+    const text = body.blocks[2].text.text as string;
+    expect(text.length).toBeLessThanOrEqual(3000);
+    expect(text).toMatch(/\n… and \d+ more$/);
   });
 });
 
@@ -99,7 +143,10 @@ describe("renderDiscord", () => {
     const long = makeAlert({ labels: { pair: "X".repeat(400) } });
     const embed = parse(renderDiscord({ kind: "alert", event: makeEvent(1, long) }).body).embeds[0] as Json;
     expect((embed.title as string).length).toBeLessThanOrEqual(256);
-    expect(parse(renderDiscord(digest).body).embeds[0].title).toBe("📋 Digest: 7 firing, 2 resolved");
+    const embed2 = parse(renderDiscord(group).body).embeds[0] as Json;
+    expect(embed2.title).toBe("🔴 FIRING 9 alerts: 7 new, 2 resolved");
+    expect(embed2.color).toBe(DISCORD_COLOURS.critical);
+    expect(embed2.description).toMatch(/^Common labels: market=offchain\n\n🔴 new · T3\/USD/);
   });
 });
 
@@ -115,14 +162,11 @@ describe("renderTelegram", () => {
     expect(body.text).not.toContain("<script>");
   });
 
-  it("stays within 4096 characters for huge alerts and digests", () => {
+  it("stays within 4096 characters for huge alerts and groups", () => {
     const huge = makeAlert({ summary: "<&>".repeat(3000), labels: { pair: "Y".repeat(5000) } });
     const one = parse(renderTelegram({ kind: "alert", event: makeEvent(1, huge) }, { chatId: "1" }).body);
     expect((one.text as string).length).toBeLessThanOrEqual(TELEGRAM_TEXT_MAX_CHARS);
-    const many = {
-      kind: "digest" as const,
-      events: Array.from({ length: 500 }, (_, i) => makeEvent(i, nthAlert(i))),
-    };
+    const many = groupOf(Array.from({ length: 500 }, (_, i) => makeEvent(i, nthAlert(i))));
     const text = parse(renderTelegram(many, { chatId: "1" }).body).text as string;
     expect(text.length).toBeLessThanOrEqual(TELEGRAM_TEXT_MAX_CHARS);
     expect(text).toMatch(/… and \d+ more$/);
@@ -131,7 +175,7 @@ describe("renderTelegram", () => {
 
 describe("renderPagerDuty", () => {
   it("triggers with routing_key, dedup_key = fingerprint and the required payload fields", () => {
-    const body = parse(renderPagerDuty(makeEvent(7), { routingKey: "rk" }).body);
+    const body = parse(renderPagerDuty(alertOf(makeEvent(7)), { routingKey: "rk" }).body);
     expect(body).toMatchObject({ routing_key: "rk", event_action: "trigger", dedup_key: "9f2c41d0a7b3e6f1" });
     expect(body.payload).toMatchObject({
       summary: makeAlert().summary,
@@ -148,13 +192,15 @@ describe("renderPagerDuty", () => {
     ["info", "info"],
   ] as const)("maps severity %s to %s", (ours, theirs) => {
     const body = parse(
-      renderPagerDuty(makeEvent(1, makeAlert({ severity: ours })), { routingKey: "rk" }).body,
+      renderPagerDuty(alertOf(makeEvent(1, makeAlert({ severity: ours }))), { routingKey: "rk" }).body,
     );
     expect(body.payload.severity).toBe(theirs);
   });
 
   it("resolves by dedup_key", () => {
-    const body = parse(renderPagerDuty(makeEvent(8, resolvedOf(makeAlert())), { routingKey: "rk" }).body);
+    const body = parse(
+      renderPagerDuty(alertOf(makeEvent(8, resolvedOf(makeAlert()))), { routingKey: "rk" }).body,
+    );
     expect(body).toEqual({ routing_key: "rk", dedup_key: "9f2c41d0a7b3e6f1", event_action: "resolve" });
   });
 });
@@ -174,13 +220,13 @@ describe("renderAlertmanager", () => {
     });
   });
 
-  it("sets endsAt to the resolve time and sends digests as one array", () => {
+  it("sets endsAt to the resolve time and sends a batch as one array", () => {
     const body = parse(
       renderAlertmanager(resolved, { nowMs, resendIntervalMs: 60_000 }).body,
     ) as unknown as Json[];
     expect(body[0]!.endsAt).toBe(resolvedOf(makeAlert()).endsAt);
     const many = parse(
-      renderAlertmanager(digest, { nowMs, resendIntervalMs: 60_000 }).body,
+      renderAlertmanager(batch, { nowMs, resendIntervalMs: 60_000 }).body,
     ) as unknown as Json[];
     expect(many).toHaveLength(9);
   });
@@ -226,25 +272,111 @@ describe("renderWebhook", () => {
     expect(verifyWebhook("s3cret", { ...out.headers }, out.body, nowMs / 1000 + 301)).toBe(false);
   });
 
-  it("wraps a digest as {type: digest, events}", () => {
-    const out = renderWebhook(digest, { secret: "s", nowMs: 0, deliveryId: "d" });
-    expect(parse(out.body)).toMatchObject({ type: "digest", count: 9 });
-    expect(parse(out.body).events[0]).toEqual(makeEvent(1, nthAlert(0)));
+  it("sends a group as {type: group, groupKey, status, labels, seqs, events, alerts}", () => {
+    const out = renderWebhook(group, { secret: "s", nowMs: 0, deliveryId: "d" });
+    const body = parse(out.body);
+    expect(body).toMatchObject({
+      type: "group",
+      groupKey: "{}",
+      status: "firing",
+      repeat: false,
+      groupLabels: {},
+      commonLabels: { market: "offchain" },
+      count: 9,
+      seqs: [1, 2, 3, 4, 5, 6, 7, 8, 9],
+    });
+    expect(body.events[0]).toEqual(events[0]);
+    expect(body.alerts[0]).toEqual({ state: "new", seq: 4, alert: nthAlert(3, { severity: "critical" }) });
+    expect(body.alerts).toHaveLength(9);
   });
 });
 
-describe("digest grouping", () => {
-  it("keeps the last transition per fingerprint", () => {
+describe("renderPagerDuty (groups)", () => {
+  it("one incident per group: dedup_key = group key, the worst severity, every alert in custom_details", () => {
+    const body = parse(renderPagerDuty(group, { routingKey: "rk" }).body);
+    expect(body).toMatchObject({ routing_key: "rk", dedup_key: "{}", event_action: "trigger" });
+    expect(body.payload).toMatchObject({
+      severity: "critical",
+      summary: "🔴 FIRING 9 alerts: 7 new, 2 resolved",
+    });
+    expect(body.payload.custom_details.alerts).toHaveLength(9);
+    expect(body.payload.custom_details.seqs).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+  });
+
+  it("resolves the incident only when the whole group is resolved", () => {
+    const closing = groupOf([makeEvent(10, resolvedOf(nthAlert(1)))]);
+    expect(parse(renderPagerDuty(closing, { routingKey: "rk" }).body)).toEqual({
+      routing_key: "rk",
+      dedup_key: "{}",
+      event_action: "resolve",
+    });
+    const long = groupOf(events, { key: `{pair="${"X".repeat(300)}"}` });
+    expect(parse(renderPagerDuty(long, { routingKey: "rk" }).body).dedup_key).toMatch(/^group-[0-9a-f]{16}$/);
+  });
+});
+
+describe("group text", () => {
+  it("keeps the last transition per fingerprint of a batch", () => {
     const a = nthAlert(1);
-    const groups = groupDigest([makeEvent(1, a), makeEvent(2, resolvedOf(a)), makeEvent(3, nthAlert(2))]);
-    expect(groups.firing.map((x) => x.fingerprint)).toEqual([nthAlert(2).fingerprint]);
-    expect(digestHeadline(groups)).toBe(
-      "1 alert firing: T2/USD price_change; 1 resolved: T1/USD price_change",
-    );
+    const latest = latestPerFingerprint([
+      makeEvent(1, a),
+      makeEvent(2, resolvedOf(a)),
+      makeEvent(3, nthAlert(2)),
+    ]);
+    expect(latest.firing.map((x) => x.fingerprint)).toEqual([nthAlert(2).fingerprint]);
+    expect(latest.resolved.map((x) => x.fingerprint)).toEqual([a.fingerprint]);
+  });
+
+  it("names the group labels and a reminder in the headline", () => {
+    const still = groupOf([makeEvent(1, nthAlert(1))], { labels: { pair: "T1/USD" }, repeat: true });
+    expect(
+      groupHeadline({ ...still, alerts: still.alerts.map((a) => ({ ...a, state: "firing" as const })) }),
+    ).toBe("🔴 FIRING (reminder) 1 alert: 1 still firing · pair=T1/USD");
   });
 });
 
 describe("renderer limits (property)", () => {
+  it("keeps a group notification within Slack, Discord and Telegram limits for arbitrary alerts", () => {
+    const text = fc.string({ unit: "grapheme", maxLength: 600 });
+    fc.assert(
+      fc.property(
+        fc.array(fc.record({ summary: text, pair: text, resolved: fc.boolean() }), {
+          minLength: 1,
+          maxLength: 60,
+        }),
+        text,
+        (alerts, labelValue) => {
+          const message = groupOf(
+            alerts.map(({ summary, pair, resolved: isResolved }, i) => {
+              const alert = nthAlert(i, { summary, labels: { pair, market: labelValue } });
+              return makeEvent(i + 1, isResolved ? resolvedOf(alert) : alert);
+            }),
+            { labels: { market: labelValue }, commonLabels: { market: labelValue } },
+          );
+          const slack = parse(renderSlack(message).body);
+          expect((slack.blocks[0].text.text as string).length).toBeLessThanOrEqual(150);
+          for (const block of slack.blocks as Json[])
+            if (typeof block.text?.text === "string")
+              expect(block.text.text.length).toBeLessThanOrEqual(3000);
+          for (const element of slack.blocks.at(-1).elements as Json[])
+            expect((element.text as string).length).toBeLessThanOrEqual(3000);
+          const embed = parse(renderDiscord(message).body).embeds[0] as Json;
+          expect((embed.title as string).length).toBeLessThanOrEqual(256);
+          expect((embed.description as string).length).toBeLessThanOrEqual(4096);
+          expect(
+            (embed.title as string).length +
+              (embed.description as string).length +
+              (embed.footer.text as string).length,
+          ).toBeLessThanOrEqual(6000);
+          const tg = parse(renderTelegram(message, { chatId: "1" }).body).text as string;
+          expect(tg.length).toBeLessThanOrEqual(TELEGRAM_TEXT_MAX_CHARS);
+          expect(tg.replace(/<\/?(b|code)>/g, "")).not.toMatch(/[<>]/);
+        },
+      ),
+      { numRuns: 100 },
+    );
+  });
+
   it("stays within Slack, Discord and Telegram limits for arbitrary text", () => {
     const text = fc.string({ unit: "grapheme", maxLength: 6000 });
     fc.assert(

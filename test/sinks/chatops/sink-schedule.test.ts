@@ -1,7 +1,8 @@
-// Table tests of the sink worker's scheduling decision: digest, throttle, backoff, Retry-After, refresh, expiry, drain.
+// Table tests of the sink worker's scheduling decision: grouping under the rate limit, backoff, Retry-After,
+// refresh, expiry, drain.
 import { describe, expect, it } from "vitest";
-import { fnv1a64Hex } from "../../../src/domain/fingerprint.js";
 import type { DeliveryOutcome } from "../../../src/sinks/chatops/delivery.js";
+import { planGroups, type GroupPolicy } from "../../../src/sinks/chatops/group-schedule.js";
 import {
   decideNext,
   initialSchedule,
@@ -9,25 +10,50 @@ import {
   settleAttempt,
   type AttemptFacts,
   type RefreshAction,
+  type ScheduleAction,
   type ScheduleEntry,
   type SchedulePolicy,
   type ScheduleState,
   type ScheduleView,
   type SendAction,
 } from "../../../src/sinks/chatops/sink-schedule.js";
+import { makeEvent, nthAlert, resolvedOf } from "./helpers.js";
 
 const NOW = 1_000_000;
-const POLICY: SchedulePolicy = { maxAgeMs: 0, resendIntervalMs: 0, maxDigestEntries: 3, digests: true };
+const EACH: GroupPolicy = {
+  mode: { kind: "each" },
+  groupWaitMs: 0,
+  groupIntervalMs: 0,
+  repeatIntervalMs: 0,
+  maxEvents: 3,
+  maxGroups: 100,
+};
+const GROUPED: GroupPolicy = {
+  ...EACH,
+  mode: { kind: "group", groupBy: [] },
+  groupWaitMs: 5_000,
+  groupIntervalMs: 30_000,
+};
+const POLICY: SchedulePolicy = { maxAgeMs: 0, resendIntervalMs: 0, grouping: EACH };
 const RETRY = { baseDelayMs: 1_000, maxDelayMs: 60_000, misconfiguredDelayMs: 60_000 };
-const IDLE: ScheduleState = { throttled: false, blockedUntilMs: 0, lastRefreshAtMs: NOW };
-const THROTTLED: ScheduleState = { ...IDLE, throttled: true };
-const TOKENS = { msUntilTokenMs: 0, availableTokens: 10 };
-const NO_TOKEN = { msUntilTokenMs: 400, availableTokens: 0 };
+const IDLE: ScheduleState = { blockedUntilMs: 0, lastRefreshAtMs: NOW, groups: {} };
+const TOKENS = { msUntilTokenMs: 0 };
+const GROUP_ID: unknown = expect.stringMatching(/^group-[0-9a-f]{16}$/);
+const NO_TOKEN = { msUntilTokenMs: 400 };
 
-/** Entry `id`, created `ageMs` ago, due now unless told otherwise. */
+let nextSeq = 0;
+/** Entry `id`, created `ageMs` ago, due now unless told otherwise; each its own alert. */
 function entry(id: string, overrides: Partial<ScheduleEntry> & { ageMs?: number } = {}): ScheduleEntry {
   const { ageMs = 0, ...rest } = overrides;
-  return { id, createdAtMs: NOW - ageMs, attempts: 0, nextAttemptAtMs: NOW - ageMs, ...rest };
+  const seq = ++nextSeq;
+  return {
+    id,
+    createdAtMs: NOW - ageMs,
+    attempts: 0,
+    nextAttemptAtMs: NOW - ageMs,
+    payload: makeEvent(seq, nthAlert(id.charCodeAt(0))),
+    ...rest,
+  };
 }
 
 function view(overrides: Partial<ScheduleView<ScheduleEntry>> = {}): ScheduleView<ScheduleEntry> {
@@ -45,9 +71,22 @@ function view(overrides: Partial<ScheduleView<ScheduleEntry>> = {}): ScheduleVie
 const abc = [entry("a"), entry("b"), entry("c")];
 const ids = (entries: readonly ScheduleEntry[]): string[] => entries.map((e) => e.id);
 
+/** An action with a send shown as the ids of its entries and its delivery id. */
+function shown(action: ScheduleAction<ScheduleEntry>): unknown {
+  if (action.kind !== "send") return action;
+  return { kind: "send", ids: ids(action.notification.entries), deliveryId: action.deliveryId };
+}
+
+/** The send of `entries` as grouping decides it (`each`: the first alone). */
+function sendOf(entries: readonly ScheduleEntry[], grouping = EACH, state = IDLE): SendAction<ScheduleEntry> {
+  const notification = planGroups(state.groups, entries, NOW + 1e9, grouping).due;
+  if (notification === undefined) throw new Error("nothing due");
+  return { kind: "send", notification, deliveryId: notification.deliveryId };
+}
+
 describe("decideNext", () => {
   it.each<[string, ScheduleState, Partial<ScheduleView<ScheduleEntry>>, Partial<SchedulePolicy>, unknown]>([
-    ["nothing to do: sleep until woken, throttle over", THROTTLED, {}, {}, { kind: "idle" }],
+    ["nothing to do: sleep until woken", IDLE, {}, {}, { kind: "idle" }],
     [
       "only firing alerts: sleep until their re-send",
       IDLE,
@@ -81,15 +120,36 @@ describe("decideNext", () => {
       IDLE,
       { entries: [entry("a")] },
       {},
-      { kind: "send", batch: [entry("a")], deliveryId: "a", digest: false },
+      { kind: "send", ids: ["a"], deliveryId: "a" },
     ],
     ["no token: wait for one", IDLE, { entries: abc, bucket: NO_TOKEN }, {}, { kind: "wait", delayMs: 400 }],
     [
-      "several waiting and tokens enough: the oldest alone",
+      "grouping off, several waiting: the oldest alone",
       IDLE,
       { entries: abc },
       {},
-      { kind: "send", batch: [abc[0]], deliveryId: "a", digest: false },
+      { kind: "send", ids: ["a"], deliveryId: "a" },
+    ],
+    [
+      "grouping on, a new group: wait for the group wait",
+      IDLE,
+      { entries: abc },
+      { grouping: GROUPED },
+      { kind: "wait", delayMs: 5_000 },
+    ],
+    [
+      "grouping on, the group wait over: one notification of everything waiting (at most maxEvents)",
+      IDLE,
+      { entries: [...abc, entry("d")], nowMs: NOW + 5_000 },
+      { grouping: GROUPED },
+      { kind: "send", ids: ["a", "b", "c"], deliveryId: GROUP_ID },
+    ],
+    [
+      "grouping on, over the rate limit: wait for a token while the group takes in more",
+      IDLE,
+      { entries: abc, nowMs: NOW + 5_000, bucket: NO_TOKEN },
+      { grouping: GROUPED },
+      { kind: "wait", delayMs: 400 },
     ],
     [
       "blocked: wait until blockedUntilMs",
@@ -113,76 +173,36 @@ describe("decideNext", () => {
       { kind: "wait", delayMs: 1_000 },
     ],
     [
-      "throttled with several waiting: one digest of the oldest (at most maxDigestEntries)",
-      THROTTLED,
-      { entries: [...abc, entry("d")] },
-      {},
-      { kind: "send", batch: abc, deliveryId: `digest-${fnv1a64Hex("a,b,c")}`, digest: true },
-    ],
-    [
-      "throttled with one waiting: no digest of one",
-      THROTTLED,
-      { entries: [entry("a")] },
-      {},
-      { kind: "send", batch: [entry("a")], deliveryId: "a", digest: false },
-    ],
-    [
-      "throttled, but the service takes no digests (PagerDuty): one by one",
-      THROTTLED,
-      { entries: abc },
-      { digests: false },
-      { kind: "send", batch: [abc[0]], deliveryId: "a", digest: false },
-    ],
-    [
-      "a digest already attempted: the same members under the same id, others wait",
+      "a notification already attempted: the same members under the same id, others wait",
       IDLE,
       {
-        entries: [entry("a", { deliveryId: "digest-1" }), entry("x"), entry("b", { deliveryId: "digest-1" })],
+        nowMs: NOW + 5_000,
+        entries: [entry("a", { deliveryId: "group-1" }), entry("x"), entry("b", { deliveryId: "group-1" })],
       },
-      {},
-      {
-        kind: "send",
-        batch: [entry("a", { deliveryId: "digest-1" }), entry("b", { deliveryId: "digest-1" })],
-        deliveryId: "digest-1",
-        digest: true,
-      },
+      { grouping: GROUPED },
+      { kind: "send", ids: ["a", "b"], deliveryId: "group-1" },
     ],
   ])("%s", (_name, state, seen, policy, action) => {
-    expect(decideNext(state, view(seen), { ...POLICY, ...policy }).action).toEqual(action);
+    expect(shown(decideNext(state, view(seen), { ...POLICY, ...policy }).action)).toEqual(action);
   });
 
-  it.each<[string, ScheduleState, Partial<ScheduleView<ScheduleEntry>>, boolean]>([
-    [
-      "a send with more waiting than tokens left makes the next send a digest",
+  it("gives a group notification an id from its members: the same members, the same id", () => {
+    const later = view({ nowMs: NOW + 5_000, entries: abc });
+    const once = decideNext(IDLE, later, { ...POLICY, grouping: GROUPED }).action;
+    const again = decideNext(IDLE, later, { ...POLICY, grouping: GROUPED }).action;
+    const other = decideNext(
       IDLE,
-      { entries: abc, bucket: { msUntilTokenMs: 0, availableTokens: 2 } },
-      true,
-    ],
-    [
-      "a send with enough tokens left stays unthrottled",
-      IDLE,
-      { entries: abc, bucket: { msUntilTokenMs: 0, availableTokens: 3 } },
-      false,
-    ],
-    ["waiting for a token with entries waiting throttles", IDLE, { entries: abc, bucket: NO_TOKEN }, true],
-    [
-      "waiting for a backoff with tokens left does not",
-      { ...IDLE, blockedUntilMs: NOW + 1 },
-      { entries: abc },
-      false,
-    ],
-    ["an empty outbox ends the throttle", THROTTLED, {}, false],
-    ["a digest being sent keeps the throttle until it is delivered", THROTTLED, { entries: abc }, true],
-  ])("%s", (_name, state, seen, throttled) => {
-    expect(decideNext(state, view(seen), POLICY).state.throttled).toBe(throttled);
+      { ...later, entries: abc.slice(1) },
+      { ...POLICY, grouping: GROUPED },
+    ).action;
+    expect(again).toMatchObject({ deliveryId: (once as SendAction<ScheduleEntry>).deliveryId });
+    expect(other).not.toMatchObject({ deliveryId: (once as SendAction<ScheduleEntry>).deliveryId });
   });
 
-  it("gives a digest an id from its members: the same batch, the same id", () => {
-    const once = decideNext(THROTTLED, view({ entries: abc }), POLICY).action as SendAction<ScheduleEntry>;
-    const again = decideNext(THROTTLED, view({ entries: [...abc, entry("z")] }), POLICY).action;
-    const other = decideNext(THROTTLED, view({ entries: abc.slice(1) }), POLICY).action;
-    expect(again).toMatchObject({ deliveryId: once.deliveryId });
-    expect(other).not.toMatchObject({ deliveryId: once.deliveryId });
+  it("a stop keeps the group wait: what is not due before the deadline stays on disk", () => {
+    const stop = { drainUntilMs: NOW + 2_000, aborted: false };
+    const decision = decideNext(IDLE, view({ entries: abc, stop }), { ...POLICY, grouping: GROUPED });
+    expect(decision.action).toEqual({ kind: "exit" });
   });
 
   it("expires entries at maxAgeMs and decides on the rest", () => {
@@ -209,11 +229,7 @@ describe("decideNext", () => {
   describe("while stopping", () => {
     const stop = { drainUntilMs: NOW + 5_000, aborted: false };
     it.each<[string, Partial<ScheduleView<ScheduleEntry>>, unknown]>([
-      [
-        "drains what is due",
-        { entries: abc, stop },
-        { kind: "send", batch: [abc[0]], deliveryId: "a", digest: false },
-      ],
+      ["drains what is due", { entries: abc, stop }, { kind: "send", ids: ["a"], deliveryId: "a" }],
       ["leaves when the outbox is empty", { stop }, { kind: "exit" }],
       ["first waits for appends still being written", { stop, unwrittenCount: 2 }, { kind: "flush" }],
       [
@@ -239,49 +255,36 @@ describe("decideNext", () => {
       ["re-sends no firing alert", { stop, firingCount: 3 }, { kind: "exit" }],
     ])("%s", (_name, seen, action) => {
       const state = { ...IDLE, lastRefreshAtMs: -Infinity };
-      expect(decideNext(state, view(seen), { ...POLICY, resendIntervalMs: 60_000 }).action).toEqual(action);
+      expect(shown(decideNext(state, view(seen), { ...POLICY, resendIntervalMs: 60_000 }).action)).toEqual(
+        action,
+      );
     });
   });
 });
 
 describe("settleAttempt", () => {
-  const single: SendAction<ScheduleEntry> = {
-    kind: "send",
-    batch: [entry("a")],
-    deliveryId: "a",
-    digest: false,
-  };
-  const digest: SendAction<ScheduleEntry> = {
-    kind: "send",
-    batch: abc,
-    deliveryId: "digest-9",
-    digest: true,
-  };
+  const single = sendOf([abc[0] as ScheduleEntry]);
+  const group = sendOf(abc, GROUPED);
   // decided before the attempt, so that it differs from the last refresh of `blocked`
   const refresh: RefreshAction = { kind: "refresh", atMs: NOW + 10, deliveryId: `refresh-${NOW + 10}` };
   const after: AttemptFacts = { nowMs: NOW + 100, consecutiveFailures: 1, jitter: 0.5 };
-  const blocked = { ...THROTTLED, blockedUntilMs: NOW - 1 };
+  const blocked = { ...IDLE, blockedUntilMs: NOW - 1 };
   const settle = (
     action: SendAction<ScheduleEntry> | RefreshAction,
     outcome: DeliveryOutcome,
     facts = after,
-  ) => settleAttempt(blocked, action, outcome, facts, RETRY);
+  ) =>
+    settleAttempt(blocked, action, outcome, facts, {
+      ...RETRY,
+      grouping: action.kind === "send" && action === group ? GROUPED : EACH,
+    });
 
   it.each<[string, SendAction<ScheduleEntry> | RefreshAction, DeliveryOutcome, unknown]>([
     [
       "delivered: acknowledged, unblocked",
       single,
       { kind: "ok", status: 200 },
-      { state: { ...blocked, blockedUntilMs: 0 }, outbox: { kind: "ack", ids: ["a"] } },
-    ],
-    [
-      "digest delivered: acknowledged, throttle over",
-      digest,
-      { kind: "ok", status: 200 },
-      {
-        state: { ...blocked, blockedUntilMs: 0, throttled: false },
-        outbox: { kind: "ack", ids: ["a", "b", "c"] },
-      },
+      { state: { ...blocked, blockedUntilMs: 0 }, outbox: { kind: "ack", ids: ["a"], groups: {} } },
     ],
     [
       "rejected (400): dead-lettered, and still backed off",
@@ -289,7 +292,7 @@ describe("settleAttempt", () => {
       { kind: "rejected", status: 400 },
       {
         state: { ...blocked, blockedUntilMs: NOW + 100 + 750 },
-        outbox: { kind: "dead_letter", entries: [entry("a")] },
+        outbox: { kind: "dead_letter", entries: [abc[0]], groups: {} },
       },
     ],
     [
@@ -298,7 +301,10 @@ describe("settleAttempt", () => {
       { kind: "retry", outcome: "http_error", status: 500 },
       {
         state: { ...blocked, blockedUntilMs: NOW + 850 },
-        outbox: { kind: "reschedule", entries: [{ ...entry("a"), attempts: 1, nextAttemptAtMs: NOW + 850 }] },
+        outbox: {
+          kind: "reschedule",
+          entries: [{ ...abc[0], attempts: 1, nextAttemptAtMs: NOW + 850, deliveryId: "a" }],
+        },
       },
     ],
     [
@@ -309,7 +315,7 @@ describe("settleAttempt", () => {
         state: { ...blocked, blockedUntilMs: NOW + 10_100 },
         outbox: {
           kind: "reschedule",
-          entries: [{ ...entry("a"), attempts: 1, nextAttemptAtMs: NOW + 10_100 }],
+          entries: [{ ...abc[0], attempts: 1, nextAttemptAtMs: NOW + 10_100, deliveryId: "a" }],
         },
       },
     ],
@@ -321,7 +327,7 @@ describe("settleAttempt", () => {
         state: { ...blocked, blockedUntilMs: NOW + 100 + 45_000 },
         outbox: {
           kind: "reschedule",
-          entries: [{ ...entry("a"), attempts: 1, nextAttemptAtMs: NOW + 45_100 }],
+          entries: [{ ...abc[0], attempts: 1, nextAttemptAtMs: NOW + 45_100, deliveryId: "a" }],
         },
       },
     ],
@@ -356,12 +362,31 @@ describe("settleAttempt", () => {
     expect(settle(action, outcome)).toEqual(expected);
   });
 
-  it("a failed digest is rescheduled under its id, so its retry is the same message", () => {
-    const { outbox } = settle(digest, { kind: "retry", outcome: "timeout" });
+  it("a failed group notification is rescheduled under its id, so its retry is the same message", () => {
+    const { outbox } = settle(group, { kind: "retry", outcome: "timeout" });
     expect(outbox).toEqual({
       kind: "reschedule",
-      entries: abc.map((e) => ({ ...e, attempts: 1, nextAttemptAtMs: NOW + 850, deliveryId: "digest-9" })),
+      entries: abc.map((e) => ({
+        ...e,
+        attempts: 1,
+        nextAttemptAtMs: NOW + 850,
+        deliveryId: group.deliveryId,
+      })),
     });
+  });
+
+  it("a delivered group notification records what the group announced, and persists it with the ack", () => {
+    const { state, outbox } = settle(group, { kind: "ok", status: 200 });
+    const firing = Object.keys(state.groups["{}"]?.firing ?? {});
+    expect(firing).toHaveLength(3);
+    expect(outbox).toEqual({ kind: "ack", ids: ["a", "b", "c"], groups: state.groups });
+    const resolved = {
+      ...abc[0],
+      id: "r",
+      payload: makeEvent(99, resolvedOf(abc[0]!.payload.alert)),
+    } as ScheduleEntry;
+    const closing = sendOf([resolved], GROUPED, state);
+    expect(closing.notification.alerts.map((a) => a.state).sort()).toEqual(["firing", "firing", "resolved"]);
   });
 
   it("backs off exponentially with the failure count", () => {

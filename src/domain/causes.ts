@@ -1,0 +1,136 @@
+// The cause pass: after the rules of a step ran, evaluate the cause rules over the engine's alerts, step their
+// (parent) alerts, and link each pending or firing child to the firing parent that explains it (causedBy).
+import { applyMeasure, type AlertRecord, type EngineState } from "./alert-engine.js";
+import type { AlertPayload } from "./events.js";
+import type { Measure } from "./finding.js";
+import { fingerprintOf } from "./fingerprint.js";
+import type { TargetRegistry } from "./monitor-targets.js";
+import { definitionOf, ruleLabels, type RuleConfig } from "./rules/index.js";
+
+/** Parents depend on no target: inhibition never mutes them, removing a target never resolves them. */
+const NO_TARGETS: readonly string[] = Object.freeze([]);
+
+/**
+ * Run the enabled cause rules (`causes`, in registry order) at `nowMs` and relink children (an adopted child
+ * stays with its parent while the parent fires). `out` holds the
+ * step's transitions so far; on return the parents' transitions come first, then the step's (a child's
+ * firing carrying its new parent), then re-announcements (reason `repeat`) of firing children whose parent
+ * changed: adopted by a parent that started firing, or left on their own by one that resolved.
+ */
+export function evaluateCauses(
+  monitor: { readonly targets: TargetRegistry; readonly engine: EngineState },
+  causes: readonly RuleConfig[],
+  nowMs: number,
+  out: AlertPayload[],
+): void {
+  if (causes.length === 0) return;
+  const { engine } = monitor;
+  const parentsOut: AlertPayload[] = [];
+  // child fingerprint → the first firing parent (registry order, then finding order) that adopts it
+  const claims = new Map<string, string>();
+  for (const rule of causes) {
+    const cause = definitionOf(rule).cause;
+    if (cause === null) continue;
+    const parents = [...engine.alerts.values()].filter(
+      (r) => r.ruleId === rule.id && r.status !== "inactive",
+    );
+    const findings = cause.evaluate({
+      rule,
+      alerts: engine.alerts,
+      targets: monitor.targets.byId,
+      parents,
+      nowMs,
+    });
+    const extra = ruleLabels(rule);
+    const judged = new Set<string>();
+    for (const { measure, children } of findings) {
+      const labels = { ...measure.extraLabels, ...extra };
+      const fingerprint = fingerprintOf(rule.kind, labels);
+      judged.add(fingerprint);
+      applyMeasure(engine, { fingerprint, labels, targetIds: NO_TARGETS }, measure, rule, nowMs, parentsOut);
+      if (engine.alerts.get(fingerprint)?.status !== "firing") continue;
+      for (const child of children)
+        if (!claims.has(child) && child !== fingerprint) claims.set(child, fingerprint);
+    }
+    // a parent the rule gave no verdict for has nothing left to explain
+    for (const parent of parents)
+      if (!judged.has(parent.fingerprint))
+        applyMeasure(
+          engine,
+          { fingerprint: parent.fingerprint, labels: parent.labels, targetIds: NO_TARGETS },
+          cleared(parent, rule),
+          rule,
+          nowMs,
+          parentsOut,
+        );
+  }
+  const relinked = relink(engine, claims, out);
+  out.unshift(...parentsOut);
+  out.push(...relinked);
+}
+
+/** Set each record's parent to its claim; return the re-announcements of firing records whose parent changed. */
+function relink(
+  engine: EngineState,
+  claims: ReadonlyMap<string, string>,
+  out: AlertPayload[],
+): AlertPayload[] {
+  const relinked: AlertPayload[] = [];
+  for (const record of engine.alerts.values()) {
+    const parent = record.status === "inactive" ? null : parentOf(engine, record, claims);
+    if (record.causedBy === parent) continue;
+    record.causedBy = parent;
+    if (record.status !== "firing" || record.announced === null) continue;
+    // a firing announced in this very step carries its parent; an older one is announced again with it
+    const index = out.findIndex((a) => a.fingerprint === record.fingerprint && a.status === "firing");
+    if (index >= 0) {
+      const linked = withCause(out[index]!, parent);
+      out[index] = linked;
+      record.announced = linked;
+    } else {
+      const again = withCause({ ...record.announced, reason: "repeat" }, parent);
+      record.announced = again;
+      relinked.push(again);
+    }
+  }
+  return relinked;
+}
+
+/**
+ * The parent of a pending or firing record: the one claiming it now, else the one that adopted it while that
+ * still fires (a child held firing after its own condition cleared stays in its incident until the parent ends).
+ */
+function parentOf(
+  engine: EngineState,
+  record: AlertRecord,
+  claims: ReadonlyMap<string, string>,
+): string | null {
+  const claimed = claims.get(record.fingerprint);
+  if (claimed !== undefined) return claimed;
+  const previous = record.causedBy;
+  return previous !== null && engine.alerts.get(previous)?.status === "firing" ? previous : null;
+}
+
+/** `alert` with exactly this parent (none: no `causedBy`). */
+function withCause(alert: AlertPayload, parent: string | null): AlertPayload {
+  const { causedBy: _previous, ...rest } = alert;
+  return parent === null ? rest : { ...rest, causedBy: parent };
+}
+
+/** The measure of a parent whose rule reports nothing for it: cleared, its last text kept. */
+function cleared(parent: AlertRecord, rule: RuleConfig): Measure {
+  const summary = parent.announced?.summary ?? parent.fingerprint;
+  return {
+    kind: "measure",
+    subKey: parent.scopeKey,
+    scopeKey: parent.scopeKey,
+    extraLabels: null,
+    value: 0,
+    threshold: rule.threshold,
+    severity: parent.announced?.severity ?? rule.severity,
+    fires: false,
+    clears: true,
+    relatedTargetId: null,
+    describe: () => ({ summary: `cleared (was: ${summary})`, context: {} }),
+  };
+}
