@@ -93,7 +93,13 @@ interface SinkRun {
   schedule: ScheduleState;
   entries: Entry[];
   wakeAtMs: number | null;
-  readonly counts: { notifications: number; alerts: number; repeats: number; silenced: number; filtered: number };
+  readonly counts: {
+    notifications: number;
+    alerts: number;
+    repeats: number;
+    silenced: number;
+    filtered: number;
+  };
   readonly messages: SimulatedMessage[];
 }
 
@@ -188,7 +194,10 @@ function record(run: SinkRun, notification: GroupNotification<Entry>, nowMs: num
     atMs: nowMs,
     group: notification.key,
     repeat: notification.repeat,
-    alerts: notification.alerts.map(({ alert }) => ({ fingerprint: alert.fingerprint, status: alert.status })),
+    alerts: notification.alerts.map(({ alert }) => ({
+      fingerprint: alert.fingerprint,
+      status: alert.status,
+    })),
     seqs: notification.entries.map((entry) => entry.payload.seq),
   });
 }

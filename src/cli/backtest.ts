@@ -1,11 +1,10 @@
 // `pragma-monitor backtest`: replay a recording through the daemon's engine under a config, and say what it would have sent.
-import { parseArgs } from "node:util";
 import { readRecording, recordingFiles } from "../backtest/reader.js";
 import { replayRecording, type ReplayResult } from "../backtest/replay.js";
 import { summarise, type BacktestReport } from "../backtest/summary.js";
 import type { AppConfig } from "../config/types.js";
 import { isPmError } from "../domain/errors.js";
-import { EX_CONFIG, EX_DATAERR, EX_USAGE } from "./args.js";
+import { EX_CONFIG, EX_DATAERR, EX_USAGE, parseFlags, usageExit } from "./args.js";
 import { loadBacktestConfig } from "./backtest-config.js";
 import { formatComparison, formatReport } from "./backtest-format.js";
 import { flagList, synopsis, type FlagSpecs } from "./usage.js";
@@ -69,17 +68,8 @@ function parseTime(name: string, text: string | undefined): number | undefined |
 
 /** Parse argv; a string is a usage error. */
 function parseBacktestArgs(argv: readonly string[]): BacktestArgs | { readonly help: true } | string {
-  let values;
-  try {
-    values = parseArgs({
-      args: [...argv],
-      options: BACKTEST_FLAGS,
-      strict: true,
-      allowPositionals: false,
-    }).values;
-  } catch (error) {
-    return error instanceof Error ? error.message : String(error);
-  }
+  const values = parseFlags(argv, BACKTEST_FLAGS);
+  if (typeof values === "string") return values;
   if (values.help === true) return { help: true };
   if (values.recording === undefined || values.recording === "") return "--recording DIR is required";
   const fromMs = parseTime("from", values.from);
@@ -102,14 +92,8 @@ function parseBacktestArgs(argv: readonly string[]): BacktestArgs | { readonly h
 /** Run `pragma-monitor backtest`; returns the exit code. */
 export function runBacktest(argv: readonly string[], io: BacktestIo): number {
   const args = parseBacktestArgs(argv);
-  if (typeof args === "string") {
-    io.stderr.write(`pragma-monitor backtest: ${args}\n${USAGE}\n`);
-    return EX_USAGE;
-  }
-  if ("help" in args) {
-    io.stdout.write(`${USAGE}\n`);
-    return 0;
-  }
+  const exit = usageExit("backtest", args, USAGE, io);
+  if (exit !== undefined || typeof args === "string" || "help" in args) return exit ?? EX_USAGE;
   let configs: AppConfig[];
   try {
     const source = { env: io.env, cwd: io.cwd, sets: args.sets };

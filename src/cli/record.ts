@@ -2,13 +2,20 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { parseArgs } from "node:util";
 import type { Logger } from "pino";
 import { createApp } from "../app.js";
 import { loadConfig } from "../config/load.js";
 import { isPmError } from "../domain/errors.js";
 import { createLogger } from "../logger.js";
-import { EX_CONFIG, EX_IOERR, EX_SOFTWARE, EX_USAGE } from "./args.js";
+import {
+  EX_CONFIG,
+  EX_IOERR,
+  EX_SOFTWARE,
+  EX_USAGE,
+  parseAssignments,
+  parseFlags,
+  usageExit,
+} from "./args.js";
 import { flagList, synopsis, type FlagSpecs } from "./usage.js";
 
 /** The flags of `record`. */
@@ -52,28 +59,15 @@ interface RecordArgs {
 
 /** Parse argv; a string is a usage error. */
 function parseRecordArgs(argv: readonly string[]): RecordArgs | { readonly help: true } | string {
-  let values;
-  try {
-    values = parseArgs({
-      args: [...argv],
-      options: RECORD_FLAGS,
-      strict: true,
-      allowPositionals: false,
-    }).values;
-  } catch (error) {
-    return error instanceof Error ? error.message : String(error);
-  }
+  const values = parseFlags(argv, RECORD_FLAGS);
+  if (typeof values === "string") return values;
   if (values.help === true) return { help: true };
   if (values.out === undefined || values.out === "") return "--out DIR is required";
   const durationMs = values.duration === undefined ? null : Number(values.duration);
   if (durationMs !== null && !(Number.isInteger(durationMs) && durationMs > 0))
     return `--duration expects a positive integer (ms), got "${values.duration}"`;
-  const overrides: Record<string, string> = {};
-  for (const assignment of values.set ?? []) {
-    const at = assignment.indexOf("=");
-    if (at <= 0) return `--set expects KEY=VALUE, got "${assignment}"`;
-    overrides[assignment.slice(0, at).trim()] = assignment.slice(at + 1);
-  }
+  const overrides = parseAssignments(values.set);
+  if (typeof overrides === "string") return overrides;
   return {
     ...(values.config === undefined ? {} : { configFile: values.config }),
     out: values.out,
@@ -85,14 +79,8 @@ function parseRecordArgs(argv: readonly string[]): RecordArgs | { readonly help:
 /** Run `pragma-monitor record`; resolves with the exit code. */
 export async function runRecord(argv: readonly string[], io: RecordIo): Promise<number> {
   const args = parseRecordArgs(argv);
-  if (typeof args === "string") {
-    io.stderr.write(`pragma-monitor record: ${args}\n${USAGE}\n`);
-    return EX_USAGE;
-  }
-  if ("help" in args) {
-    io.stdout.write(`${USAGE}\n`);
-    return 0;
-  }
+  const exit = usageExit("record", args, USAGE, io);
+  if (exit !== undefined || typeof args === "string" || "help" in args) return exit ?? EX_USAGE;
   const stateDir = mkdtempSync(join(tmpdir(), "pm-record-"));
   try {
     return await record(args, io, stateDir);

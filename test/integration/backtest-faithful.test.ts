@@ -140,7 +140,9 @@ describe("backtest of the daemon's own recording (real daemon, simulator, webhoo
       expect(Math.abs(atMs - liveMs)).toBeLessThanOrEqual(MARKET_POLL_MS);
     });
     const [hook] = result.sinks;
-    const bySeq = new Map(result.transitions.map(({ seq, alert }) => [seq, `${alert.fingerprint}:${alert.status}`]));
+    const bySeq = new Map(
+      result.transitions.map(({ seq, alert }) => [seq, `${alert.fingerprint}:${alert.status}`]),
+    );
     const predicted = (hook?.messages ?? []).map((m) => ({
       group: m.group,
       repeat: m.repeat,
