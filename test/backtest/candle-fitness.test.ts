@@ -8,7 +8,7 @@ import { RULE_DEFINITIONS } from "../../src/config/rules/index.js";
 const MINUTE_MS = 60_000;
 
 /** Every rule kind with its defaults, as the config loader builds them. */
-function everyRule(): RuleConfig[] {
+function everyRule(): readonly RuleConfig[] {
   const required: Record<string, object> = {
     price_level: { direction: "above", threshold: 1 },
     publisher_missing: { publishers: ["FOURLEAF"] },
