@@ -54,6 +54,8 @@ import {
 } from "./app-restore.js";
 import { createDispatcher, createPragmaClient } from "./upstream/client.js";
 import { reloadUpstream, streamSettingsOf, type StreamClientDeps } from "./upstream-reload.js";
+import { openDaemonRecording, type DaemonRecording } from "./record/daemon-recording.js";
+import type { Recorder } from "./record/recorder.js";
 import type { SkippedItem } from "./upstream/decode.js";
 import { createSkippedItemLog } from "./upstream/skip-log.js";
 import { adaptationNotes } from "./config/notes.js";
@@ -102,6 +104,9 @@ const LOOP_SAMPLE_INTERVAL_MS = 1_000;
 /** How often the watchdog alert looks at readiness. */
 const WATCHDOG_CHECK_INTERVAL_MS = 1_000;
 
+/** How often time-driven alert work runs (pending → firing, reminders, staleness); a recording notes it for replay. */
+const TICK_MS = 1_000;
+
 /** How often the alert checkpoint is written and the journal fsync'd. */
 const CHECKPOINT_INTERVAL_MS = 5_000;
 const JOURNAL_SYNC_INTERVAL_MS = 1_000;
@@ -126,6 +131,7 @@ interface Daemon {
   httpServer: Server | undefined;
   ws: WsServer | undefined;
   chatops: ChatOpsSinks | undefined;
+  recording: DaemonRecording | undefined;
   logSink: Subscription | undefined;
   upstreamUrl: string;
   listeningPort: number;
@@ -173,6 +179,7 @@ export function createApp(deps: AppDeps): App {
     httpServer: undefined,
     ws: undefined,
     chatops: undefined,
+    recording: undefined,
     logSink: undefined,
     upstreamUrl: "",
     listeningPort: deps.config.server.port,
@@ -249,6 +256,11 @@ async function startApp(app: Daemon): Promise<{ readonly port: number }> {
   const restored = openState(app, clock.nowMs);
   // the port, before anything polls or sends: a second daemon on a busy port stops here, in one line
   const port = await openPort(app, restored.hub, clock.nowMs);
+  app.recording = openDaemonRecording(config.recording, {
+    nowMs: clock.nowMs,
+    logger: app.log("recording"),
+    metrics: app.metrics,
+  });
   const { client, dispatcher } = await connectUpstream(app, clock.simClock);
   await startSinks(app, restored, dispatcher);
   // muting re-checked now (silences that ended while the daemon was down re-announce what they held back)
@@ -438,6 +450,7 @@ async function connectUpstream(
     metrics,
     random: deps.random,
     onSkippedItem: createSkippedItemHandler(metrics, app.log("upstream"), deps.nowMs),
+    ...(app.recording === undefined ? {} : { recorder: app.recording.recorder }),
   });
   return { client, dispatcher };
 }
@@ -491,6 +504,8 @@ function startPipeline(
     metrics,
     ...(deps.onLoopHealthy === undefined ? {} : { onHealthy: deps.onLoopHealthy }),
   });
+  const recorder = app.recording?.recorder;
+  recorder?.started(TICK_MS, app.upstreamUrl);
   const runner = createMonitorRunner(
     {
       client,
@@ -502,7 +517,9 @@ function startPipeline(
       random: deps.random,
       pollTimeoutMs,
       holdingVerdicts: () => app.loopMonitor?.holding() ?? false,
+      tickMs: TICK_MS,
       ...(stream === undefined ? {} : { stream }),
+      ...(recorder === undefined ? {} : { recorder }),
     },
     restored.engineState,
   );
@@ -562,6 +579,7 @@ async function stopApp(app: Daemon, deadlineMs: number): Promise<StopReport> {
   app.loopMonitor?.stop();
   app.silencer?.stop();
   await step("pipeline", () => app.runner?.stop());
+  await step("recording", () => app.recording?.writer.close());
   await step("chatops", () => app.chatops?.stop(remaining()));
   await step("ws", () => app.ws?.close(Math.min(remaining(), 2_000)));
   await step("http", () => closeServer(app.httpServer));
@@ -597,7 +615,7 @@ async function reloadApp(app: Daemon, next: AppConfig): Promise<void> {
     resolveOrphanSinkErrors(hub, firingSinkErrors, next.sinks, app.deps.nowMs());
   }
   const restartOnly = [
-    ...(["server", "state"] as const).filter(
+    ...(["server", "state", "recording"] as const).filter(
       (key) => JSON.stringify(previous[key]) !== JSON.stringify(next[key]),
     ),
     ...upstreamOnRestart,
@@ -621,9 +639,10 @@ function createUpstreamClient(
     readonly metrics: Metrics;
     readonly random: () => number;
     readonly onSkippedItem: (item: SkippedItem) => void;
+    readonly recorder?: Recorder;
   },
 ): PragmaClient {
-  const { metrics } = options;
+  const { metrics, recorder } = options;
   return createPragmaClient({
     baseUrl: options.baseUrl,
     vaultBaseUrl: options.vaultBaseUrl,
@@ -634,6 +653,7 @@ function createUpstreamClient(
     random: options.random,
     observer: upstreamRequestObserver(metrics),
     onSkippedItem: options.onSkippedItem,
+    ...(recorder === undefined ? {} : { onResponse: (sample) => recorder.response(sample) }),
   });
 }
 

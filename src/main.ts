@@ -15,6 +15,8 @@ import {
 } from "./cli/args.js";
 import { runCheckConfig } from "./cli/check-config.js";
 import { mainUsage, runUsage } from "./cli/main-usage.js";
+import { runBacktest } from "./cli/backtest.js";
+import { runRecord } from "./cli/record.js";
 import { runSilence } from "./cli/silence.js";
 import { runTail } from "./cli/tail.js";
 import { loadConfig } from "./config/load.js";
@@ -233,6 +235,16 @@ async function main(argv: readonly string[]): Promise<void> {
       return;
     case "tail":
       process.exitCode = await runTail(rest, { ...streams, signal: abortOn("SIGINT") });
+      return;
+    case "record":
+      process.exitCode = await runRecord(rest, {
+        ...streams,
+        cwd: process.cwd(),
+        signal: abortOn("SIGINT", "SIGTERM"),
+      });
+      return;
+    case "backtest":
+      process.exitCode = runBacktest(rest, { ...streams, cwd: process.cwd() });
       return;
     case "silence":
       process.exitCode = await runSilence(rest, { ...streams, nowMs: Date.now, signal: abortOn("SIGINT") });

@@ -57,6 +57,8 @@ export interface Metrics {
   readonly alertTransitions: Counter<"rule" | "status" | "reason">;
   readonly journalSize: Gauge;
   readonly droppedEvents: Counter<"component" | "reason">;
+  // the recording (docs/recording.md)
+  readonly recordingLines: Counter<"outcome">;
   // WebSocket server
   readonly wsClients: Gauge;
   readonly wsMessagesIn: Counter<"op">;
@@ -116,6 +118,12 @@ export function createMetrics(
     ...sinkMetrics(registers),
     ...silenceMetrics(registers, current),
     ...daemonMetrics(registers, current),
+    recordingLines: new Counter({
+      name: "pragma_monitor_recording_lines_total",
+      help: "Lines of the upstream recording, by outcome: written, dropped (buffer full) or error (a file write failed).",
+      labelNames: ["outcome"],
+      registers,
+    }),
   };
   metrics.buildInfo.set({ version: VERSION }, 1);
   for (const rule of RULE_KINDS)

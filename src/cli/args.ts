@@ -1,5 +1,6 @@
-// Shared argv parsing for commands that load the configuration (`run`, `check-config`): --config and --set.
-import { parseArgs } from "node:util";
+// Shared argv parsing: --config and --set for the commands that load the configuration (`run`, `check-config`,
+// `record`, `backtest`), strict flag parsing and the usage-error / --help outcome of every subcommand.
+import { parseArgs, type ParseArgsConfig } from "node:util";
 import { flagList, type FlagSpecs } from "./usage.js";
 
 /** sysexits codes the CLI uses. */
@@ -69,12 +70,8 @@ export function parseConfigArgs(argv: readonly string[]): ConfigArgsResult {
   } catch (error) {
     return { ok: false, error: error instanceof Error ? error.message : String(error) };
   }
-  const overrides: Record<string, string> = {};
-  for (const assignment of parsed.values.set ?? []) {
-    const at = assignment.indexOf("=");
-    if (at <= 0) return { ok: false, error: `--set expects KEY=VALUE, got "${assignment}"` };
-    overrides[assignment.slice(0, at).trim()] = assignment.slice(at + 1);
-  }
+  const overrides = parseAssignments(parsed.values.set);
+  if (typeof overrides === "string") return { ok: false, error: overrides };
   const { config } = parsed.values;
   if (config === "") return { ok: false, error: "--config expects a file path" };
   return {
@@ -85,4 +82,51 @@ export function parseConfigArgs(argv: readonly string[]): ConfigArgsResult {
       help: parsed.values.help === true,
     },
   };
+}
+
+/** Repeated `--set KEY=VALUE` as dotted keys → raw text (later flags win); a string is the usage error. */
+export function parseAssignments(sets: readonly string[] | undefined): Record<string, string> | string {
+  const overrides: Record<string, string> = {};
+  for (const assignment of sets ?? []) {
+    const at = assignment.indexOf("=");
+    if (at <= 0) return `--set expects KEY=VALUE, got "${assignment}"`;
+    overrides[assignment.slice(0, at).trim()] = assignment.slice(at + 1);
+  }
+  return overrides;
+}
+
+/** A subcommand's flags, parsed strictly (no positionals): their values, or the usage error as a string. */
+export function parseFlags<const T extends NonNullable<ParseArgsConfig["options"]>>(
+  argv: readonly string[],
+  options: T,
+) {
+  try {
+    return parseArgs({ args: [...argv], options, strict: true, allowPositionals: false }).values;
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
+}
+
+/**
+ * The exit of a subcommand whose parse ended in a usage error (message and usage on stderr, EX_USAGE) or in
+ * `--help` (usage on stdout, 0); undefined when it goes on.
+ */
+export function usageExit(
+  command: string,
+  parsed: string | { readonly help: true } | object,
+  usage: string,
+  io: {
+    readonly stdout: { write(text: string): unknown };
+    readonly stderr: { write(text: string): unknown };
+  },
+): number | undefined {
+  if (typeof parsed === "string") {
+    io.stderr.write(`pragma-monitor ${command}: ${parsed}\n${usage}\n`);
+    return EX_USAGE;
+  }
+  if ("help" in parsed && parsed.help === true) {
+    io.stdout.write(`${usage}\n`);
+    return 0;
+  }
+  return undefined;
 }

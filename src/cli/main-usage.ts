@@ -12,6 +12,8 @@ import {
 import { SILENCE_ADD_FLAGS, SILENCE_EXPIRE_FLAGS, SILENCE_LS_FLAGS } from "./silence-args.js";
 import { SIMULATE_FLAGS } from "../simulator/cli.js";
 import { flagList, synopsis } from "./usage.js";
+import { RECORD_FLAGS } from "./record.js";
+import { BACKTEST_FLAGS } from "./backtest.js";
 
 /** Every command with its flags and what it is for, in the order the usage lists them. */
 export const COMMANDS = [
@@ -22,6 +24,16 @@ export const COMMANDS = [
     doc: "validate and print the effective config (secrets redacted)",
   },
   { name: "simulate", flags: SIMULATE_FLAGS, doc: "run the embedded Pragma API simulator on its own" },
+  {
+    name: "record",
+    flags: RECORD_FLAGS,
+    doc: "poll the configured targets and record every upstream response (no secrets), for backtest",
+  },
+  {
+    name: "backtest",
+    flags: BACKTEST_FLAGS,
+    doc: "replay a recording through the alert engine: what each rule and sink would have done",
+  },
   { name: "tail", flags: TAIL_FLAGS, doc: "a live view of the daemon's alerts over its WebSocket API" },
   {
     name: "silence add MATCHER...",

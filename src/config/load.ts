@@ -93,6 +93,7 @@ export function loadConfig(options: LoadConfigOptions): LoadedConfig {
     sinks: readSinks(values.sinks, env, problems, values.grouping),
     maintenance: readMaintenance(values.maintenance, problems),
     state: { dir: resolve(cwd, values.state.dir) },
+    recording: { ...values.recording, dir: resolve(cwd, values.recording.dir) },
   };
   checkSinkRuleRefs(config, problems);
   if (problems.length > 0) throw configError(problems);

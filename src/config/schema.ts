@@ -172,6 +172,41 @@ export const configSchema = {
       env: "PM_STATE_DIR",
     }),
   },
+  recording: {
+    enabled: key({
+      doc: "Record every upstream response (target, times, HTTP status, raw body; price-stream events) for `pragma-monitor backtest` (docs/recording.md). Never holds headers, the API key or URL credentials.",
+      format: "pm-boolean",
+      default: false,
+      env: "PM_RECORDING_ENABLED",
+    }),
+    dir: key({
+      doc: "Directory of the recording's gzip-compressed JSONL files (relative to the working directory; created if missing).",
+      format: "pm-nonempty-string",
+      default: "./var/recording",
+      env: "PM_RECORDING_DIR",
+    }),
+    maxFileBytes: intKey(
+      "A recording file is closed and the next one started after this many uncompressed bytes.",
+      "PM_RECORDING_MAX_FILE_BYTES",
+      64 * 1024 * 1024,
+      1_024,
+      4 * 1024 * 1024 * 1024,
+    ),
+    maxFiles: intKey(
+      "Oldest recording files are deleted beyond this many (0 = keep all).",
+      "PM_RECORDING_MAX_FILES",
+      0,
+      0,
+      100_000,
+    ),
+    maxBufferedBytes: intKey(
+      'Bound of the lines waiting to be compressed; past it new lines are dropped, logged and counted in `pragma_monitor_recording_lines_total{outcome="dropped"}`.',
+      "PM_RECORDING_MAX_BUFFERED_BYTES",
+      16 * 1024 * 1024,
+      64 * 1024,
+      1024 * 1024 * 1024,
+    ),
+  },
   log: {
     level: key<LogLevel>({
       doc: "Log level.",

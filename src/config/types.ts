@@ -34,6 +34,8 @@ export type ServerConfig = ConfigValues["server"];
 /** Settings that apply to every alert the daemon publishes. */
 export type AlertsConfig = ConfigValues["alerts"];
 export type StateConfig = ConfigValues["state"];
+/** The `recording` block: what the daemon records of the upstream (docs/recording.md). */
+export type RecordingConfig = ConfigValues["recording"];
 export type LogConfig = ConfigValues["log"];
 export type ShutdownConfig = ConfigValues["shutdown"];
 
@@ -60,6 +62,7 @@ export interface AppConfig {
   /** Maintenance windows: recurring silences (domain/maintenance.ts turns them into silences at a time). */
   readonly maintenance: readonly MaintenanceWindow[];
   readonly state: StateConfig;
+  readonly recording: RecordingConfig;
   readonly log: LogConfig;
   readonly shutdown: ShutdownConfig;
 }

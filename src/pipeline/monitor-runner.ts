@@ -20,7 +20,7 @@ import { streamHooks, updateStreams } from "./streamed-targets.js";
 import { endpointOf, planTargets, type TargetPlan } from "./targets.js";
 import { reconfigureStream, startTransport, stopTransport, switchTransport } from "./transport-switch.js";
 import { joinTargetReports, targetFacts, type TargetReport } from "./target-report.js";
-import { canWarmUp, warmUpHistory } from "./warmup.js";
+import { canWarmUp, warmUpHistory, type WarmupPoint } from "./warmup.js";
 
 export type { MonitorRunnerDeps } from "./runner.js";
 
@@ -177,13 +177,17 @@ function warmUp(runner: Runner, target: RunningTarget): void {
   const warmup = runner.monitors?.warmup;
   if (spec.kind !== "offchain" || !canWarmUp(spec) || warmup?.enabled !== true) return;
   if (!runner.rules.some((rule) => definitionOf(rule).historyMs(rule, spec) > 0)) return;
-  const warm = warmUpHistory(deps.client, spec, warmup.interval, warmup.lookbackMs, deps.nowMs())
+  const asOfMs = deps.nowMs();
+  const fetch = (): Promise<WarmupPoint[]> =>
+    warmUpHistory(deps.client, spec, warmup.interval, warmup.lookbackMs, asOfMs);
+  const warm = (deps.recorder === undefined ? fetch() : deps.recorder.within(spec.id, "warmup", fetch))
     .then((points) => {
-      if (points.length > 0 && runner.running.get(spec.id) === target)
-        publish(
-          runner,
-          observe(runner.state, { kind: "history", target: spec, points }, runner.rules, deps.nowMs()),
-        );
+      if (points.length === 0 || runner.running.get(spec.id) !== target) return;
+      deps.recorder?.warmedUp(spec.id, warmup.interval, warmup.lookbackMs, asOfMs);
+      publish(
+        runner,
+        observe(runner.state, { kind: "history", target: spec, points }, runner.rules, deps.nowMs()),
+      );
     })
     .catch((error: unknown) =>
       deps.logger.warn({ target: spec.id, err: error }, "price history warm-up failed"),

@@ -9,6 +9,7 @@ import type { PmError } from "../domain/errors.js";
 import type { GaugeChild } from "../metric-children.js";
 import type { Metrics } from "../metrics.js";
 import type { PragmaClient } from "../upstream/types.js";
+import type { Recorder } from "../record/recorder.js";
 import type { Transport } from "../upstream/server-rules.js";
 import type { EventHub } from "./event-hub.js";
 import type { PollClock } from "./coalescing-clock.js";
@@ -36,6 +37,8 @@ export interface MonitorRunnerDeps {
   readonly holdingVerdicts?: () => boolean;
   /** Wall clock for the last-success metric (the market clock may run faster with a fast simulator). */
   readonly wallNowMs?: () => number;
+  /** The recording of what the upstream said (the `recording` config block or `pragma-monitor record`). */
+  readonly recorder?: Recorder;
   /** The SSE price stream, when configured: how `transport: stream` targets get their prices. Absent: everything polls. */
   readonly stream?: StreamSettings & {
     readonly defaultTransport: Transport;

@@ -74,7 +74,7 @@ function publishPriceTick(hub: EventHub, observation: Observation): void {
 }
 
 /** Wrap a poll outcome (or a streamed result) as the domain observation of its target kind. */
-function toObservation(spec: TargetSpec, outcome: Result<unknown>, observedAtMs: number): Observation {
+export function toObservation(spec: TargetSpec, outcome: Result<unknown>, observedAtMs: number): Observation {
   const result = outcome.ok
     ? { ok: true as const, value: outcome.value }
     : { ok: false as const, error: outcome.error };

@@ -10,22 +10,27 @@ import { endpointOf, targetFetcher } from "./targets.js";
 export function startPoll(runner: Runner, target: RunningTarget, periodMs: number): Subscription {
   const { deps, monitors } = runner;
   const plan = target.plan;
-  const fetch = targetFetcher(deps.client, plan.spec);
+  const { recorder } = deps;
+  const fetchOnce = targetFetcher(deps.client, plan.spec);
+  const fetch = (signal: AbortSignal): Promise<unknown> => fetchOnce(signal, deps.nowMs());
   const endpoint = endpointOf(plan.spec);
   const counts: PollCounts = {
     ok: deps.metrics.polls.childFor({ endpoint, outcome: "ok" }),
     error: deps.metrics.polls.childFor({ endpoint, outcome: "error" }),
   };
-  const poll = poll$((signal) => fetch(signal, deps.nowMs()), {
-    periodMs,
-    jitter: monitors?.jitter ?? 0,
-    spreadMs: monitors?.spreadMs ?? 10_000,
-    maxBackoffMs: Math.max(periodMs, monitors?.maxBackoffMs ?? 60_000),
-    timeoutMs: deps.pollTimeoutMs,
-    random: deps.random,
-    // coalescing never moves a poll by more than 5 % of its period
-    scheduler: runner.pollClock(Math.min(monitors?.coalesceMs ?? 0, Math.floor(periodMs / 10))),
-  });
+  const poll = poll$(
+    recorder === undefined ? fetch : (signal) => recorder.within(plan.spec.id, "poll", () => fetch(signal)),
+    {
+      periodMs,
+      jitter: monitors?.jitter ?? 0,
+      spreadMs: monitors?.spreadMs ?? 10_000,
+      maxBackoffMs: Math.max(periodMs, monitors?.maxBackoffMs ?? 60_000),
+      timeoutMs: deps.pollTimeoutMs,
+      random: deps.random,
+      // coalescing never moves a poll by more than 5 % of its period
+      scheduler: runner.pollClock(Math.min(monitors?.coalesceMs ?? 0, Math.floor(periodMs / 10))),
+    },
+  );
   return poll.subscribe((outcome) => onOutcome(runner, target, outcome, counts));
 }
 
@@ -44,6 +49,7 @@ function onOutcome(
 ): void {
   const held = runner.holding();
   recordOutcome(runner, target, outcome, counts);
+  runner.deps.recorder?.polled(target.plan.spec.id, outcome, held && !outcome.ok);
   // a failure while verdicts are held overlapped the daemon's own stall (a timeout, most likely): not counted
   if (held && !outcome.ok) return;
   feed(runner, target, outcome);

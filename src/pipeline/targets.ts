@@ -1,6 +1,6 @@
 // Turns the `monitors` config into target specs with stable ids, and knows how to fetch each kind of target.
 import type { MonitorsConfig } from "../config/types.js";
-import type { FundingRate, TargetSpec } from "../domain/types.js";
+import type { FundingRate, FundingRatePage, TargetSpec } from "../domain/types.js";
 import type { PragmaClient } from "../upstream/types.js";
 import type { EndpointName } from "../upstream/types.js";
 import { offchainTransport } from "../config/notes.js";
@@ -151,5 +151,10 @@ async function latestFundingRates(
     },
     { signal },
   );
+  return fundingSnapshot(page);
+}
+
+/** What a funding poll feeds the engine: the page's rates, oldest first (backtest replays recorded pages through it). */
+export function fundingSnapshot(page: FundingRatePage): readonly FundingRate[] {
   return [...page.rates].sort((a, b) => a.timestampMs - b.timestampMs);
 }

@@ -18,7 +18,7 @@ import { decodeOnchainEntrySetBody, onchainPath } from "./onchain.js";
 import { decodePairPriceBody, pairPricePath } from "./pair-price.js";
 import { decodeOnchainPublishersBody, publishersPath } from "./publishers.js";
 import type { RetryPolicy } from "./retry.js";
-import type { CallOptions, EndpointName, PragmaClient, RequestObserver } from "./types.js";
+import type { CallOptions, EndpointName, PragmaClient, RequestObserver, ResponseObserver } from "./types.js";
 import { decodeVaultBody, vaultPath } from "./vault.js";
 
 export { createDispatcher, type DispatcherOptions } from "./dispatcher.js";
@@ -45,6 +45,8 @@ export interface PragmaClientOptions {
   /** Monotonic clock in ms (durations, retry budget). */
   readonly nowMs?: () => number;
   readonly observer?: RequestObserver;
+  /** Told of each attempt's raw status and body (the recorder). */
+  readonly onResponse?: ResponseObserver;
   /** Told of each list item a decoder skipped (bad publisher, feed, component, candle, funding rate). */
   readonly onSkippedItem?: SkippedItemObserver;
   readonly maxBodyBytes?: number;
@@ -73,6 +75,7 @@ export function createPragmaClient(options: PragmaClientOptions): PragmaClient {
     nowMs: options.nowMs ?? (() => performance.now()),
     epochMs: Date.now,
     ...(options.observer === undefined ? {} : { observer: options.observer }),
+    ...(options.onResponse === undefined ? {} : { onResponse: options.onResponse }),
   });
 
   /**

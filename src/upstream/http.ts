@@ -12,7 +12,7 @@ import {
 import { parseRetryAfterMs } from "../retry-after.js";
 import { describeErrorBody, parseUpstreamErrorBody } from "./error-body.js";
 import { isTransientHttpFailure, retryDelayMs, type RetryPolicy } from "./retry.js";
-import type { CallOptions, EndpointName, RequestObserver } from "./types.js";
+import type { CallOptions, EndpointName, RequestObserver, ResponseObserver } from "./types.js";
 
 /** Error bodies are only read this far: enough for any message, bounded against hostile servers. */
 const MAX_ERROR_BODY_BYTES = 64 * 1024;
@@ -31,6 +31,8 @@ export interface HttpTransportOptions {
   /** Wall clock, only to turn a Retry-After HTTP date into a delay. */
   readonly epochMs: () => number;
   readonly observer?: RequestObserver;
+  /** Told of each attempt's raw status and body (the recorder); absent costs nothing. */
+  readonly onResponse?: ResponseObserver;
 }
 
 /** One GET: where, with which headers, and how to turn the 2xx body text into a value. */
@@ -98,9 +100,11 @@ async function attemptOnce<T>(
   const attemptStartMs = options.nowMs();
   const progress: HttpProgress = { status: null };
   let errorCode: string | null = null;
+  let body: string | null = null;
   try {
     const response = await sendHttp(client, req, timeoutMs, callerSignal, progress);
     const { status } = response;
+    body = response.text;
     if (status >= 200 && status < 300) {
       if (response.truncated) {
         throw new PmError(
@@ -132,7 +136,17 @@ async function attemptOnce<T>(
     errorCode = failure.code;
     throw failure;
   } finally {
-    observe(options.observer, endpoint, options.nowMs() - attemptStartMs, progress.status, errorCode);
+    const durationMs = options.nowMs() - attemptStartMs;
+    observe(options.observer, endpoint, durationMs, progress.status, errorCode);
+    if (options.onResponse !== undefined)
+      tellResponse(options.onResponse, {
+        endpoint,
+        url: typeof req.url === "string" ? req.url : req.url.origin + req.url.path,
+        durationMs,
+        status: progress.status,
+        errorCode,
+        body,
+      });
   }
 }
 
@@ -180,6 +194,15 @@ export function asPmError(endpoint: EndpointName, error: unknown): PmError {
       cause: error,
     },
   );
+}
+
+/** Report one attempt's raw outcome; a throwing observer must not break the request. */
+function tellResponse(observer: ResponseObserver, sample: Parameters<ResponseObserver>[0]): void {
+  try {
+    observer(sample);
+  } catch {
+    // Recording is best effort; the request's outcome stands.
+  }
 }
 
 /** Report one attempt to the observer; a throwing observer must not break the request. */

@@ -94,6 +94,16 @@ export type RequestObserver = (sample: {
   readonly errorCode: string | null;
 }) => void;
 
+/** Told of each HTTP attempt with its raw outcome (the recorder): status and body, or the error code of no response. */
+export type ResponseObserver = (sample: {
+  readonly endpoint: EndpointName;
+  readonly url: string;
+  readonly durationMs: number;
+  readonly status: number | null;
+  readonly errorCode: string | null;
+  readonly body: string | null;
+}) => void;
+
 /** The upstream endpoints, as metric labels and fault filters name them (`multi_stream`: the SSE price stream). */
 export type EndpointName =
   "pair_price" | "candlestick" | "funding_rates" | "onchain" | "publishers" | "vault" | "multi_stream";

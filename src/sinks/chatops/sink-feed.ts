@@ -14,9 +14,9 @@ import type { SinkWorker } from "./sink-worker.js";
  */
 export function dispatchTo(
   sink: AlertSinkConfig,
-  worker: SinkWorker,
+  worker: Pick<SinkWorker, "enqueue" | "skip" | "forget">,
   event: AlertEvent,
-  metrics: Pick<Metrics, "sinkSilenced">,
+  metrics: { readonly sinkSilenced: { inc(labels: { readonly sink: string }): void } },
 ): void {
   const routed = routeAlert(sink, event.alert);
   if (routed && isMutedTransition(event.alert)) {

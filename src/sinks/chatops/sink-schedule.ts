@@ -2,7 +2,9 @@
 // attempt's outcome does to the worker's state and its outbox. The worker (sink-worker.ts) only runs them.
 import { delayMs, sinkRetryBackoff } from "../../backoff.js";
 import type { DeliveryOutcome, FinishedOutcome } from "./delivery.js";
+import type { AlertSinkConfig } from "../../config/types.js";
 import {
+  GROUP_BY_EACH,
   planGroups,
   settleGroups,
   type GroupEntry,
@@ -256,4 +258,19 @@ export function settleAttempt<E extends ScheduleEntry>(
       return { state: next, outbox: { kind: "reschedule", entries } };
     }
   }
+}
+
+/** How `sink` cuts its notifications: Alertmanager batches (it groups by itself); the others group by their keys. */
+export function groupPolicyOf(
+  sink: AlertSinkConfig,
+  policy: { readonly maxGroupEvents: number; readonly maxEntries: number },
+): GroupPolicy {
+  const sizes = { maxEvents: policy.maxGroupEvents, maxGroups: policy.maxEntries };
+  if (sink.kind === "alertmanager")
+    return { mode: { kind: "batch" }, groupWaitMs: 0, groupIntervalMs: 0, repeatIntervalMs: 0, ...sizes };
+  const { groupBy, groupWaitMs, groupIntervalMs, repeatIntervalMs } = sink;
+  const mode = groupBy.includes(GROUP_BY_EACH)
+    ? { kind: "each" as const }
+    : { kind: "group" as const, groupBy };
+  return { mode, groupWaitMs, groupIntervalMs, repeatIntervalMs, ...sizes };
 }

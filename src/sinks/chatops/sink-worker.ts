@@ -12,18 +12,12 @@ import { openOutbox, type Outbox, type OutboxEntry } from "./outbox.js";
 import { isAlertEvent } from "../../state/event-schema.js";
 import { endpointUrl, renderFor } from "./render.js";
 import { commonLabelsOf } from "./format.js";
-import {
-  forgetAlert,
-  GROUP_BY_EACH,
-  isGroupsState,
-  type GroupNotification,
-  type GroupPolicy,
-  type GroupsState,
-} from "./group-schedule.js";
+import { forgetAlert, isGroupsState, type GroupNotification, type GroupsState } from "./group-schedule.js";
 import { createSinkHealth, type SinkHealth } from "./sink-health.js";
 import { createWaker, type Waker } from "./waker.js";
 import {
   decideNext,
+  groupPolicyOf,
   initialSchedule,
   sinkRetryDelayMs,
   settleAttempt,
@@ -363,18 +357,6 @@ function groupMessageOf(notification: GroupNotification<Entry>, events: readonly
   const { key, labels, status, alerts, repeat } = notification;
   const commonLabels = commonLabelsOf(alerts.map((listed) => listed.alert));
   return { kind: "group", key, labels, commonLabels, status, alerts, events, repeat };
-}
-
-/** How `sink` cuts its notifications: Alertmanager batches (it groups by itself); the others group by their keys. */
-function groupPolicyOf(sink: AlertSinkConfig, policy: WorkerPolicy): GroupPolicy {
-  const sizes = { maxEvents: policy.maxGroupEvents, maxGroups: policy.maxEntries };
-  if (sink.kind === "alertmanager")
-    return { mode: { kind: "batch" }, groupWaitMs: 0, groupIntervalMs: 0, repeatIntervalMs: 0, ...sizes };
-  const { groupBy, groupWaitMs, groupIntervalMs, repeatIntervalMs } = sink;
-  const mode = groupBy.includes(GROUP_BY_EACH)
-    ? { kind: "each" as const }
-    : { kind: "group" as const, groupBy };
-  return { mode, groupWaitMs, groupIntervalMs, repeatIntervalMs, ...sizes };
 }
 
 /** Render and deliver `message`; a finished attempt is timed, counted and recorded in the sink's health. */

@@ -1,0 +1,138 @@
+// `pragma-monitor backtest`: replay a recording through the daemon's engine under a config, and say what it would have sent.
+import { readRecording, recordingFiles } from "../backtest/reader.js";
+import { replayRecording, type ReplayResult } from "../backtest/replay.js";
+import { summarise, type BacktestReport } from "../backtest/summary.js";
+import type { AppConfig } from "../config/types.js";
+import { isPmError } from "../domain/errors.js";
+import { EX_CONFIG, EX_DATAERR, EX_USAGE, parseFlags, usageExit } from "./args.js";
+import { loadBacktestConfig } from "./backtest-config.js";
+import { formatComparison, formatReport } from "./backtest-format.js";
+import { flagList, synopsis, type FlagSpecs } from "./usage.js";
+
+/** The recording cannot be read at all (sysexits EX_NOINPUT). */
+export const EX_NOINPUT = 66;
+
+/** The flags of `backtest`. */
+export const BACKTEST_FLAGS = {
+  config: { type: "string", short: "c", value: "FILE", doc: "JSON config whose rules and sinks are tested" },
+  recording: {
+    type: "string",
+    short: "r",
+    value: "DIR",
+    doc: "a recording (pragma-monitor record, or `recording`)",
+  },
+  from: { type: "string", value: "T", doc: "start (ISO 8601 or unix ms); default: the recording's start" },
+  to: { type: "string", value: "T", doc: "end (ISO 8601 or unix ms); default: the recording's end" },
+  json: { type: "boolean", doc: "print one JSON document (byte-identical for the same inputs)" },
+  set: {
+    type: "string",
+    multiple: true,
+    value: "K=V",
+    doc: "override a key; rules.<id>.<field>=VALUE changes one rule (e.g. rules.price_change_10s.threshold=0.03)",
+  },
+  compare: { type: "string", value: "FILE", doc: "a second config: both runs side by side, pages per sink" },
+  help: { type: "boolean", short: "h", doc: "print this help" },
+} as const satisfies FlagSpecs;
+
+const USAGE = `${synopsis("backtest", BACKTEST_FLAGS, "usage: ")}
+${flagList(BACKTEST_FLAGS)}
+Nothing is sent and nothing is written to state.dir. Exit codes: 0 complete, ${EX_USAGE} usage error (e.g. --from after
+--to), ${EX_DATAERR} incomplete (damaged lines, bodies the decoders reject, targets missing: listed under Problems),
+${EX_NOINPUT} recording unreadable, ${EX_CONFIG} invalid configuration.`;
+
+/** What `backtest` needs from its process. */
+export interface BacktestIo {
+  readonly stdout: { write(text: string): unknown };
+  readonly stderr: { write(text: string): unknown; readonly isTTY?: boolean };
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly cwd: string;
+}
+
+/** Parsed flags. */
+interface BacktestArgs {
+  readonly configFile?: string;
+  readonly recording: string;
+  readonly fromMs?: number;
+  readonly toMs?: number;
+  readonly json: boolean;
+  readonly sets: readonly string[];
+  readonly compare?: string;
+}
+
+/** A time flag: ISO 8601 or unix milliseconds. */
+function parseTime(name: string, text: string | undefined): number | undefined | string {
+  if (text === undefined) return undefined;
+  const ms = /^\d+$/.test(text) ? Number(text) : Date.parse(text);
+  return Number.isFinite(ms) ? ms : `--${name}: "${text}" is neither an ISO 8601 time nor unix milliseconds`;
+}
+
+/** Parse argv; a string is a usage error. */
+function parseBacktestArgs(argv: readonly string[]): BacktestArgs | { readonly help: true } | string {
+  const values = parseFlags(argv, BACKTEST_FLAGS);
+  if (typeof values === "string") return values;
+  if (values.help === true) return { help: true };
+  if (values.recording === undefined || values.recording === "") return "--recording DIR is required";
+  const fromMs = parseTime("from", values.from);
+  const toMs = parseTime("to", values.to);
+  if (typeof fromMs === "string") return fromMs;
+  if (typeof toMs === "string") return toMs;
+  if (fromMs !== undefined && toMs !== undefined && fromMs > toMs)
+    return `--from (${values.from}) is after --to (${values.to})`;
+  return {
+    ...(values.config === undefined ? {} : { configFile: values.config }),
+    recording: values.recording,
+    ...(fromMs === undefined ? {} : { fromMs }),
+    ...(toMs === undefined ? {} : { toMs }),
+    json: values.json === true,
+    sets: values.set ?? [],
+    ...(values.compare === undefined ? {} : { compare: values.compare }),
+  };
+}
+
+/** Run `pragma-monitor backtest`; returns the exit code. */
+export function runBacktest(argv: readonly string[], io: BacktestIo): number {
+  const args = parseBacktestArgs(argv);
+  const exit = usageExit("backtest", args, USAGE, io);
+  if (exit !== undefined || typeof args === "string" || "help" in args) return exit ?? EX_USAGE;
+  let configs: AppConfig[];
+  try {
+    const source = { env: io.env, cwd: io.cwd, sets: args.sets };
+    configs = [
+      loadBacktestConfig({
+        ...source,
+        ...(args.configFile === undefined ? {} : { configFile: args.configFile }),
+      }),
+    ];
+    if (args.compare !== undefined) configs.push(loadBacktestConfig({ ...source, configFile: args.compare }));
+  } catch (error) {
+    io.stderr.write(`${isPmError(error, "PM_ERR_CONFIG") ? error.message : String(error)}\n`);
+    return EX_CONFIG;
+  }
+  try {
+    if (recordingFiles(args.recording).length === 0)
+      throw new Error(`no recording files in ${args.recording}`);
+  } catch (error) {
+    io.stderr.write(`pragma-monitor backtest: ${error instanceof Error ? error.message : String(error)}\n`);
+    return EX_NOINPUT;
+  }
+  const reports = configs.map((config) => report(config, args));
+  const [a, b] = reports;
+  if (a === undefined) return EX_USAGE;
+  if (args.json) io.stdout.write(`${JSON.stringify(b === undefined ? a : { runs: [a, b] }, null, 2)}\n`);
+  else if (b === undefined) io.stdout.write(formatReport(a, `Backtest of ${args.recording}`));
+  else {
+    io.stdout.write(formatReport(a, `A: ${args.configFile ?? "default config"}`));
+    io.stdout.write(`\n${formatReport(b, `B: ${args.compare ?? ""}`)}\n`);
+    io.stdout.write(formatComparison(a, b, [args.configFile ?? "default config", args.compare ?? ""]));
+  }
+  return reports.every((r) => r.complete) ? 0 : EX_DATAERR;
+}
+
+/** One run: replay the recording under `config` and summarise it. */
+function report(config: AppConfig, args: BacktestArgs): BacktestReport {
+  const result: ReplayResult = replayRecording(readRecording(args.recording), config, {
+    ...(args.fromMs === undefined ? {} : { fromMs: args.fromMs }),
+    ...(args.toMs === undefined ? {} : { toMs: args.toMs }),
+  });
+  return summarise(result, config.rules, new Set(Object.keys(config.alerts.externalLabels)));
+}

@@ -1,0 +1,126 @@
+// The recording format (docs/recording.md): one JSON object per line, gzip-compressed, version 1; parsing with a reason per bad line.
+import { z } from "zod";
+
+/** Version of the line format; a reader refuses lines of another version. */
+export const RECORDING_FORMAT_VERSION = 1;
+
+/** File names of a recording: `rec-<start, compact ISO>-<part>.jsonl.gz`, so name order is time order. */
+export const RECORDING_FILE_PATTERN = /^rec-\d{8}T\d{9}Z-\d{6}\.jsonl\.gz$/;
+
+const target = z.string().min(1);
+const atMs = z.number().finite();
+
+/** First line of every file: who wrote it and when. */
+const fileLine = z.object({
+  type: z.literal("file"),
+  v: z.literal(RECORDING_FORMAT_VERSION),
+  atMs,
+  part: z.number().int().positive(),
+  version: z.string(),
+});
+
+/** The pipeline started: its alert ticks run every `tickMs` from `atMs`. */
+const startLine = z.object({
+  type: z.literal("start"),
+  atMs,
+  tickMs: z.number().int().positive(),
+  upstream: z.string(),
+});
+
+/** One HTTP attempt as received: status and raw body, or the error code when no response came. */
+const responseLine = z.object({
+  type: z.literal("response"),
+  atMs,
+  requestAtMs: atMs,
+  target: target.nullable(),
+  purpose: z.enum(["poll", "warmup"]).nullable(),
+  endpoint: z.string(),
+  url: z.string(),
+  status: z.number().int().nullable(),
+  error: z.string().nullable(),
+  body: z.string().nullable(),
+});
+
+/** A poll's outcome as the pipeline fed it to the alert engine (its body is the target's last response). */
+const pollLine = z.object({
+  type: z.literal("poll"),
+  atMs,
+  target,
+  ok: z.boolean(),
+  code: z.string().optional(),
+  message: z.string().optional(),
+  retryable: z.boolean().optional(),
+  /** The daemon's own stall held verdicts: the failure was not fed. */
+  held: z.boolean().optional(),
+});
+
+/** Warm-up history fed to a target from its last candlestick response. */
+const warmupLine = z.object({
+  type: z.literal("warmup"),
+  atMs,
+  target,
+  interval: z.string(),
+  lookbackMs: z.number().nonnegative(),
+  /** The time the candles were cut at (the warm-up's own clock reading). */
+  asOfMs: atMs,
+});
+
+/** One SSE message as received from the price stream. */
+const sseLine = z.object({
+  type: z.literal("sse"),
+  atMs,
+  url: z.string(),
+  event: z.string(),
+  data: z.string(),
+});
+
+/** What the stream delivered to one target: a price (by its timestamp), its history, or staleness. */
+const streamLine = z.object({
+  type: z.literal("stream"),
+  atMs,
+  target,
+  event: z.enum(["price", "history", "stale"]),
+  timestampMs: z.number().optional(),
+  code: z.string().optional(),
+  message: z.string().optional(),
+});
+
+const recordLine = z.discriminatedUnion("type", [
+  fileLine,
+  startLine,
+  responseLine,
+  pollLine,
+  warmupLine,
+  sseLine,
+  streamLine,
+]);
+
+/** One line of a recording. */
+export type RecordLine = z.infer<typeof recordLine>;
+/** One line of a given type. */
+export type RecordLineOf<T extends RecordLine["type"]> = Extract<RecordLine, { type: T }>;
+
+/** A parsed line, or why it is not one. */
+export type ParsedLine =
+  { readonly ok: true; readonly line: RecordLine } | { readonly ok: false; readonly reason: string };
+
+/** Parse one line of text; never throws. */
+export function parseRecordLine(text: string): ParsedLine {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    return { ok: false, reason: `not JSON (${error instanceof Error ? error.message : String(error)})` };
+  }
+  const parsed = recordLine.safeParse(json);
+  if (parsed.success) return { ok: true, line: parsed.data };
+  const issue = parsed.error.issues[0];
+  const path = issue === undefined || issue.path.length === 0 ? "line" : issue.path.join(".");
+  return { ok: false, reason: `${path}: ${issue?.message ?? "invalid"}` };
+}
+
+/** The name of part `part` of a recording started at `startMs`. */
+export function recordingFileName(startMs: number, part: number): string {
+  const stamp = new Date(startMs).toISOString().replace(/[-:.]/g, "");
+  return `rec-${stamp}-${String(part).padStart(6, "0")}.jsonl.gz`;
+}
