@@ -50,7 +50,11 @@ async function runPoller(
   const { child } = await forkChild<{ started: number }>("polling-bench-child", args, 30_000);
   try {
     const counter: Counter = async () => {
-      const c = await ask<PollerCount>(child, "count", 5_000);
+      // a saturated baseline (the naive script piles up fetches on a loaded machine) can take seconds to answer;
+      // the CPU is read before the count, so a late answer does not bill its wait to the window
+      const c = await ask<PollerCount>(child, "count", 30_000).catch((error: unknown) => {
+        throw new Error(`polling baseline "${mode}" did not report its count`, { cause: error });
+      });
       return { count: c.requests, errors: c.errors };
     };
     return await measureWindow(child.pid!, sim.pid, counter, options.warmupS, options.measureS);

@@ -26,7 +26,12 @@ export interface MultiStreamOptions {
   readonly historicalPrices: number;
   /** Deadline for the response headers (ms). */
   readonly connectTimeoutMs: number;
-  /** No event at all (keep-alives aside) for this long: the connection is dropped and reopened. */
+  /**
+   * No event at all (keep-alives aside) for this long: the connection is dropped and reopened. The clock starts
+   * when the response headers arrive (before that, `connectTimeoutMs` applies) and, until the first event is
+   * complete, restarts on every chunk of body bytes: the first (historical) event can be megabytes that a loaded
+   * server sends slowly, and a connection still receiving it is not silent.
+   */
   readonly silenceMs: number;
   readonly reconnect: BackoffPolicy;
   /** Bound of the parser's buffer (one event's text). */
@@ -75,6 +80,8 @@ class StreamConnection {
   private retry: Subscription | null = null;
   private failures = 0;
   private stopped = false;
+  /** Whether the current connection delivered a complete event (until then, body bytes count as progress). */
+  private sawEvent = false;
 
   constructor(
     private readonly options: MultiStreamOptions,
@@ -100,7 +107,7 @@ class StreamConnection {
     if (this.stopped) return;
     const controller = new AbortController();
     this.controller = controller;
-    this.armSilence(controller);
+    this.sawEvent = false;
     void this.connect(controller).catch((error: unknown) => this.fail(controller, error));
   }
 
@@ -128,10 +135,15 @@ class StreamConnection {
       );
     }
     this.emit(controller, { kind: "connected" });
+    this.armSilence(controller);
+    let comment = false;
     const parser = createParser({
       maxBufferSize: this.options.maxEventChars ?? DEFAULT_MAX_EVENT_CHARS,
       onEvent: (message) => this.onMessage(controller, message),
-      onComment: () => this.emit(controller, { kind: "keepalive" }),
+      onComment: () => {
+        comment = true;
+        this.emit(controller, { kind: "keepalive" });
+      },
       onError: (error: ParseError) => {
         if (error.type === "max-buffer-size-exceeded") this.fail(controller, tooLarge(error));
       },
@@ -139,7 +151,10 @@ class StreamConnection {
     const decoder = new TextDecoder();
     for await (const chunk of response.body) {
       if (controller.signal.aborted) break;
+      comment = false;
       parser.feed(decoder.decode(chunk as Buffer, { stream: true }));
+      // a chunk of the first event still arriving is progress; a keep-alive alone is not (see `silenceMs`)
+      if (!this.sawEvent && !comment && controller === this.controller) this.armSilence(controller);
     }
     throw new PmError("PM_ERR_UPSTREAM_STREAM", "multi_stream: the server closed the stream", {
       retryable: true,
@@ -161,6 +176,7 @@ class StreamConnection {
       this.fail(controller, event.error);
       return;
     }
+    this.sawEvent = true;
     this.armSilence(controller);
     if (event.kind === "prices") this.failures = 0;
     this.emit(controller, { kind: "event", event });

@@ -193,6 +193,33 @@ describe("multiStream$ against a bare server", () => {
     }
   });
 
+  it("a first event still arriving in slow chunks is not silence; keep-alives alone still are", async () => {
+    const body = `data: ${LIVE_EXAMPLE.replaceAll("\n", "")}\n\n`;
+    const parts = 6; // 6 × 150 ms = 900 ms for the first event, silenceMs is 400
+    const server = await startServer((_req, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      const size = Math.ceil(body.length / parts);
+      let i = 0;
+      const timer = setInterval(() => {
+        if (res.destroyed) return clearInterval(timer);
+        if (i < parts) res.write(body.slice(i * size, (i + 1) * size));
+        else res.write(": keep-alive\n\n"); // then only keep-alives: silent, so stale after silenceMs
+        i++;
+      }, 150);
+      res.on("close", () => clearInterval(timer));
+    });
+    try {
+      const signals = await collect(options(server.url), (s) => kinds(s).some((k) => k.startsWith("down")));
+      expect(kinds(signals).filter((k) => k !== "keepalive")).toEqual([
+        "connected",
+        "prices",
+        "down:PM_ERR_UPSTREAM_STREAM_STALE",
+      ]);
+    } finally {
+      await server.close();
+    }
+  });
+
   it("drops a connection whose event outgrows the buffer bound", async () => {
     const server = await startServer((_req, res) => {
       res.writeHead(200, { "content-type": "text/event-stream" });
