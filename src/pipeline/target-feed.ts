@@ -17,17 +17,21 @@ export function feed(
   viaStream = false,
 ): void {
   const { deps } = runner;
+  let tickAgain = true;
   if (result.ok && target.plan.spec.kind === "offchain") {
     // one observation per price timestamp, also across a reload that switched the target's transport
     const price = result.value as PairPrice;
-    if (checksRepeats(target.streamed !== null, target.lastFed) && isRepeatedPrice(target.lastFed, price))
-      return;
+    if (checksRepeats(target.streamed !== null, target.lastFed)) {
+      if (isRepeatedPrice(target.lastFed, price)) return;
+      // a poll adding components to a price already fed updates them, but clients already have its tick
+      tickAgain = target.lastFed?.timestampMs !== price.timestampMs;
+    }
     target.lastFed = fedPrice(price, viaStream);
   }
   const observedAtMs = deps.nowMs();
   const observation = toObservation(target.plan.spec, result, observedAtMs);
   publish(runner, observe(runner.state, observation, runner.rules, observedAtMs));
-  publishPriceTick(deps.hub, observation);
+  if (tickAgain) publishPriceTick(deps.hub, observation);
 }
 
 /** A target delivered data (a poll or the stream): healthy, with its last-success time. */
