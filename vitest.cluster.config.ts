@@ -3,7 +3,7 @@ import { defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
-    include: ["test/cluster/**/*.test.ts"],
+    include: ["test/cluster/**/*.nats.test.ts"],
     pool: "forks",
     maxWorkers: 1,
     testTimeout: 120_000,

@@ -4,7 +4,13 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
-    exclude: ["test/reliability/**", "test/e2e/**", "test/cluster/**", "node_modules/**", "dist/**"],
+    exclude: [
+      "test/reliability/**",
+      "test/e2e/**",
+      "test/cluster/**/*.nats.test.ts",
+      "node_modules/**",
+      "dist/**",
+    ],
     testTimeout: 20_000,
     hookTimeout: 20_000,
     pool: "forks",

@@ -513,6 +513,7 @@ function startPipeline(
   recorder?.started(TICK_MS, app.upstreamUrl);
   const cluster = createClusterMode({
     ...deps,
+    logger: app.log("cluster"),
     config: config.cluster,
     monitors: () => app.config.monitors,
     registry: metrics.registry,

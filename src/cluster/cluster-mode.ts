@@ -3,13 +3,14 @@ import { hostname } from "node:os";
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
 import type { ClusterConfig, MonitorsConfig } from "../config/types.js";
-import { PmError } from "../domain/errors.js";
 import type { Readiness } from "../domain/readiness.js";
 import type { TargetSpec } from "../domain/types.js";
 import type { EventHub } from "../pipeline/event-hub.js";
 import type { MonitorRunner } from "../pipeline/monitor-runner.js";
 import { planTargets } from "../pipeline/targets.js";
-import type { CallOptions, PragmaClient } from "../upstream/types.js";
+import type { PragmaClient } from "../upstream/types.js";
+import { fencedClient, fencedHub } from "./fences.js";
+import { childLogger } from "../logger.js";
 import { openLeaseStore } from "./lease-store.js";
 import { createClusterMember, type ClusterMember } from "./member.js";
 import { createClusterMetrics, type ClusterMetrics } from "./metrics.js";
@@ -48,7 +49,7 @@ export function createClusterMode(deps: ClusterModeDeps): ClusterMode | undefine
     .padStart(8, "0");
   const memberId = config.memberId === "" ? defaultMemberId(incarnation) : config.memberId;
   const metrics = createClusterMetrics(deps.registry);
-  const logger = deps.logger.child({ memberId });
+  const logger = childLogger(deps.logger, { memberId });
   let runner: MonitorRunner | undefined;
   const member = createClusterMember({
     config,
@@ -97,37 +98,6 @@ function fenceOpen(member: ClusterMember, metrics: ClusterMetrics, what: "poll" 
   if (member.leaseValid()) return true;
   metrics.fenced.inc({ what });
   return false;
-}
-
-/** A client whose every call first checks the fence (a member back from SIGSTOP must not poll what it lost). */
-function fencedClient(client: PragmaClient, open: () => boolean): PragmaClient {
-  const guard = <T>(call: () => Promise<T>): Promise<T> =>
-    open()
-      ? call()
-      : Promise.reject(new PmError("PM_ERR_CLUSTER_FENCED", "no valid cluster lease: request not sent"));
-  return {
-    getPairPrice: (query, options?: CallOptions) => guard(() => client.getPairPrice(query, options)),
-    getCandlesticks: (query, options?: CallOptions) => guard(() => client.getCandlesticks(query, options)),
-    getFundingRates: (query, options?: CallOptions) => guard(() => client.getFundingRates(query, options)),
-    async *iterateFundingRates(query, options?: CallOptions) {
-      if (!open()) throw new PmError("PM_ERR_CLUSTER_FENCED", "no valid cluster lease: request not sent");
-      yield* client.iterateFundingRates(query, options);
-    },
-    getOnchainEntry: (query, options?: CallOptions) => guard(() => client.getOnchainEntry(query, options)),
-    getOnchainPublishers: (query, options?: CallOptions) =>
-      guard(() => client.getOnchainPublishers(query, options)),
-    getVault: (vaultId, options?: CallOptions) => guard(() => client.getVault(vaultId, options)),
-  };
-}
-
-/** The hub with `publishAlert` fenced; everything else (getters included) delegates to the hub itself. */
-function fencedHub(hub: EventHub, open: () => boolean): EventHub {
-  const fenced: EventHub = Object.create(hub) as EventHub;
-  return Object.assign(fenced, {
-    publishAlert: (alert: Parameters<EventHub["publishAlert"]>[0]) =>
-      // a dropped transition is one the engine made without a lease: the owner's engine decides it
-      open() ? hub.publishAlert(alert) : { type: "alert" as const, seq: hub.lastSeq(), alert },
-  });
 }
 
 /** Not ready while the member holds no lease or cannot reach NATS. */

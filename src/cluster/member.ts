@@ -115,8 +115,16 @@ function onTick(state: MemberState): void {
 /** Renew the lease when due and read the live members; a failure is recorded, never thrown. */
 async function scan(state: MemberState): Promise<void> {
   const { deps } = state;
+  // a request to an unreachable NATS can wait for a reconnect: say so well before the lease runs out
+  const silentMs = Math.floor(deps.config.leaseMs / 2);
+  const timer = setTimeout(() => setError(state, `NATS did not answer within ${silentMs} ms`), silentMs);
   try {
-    state.store ??= await deps.openStore();
+    if (state.store === undefined) {
+      const store = await deps.openStore();
+      // stopped while connecting: leave nothing open behind
+      if (state.stopped) return void (await store.close());
+      state.store = store;
+    }
     if (state.revision === null || deps.nowMs() - state.lastRenewAtMs >= state.renewIntervalMs)
       await renew(state, state.store);
     const leases = await state.store.list();
@@ -124,6 +132,8 @@ async function scan(state: MemberState): Promise<void> {
     setError(state, null);
   } catch (error) {
     setError(state, error instanceof Error ? error.message : String(error), error);
+  } finally {
+    clearTimeout(timer);
   }
 }
 

@@ -1,0 +1,79 @@
+// A member losing NATS: once its lease could have expired it owns (polls) nothing, reports cluster_error and is not ready; it resumes when NATS returns.
+import { pino } from "pino";
+import { Registry } from "prom-client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openLeaseStore } from "../../src/cluster/lease-store.js";
+import { createClusterMember, type ClusterMember } from "../../src/cluster/member.js";
+import { createClusterMetrics, type ClusterMetrics } from "../../src/cluster/metrics.js";
+import { natsServerAvailable, startNats, type NatsCluster } from "./nats.js";
+
+const LEASE_MS = 2_000;
+const available = natsServerAvailable();
+
+async function waitFor(what: string, condition: () => boolean, timeoutMs: number): Promise<number> {
+  const startedAtMs = Date.now();
+  while (!condition()) {
+    if (Date.now() - startedAtMs > timeoutMs)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return Date.now() - startedAtMs;
+}
+
+describe.skipIf(!available)("a member losing NATS (nats-server)", () => {
+  let nats: NatsCluster;
+  let member: ClusterMember;
+  let metrics: ClusterMetrics;
+  let owned: ReadonlySet<string> = new Set();
+
+  beforeAll(async () => {
+    nats = await startNats(1);
+    metrics = createClusterMetrics(new Registry());
+    const config = {
+      nats: { servers: nats.urls, user: "", password: "", token: "", replicas: 1 },
+      memberId: "solo",
+      leaseMs: LEASE_MS,
+      experimental: true,
+    };
+    member = createClusterMember({
+      config,
+      memberId: "solo",
+      incarnation: "1",
+      nowMs: Date.now,
+      logger: pino({ level: "silent" }),
+      metrics,
+      keys: () => ["a", "b", "c"],
+      onOwnership: (next) => (owned = next),
+      openStore: () => openLeaseStore(config.nats, { name: "solo", timeoutMs: LEASE_MS / 4 }),
+    });
+    member.start();
+  });
+  afterAll(async () => {
+    await member.stop();
+    await nats.close();
+  });
+
+  it("stops owning within its lease once NATS is gone, says why, and takes its targets back when NATS returns", async () => {
+    await waitFor("the first lease", () => owned.size === 3 && member.leaseValid(), 10_000);
+    const errorGauge = async (): Promise<number> => (await metrics.error.get()).values[0]?.value ?? -1;
+    expect(await errorGauge()).toBe(0);
+
+    const [node] = nats.nodes;
+    if (node === undefined) throw new Error("no node");
+    await node.kill();
+    const fencedAfterMs = await waitFor(
+      "the fence to shut",
+      () => !member.leaseValid() && owned.size === 0,
+      2 * LEASE_MS,
+    );
+    expect(fencedAfterMs).toBeLessThanOrEqual(LEASE_MS + 500);
+    expect(member.status().error).not.toBeNull();
+    expect(await errorGauge()).toBe(1);
+    expect((await metrics.leasesLost.get()).values[0]?.value).toBe(1);
+
+    await node.restart();
+    await waitFor("the lease back", () => member.leaseValid() && owned.size === 3, 20_000);
+    await waitFor("the error to clear", () => member.status().error === null, 5_000);
+    expect(await errorGauge()).toBe(0);
+  });
+});
