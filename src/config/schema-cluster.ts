@@ -40,7 +40,7 @@ export const clusterSchema = {
     ),
   },
   memberId: key({
-    doc: 'This member\'s name in the cluster (letters, digits, "-", "_"); "" = <hostname>-<pid>. Two live members must not share one.',
+    doc: 'This member\'s name in the cluster (letters, digits, "-", "_"); "" = <hostname>-<8 random hex digits>, new on every start. Two live members must not share one.',
     format: "*",
     default: "",
     env: "PM_CLUSTER_MEMBER_ID",
