@@ -60,8 +60,9 @@ interface MemberState {
   seen: readonly StoredLease[];
   previousMembers: readonly string[];
   ownership: Ownership;
-  error: string | null;
-  busy: boolean;
+  /** Why each failing task fails (empty when NATS answers). */
+  readonly errors: Map<TaskName, string>;
+  readonly running: Set<TaskName>;
   timer: NodeJS.Timeout | undefined;
   stopped: boolean;
 }
@@ -81,8 +82,8 @@ export function createClusterMember(deps: ClusterMemberDeps): ClusterMember {
     seen: [],
     previousMembers: [],
     ownership: NO_OWNERSHIP,
-    error: null,
-    busy: false,
+    errors: new Map(),
+    running: new Set(),
     timer: undefined,
     stopped: false,
   };
@@ -101,40 +102,51 @@ export function createClusterMember(deps: ClusterMemberDeps): ClusterMember {
 
 const leaseValid = (state: MemberState): boolean => state.deps.nowMs() < state.leaseUntilMs;
 
-/** Each tick: ownership from what is known (so an expired lease stops polls even while NATS hangs), then a scan. */
+/** The member's requests to NATS, each run at most once at a time (a hanging list never delays a renewal). */
+type TaskName = "connect" | "renew" | "list";
+
+/** Each tick: ownership from what is known (so an expired lease stops polls even while NATS hangs), then the NATS tasks due. */
 function onTick(state: MemberState): void {
   applyOwnership(state);
-  if (state.busy || state.stopped) return;
-  state.busy = true;
-  void scan(state).finally(() => {
-    state.busy = false;
-    applyOwnership(state);
+  if (state.stopped) return;
+  const { store, deps } = state;
+  if (store === undefined) {
+    runTask(state, "connect", async () => {
+      const opened = await deps.openStore();
+      // stopped while connecting: leave nothing open behind
+      if (state.stopped) await opened.close();
+      else state.store = opened;
+    });
+    return;
+  }
+  if (state.revision === null || deps.nowMs() - state.lastRenewAtMs >= state.renewIntervalMs)
+    runTask(state, "renew", () => renew(state, store));
+  runTask(state, "list", async () => {
+    state.seen = await dropExpired(state, store, await store.list());
   });
 }
 
-/** Renew the lease when due and read the live members; a failure is recorded, never thrown. */
-async function scan(state: MemberState): Promise<void> {
-  const { deps } = state;
+/** Run a task unless it is running; a failure (or no answer within half a lease) is recorded, a success clears it. */
+function runTask(state: MemberState, name: TaskName, task: () => Promise<void>): void {
+  if (state.running.has(name)) return;
+  state.running.add(name);
   // a request to an unreachable NATS can wait for a reconnect: say so well before the lease runs out
-  const silentMs = Math.floor(deps.config.leaseMs / 2);
-  const timer = setTimeout(() => setError(state, `NATS did not answer within ${silentMs} ms`), silentMs);
-  try {
-    if (state.store === undefined) {
-      const store = await deps.openStore();
-      // stopped while connecting: leave nothing open behind
-      if (state.stopped) return void (await store.close());
-      state.store = store;
-    }
-    if (state.revision === null || deps.nowMs() - state.lastRenewAtMs >= state.renewIntervalMs)
-      await renew(state, state.store);
-    const leases = await state.store.list();
-    state.seen = await dropExpired(state, state.store, leases);
-    setError(state, null);
-  } catch (error) {
-    setError(state, error instanceof Error ? error.message : String(error), error);
-  } finally {
-    clearTimeout(timer);
-  }
+  const silentMs = Math.floor(state.deps.config.leaseMs / 2);
+  const timer = setTimeout(
+    () => setError(state, name, `NATS did not answer within ${silentMs} ms`),
+    silentMs,
+  );
+  task()
+    .then(
+      () => setError(state, name, null),
+      (error: unknown) =>
+        setError(state, name, error instanceof Error ? error.message : String(error), error),
+    )
+    .finally(() => {
+      clearTimeout(timer);
+      state.running.delete(name);
+      applyOwnership(state);
+    });
 }
 
 /** Renew (or take) this member's lease by compare-and-set; a lost race clears it until the next tick re-creates it. */
@@ -230,17 +242,19 @@ function loseLease(state: MemberState, reason: string): void {
   );
 }
 
-/** Record (and log once per change) why NATS cannot be used; the metric follows. */
-function setError(state: MemberState, message: string | null, error?: unknown): void {
-  state.deps.metrics.error.set(message === null ? 0 : 1);
-  if (message === state.error) return;
-  if (message === null) state.deps.logger.info("cluster: NATS reachable again");
+/** Record (and log once per change) why a task cannot use NATS; the metric is 1 while any task fails. */
+function setError(state: MemberState, task: TaskName, message: string | null, error?: unknown): void {
+  const before = state.errors.get(task) ?? null;
+  if (message === null) state.errors.delete(task);
+  else state.errors.set(task, message);
+  state.deps.metrics.error.set(state.errors.size === 0 ? 0 : 1);
+  if (message === before) return;
+  if (message === null) state.deps.logger.info({ task }, "cluster: NATS answers again");
   else
     state.deps.logger.error(
-      { err: error },
+      { task, err: error ?? new Error(message) },
       "cluster_error: cannot renew the lease or read the membership from NATS",
     );
-  state.error = message;
 }
 
 async function stopMember(state: MemberState): Promise<void> {
@@ -262,7 +276,7 @@ function statusOf(state: MemberState): ClusterStatus {
     members: state.seen.map(({ memberId, expiresAtMs }) => ({ memberId, expiresAtMs })),
     ownedKeys: state.ownership.owned.size,
     pendingKeys: state.ownership.pendingUntilMs.size,
-    error: state.error,
+    error: [...state.errors.values()][0] ?? null,
   };
 }
 
