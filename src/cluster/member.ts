@@ -58,6 +58,9 @@ interface MemberState {
   lastRenewAtMs: number;
   /** The live records read by the latest scan (other members' and this one's). */
   seen: readonly StoredLease[];
+  /** When the read behind `seen` started, and when the current lease was first taken (ms). */
+  seenAtMs: number;
+  leaseSinceMs: number;
   previousMembers: readonly string[];
   ownership: Ownership;
   /** Why each failing task fails (empty when NATS answers). */
@@ -80,6 +83,8 @@ export function createClusterMember(deps: ClusterMemberDeps): ClusterMember {
     leaseUntilMs: 0,
     lastRenewAtMs: Number.NEGATIVE_INFINITY,
     seen: [],
+    seenAtMs: Number.NEGATIVE_INFINITY,
+    leaseSinceMs: Number.POSITIVE_INFINITY,
     previousMembers: [],
     ownership: NO_OWNERSHIP,
     errors: new Map(),
@@ -122,7 +127,9 @@ function onTick(state: MemberState): void {
   if (state.revision === null || deps.nowMs() - state.lastRenewAtMs >= state.renewIntervalMs)
     runTask(state, "renew", () => renew(state, store));
   runTask(state, "list", async () => {
+    const readAtMs = deps.nowMs();
     state.seen = await dropExpired(state, store, await store.list());
+    state.seenAtMs = readAtMs;
   });
 }
 
@@ -167,6 +174,7 @@ async function renew(state: MemberState, store: LeaseStore): Promise<void> {
       loseLease(state, "the lease record changed under this member (it expired and was removed)");
     return;
   }
+  if (state.revision === null) state.leaseSinceMs = startedAtMs;
   state.revision = revision;
   // counted from before the request: the others read the record's expiry, which is this same instant + leaseMs
   state.leaseUntilMs = startedAtMs + deps.config.leaseMs;
@@ -212,8 +220,12 @@ function applyOwnership(state: MemberState): void {
     .filter((lease) => lease.memberId !== deps.memberId && lease.expiresAtMs > nowMs)
     .map((lease) => lease.memberId);
   const members = leaseValid(state) ? [...others, deps.memberId] : others;
+  // a view read before this lease began (a member back from SIGSTOP) or long ago shows the others' records
+  // as expired when they are not: it may only shrink what this member owns, never grow it
+  const fresh = state.seenAtMs >= state.leaseSinceMs && nowMs - state.seenAtMs <= state.renewIntervalMs;
+  const keys = fresh ? deps.keys() : deps.keys().filter((key) => state.ownership.owned.has(key));
   const next = nextOwnership(state.ownership, {
-    keys: deps.keys(),
+    keys,
     members,
     previousMembers: state.previousMembers,
     me: deps.memberId,
