@@ -127,6 +127,7 @@ describe.skipIf(!available)("a member on a 3-node NATS cluster (nats-server ×3,
     }
     expect(lapses).toBe(0);
     expect((await metrics.leasesLost.get()).values[0]?.value ?? 0).toBe(0);
-    expect(member.status().error).toBeNull();
+    // a membership read may time out while the killed node's streams elect new leaders: it clears by itself
+    await waitFor("membership reads to answer again", () => member.status().error === null, 2 * leaseMs);
   });
 });
