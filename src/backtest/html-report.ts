@@ -38,7 +38,7 @@ const STYLE = `:root{color-scheme:light dark;--bg:#fff;--fg:#1b1f24;--muted:#596
 @media (prefers-color-scheme:dark){:root{--bg:#0d1117;--fg:#e6edf3;--muted:#9198a1;--grid:#30363d;--line:#4493f8;--fire:#ff7b72;--ok:#3fb950;--band:rgba(255,123,114,.16);--row:#161b22}}
 body{margin:0 auto;max-width:1000px;padding:16px;background:var(--bg);color:var(--fg);font:14px/1.45 system-ui,sans-serif}
 h1{font-size:20px}h2{font-size:16px;margin-top:28px}.muted{color:var(--muted)}
-table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:4px 8px;border-bottom:1px solid var(--grid);vertical-align:top}
+table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:4px 8px;border-bottom:1px solid var(--grid);vertical-align:top;overflow-wrap:anywhere}
 tbody tr:nth-child(odd){background:var(--row)}td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
 svg.chart{width:100%;height:auto;display:block}.chart text{fill:var(--muted);font-size:11px}
 .grid{stroke:var(--grid);stroke-width:1}.price{fill:none;stroke:var(--line);stroke-width:1.5}

@@ -7,52 +7,15 @@ import { boundedSeries } from "../../src/backtest/price-series.js";
 import type { BacktestReport } from "../../src/backtest/summary.js";
 import { runBacktest } from "../../src/cli/backtest.js";
 import type { AlertPayload } from "../../src/domain/events.js";
-import type { RecordLine } from "../../src/record/format.js";
-import { failedPoll, okPoll, pairPriceBody, tempDir, writeConfig, writeRecording } from "./helpers.js";
-
-const T0 = Date.parse("2026-11-21T08:00:00.000Z");
-const ETH = "offchain:ETH/USD:spot:median:1s";
-const BTC = "offchain:BTC/USD:spot:median:1s";
-
-/** Two pairs polled every second for 90 s: ETH steps up 4 % at 30 s and back at 60 s; BTC's upstream fails at 70 s. */
-function recording(): RecordLine[] {
-  const lines: RecordLine[] = [{ type: "start", atMs: T0, tickMs: 1000, upstream: "http://127.0.0.1:1" }];
-  for (let s = 1; s <= 90; s++) {
-    const atMs = T0 + s * 1000;
-    const eth = s >= 30 && s < 60 ? 2080 : 2000;
-    lines.push(...okPoll(ETH, atMs, pairPriceBody("ETH/USD", eth + (s % 3), atMs - 100)));
-    if (s >= 70 && s < 74) lines.push(...failedPoll(BTC, atMs));
-    else lines.push(...okPoll(BTC, atMs, pairPriceBody("BTC/USD", 60_000 + 10 * (s % 7), atMs - 100)));
-  }
-  return lines;
-}
-
-const CONFIG = {
-  upstream: { url: "http://127.0.0.1:1" },
-  monitors: {
-    offchain: [
-      { pair: "ETH/USD", periodMs: 1000 },
-      { pair: "BTC/USD", periodMs: 1000 },
-    ],
-    onchain: [],
-    publishers: [],
-    funding: [],
-    vaults: [],
-    warmup: { enabled: false },
-  },
-  rules: [
-    { kind: "price_change", id: "move", windowMs: 10_000, threshold: 0.02 },
-    { kind: "upstream_error", threshold: 2 },
-  ],
-  sinks: [],
-};
+import { tempDir, writeConfig, writeRecording } from "./helpers.js";
+import { BTC, ETH, HTML_CONFIG, htmlRecording } from "./html-fixture.js";
 
 /** A recording and its config in a fresh directory. */
 async function prepare(): Promise<{ dir: string; rec: string; config: string }> {
   const dir = tempDir();
   const rec = join(dir, "rec");
-  await writeRecording(rec, recording());
-  return { dir, rec, config: writeConfig(dir, CONFIG) };
+  await writeRecording(rec, htmlRecording());
+  return { dir, rec, config: writeConfig(dir, HTML_CONFIG) };
 }
 
 /** Run the CLI with --json and --html FILE; the JSON report, the HTML and the exit code. */
