@@ -38,7 +38,7 @@ const STYLE = `:root{color-scheme:light dark;--bg:#fff;--fg:#1b1f24;--muted:#596
 @media (prefers-color-scheme:dark){:root{--bg:#0d1117;--fg:#e6edf3;--muted:#9198a1;--grid:#30363d;--line:#4493f8;--fire:#ff7b72;--ok:#3fb950;--band:rgba(255,123,114,.16);--row:#161b22}}
 body{margin:0 auto;max-width:1000px;padding:16px;background:var(--bg);color:var(--fg);font:14px/1.45 system-ui,sans-serif}
 h1{font-size:20px}h2{font-size:16px;margin-top:28px}.muted{color:var(--muted)}
-table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:4px 8px;border-bottom:1px solid var(--grid);vertical-align:top;overflow-wrap:anywhere}
+table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:4px 8px;border-bottom:1px solid var(--grid);vertical-align:top}td{overflow-wrap:anywhere}th,td.n{white-space:nowrap}
 tbody tr:nth-child(odd){background:var(--row)}td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
 svg.chart{width:100%;height:auto;display:block}.chart text{fill:var(--muted);font-size:11px}
 .grid{stroke:var(--grid);stroke-width:1}.price{fill:none;stroke:var(--line);stroke-width:1.5}
@@ -141,20 +141,20 @@ function timelineTable(report: BacktestReport): string {
   return table(["time", "status", "rule", "target", "summary"], rows, new Set());
 }
 
-/** Whether an alert is about `spec`: its endpoint label, else its pair (off-chain, same entry type). */
-export function alertConcerns(alert: Pick<AlertPayload, "labels">, spec: TargetSpec): boolean {
+/** Whether an alert is about `spec`: its endpoint label, else its pair (not on-chain, not a funding rate, same entry type). */
+export function alertConcerns(alert: Pick<AlertPayload, "rule" | "labels">, spec: TargetSpec): boolean {
   const { endpoint, pair, market, entry_type: entryType } = alert.labels;
   if (endpoint !== undefined) return endpoint === spec.id;
-  if (spec.kind !== "offchain" || pair !== spec.pair) return false;
-  return (
-    (market === undefined || market === "offchain") &&
-    (entryType === undefined || entryType === spec.entryType)
-  );
+  if (spec.kind !== "offchain" || pair !== spec.pair || alert.rule === "funding_rate") return false;
+  return market !== "onchain" && (entryType === undefined || entryType === spec.entryType);
 }
 
-/** Whether an alert names no target at all (upstream_down and the like): it is marked on every chart. */
+/** Labels that tie an alert to a target or a part of the market. */
+const TARGET_LABELS = ["endpoint", "pair", "vault", "network", "publisher", "source"] as const;
+
+/** Whether an alert names no target at all (upstream_down, market_move): it is marked on every chart. */
 const isGlobal = (alert: Pick<AlertPayload, "labels">): boolean =>
-  alert.labels["endpoint"] === undefined && alert.labels["pair"] === undefined;
+  TARGET_LABELS.every((name) => alert.labels[name] === undefined);
 
 /** One chart per off-chain target with prices, in target id order. */
 function charts(input: HtmlReportInput): string[] {
