@@ -37,16 +37,15 @@ async function openWatched(
   return { page, requests, errors, dialogs };
 }
 
-/** The computed colour of `selector`'s first match (`property` of its style). */
+/** The computed colour of `selector`'s first match (`property` of its style; evaluated as text: no DOM types here). */
 const colourOf = (
   page: Page,
   selector: string,
   property: "backgroundColor" | "stroke" | "fill",
 ): Promise<string> =>
-  page
-    .locator(selector)
-    .first()
-    .evaluate((el, p) => getComputedStyle(el)[p], property);
+  page.evaluate<string>(
+    `getComputedStyle(document.querySelector(${JSON.stringify(selector)}))[${JSON.stringify(property)}]`,
+  );
 
 describe.skipIf(SKIP_BROWSER)("backtest --html in headless Chromium", () => {
   let browser: BrowserContext;
