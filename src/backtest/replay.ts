@@ -25,6 +25,7 @@ import { VERSION } from "../version.js";
 import type { Interval } from "../domain/types.js";
 import { decodeSnapshot, recordedFailure } from "./decode.js";
 import type { LineOrigin, RecordingItem } from "./reader.js";
+import { boundedSeries, type BoundedSeries } from "./price-series.js";
 import { simulateSinks, type SimulatedSink, type SinkTally } from "./sink-sim.js";
 
 /** The parts of the config a replay reads. */
@@ -73,7 +74,7 @@ export interface ReplayResult {
   readonly transitions: readonly ReplayTransition[];
   readonly sinks: readonly SinkTally[];
   readonly problems: readonly ReplayProblem[];
-  /** Off-chain prices per target id (kept only when asked). */
+  /** Off-chain prices per target id (kept only when asked), downsampled to at most 3 000 points a target. */
   readonly prices: ReadonlyMap<string, readonly ReplayPrice[]>;
 }
 
@@ -106,7 +107,7 @@ interface Replay {
   readonly unknown: Set<string>;
   readonly transitions: ReplayTransition[];
   readonly problems: ReplayProblem[];
-  readonly prices: Map<string, ReplayPrice[]>;
+  readonly prices: Map<string, BoundedSeries>;
   lastSse: { readonly data: string; readonly at: LineOrigin } | null;
 }
 
@@ -299,10 +300,10 @@ function feed(
   publish(replay, observe(replay.state, observation, replay.config.rules, atMs));
 }
 
-/** Remember an off-chain price for the chart. */
+/** Remember an off-chain price for the chart (bounded: extremes of merged buckets). */
 function keepPrice(replay: Replay, spec: TargetSpec, price: PairPrice, atMs: number): void {
   let series = replay.prices.get(spec.id);
-  if (series === undefined) replay.prices.set(spec.id, (series = []));
+  if (series === undefined) replay.prices.set(spec.id, (series = boundedSeries()));
   series.push({ atMs, price: Number(price.price.text) });
 }
 
@@ -375,6 +376,6 @@ function finish(replay: Replay): ReplayResult {
     transitions: replay.transitions,
     sinks: replay.sinks.map((sink) => sink.tally()),
     problems: replay.problems,
-    prices: replay.prices,
+    prices: new Map([...replay.prices].map(([id, series]) => [id, series.points()])),
   };
 }

@@ -1,6 +1,7 @@
 // `pragma-monitor backtest`: replay a recording through the daemon's engine under a config, and say what it would have sent.
 import { readRecording, recordingFiles } from "../backtest/reader.js";
 import { replayRecording, type ReplayResult } from "../backtest/replay.js";
+import { EX_CANTCREAT, writeHtmlReport } from "../backtest/html-report.js";
 import { summarise, type BacktestReport } from "../backtest/summary.js";
 import type { AppConfig } from "../config/types.js";
 import { isPmError } from "../domain/errors.js";
@@ -31,6 +32,11 @@ export const BACKTEST_FLAGS = {
     doc: "override a key; rules.<id>.<field>=VALUE changes one rule (e.g. rules.price_change_10s.threshold=0.03)",
   },
   compare: { type: "string", value: "FILE", doc: "a second config: both runs side by side, pages per sink" },
+  html: {
+    type: "string",
+    value: "FILE",
+    doc: "also write a self-contained HTML report (price charts with transitions; with --compare, of --config's run)",
+  },
   help: { type: "boolean", short: "h", doc: "print this help" },
 } as const satisfies FlagSpecs;
 
@@ -38,7 +44,7 @@ const USAGE = `${synopsis("backtest", BACKTEST_FLAGS, "usage: ")}
 ${flagList(BACKTEST_FLAGS)}
 Nothing is sent and nothing is written to state.dir. Exit codes: 0 complete, ${EX_USAGE} usage error (e.g. --from after
 --to), ${EX_DATAERR} incomplete (damaged lines, bodies the decoders reject, targets missing: listed under Problems),
-${EX_NOINPUT} recording unreadable, ${EX_CONFIG} invalid configuration.`;
+${EX_NOINPUT} recording unreadable, ${EX_CANTCREAT} the --html file cannot be written, ${EX_CONFIG} invalid configuration.`;
 
 /** What `backtest` needs from its process. */
 export interface BacktestIo {
@@ -57,6 +63,7 @@ interface BacktestArgs {
   readonly json: boolean;
   readonly sets: readonly string[];
   readonly compare?: string;
+  readonly html?: string;
 }
 
 /** A time flag: ISO 8601 or unix milliseconds. */
@@ -86,6 +93,7 @@ function parseBacktestArgs(argv: readonly string[]): BacktestArgs | { readonly h
     json: values.json === true,
     sets: values.set ?? [],
     ...(values.compare === undefined ? {} : { compare: values.compare }),
+    ...(values.html === undefined ? {} : { html: values.html }),
   };
 }
 
@@ -115,7 +123,13 @@ export function runBacktest(argv: readonly string[], io: BacktestIo): number {
     io.stderr.write(`pragma-monitor backtest: ${error instanceof Error ? error.message : String(error)}\n`);
     return EX_NOINPUT;
   }
-  const reports = configs.map((config) => report(config, args));
+  let reports: BacktestReport[];
+  try {
+    reports = configs.map((config, i) => report(config, args, i === 0 ? args.html : undefined));
+  } catch (error) {
+    io.stderr.write(`pragma-monitor backtest: ${error instanceof Error ? error.message : String(error)}\n`);
+    return EX_CANTCREAT;
+  }
   const [a, b] = reports;
   if (a === undefined) return EX_USAGE;
   if (args.json) io.stdout.write(`${JSON.stringify(b === undefined ? a : { runs: [a, b] }, null, 2)}\n`);
@@ -128,11 +142,15 @@ export function runBacktest(argv: readonly string[], io: BacktestIo): number {
   return reports.every((r) => r.complete) ? 0 : EX_DATAERR;
 }
 
-/** One run: replay the recording under `config` and summarise it. */
-function report(config: AppConfig, args: BacktestArgs): BacktestReport {
+/** One run: replay the recording under `config` and summarise it (and write it as HTML to `htmlFile`). */
+function report(config: AppConfig, args: BacktestArgs, htmlFile?: string): BacktestReport {
   const result: ReplayResult = replayRecording(readRecording(args.recording), config, {
+    keepPrices: htmlFile !== undefined,
     ...(args.fromMs === undefined ? {} : { fromMs: args.fromMs }),
     ...(args.toMs === undefined ? {} : { toMs: args.toMs }),
   });
-  return summarise(result, config.rules, new Set(Object.keys(config.alerts.externalLabels)));
+  const summary = summarise(result, config.rules, new Set(Object.keys(config.alerts.externalLabels)));
+  if (htmlFile !== undefined)
+    writeHtmlReport(htmlFile, `Backtest of ${args.recording}`, config, result, summary);
+  return summary;
 }
