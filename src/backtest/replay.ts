@@ -46,7 +46,7 @@ export function sinkSpeedOf(upstream: ReplayConfig["upstream"]): number {
 
 /** Something the replay could not use, with where it came from. */
 export interface ReplayProblem {
-  readonly kind: "line" | "decode" | "unknown_target" | "missing_target" | "missing_response";
+  readonly kind: "line" | "decode" | "unknown_target" | "missing_target" | "missing_response" | "candles";
   readonly message: string;
   readonly at?: LineOrigin;
   readonly target?: string;
@@ -85,10 +85,12 @@ export interface ReplayOptions {
   readonly keepPrices?: boolean;
   /** Told of each line consumed (a progress bar). */
   readonly onProgress?: (atMs: number) => void;
+  /** Which configured targets take part (default: all); the others are neither fed nor reported missing. */
+  readonly targets?: (spec: TargetSpec) => boolean;
 }
 
-/** The replay's mutable state while it runs. */
-interface Replay {
+/** The replay's mutable state while it runs (opaque outside this module). */
+export interface Replay {
   readonly config: ReplayConfig;
   readonly plans: ReadonlyMap<string, TargetPlan>;
   readonly hub: EventHub;
@@ -135,13 +137,15 @@ export function replayRecording(
 }
 
 /** The replay's state at its first line: the daemon's start, in virtual time. */
-function openReplay(
+export function openReplay(
   config: ReplayConfig,
   options: ReplayOptions,
   startMs: number,
   problems: ReplayProblem[],
 ): Replay {
-  const plans = planTargets(config.monitors, config.upstream.transport);
+  const plans = planTargets(config.monitors, config.upstream.transport).filter(
+    (plan) => options.targets?.(plan.spec) ?? true,
+  );
   const calendar = createMaintenanceCalendar(config.maintenance);
   // the hub reads the replay's virtual clock (set once `replay` exists, before anything is published)
   const clock = { nowMs: (): number => startMs };
@@ -358,8 +362,25 @@ function replayStream(replay: Replay, line: RecordLineOf<"stream">, at: LineOrig
   });
 }
 
+/**
+ * Feed one price of `targetId` at `atMs` (virtual time moves there first) as a poll success: the history mode's
+ * entry into the same engine. A target that does not take part is skipped.
+ */
+export function feedPrice(replay: Replay, targetId: string, price: PairPrice, atMs: number): void {
+  advanceTo(replay, atMs);
+  const plan = replay.plans.get(targetId);
+  if (plan === undefined) return;
+  replay.seen.add(targetId);
+  feed(replay, plan, { ok: true, value: price }, atMs);
+}
+
+/** Run the ticks up to `atMs` (the end of a history run). */
+export function advanceReplay(replay: Replay, atMs: number): void {
+  advanceTo(replay, atMs);
+}
+
 /** Drain the sinks, report configured targets the recording never mentions, and hand the result over. */
-function finish(replay: Replay): ReplayResult {
+export function finish(replay: Replay): ReplayResult {
   for (const sink of replay.sinks) sink.drain();
   for (const id of [...replay.plans.keys()].sort())
     if (!replay.seen.has(id))
