@@ -10,6 +10,7 @@ import { formatComparison, formatReport } from "./backtest-format.js";
 import { flagList, synopsis, type FlagSpecs } from "./usage.js";
 import { CANDLE_INTERVALS, type CandleInterval } from "../upstream/server-rules.js";
 import { EX_UNAVAILABLE, runHistoryBacktest } from "./backtest-history.js";
+import { createProgress, withProgress } from "./progress.js";
 
 /** The recording cannot be read at all (sysexits EX_NOINPUT). */
 export const EX_NOINPUT = 66;
@@ -133,7 +134,7 @@ export function runBacktest(argv: readonly string[], io: BacktestIo): number | P
     io.stderr.write(`pragma-monitor backtest: ${error instanceof Error ? error.message : String(error)}\n`);
     return EX_NOINPUT;
   }
-  const reports = configs.map((config) => report(config, recording, args));
+  const reports = configs.map((config) => report(config, recording, args, io.stderr));
   const [a, b] = reports;
   if (a === undefined) return EX_USAGE;
   if (args.json) io.stdout.write(`${JSON.stringify(b === undefined ? a : { runs: [a, b] }, null, 2)}\n`);
@@ -147,8 +148,16 @@ export function runBacktest(argv: readonly string[], io: BacktestIo): number | P
 }
 
 /** One run: replay the recording under `config` and summarise it. */
-function report(config: AppConfig, recording: string, args: BacktestArgs): BacktestReport {
-  const result: ReplayResult = replayRecording(readRecording(recording), config, {
+function report(
+  config: AppConfig,
+  recording: string,
+  args: BacktestArgs,
+  stderr: BacktestIo["stderr"],
+): BacktestReport {
+  const progress = createProgress(stderr, "replaying recording");
+  const files = recordingFiles(recording).length;
+  const items = withProgress(readRecording(recording), (item) => item.at.file, files, progress);
+  const result: ReplayResult = replayRecording(items, config, {
     ...(args.fromMs === undefined ? {} : { fromMs: args.fromMs }),
     ...(args.toMs === undefined ? {} : { toMs: args.toMs }),
   });

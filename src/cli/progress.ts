@@ -34,3 +34,31 @@ export function createProgress(stream: ProgressStream, label: string): Progress 
     },
   };
 }
+
+/**
+ * `items` passed through, the bar advanced each time the unit `unitOf` names changes (a recording's files) out of
+ * `total` units, and ended after the last item.
+ */
+export function* withProgress<T>(
+  items: Iterable<T>,
+  unitOf: (item: T) => string,
+  total: number,
+  progress: Progress,
+): Generator<T> {
+  let unit: string | undefined;
+  let done = 0;
+  progress.update(0, total);
+  try {
+    for (const item of items) {
+      const next = unitOf(item);
+      if (next !== unit) {
+        if (unit !== undefined) progress.update(++done, total);
+        unit = next;
+      }
+      yield item;
+    }
+    progress.update(total, total);
+  } finally {
+    progress.end();
+  }
+}
