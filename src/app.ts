@@ -406,7 +406,14 @@ async function openPort(app: Daemon, hub: EventHub, marketNowMs: () => number): 
 function streamClientDeps(app: Daemon, dispatcher: Dispatcher): StreamClientDeps {
   const { metrics, deps } = app;
   const onSkippedItem = createSkippedItemHandler(metrics, app.log("upstream"), deps.nowMs);
-  return { baseUrl: app.upstreamUrl, dispatcher, random: deps.random, onSkippedItem };
+  const recorder = app.recording?.recorder;
+  return {
+    baseUrl: app.upstreamUrl,
+    dispatcher,
+    random: deps.random,
+    onSkippedItem,
+    ...(recorder === undefined ? {} : { onMessage: (message) => recorder.sse(message) }),
+  };
 }
 
 /** The status page's files, read once; a checkout that was never built serves a 503 at `/` and says why once. */

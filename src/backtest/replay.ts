@@ -21,6 +21,7 @@ import { candlesToHistory } from "../pipeline/warmup.js";
 import type { RecordLine, RecordLineOf } from "../record/format.js";
 import { createJournal } from "../state/journal.js";
 import { decodeCandleSeriesBody } from "../upstream/candlestick.js";
+import { decodeStreamEvent } from "../upstream/multi-stream.js";
 import { VERSION } from "../version.js";
 import type { Interval } from "../domain/types.js";
 import { decodeSnapshot, recordedFailure } from "./decode.js";
@@ -109,7 +110,16 @@ export interface Replay {
   readonly transitions: ReplayTransition[];
   readonly problems: ReplayProblem[];
   readonly prices: Map<string, ReplayPrice[]>;
-  lastSse: { readonly data: string; readonly at: LineOrigin } | null;
+  /** The last SSE message (the stream lines after it name its prices), decoded on first use. */
+  lastSse: LastSse | null;
+}
+
+/** An SSE message of the recording and, once a stream line needed it, its decoded prices (null: undecodable). */
+interface LastSse {
+  readonly event: string;
+  readonly data: string;
+  readonly at: LineOrigin;
+  prices?: readonly PairPrice[] | null;
 }
 
 /** Replay `items` (a recording, in order) under `config`; never throws on bad input, every problem is in the result. */
@@ -225,7 +235,7 @@ function step(replay: Replay, line: RecordLine, at: LineOrigin): void {
     case "warmup":
       return replayWarmup(replay, line, at);
     case "sse":
-      replay.lastSse = { data: line.data, at };
+      replay.lastSse = { event: line.event, data: line.data, at };
       return;
     case "stream":
       return replayStream(replay, line, at);
@@ -344,7 +354,7 @@ function asDecodeFailure(error: unknown): PmError {
   });
 }
 
-/** A stream delivery: a stale fallback is fed as its failure; prices are not replayed yet (reported once per target). */
+/** A stream delivery: a price or the history of the last SSE message, decoded as the stream client does, or a stale fallback fed as its failure. */
 function replayStream(replay: Replay, line: RecordLineOf<"stream">, at: LineOrigin): void {
   const plan = targetOf(replay, line.target, at);
   if (plan === undefined) return;
@@ -352,14 +362,42 @@ function replayStream(replay: Replay, line: RecordLineOf<"stream">, at: LineOrig
     const error = recordedFailure({ ...line, type: "poll", ok: false });
     return feed(replay, plan, { ok: false, error }, line.atMs);
   }
-  if (replay.unknown.has(`stream:${line.target}`)) return;
-  replay.unknown.add(`stream:${line.target}`);
+  const { spec } = plan;
+  const prices = ssePrices(replay);
+  if (prices === null || spec.kind !== "offchain") return;
+  const mine = prices.filter((price) => price.pairId === spec.pair);
+  if (line.event === "history") {
+    const points = mine.map((p) => ({ atMs: p.timestampMs, price: p.price }));
+    const observation = { kind: "history" as const, target: spec, points };
+    return publish(replay, observe(replay.state, observation, replay.config.rules, line.atMs));
+  }
+  const price = mine.find((p) => p.timestampMs === line.timestampMs);
+  if (price !== undefined) return feed(replay, plan, { ok: true, value: price }, line.atMs);
   replay.problems.push({
-    kind: "decode",
-    message: `stream ${line.event} events of ${line.target} are not replayed yet: skipped`,
+    kind: "missing_response",
+    message: `a streamed price of ${line.target} is not in the SSE message before it: skipped`,
     at,
     target: line.target,
   });
+}
+
+/** The prices of the last SSE message (decoded once); null, reported once, when there is none or it is undecodable. */
+function ssePrices(replay: Replay): readonly PairPrice[] | null {
+  const sse = replay.lastSse;
+  if (sse === null) return null;
+  if (sse.prices !== undefined) return sse.prices;
+  try {
+    const event = decodeStreamEvent({ event: sse.event === "" ? undefined : sse.event, data: sse.data });
+    sse.prices = event.kind === "refused" ? [] : event.prices;
+  } catch (error) {
+    sse.prices = null;
+    replay.problems.push({
+      kind: "decode",
+      message: `the stream decoder rejects an SSE message: ${asDecodeFailure(error).message}`,
+      at: sse.at,
+    });
+  }
+  return sse.prices;
 }
 
 /**
