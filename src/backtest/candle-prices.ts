@@ -7,24 +7,26 @@ export interface CandlePoint {
   readonly price: PairPrice;
 }
 
+/** Prices per candle: open, first extreme, second extreme, close. */
+export const POINTS_PER_CANDLE = 4;
+
 /**
- * The four prices of a candle of `candleMs` for `pairId`, in time order: the open at the bucket's start, the
- * extremes at one and two thirds (the low first on a rising candle, the high first on a falling one: the
+ * Price `index` (0 to 3) of a candle of `candleMs` for `pairId`, in time order: the open at the bucket's start,
+ * the extremes at one and two thirds (the low first on a rising candle, the high first on a falling one: the
  * shortest path through the four), the close just before the next bucket. Each is stamped fresh (a source
  * time equal to its own time, as a live poll would be) with one source and no components.
  */
-export function candlePoints(pairId: string, candle: Candle, candleMs: number): CandlePoint[] {
-  const rising = candle.close.raw >= candle.open.raw;
-  const [first, second] = rising ? [candle.low, candle.high] : [candle.high, candle.low];
+export function candlePoint(pairId: string, candle: Candle, candleMs: number, index: number): CandlePoint {
   const thirdMs = Math.floor(candleMs / 3);
-  const points: [number, Candle["open"]][] = [
-    [candle.timeMs, candle.open],
-    [candle.timeMs + thirdMs, first],
-    [candle.timeMs + 2 * thirdMs, second],
-    [candle.timeMs + candleMs - 1, candle.close],
-  ];
-  return points.map(([atMs, price]) => ({
-    atMs,
-    price: { pairId, price, numSources: 1, timestampMs: atMs, components: [] },
-  }));
+  const rising = candle.close.raw >= candle.open.raw;
+  let atMs = candle.timeMs;
+  let price = candle.open;
+  if (index === 1 || index === 2) {
+    atMs += index * thirdMs;
+    price = rising === (index === 1) ? candle.low : candle.high;
+  } else if (index === 3) {
+    atMs += candleMs - 1;
+    price = candle.close;
+  }
+  return { atMs, price: { pairId, price, numSources: 1, timestampMs: atMs, components: [] } };
 }

@@ -86,6 +86,8 @@ export interface ReplayOptions {
   readonly keepPrices?: boolean;
   /** Told of each line consumed (a progress bar). */
   readonly onProgress?: (atMs: number) => void;
+  /** Virtual milliseconds between alert ticks until a recorded start line says otherwise (default 1 000, the daemon's). */
+  readonly tickMs?: number;
   /** Which configured targets take part (default: all); the others are neither fed nor reported missing. */
   readonly targets?: (spec: TargetSpec) => boolean;
 }
@@ -175,8 +177,8 @@ export function openReplay(
     state: createMonitorState(),
     nowMs: startMs,
     startMs,
-    tickMs: 1_000,
-    nextTickMs: startMs + 1_000,
+    tickMs: options.tickMs ?? 1_000,
+    nextTickMs: startMs + (options.tickMs ?? 1_000),
     observations: 0,
     lastResponse: new Map(),
     lastFed: new Map(),
