@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { runBacktest } from "../../src/cli/backtest.js";
 import { createProgress, withProgress } from "../../src/cli/progress.js";
-import { okPoll, pairPriceBody, tempDir, writeConfig, writeRecording } from "../backtest/helpers.js";
+import * as recordings from "../backtest/helpers.js";
 
 /** A stream capturing what is written. */
 function stream(isTTY: boolean): { write(text: string): void; readonly isTTY: boolean; text: string } {
@@ -50,18 +50,17 @@ describe("backtest --recording progress", () => {
 
   /** Replay a short recording with stderr a terminal or not. */
   async function replay(isTTY: boolean): Promise<{ code: number; err: string }> {
-    const dir = tempDir();
-    const lines = [1, 2, 3].flatMap((s) => okPoll(target, T0 + s * 1000, pairPriceBody("ETH/USD", 2000, T0)));
-    await writeRecording(dir, [{ type: "start", atMs: T0, tickMs: 1000, upstream: "x" }, ...lines]);
-    const config = writeConfig(dir, {
+    const dir = recordings.tempDir();
+    const lines = [1, 2, 3].flatMap((s) =>
+      recordings.okPoll(target, T0 + s * 1000, recordings.pairPriceBody("ETH/USD", 2000, T0)),
+    );
+    await recordings.writeRecording(dir, [
+      { type: "start", atMs: T0, tickMs: 1000, upstream: "x" },
+      ...lines,
+    ]);
+    const config = recordings.writeConfig(dir, {
       upstream: { url: "http://127.0.0.1:1" },
-      monitors: {
-        offchain: [{ pair: "ETH/USD", periodMs: 1000 }],
-        onchain: [],
-        publishers: [],
-        funding: [],
-        vaults: [],
-      },
+      monitors: recordings.oneOffchainPair("ETH/USD"),
       rules: [{ kind: "price_change", id: "move", windowMs: 10_000, threshold: 0.02 }],
       sinks: [],
     });
