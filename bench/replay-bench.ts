@@ -145,7 +145,7 @@ function candleFigures(rounds: number): { readonly ms: number; readonly observat
   return { ms: median(times), observations };
 }
 
-/** Bench entry: 30 simulated minutes of 100 pairs (180 000 polls) and a week of candles of 50 pairs. */
+/** Bench entry: 30 simulated minutes of 100 pairs (180 000 polls) and a week of candles of 50 pairs (`--replay-only` or `--candles-only` for one half, e.g. under --cpu-prof). */
 export async function main(args: readonly string[] = []): Promise<BenchResult> {
   const quick = args.includes("--quick");
   const only = args.includes("--candles-only") ? "candles" : args.includes("--replay-only") ? "replay" : null;
