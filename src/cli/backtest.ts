@@ -9,6 +9,9 @@ import { EX_CONFIG, EX_DATAERR, EX_USAGE, parseFlags, usageExit } from "./args.j
 import { loadBacktestConfig } from "./backtest-config.js";
 import { formatComparison, formatReport } from "./backtest-format.js";
 import { flagList, synopsis, type FlagSpecs } from "./usage.js";
+import { CANDLE_INTERVALS, type CandleInterval } from "../upstream/server-rules.js";
+import { EX_UNAVAILABLE, runHistoryBacktest } from "./backtest-history.js";
+import { createProgress, withProgress } from "./progress.js";
 
 /** The recording cannot be read at all (sysexits EX_NOINPUT). */
 export const EX_NOINPUT = 66;
@@ -20,10 +23,15 @@ export const BACKTEST_FLAGS = {
     type: "string",
     short: "r",
     value: "DIR",
-    doc: "a recording (pragma-monitor record, or `recording`)",
+    doc: "a recording (pragma-monitor record, or `recording`); without it, --from and --to read candles",
   },
   from: { type: "string", value: "T", doc: "start (ISO 8601 or unix ms); default: the recording's start" },
   to: { type: "string", value: "T", doc: "end (ISO 8601 or unix ms); default: the recording's end" },
+  candles: {
+    type: "string",
+    value: "INTERVAL",
+    doc: `history mode: candle size (${CANDLE_INTERVALS.join(", ")}; default 1min)`,
+  },
   json: { type: "boolean", doc: "print one JSON document (byte-identical for the same inputs)" },
   set: {
     type: "string",
@@ -43,8 +51,9 @@ export const BACKTEST_FLAGS = {
 const USAGE = `${synopsis("backtest", BACKTEST_FLAGS, "usage: ")}
 ${flagList(BACKTEST_FLAGS)}
 Nothing is sent and nothing is written to state.dir. Exit codes: 0 complete, ${EX_USAGE} usage error (e.g. --from after
---to), ${EX_DATAERR} incomplete (damaged lines, bodies the decoders reject, targets missing: listed under Problems),
-${EX_NOINPUT} recording unreadable, ${EX_CANTCREAT} the --html file cannot be written, ${EX_CONFIG} invalid configuration.`;
+--to), ${EX_DATAERR} incomplete (damaged lines, bodies the decoders reject, targets missing, pairs without candles:
+listed under Problems), ${EX_NOINPUT} recording unreadable, ${EX_UNAVAILABLE} upstream unusable (history mode),
+${EX_CANTCREAT} the --html file cannot be written, ${EX_CONFIG} invalid configuration.`;
 
 /** What `backtest` needs from its process. */
 export interface BacktestIo {
@@ -57,7 +66,9 @@ export interface BacktestIo {
 /** Parsed flags. */
 interface BacktestArgs {
   readonly configFile?: string;
-  readonly recording: string;
+  /** Absent: history mode (candles over --from..--to). */
+  readonly recording?: string;
+  readonly candles: CandleInterval;
   readonly fromMs?: number;
   readonly toMs?: number;
   readonly json: boolean;
@@ -78,16 +89,22 @@ function parseBacktestArgs(argv: readonly string[]): BacktestArgs | { readonly h
   const values = parseFlags(argv, BACKTEST_FLAGS);
   if (typeof values === "string") return values;
   if (values.help === true) return { help: true };
-  if (values.recording === undefined || values.recording === "") return "--recording DIR is required";
   const fromMs = parseTime("from", values.from);
   const toMs = parseTime("to", values.to);
   if (typeof fromMs === "string") return fromMs;
   if (typeof toMs === "string") return toMs;
   if (fromMs !== undefined && toMs !== undefined && fromMs > toMs)
     return `--from (${values.from}) is after --to (${values.to})`;
+  const recording = values.recording === "" ? undefined : values.recording;
+  if (recording === undefined && (fromMs === undefined || toMs === undefined))
+    return "--recording DIR, or --from T and --to T (candles), is required";
+  const candles = values.candles ?? "1min";
+  if (!(CANDLE_INTERVALS as readonly string[]).includes(candles))
+    return `--candles: "${candles}" is not a candle interval (${CANDLE_INTERVALS.join(", ")})`;
   return {
     ...(values.config === undefined ? {} : { configFile: values.config }),
-    recording: values.recording,
+    ...(recording === undefined ? {} : { recording }),
+    candles: candles as CandleInterval,
     ...(fromMs === undefined ? {} : { fromMs }),
     ...(toMs === undefined ? {} : { toMs }),
     json: values.json === true,
@@ -97,8 +114,8 @@ function parseBacktestArgs(argv: readonly string[]): BacktestArgs | { readonly h
   };
 }
 
-/** Run `pragma-monitor backtest`; returns the exit code. */
-export function runBacktest(argv: readonly string[], io: BacktestIo): number {
+/** Run `pragma-monitor backtest`; returns the exit code (a promise in history mode). */
+export function runBacktest(argv: readonly string[], io: BacktestIo): number | Promise<number> {
   const args = parseBacktestArgs(argv);
   const exit = usageExit("backtest", args, USAGE, io);
   if (exit !== undefined || typeof args === "string" || "help" in args) return exit ?? EX_USAGE;
@@ -116,16 +133,20 @@ export function runBacktest(argv: readonly string[], io: BacktestIo): number {
     io.stderr.write(`${isPmError(error, "PM_ERR_CONFIG") ? error.message : String(error)}\n`);
     return EX_CONFIG;
   }
+  if (args.recording === undefined)
+    return runHistoryBacktest(configs, { ...args, fromMs: args.fromMs ?? 0, toMs: args.toMs ?? 0 }, io);
+  const recording = args.recording;
   try {
-    if (recordingFiles(args.recording).length === 0)
-      throw new Error(`no recording files in ${args.recording}`);
+    if (recordingFiles(recording).length === 0) throw new Error(`no recording files in ${recording}`);
   } catch (error) {
     io.stderr.write(`pragma-monitor backtest: ${error instanceof Error ? error.message : String(error)}\n`);
     return EX_NOINPUT;
   }
   let reports: BacktestReport[];
   try {
-    reports = configs.map((config, i) => report(config, args, i === 0 ? args.html : undefined));
+    reports = configs.map((config, i) =>
+      report(config, recording, args, io.stderr, i === 0 ? args.html : undefined),
+    );
   } catch (error) {
     io.stderr.write(`pragma-monitor backtest: ${error instanceof Error ? error.message : String(error)}\n`);
     return EX_CANTCREAT;
@@ -133,7 +154,7 @@ export function runBacktest(argv: readonly string[], io: BacktestIo): number {
   const [a, b] = reports;
   if (a === undefined) return EX_USAGE;
   if (args.json) io.stdout.write(`${JSON.stringify(b === undefined ? a : { runs: [a, b] }, null, 2)}\n`);
-  else if (b === undefined) io.stdout.write(formatReport(a, `Backtest of ${args.recording}`));
+  else if (b === undefined) io.stdout.write(formatReport(a, `Backtest of ${recording}`));
   else {
     io.stdout.write(formatReport(a, `A: ${args.configFile ?? "default config"}`));
     io.stdout.write(`\n${formatReport(b, `B: ${args.compare ?? ""}`)}\n`);
@@ -143,14 +164,22 @@ export function runBacktest(argv: readonly string[], io: BacktestIo): number {
 }
 
 /** One run: replay the recording under `config` and summarise it (and write it as HTML to `htmlFile`). */
-function report(config: AppConfig, args: BacktestArgs, htmlFile?: string): BacktestReport {
-  const result: ReplayResult = replayRecording(readRecording(args.recording), config, {
+function report(
+  config: AppConfig,
+  recording: string,
+  args: BacktestArgs,
+  stderr: BacktestIo["stderr"],
+  htmlFile?: string,
+): BacktestReport {
+  const progress = createProgress(stderr, "replaying recording");
+  const files = recordingFiles(recording).length;
+  const items = withProgress(readRecording(recording), (item) => item.at.file, files, progress);
+  const result: ReplayResult = replayRecording(items, config, {
     keepPrices: htmlFile !== undefined,
     ...(args.fromMs === undefined ? {} : { fromMs: args.fromMs }),
     ...(args.toMs === undefined ? {} : { toMs: args.toMs }),
   });
   const summary = summarise(result, config.rules, new Set(Object.keys(config.alerts.externalLabels)));
-  if (htmlFile !== undefined)
-    writeHtmlReport(htmlFile, `Backtest of ${args.recording}`, config, result, summary);
+  if (htmlFile !== undefined) writeHtmlReport(htmlFile, `Backtest of ${recording}`, config, result, summary);
   return summary;
 }

@@ -31,6 +31,7 @@ function backtestWithHtml(
     env: {},
     cwd: dir,
   });
+  if (typeof code !== "number") throw new Error("a recording backtest runs synchronously");
   return { code, json: JSON.parse(out) as BacktestReport, html: readFileSync(htmlFile, "utf8") };
 }
 
