@@ -21,7 +21,8 @@ export interface PipelineBenchOptions {
 /** The off-chain target specs the bench feeds. */
 export type OffchainSpec = Extract<TargetSpec, { kind: "offchain" }>;
 const SOURCES = ["BINANCE", "BYBIT", "COINBASE", "OKX", "KUCOIN", "GATEIO", "BITSTAMP"];
-const BASE_MS = 1_741_594_457_000;
+/** Simulated time of the first body. */
+export const BASE_MS = 1_741_594_457_000;
 
 /** An 18-decimal hex price (exact bigint arithmetic from a 1e-8 grid). */
 function hex(price: number): string {

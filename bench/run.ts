@@ -11,6 +11,7 @@ import { main as pipelineCounts } from "./pipeline-counts.js";
 import { main as polling } from "./polling-bench.js";
 import { atLeast, atMost, formatValue, printResult, type BenchResult } from "./lib/result.js";
 import { ensureCliBuilt } from "./lib/shipped.js";
+import { main as replay } from "./replay-bench.js";
 import { runSimulatorBench } from "./simulator-bench.js";
 import { main as streaming } from "./streaming-bench.js";
 import { main as wholePoll } from "./whole-poll-bench.js";
@@ -70,6 +71,7 @@ const BENCHES: Readonly<Record<string, Bench>> = {
   ws,
   pipeline,
   "whole-poll": wholePoll,
+  replay,
   decode,
   simulator,
 };

@@ -411,7 +411,14 @@ async function openPort(app: Daemon, hub: EventHub, marketNowMs: () => number): 
 function streamClientDeps(app: Daemon, dispatcher: Dispatcher): StreamClientDeps {
   const { metrics, deps } = app;
   const onSkippedItem = createSkippedItemHandler(metrics, app.log("upstream"), deps.nowMs);
-  return { baseUrl: app.upstreamUrl, dispatcher, random: deps.random, onSkippedItem };
+  const recorder = app.recording?.recorder;
+  return {
+    baseUrl: app.upstreamUrl,
+    dispatcher,
+    random: deps.random,
+    onSkippedItem,
+    ...(recorder === undefined ? {} : { onMessage: (message) => recorder.sse(message) }),
+  };
 }
 
 /** The status page's files, read once; a checkout that was never built serves a 503 at `/` and says why once. */
@@ -420,6 +427,52 @@ function openStatusPage(app: Daemon): StatusPage {
   if (page.unavailable !== null)
     app.log("http").warn({ reason: page.unavailable }, "status page not built: / answers 503");
   return page;
+}
+
+/** The embedded simulator of `upstream.url = "simulator"`, on a free 127.0.0.1 port. */
+function startEmbeddedSimulator(
+  sim: AppConfig["upstream"]["simulator"],
+  clock: SimClock,
+): Promise<RunningSimulator> {
+  return startSimulator({
+    host: "127.0.0.1",
+    port: 0,
+    seed: sim.seed,
+    clock,
+    apiKeys: sim.apiKeys,
+    ...(sim.scenario === "" ? {} : { scenario: resolveScenario(sim.scenario) }),
+  });
+}
+
+/**
+ * A Pragma client on the configured upstream, started as the daemon starts it (the embedded simulator on the
+ * real clock when url is "simulator"), without the daemon: `backtest --from --to` reads candles through it.
+ */
+export async function openUpstreamClient(
+  config: AppConfig,
+): Promise<{ readonly client: PragmaClient; close(): Promise<void> }> {
+  const { upstream } = config;
+  const simulator =
+    upstream.url === "simulator"
+      ? await startEmbeddedSimulator(upstream.simulator, createSystemClock(1))
+      : undefined;
+  const baseUrl = simulator?.url ?? upstream.url;
+  const dispatcher = createDispatcher({ connections: upstream.connections });
+  const client = createPragmaClient({
+    baseUrl,
+    vaultBaseUrl: simulator?.vaultUrl ?? (upstream.vaultUrl === "" ? baseUrl : upstream.vaultUrl),
+    ...(upstream.apiKey === "" ? {} : { apiKey: upstream.apiKey }),
+    dispatcher,
+    timeoutMs: upstream.timeoutMs,
+    retry: upstream.retry,
+  });
+  return {
+    client,
+    async close() {
+      await dispatcher.close();
+      await simulator?.close();
+    },
+  };
 }
 
 /** Upstream: the embedded simulator or a real base URL, one keep-alive pool for everything. */
@@ -432,14 +485,7 @@ async function connectUpstream(
   let baseUrl = config.upstream.url;
   let vaultBaseUrl = config.upstream.vaultUrl;
   if (baseUrl === "simulator") {
-    const simulator = await startSimulator({
-      host: "127.0.0.1",
-      port: 0,
-      seed: sim.seed,
-      clock: simClock,
-      apiKeys: sim.apiKeys,
-      ...(sim.scenario === "" ? {} : { scenario: resolveScenario(sim.scenario) }),
-    });
+    const simulator = await startEmbeddedSimulator(sim, simClock);
     app.simulator = simulator;
     baseUrl = simulator.url;
     vaultBaseUrl = simulator.vaultUrl;

@@ -246,7 +246,7 @@ async function main(argv: readonly string[]): Promise<void> {
       });
       return;
     case "backtest":
-      process.exitCode = runBacktest(rest, { ...streams, cwd: process.cwd() });
+      process.exitCode = await runBacktest(rest, { ...streams, cwd: process.cwd() });
       return;
     case "silence":
       process.exitCode = await runSilence(rest, { ...streams, nowMs: Date.now, signal: abortOn("SIGINT") });

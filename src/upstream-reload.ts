@@ -5,7 +5,11 @@ import type { Dispatcher } from "undici";
 import type { AppConfig } from "./config/types.js";
 import type { MonitorRunner, MonitorRunnerDeps } from "./pipeline/monitor-runner.js";
 import type { SkippedItem } from "./upstream/decode.js";
-import { multiStream$, streamReconnectBackoff } from "./upstream/multi-stream-client.js";
+import {
+  multiStream$,
+  streamReconnectBackoff,
+  type MultiStreamOptions,
+} from "./upstream/multi-stream-client.js";
 
 type UpstreamConfig = AppConfig["upstream"];
 
@@ -38,6 +42,8 @@ export interface StreamClientDeps {
   readonly dispatcher: Dispatcher;
   readonly random: () => number;
   readonly onSkippedItem: (item: SkippedItem) => void;
+  /** Told of each SSE message as received (the recorder). */
+  readonly onMessage?: MultiStreamOptions["onMessage"];
 }
 
 /** How `transport: stream` targets reach the SSE stream: multiStream$ on the shared pool, judged by `upstream.stream`. */
@@ -65,6 +71,7 @@ export function streamSettingsOf(
         reconnect: streamReconnectBackoff(stream.maxReconnectDelayMs),
         random: deps.random,
         onSkippedItem: deps.onSkippedItem,
+        ...(deps.onMessage === undefined ? {} : { onMessage: deps.onMessage }),
       }),
   };
 }

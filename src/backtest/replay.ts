@@ -21,10 +21,12 @@ import { candlesToHistory } from "../pipeline/warmup.js";
 import type { RecordLine, RecordLineOf } from "../record/format.js";
 import { createJournal } from "../state/journal.js";
 import { decodeCandleSeriesBody } from "../upstream/candlestick.js";
+import { decodeStreamEvent } from "../upstream/multi-stream.js";
 import { VERSION } from "../version.js";
 import type { Interval } from "../domain/types.js";
 import { decodeSnapshot, recordedFailure } from "./decode.js";
 import type { LineOrigin, RecordingItem } from "./reader.js";
+import { boundedSeries, type BoundedSeries } from "./price-series.js";
 import { simulateSinks, type SimulatedSink, type SinkTally } from "./sink-sim.js";
 
 /** The parts of the config a replay reads. */
@@ -46,7 +48,7 @@ export function sinkSpeedOf(upstream: ReplayConfig["upstream"]): number {
 
 /** Something the replay could not use, with where it came from. */
 export interface ReplayProblem {
-  readonly kind: "line" | "decode" | "unknown_target" | "missing_target" | "missing_response";
+  readonly kind: "line" | "decode" | "unknown_target" | "missing_target" | "missing_response" | "candles";
   readonly message: string;
   readonly at?: LineOrigin;
   readonly target?: string;
@@ -73,7 +75,7 @@ export interface ReplayResult {
   readonly transitions: readonly ReplayTransition[];
   readonly sinks: readonly SinkTally[];
   readonly problems: readonly ReplayProblem[];
-  /** Off-chain prices per target id (kept only when asked). */
+  /** Off-chain prices per target id (kept only when asked), downsampled to at most 3 000 points a target. */
   readonly prices: ReadonlyMap<string, readonly ReplayPrice[]>;
 }
 
@@ -85,10 +87,14 @@ export interface ReplayOptions {
   readonly keepPrices?: boolean;
   /** Told of each line consumed (a progress bar). */
   readonly onProgress?: (atMs: number) => void;
+  /** Virtual milliseconds between alert ticks until a recorded start line says otherwise (default 1 000, the daemon's). */
+  readonly tickMs?: number;
+  /** Which configured targets take part (default: all); the others are neither fed nor reported missing. */
+  readonly targets?: (spec: TargetSpec) => boolean;
 }
 
-/** The replay's mutable state while it runs. */
-interface Replay {
+/** The replay's mutable state while it runs (opaque outside this module). */
+export interface Replay {
   readonly config: ReplayConfig;
   readonly plans: ReadonlyMap<string, TargetPlan>;
   readonly hub: EventHub;
@@ -106,8 +112,17 @@ interface Replay {
   readonly unknown: Set<string>;
   readonly transitions: ReplayTransition[];
   readonly problems: ReplayProblem[];
-  readonly prices: Map<string, ReplayPrice[]>;
-  lastSse: { readonly data: string; readonly at: LineOrigin } | null;
+  readonly prices: Map<string, BoundedSeries>;
+  /** The last SSE message (the stream lines after it name its prices), decoded on first use. */
+  lastSse: LastSse | null;
+}
+
+/** An SSE message of the recording and, once a stream line needed it, its decoded prices (null: undecodable). */
+interface LastSse {
+  readonly event: string;
+  readonly data: string;
+  readonly at: LineOrigin;
+  prices?: readonly PairPrice[] | null;
 }
 
 /** Replay `items` (a recording, in order) under `config`; never throws on bad input, every problem is in the result. */
@@ -135,13 +150,15 @@ export function replayRecording(
 }
 
 /** The replay's state at its first line: the daemon's start, in virtual time. */
-function openReplay(
+export function openReplay(
   config: ReplayConfig,
   options: ReplayOptions,
   startMs: number,
   problems: ReplayProblem[],
 ): Replay {
-  const plans = planTargets(config.monitors, config.upstream.transport);
+  const plans = planTargets(config.monitors, config.upstream.transport).filter(
+    (plan) => options.targets?.(plan.spec) ?? true,
+  );
   const calendar = createMaintenanceCalendar(config.maintenance);
   // the hub reads the replay's virtual clock (set once `replay` exists, before anything is published)
   const clock = { nowMs: (): number => startMs };
@@ -161,8 +178,8 @@ function openReplay(
     state: createMonitorState(),
     nowMs: startMs,
     startMs,
-    tickMs: 1_000,
-    nextTickMs: startMs + 1_000,
+    tickMs: options.tickMs ?? 1_000,
+    nextTickMs: startMs + (options.tickMs ?? 1_000),
     observations: 0,
     lastResponse: new Map(),
     lastFed: new Map(),
@@ -221,7 +238,7 @@ function step(replay: Replay, line: RecordLine, at: LineOrigin): void {
     case "warmup":
       return replayWarmup(replay, line, at);
     case "sse":
-      replay.lastSse = { data: line.data, at };
+      replay.lastSse = { event: line.event, data: line.data, at };
       return;
     case "stream":
       return replayStream(replay, line, at);
@@ -299,10 +316,10 @@ function feed(
   publish(replay, observe(replay.state, observation, replay.config.rules, atMs));
 }
 
-/** Remember an off-chain price for the chart. */
+/** Remember an off-chain price for the chart (bounded: extremes of merged buckets). */
 function keepPrice(replay: Replay, spec: TargetSpec, price: PairPrice, atMs: number): void {
   let series = replay.prices.get(spec.id);
-  if (series === undefined) replay.prices.set(spec.id, (series = []));
+  if (series === undefined) replay.prices.set(spec.id, (series = boundedSeries()));
   series.push({ atMs, price: Number(price.price.text) });
 }
 
@@ -340,7 +357,7 @@ function asDecodeFailure(error: unknown): PmError {
   });
 }
 
-/** A stream delivery: a stale fallback is fed as its failure; prices are not replayed yet (reported once per target). */
+/** A stream delivery: a price or the history of the last SSE message, decoded as the stream client does, or a stale fallback fed as its failure. */
 function replayStream(replay: Replay, line: RecordLineOf<"stream">, at: LineOrigin): void {
   const plan = targetOf(replay, line.target, at);
   if (plan === undefined) return;
@@ -348,18 +365,63 @@ function replayStream(replay: Replay, line: RecordLineOf<"stream">, at: LineOrig
     const error = recordedFailure({ ...line, type: "poll", ok: false });
     return feed(replay, plan, { ok: false, error }, line.atMs);
   }
-  if (replay.unknown.has(`stream:${line.target}`)) return;
-  replay.unknown.add(`stream:${line.target}`);
+  const { spec } = plan;
+  const prices = ssePrices(replay);
+  if (prices === null || spec.kind !== "offchain") return;
+  const mine = prices.filter((price) => price.pairId === spec.pair);
+  if (line.event === "history") {
+    const points = mine.map((p) => ({ atMs: p.timestampMs, price: p.price }));
+    const observation = { kind: "history" as const, target: spec, points };
+    return publish(replay, observe(replay.state, observation, replay.config.rules, line.atMs));
+  }
+  const price = mine.find((p) => p.timestampMs === line.timestampMs);
+  if (price !== undefined) return feed(replay, plan, { ok: true, value: price }, line.atMs);
   replay.problems.push({
-    kind: "decode",
-    message: `stream ${line.event} events of ${line.target} are not replayed yet: skipped`,
+    kind: "missing_response",
+    message: `a streamed price of ${line.target} is not in the SSE message before it: skipped`,
     at,
     target: line.target,
   });
 }
 
+/** The prices of the last SSE message (decoded once); null, reported once, when there is none or it is undecodable. */
+function ssePrices(replay: Replay): readonly PairPrice[] | null {
+  const sse = replay.lastSse;
+  if (sse === null) return null;
+  if (sse.prices !== undefined) return sse.prices;
+  try {
+    const event = decodeStreamEvent({ event: sse.event === "" ? undefined : sse.event, data: sse.data });
+    sse.prices = event.kind === "refused" ? [] : event.prices;
+  } catch (error) {
+    sse.prices = null;
+    replay.problems.push({
+      kind: "decode",
+      message: `the stream decoder rejects an SSE message: ${asDecodeFailure(error).message}`,
+      at: sse.at,
+    });
+  }
+  return sse.prices;
+}
+
+/**
+ * Feed one price of `targetId` at `atMs` (virtual time moves there first) as a poll success: the history mode's
+ * entry into the same engine. A target that does not take part is skipped.
+ */
+export function feedPrice(replay: Replay, targetId: string, price: PairPrice, atMs: number): void {
+  advanceTo(replay, atMs);
+  const plan = replay.plans.get(targetId);
+  if (plan === undefined) return;
+  replay.seen.add(targetId);
+  feed(replay, plan, { ok: true, value: price }, atMs);
+}
+
+/** Run the ticks up to `atMs` (the end of a history run). */
+export function advanceReplay(replay: Replay, atMs: number): void {
+  advanceTo(replay, atMs);
+}
+
 /** Drain the sinks, report configured targets the recording never mentions, and hand the result over. */
-function finish(replay: Replay): ReplayResult {
+export function finish(replay: Replay): ReplayResult {
   for (const sink of replay.sinks) sink.drain();
   for (const id of [...replay.plans.keys()].sort())
     if (!replay.seen.has(id))
@@ -375,6 +437,6 @@ function finish(replay: Replay): ReplayResult {
     transitions: replay.transitions,
     sinks: replay.sinks.map((sink) => sink.tally()),
     problems: replay.problems,
-    prices: replay.prices,
+    prices: new Map([...replay.prices].map(([id, series]) => [id, series.points()])),
   };
 }

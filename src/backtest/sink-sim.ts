@@ -173,6 +173,11 @@ function decide(run: SinkRun, nowMs: number): number | null {
     if (decision.expired.length > 0) run.entries = run.entries.filter((e) => !decision.expired.includes(e));
     const { action } = decision;
     if (action.kind === "wait") return nowMs + action.delayMs;
+    if (action.kind === "absorb") {
+      const absorbed = new Set(action.ids);
+      run.entries = run.entries.filter((entry) => !absorbed.has(entry.id));
+      continue;
+    }
     if (action.kind !== "send") return null;
     bucket.tryTake(nowMs);
     const ok = { kind: "ok", status: 200 } as const;

@@ -1,6 +1,7 @@
 // `pragma-monitor backtest`: replay a recording through the daemon's engine under a config, and say what it would have sent.
 import { readRecording, recordingFiles } from "../backtest/reader.js";
 import { replayRecording, type ReplayResult } from "../backtest/replay.js";
+import { EX_CANTCREAT, writeHtmlReport } from "../backtest/html-report.js";
 import { summarise, type BacktestReport } from "../backtest/summary.js";
 import type { AppConfig } from "../config/types.js";
 import { isPmError } from "../domain/errors.js";
@@ -8,6 +9,9 @@ import { EX_CONFIG, EX_DATAERR, EX_USAGE, parseFlags, usageExit } from "./args.j
 import { loadBacktestConfig } from "./backtest-config.js";
 import { formatComparison, formatReport } from "./backtest-format.js";
 import { flagList, synopsis, type FlagSpecs } from "./usage.js";
+import { CANDLE_INTERVALS, type CandleInterval } from "../upstream/server-rules.js";
+import { EX_UNAVAILABLE, runHistoryBacktest } from "./backtest-history.js";
+import { createProgress, withProgress } from "./progress.js";
 
 /** The recording cannot be read at all (sysexits EX_NOINPUT). */
 export const EX_NOINPUT = 66;
@@ -19,10 +23,15 @@ export const BACKTEST_FLAGS = {
     type: "string",
     short: "r",
     value: "DIR",
-    doc: "a recording (pragma-monitor record, or `recording`)",
+    doc: "a recording (pragma-monitor record, or `recording`); without it, --from and --to read candles",
   },
   from: { type: "string", value: "T", doc: "start (ISO 8601 or unix ms); default: the recording's start" },
   to: { type: "string", value: "T", doc: "end (ISO 8601 or unix ms); default: the recording's end" },
+  candles: {
+    type: "string",
+    value: "INTERVAL",
+    doc: `history mode: candle size (${CANDLE_INTERVALS.join(", ")}; default 1min)`,
+  },
   json: { type: "boolean", doc: "print one JSON document (byte-identical for the same inputs)" },
   set: {
     type: "string",
@@ -31,14 +40,20 @@ export const BACKTEST_FLAGS = {
     doc: "override a key; rules.<id>.<field>=VALUE changes one rule (e.g. rules.price_change_10s.threshold=0.03)",
   },
   compare: { type: "string", value: "FILE", doc: "a second config: both runs side by side, pages per sink" },
+  html: {
+    type: "string",
+    value: "FILE",
+    doc: "also write a self-contained HTML report (price charts with transitions; with --compare, of --config's run)",
+  },
   help: { type: "boolean", short: "h", doc: "print this help" },
 } as const satisfies FlagSpecs;
 
 const USAGE = `${synopsis("backtest", BACKTEST_FLAGS, "usage: ")}
 ${flagList(BACKTEST_FLAGS)}
 Nothing is sent and nothing is written to state.dir. Exit codes: 0 complete, ${EX_USAGE} usage error (e.g. --from after
---to), ${EX_DATAERR} incomplete (damaged lines, bodies the decoders reject, targets missing: listed under Problems),
-${EX_NOINPUT} recording unreadable, ${EX_CONFIG} invalid configuration.`;
+--to), ${EX_DATAERR} incomplete (damaged lines, bodies the decoders reject, targets missing, pairs without candles:
+listed under Problems), ${EX_NOINPUT} recording unreadable, ${EX_UNAVAILABLE} upstream unusable (history mode),
+${EX_CANTCREAT} the --html file cannot be written, ${EX_CONFIG} invalid configuration.`;
 
 /** What `backtest` needs from its process. */
 export interface BacktestIo {
@@ -51,12 +66,15 @@ export interface BacktestIo {
 /** Parsed flags. */
 interface BacktestArgs {
   readonly configFile?: string;
-  readonly recording: string;
+  /** Absent: history mode (candles over --from..--to). */
+  readonly recording?: string;
+  readonly candles: CandleInterval;
   readonly fromMs?: number;
   readonly toMs?: number;
   readonly json: boolean;
   readonly sets: readonly string[];
   readonly compare?: string;
+  readonly html?: string;
 }
 
 /** A time flag: ISO 8601 or unix milliseconds. */
@@ -71,26 +89,33 @@ function parseBacktestArgs(argv: readonly string[]): BacktestArgs | { readonly h
   const values = parseFlags(argv, BACKTEST_FLAGS);
   if (typeof values === "string") return values;
   if (values.help === true) return { help: true };
-  if (values.recording === undefined || values.recording === "") return "--recording DIR is required";
   const fromMs = parseTime("from", values.from);
   const toMs = parseTime("to", values.to);
   if (typeof fromMs === "string") return fromMs;
   if (typeof toMs === "string") return toMs;
   if (fromMs !== undefined && toMs !== undefined && fromMs > toMs)
     return `--from (${values.from}) is after --to (${values.to})`;
+  const recording = values.recording === "" ? undefined : values.recording;
+  if (recording === undefined && (fromMs === undefined || toMs === undefined))
+    return "--recording DIR, or --from T and --to T (candles), is required";
+  const candles = values.candles ?? "1min";
+  if (!(CANDLE_INTERVALS as readonly string[]).includes(candles))
+    return `--candles: "${candles}" is not a candle interval (${CANDLE_INTERVALS.join(", ")})`;
   return {
     ...(values.config === undefined ? {} : { configFile: values.config }),
-    recording: values.recording,
+    ...(recording === undefined ? {} : { recording }),
+    candles: candles as CandleInterval,
     ...(fromMs === undefined ? {} : { fromMs }),
     ...(toMs === undefined ? {} : { toMs }),
     json: values.json === true,
     sets: values.set ?? [],
     ...(values.compare === undefined ? {} : { compare: values.compare }),
+    ...(values.html === undefined ? {} : { html: values.html }),
   };
 }
 
-/** Run `pragma-monitor backtest`; returns the exit code. */
-export function runBacktest(argv: readonly string[], io: BacktestIo): number {
+/** Run `pragma-monitor backtest`; returns the exit code (a promise in history mode). */
+export function runBacktest(argv: readonly string[], io: BacktestIo): number | Promise<number> {
   const args = parseBacktestArgs(argv);
   const exit = usageExit("backtest", args, USAGE, io);
   if (exit !== undefined || typeof args === "string" || "help" in args) return exit ?? EX_USAGE;
@@ -108,18 +133,28 @@ export function runBacktest(argv: readonly string[], io: BacktestIo): number {
     io.stderr.write(`${isPmError(error, "PM_ERR_CONFIG") ? error.message : String(error)}\n`);
     return EX_CONFIG;
   }
+  if (args.recording === undefined)
+    return runHistoryBacktest(configs, { ...args, fromMs: args.fromMs ?? 0, toMs: args.toMs ?? 0 }, io);
+  const recording = args.recording;
   try {
-    if (recordingFiles(args.recording).length === 0)
-      throw new Error(`no recording files in ${args.recording}`);
+    if (recordingFiles(recording).length === 0) throw new Error(`no recording files in ${recording}`);
   } catch (error) {
     io.stderr.write(`pragma-monitor backtest: ${error instanceof Error ? error.message : String(error)}\n`);
     return EX_NOINPUT;
   }
-  const reports = configs.map((config) => report(config, args));
+  let reports: BacktestReport[];
+  try {
+    reports = configs.map((config, i) =>
+      report(config, recording, args, io.stderr, i === 0 ? args.html : undefined),
+    );
+  } catch (error) {
+    io.stderr.write(`pragma-monitor backtest: ${error instanceof Error ? error.message : String(error)}\n`);
+    return EX_CANTCREAT;
+  }
   const [a, b] = reports;
   if (a === undefined) return EX_USAGE;
   if (args.json) io.stdout.write(`${JSON.stringify(b === undefined ? a : { runs: [a, b] }, null, 2)}\n`);
-  else if (b === undefined) io.stdout.write(formatReport(a, `Backtest of ${args.recording}`));
+  else if (b === undefined) io.stdout.write(formatReport(a, `Backtest of ${recording}`));
   else {
     io.stdout.write(formatReport(a, `A: ${args.configFile ?? "default config"}`));
     io.stdout.write(`\n${formatReport(b, `B: ${args.compare ?? ""}`)}\n`);
@@ -128,11 +163,23 @@ export function runBacktest(argv: readonly string[], io: BacktestIo): number {
   return reports.every((r) => r.complete) ? 0 : EX_DATAERR;
 }
 
-/** One run: replay the recording under `config` and summarise it. */
-function report(config: AppConfig, args: BacktestArgs): BacktestReport {
-  const result: ReplayResult = replayRecording(readRecording(args.recording), config, {
+/** One run: replay the recording under `config` and summarise it (and write it as HTML to `htmlFile`). */
+function report(
+  config: AppConfig,
+  recording: string,
+  args: BacktestArgs,
+  stderr: BacktestIo["stderr"],
+  htmlFile?: string,
+): BacktestReport {
+  const progress = createProgress(stderr, "replaying recording");
+  const files = recordingFiles(recording).length;
+  const items = withProgress(readRecording(recording), (item) => item.at.file, files, progress);
+  const result: ReplayResult = replayRecording(items, config, {
+    keepPrices: htmlFile !== undefined,
     ...(args.fromMs === undefined ? {} : { fromMs: args.fromMs }),
     ...(args.toMs === undefined ? {} : { toMs: args.toMs }),
   });
-  return summarise(result, config.rules, new Set(Object.keys(config.alerts.externalLabels)));
+  const summary = summarise(result, config.rules, new Set(Object.keys(config.alerts.externalLabels)));
+  if (htmlFile !== undefined) writeHtmlReport(htmlFile, `Backtest of ${recording}`, config, result, summary);
+  return summary;
 }

@@ -85,6 +85,10 @@ state since the group's previous message (new, still firing, resolved). The keys
   \`groupWaitMs\`, so resolves that trickle in over a few polls close the incident together. Resolved alerts
   leave the group once notified, and a group left with no firing alert ends; the next alert with the same
   labels opens a new group.
+- Children of a cause alert (\`causedBy\`, see Cause rules) are not notified on their own. One that fired
+  before its parent and was adopted while the group waited is left out of the group's notification (its parent
+  names it), and so is its resolve. A sink never notifies the resolve of an alert it did not announce (as
+  Alertmanager); an alert that fires and resolves within one wait is listed once, as resolved.
 - A group whose alerts keep firing with nothing new is notified again after \`repeatIntervalMs\` (default
   4 h; 0 = never), on top of the rules' own \`repeatInterval\` reminders, which are transitions like any other.
 - \`groupBy: []\` (the default) is one group for everything the sink receives, as Alertmanager's default
@@ -103,7 +107,10 @@ default) against how much of the incident that page names; \`groupIntervalMs\` i
 an open incident (or its resolve) can be, against how many messages an incident sends. The defaults favour
 a price monitor: a market move or an upstream outage is seen within a few seconds and is one message to
 open and, if it clears within a minute or so, one to close. For faster follow-ups lower
-\`groupIntervalMs\` (10-30 s); to page each pair separately set \`groupBy: ["pair"]\`.
+\`groupIntervalMs\` (10-30 s); to page each pair separately set \`groupBy: ["pair"]\`. With \`groupBy: []\` one
+long-firing alert (a stale vault, say) keeps the sink's one group open, and a new incident then joins it: its
+first page waits for the group interval (up to 60 s) instead of the group wait; \`groupBy: ["rule"]\` keeps
+unrelated rules apart at the price of one message per rule of an incident.
 
 Grouping only cuts notifications: the WebSocket, the journal and the HTTP API still carry every transition.
 What each group has notified is kept in the sink's outbox file and survives a restart or a kill -9: a group

@@ -99,7 +99,8 @@ function evaluatorFor(state: MonitorState, rules: readonly RuleConfig[]): Evalua
 }
 
 /**
- * Forget per-target data of targets no longer configured; firing alerts of removed targets/rules resolve
+ * Forget per-target data of targets no longer configured (and, with `specs`, register the configured ones not
+ * polled yet); firing alerts of removed targets/rules resolve
  * (context.resolvedBy `target_removed` / `rule_removed`). With `specs` (the configured targets), an alert
  * restored from the journal, whose targets are not known yet, resolves too when no configured target
  * could have produced its labels.
@@ -113,6 +114,10 @@ export function retainTargets(
 ): Evaluation {
   const out: AlertPayload[] = [];
   for (const id of [...state.targets.byId.keys()]) if (!targetIds.has(id)) removeTarget(state.targets, id);
+  // configured targets are known before their first answer: upstream_down judges them (not failing) from the start
+  const evaluator = evaluatorFor(state, rules);
+  for (const spec of specs ?? [])
+    if (targetIds.has(spec.id)) ensureTarget(state.targets, spec, evaluator.rulesFor(spec).retainMs);
   const { engine } = state;
   for (const record of engine.alerts.values()) {
     // a cause alert depends on no target: its rule clears it when its children are gone
@@ -125,7 +130,6 @@ export function retainTargets(
     resolve(engine, record, nowMs, out, "target_removed");
     dropRecord(engine, record.fingerprint);
   }
-  const evaluator = evaluatorFor(state, rules);
   evaluator.sweep(state, nowMs, out);
   evaluateCauses(state, evaluator.causes, nowMs, out);
   return { state, transitions: out };
@@ -184,7 +188,12 @@ export function alertInhibitors(state: MonitorState): (fingerprint: string) => r
   };
 }
 
-/** What the monitor knows about the data of each target polled at least once, history bounded to `maxPoints`. */
+/**
+ * What the monitor knows about the data of each target polled at least once (or warmed up with history),
+ * history bounded to `maxPoints`; a configured target not heard of yet has no data view.
+ */
 export function describeTargets(state: MonitorState, maxPoints: number): readonly TargetDataView[] {
-  return [...state.targets.byId.values()].map((data) => describeTargetData(data, maxPoints));
+  return [...state.targets.byId.values()]
+    .filter((data) => !Number.isNaN(data.lastPollAtMs) || (data.history?.size ?? 0) > 0)
+    .map((data) => describeTargetData(data, maxPoints));
 }

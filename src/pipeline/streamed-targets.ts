@@ -19,12 +19,14 @@ export function streamHooks(runner: Runner): StreamFeedHooks {
       const target = streamedTarget(id);
       if (target?.streamed == null) return;
       target.streamed.lastEventAtMs = runner.wallNowMs();
+      runner.deps.recorder?.streamed(id, { event: "price", timestampMs: price.timestampMs });
       recordSuccess(runner, target);
       feed(runner, target, { ok: true, value: price }, true);
     },
     history(id, prices) {
       const target = streamedTarget(id);
       if (target === undefined || target.plan.spec.kind !== "offchain") return;
+      runner.deps.recorder?.streamed(id, { event: "history" });
       const points = prices.map((p: PairPrice) => ({ atMs: p.timestampMs, price: p.price }));
       const nowMs = runner.deps.nowMs();
       const observation = { kind: "history" as const, target: target.plan.spec, points };
@@ -58,7 +60,9 @@ function fallBack(runner: Runner, target: RunningTarget, error: PmError): void {
     consecutiveFailures: target.failures,
     everSucceeded: target.everSucceeded,
   };
-  if (!runner.holding()) feed(runner, target, { ok: false, error });
+  if (runner.holding()) return;
+  runner.deps.recorder?.streamed(target.plan.spec.id, { event: "stale", error });
+  feed(runner, target, { ok: false, error });
 }
 
 /** Whether a streamed target needs the slow component poll: an off-chain component_deviation rule is enabled. */

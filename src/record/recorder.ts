@@ -27,6 +27,16 @@ export interface Recorder {
   warmedUp(target: string, interval: string, lookbackMs: number, asOfMs: number): void;
   /** The pipeline started ticking the alert engine every `tickMs`. */
   started(tickMs: number, upstream: string): void;
+  /** An SSE message of the price stream as received (its URL redacted). */
+  sse(message: { readonly url: string; readonly event: string; readonly data: string }): void;
+  /** The stream fed `target`: a price (by its timestamp) or the history of the last SSE message, or went stale. */
+  streamed(
+    target: string,
+    delivery:
+      | { readonly event: "price"; readonly timestampMs: number }
+      | { readonly event: "history" }
+      | { readonly event: "stale"; readonly error: PmError },
+  ): void;
 }
 
 /** Who is fetching, for the attempts made inside `within`. */
@@ -83,6 +93,25 @@ export function createRecorder(write: (line: RecordLine) => void, nowMs: () => n
     },
     started(tickMs, upstream) {
       safe(() => ({ type: "start", atMs: nowMs(), tickMs, upstream: redactUrl(upstream) }));
+    },
+    sse(message) {
+      safe(() => ({
+        type: "sse",
+        atMs: nowMs(),
+        url: redactUrl(message.url),
+        event: message.event,
+        data: message.data,
+      }));
+    },
+    streamed(target, delivery) {
+      safe(() => {
+        const atMs = nowMs();
+        if (delivery.event === "price")
+          return { type: "stream", atMs, target, event: "price", timestampMs: delivery.timestampMs };
+        if (delivery.event === "history") return { type: "stream", atMs, target, event: "history" };
+        const { code, message } = delivery.error;
+        return { type: "stream", atMs, target, event: "stale", code, message };
+      });
     },
   };
 }

@@ -39,6 +39,12 @@ export interface MultiStreamOptions {
   readonly random: () => number;
   readonly scheduler?: SchedulerLike;
   readonly onSkippedItem?: SkippedItemObserver;
+  /** Told of each SSE message as received, before it is decoded (the recorder); absent costs nothing. */
+  readonly onMessage?: (message: {
+    readonly url: string;
+    readonly event: string;
+    readonly data: string;
+  }) => void;
 }
 
 /** What the stream reports: connected, an event, a keep-alive comment, or down (with the wait before reopening). */
@@ -165,6 +171,7 @@ class StreamConnection {
   /** One SSE message: decoded and passed on; a refusal or an undecodable body takes the connection down. */
   private onMessage(controller: AbortController, message: EventSourceMessage): void {
     if (controller !== this.controller) return;
+    this.options.onMessage?.({ url: this.url, event: message.event ?? "", data: message.data });
     let event: StreamEvent;
     try {
       event = decodeStreamEvent(message, this.options.onSkippedItem);

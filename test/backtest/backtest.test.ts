@@ -59,6 +59,7 @@ function run(args: string[]): { code: number; out: string; err: string } {
     env: {},
     cwd: process.cwd(),
   });
+  if (typeof code !== "number") throw new Error("a recording backtest runs synchronously");
   return { code, out, err };
 }
 

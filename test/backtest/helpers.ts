@@ -96,3 +96,14 @@ export function writeConfig(dir: string, config: Record<string, unknown>): strin
   writeFileSync(path, JSON.stringify(config));
   return path;
 }
+
+/** The `monitors` block of a config with one off-chain pair polled every second and nothing else. */
+export function oneOffchainPair(pair: string): Record<string, unknown> {
+  return {
+    offchain: [{ pair, periodMs: 1000 }],
+    onchain: [],
+    publishers: [],
+    funding: [],
+    vaults: [],
+  };
+}

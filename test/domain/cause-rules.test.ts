@@ -9,6 +9,7 @@ import {
   importAlertState,
   observe,
   restoreAnnounced,
+  retainTargets,
   tick,
   type MonitorState,
   type Observation,
@@ -145,6 +146,21 @@ describe("upstream_down", () => {
     expect(threeOfEight(60_000).transitions).toEqual([]);
     // a window shorter than the targets' period judges only the failing ones: 3 of 3
     expect(threeOfEight(5_000).transitions.map((t) => t.rule)).toEqual(["upstream_down"]);
+  });
+
+  it("judges the configured targets not polled yet, so a few first answers failing at startup are not 'most'", () => {
+    const many = ["A", "B", "C", "D", "E", "F", "G", "H"].map((p) => offchain(`${p}/USD`));
+    const rules = [upstreamError, upstreamDown({}, 0.5, 60_000)];
+    const startup = new Run(rules);
+    retainTargets(startup.state, new Set(many.map((t) => t.id)), rules, T0, many);
+    // a loaded machine at startup: the first three polls time out before any other target answered
+    for (const target of many.slice(0, 3)) startup.observe(fail(target, T0 + 100), T0 + 100);
+    expect(startup.transitions).toEqual([]);
+    // the upstream really is down: once half of the configured targets fail, it fires
+    for (const target of many.slice(3)) startup.observe(fail(target, T0 + 500), T0 + 500);
+    expect(startup.transitions.filter((t) => t.rule === "upstream_down").map((t) => t.summary)).toEqual([
+      "Pragma API failing (HTTP 500): 4 of 8 targets failing since 10:00:00",
+    ]);
   });
 
   it("holds while any target still fails (clearThreshold 1) and resolves with the last recovery", () => {

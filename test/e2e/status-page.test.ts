@@ -24,6 +24,15 @@ const WINDOW_HISTORY_MS = 10_500;
 const REPEAT_MS = 2_000;
 const OUTPUT = join(ROOT, "test-output");
 
+/** One item of the page's firing-alert list as the test reads it. */
+interface ListedAlert {
+  readonly id: string;
+  readonly rule: string;
+  readonly causedBy: string | null;
+  readonly link: string | null;
+  readonly linkText: string;
+}
+
 /** The alert of a daemon log line (every transition the hub publishes is logged). */
 const alertOf = (line: LogLine): AlertPayload | undefined =>
   line["event"] === "alert" ? (line["alert"] as AlertPayload) : undefined;
@@ -130,6 +139,51 @@ describe.skipIf(skip)("the status page in headless Chromium", () => {
     expect(unmuted.event?.alert.silencedBy).toBeUndefined();
     expect(violations).toEqual([]);
   }, 120_000);
+
+  it("lists the per-target upstream_error alerts right under the upstream_down alert that caused them", async () => {
+    const work = makeWorkDir();
+    const config = testConfig(work, { extraPairs: ["ETH/USD", "SOL/USD", "STRK/USD"] });
+    writeConfig(work, {
+      ...config,
+      rules: [
+        { kind: "upstream_error", threshold: 3 },
+        { kind: "upstream_down", threshold: 3, minFraction: 0.5, windowMs: 5_000 },
+      ],
+      server: { token: TOKEN },
+    });
+    const daemon = await startDaemon(work.configFile, { cwd: work.dir });
+    const page = await browser.newPage();
+    await page.goto(`${daemon.httpUrl}/#token=${TOKEN}`);
+    await expect.poll(() => page.locator("#banner-title").textContent(), { timeout: 8_000 }).toBe("All good");
+    const response = await fetch(`${daemon.simulatorUrl}/_sim/faults`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ kind: "outage", status: 500, retryAfterS: 0, durationMs: 60_000 }),
+    });
+    expect(response.status).toBe(201);
+    // the parent and its four children, in list order: the parent first, each child right after it
+    const items = page.locator("#alerts li");
+    await expect.poll(() => items.count(), { timeout: 10_000 }).toBe(5);
+    // an expression as a string: the tests compile without the DOM lib
+    const rows = await page.evaluate<ListedAlert[]>(
+      `Array.from(document.querySelectorAll("#alerts li")).map((e) => ({
+        id: e.id,
+        rule: e.querySelector(".rule")?.textContent ?? "",
+        causedBy: e.getAttribute("data-caused-by"),
+        link: e.querySelector(".caused-by a")?.getAttribute("href") ?? null,
+        linkText: e.querySelector(".caused-by")?.textContent ?? "",
+      }))`,
+    );
+    const [parent, ...children] = rows;
+    expect(parent).toMatchObject({ rule: "upstream_down", causedBy: null });
+    expect(children.map((child) => child.rule)).toEqual(Array(4).fill("upstream_error"));
+    for (const child of children) {
+      expect(`alert-${child.causedBy?.replace(/[^A-Za-z0-9_-]/g, "_")}`).toBe(parent?.id);
+      expect(child.link).toBe(`#${parent?.id}`);
+      expect(child.linkText).toMatch(/^caused by upstream_down: Pragma API failing \(HTTP 500\)/);
+    }
+    await page.screenshot({ path: join(OUTPUT, "status-page-caused-by.png"), fullPage: true });
+  }, 90_000);
 });
 
 /**

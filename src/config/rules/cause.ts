@@ -44,7 +44,8 @@ checkpointed with the other alerts.
 - \`upstream_down\` (one alert, no labels): the targets whose latest poll failed are grouped by the kind of error
   (\`HTTP <status>\`, a network errno such as \`ECONNREFUSED\`, else the error code). The largest group fires
   the rule when it has ≥ \`threshold\` targets and ≥ \`minFraction\` of the judged targets (every failing target,
-  and every target whose latest poll succeeded within \`windowMs\`); it resolves once fewer than
+  every configured target not polled yet, and every target whose latest poll succeeded within
+  \`windowMs\`, so a few first answers failing at startup are not "most"); it resolves once fewer than
   \`clearThreshold\` targets fail with that kind. Its children are the \`upstream_error\` alerts of the group's
   targets; since a target fails once before \`upstream_error\` (threshold 3) fires, the parent usually fires
   first and no child is notified. Summary: \`Pragma API unreachable (ECONNREFUSED): 6 of 6 targets failing since
@@ -62,5 +63,9 @@ checkpointed with the other alerts.
   monitored pairs (distinct pairs of the off- and on-chain targets), started their condition within the last
   \`windowMs\`; resolves once fewer than \`clearThreshold\` pairs still hold one. The summary lists the pairs, largest
   move first. \`pairs\` filters the pairs counted. A price_change alert that fires before the count is reached
-  (price_change has no \`forMs\` by default) is notified on its own before its parent adopts it.
+  (price_change has no \`forMs\` by default) is a plain alert until its parent adopts it; a grouping sink
+  (the default) still holds it in its group wait, so when the parent fires within \`groupWaitMs\` the first
+  notification names the market move and leaves the adopted pairs out (they are listed in its summary), and
+  their resolves are not notified either. Only a sink with grouping off (\`groupBy: ["..."]\`) pages such a
+  price_change alert on its own.
 `;

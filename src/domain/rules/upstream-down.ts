@@ -11,7 +11,7 @@ import { defineRule, type CauseContext, type CauseFinding } from "./definition.j
 /** ≥ threshold targets (and ≥ minFraction of the judged ones) failing with one kind of error. */
 export interface UpstreamDownRule extends RuleCommon {
   readonly kind: "upstream_down";
-  /** Fraction of the judged targets (failing, or polled fine within windowMs) that must fail; 0 = the count alone. */
+  /** Fraction of the judged targets (failing, not polled yet, or polled fine within windowMs) that must fail; 0 = the count alone. */
   readonly minFraction: number;
   /** A healthy target counts against the cause only when its latest poll is this recent (ms). */
   readonly windowMs: number;
@@ -37,7 +37,11 @@ interface FailingGroup {
   readonly network: boolean;
 }
 
-/** Failing targets by error kind, and how many targets have a verdict (failing, or polled fine within the window). */
+/**
+ * Failing targets by error kind, and how many targets are judged: failing, polled fine within the window, or
+ * configured and not polled yet (at startup the first few answers, timeouts of a loaded machine, say, are not
+ * "most targets").
+ */
 function failingGroups(rule: UpstreamDownRule, targets: ReadonlyMap<string, TargetData>, nowMs: number) {
   const groups = new Map<string, FailingGroup>();
   let judged = 0;
@@ -50,7 +54,11 @@ function failingGroups(rule: UpstreamDownRule, targets: ReadonlyMap<string, Targ
       if (group === undefined)
         groups.set(kind, { kind, targets: [data], network: error.code === "PM_ERR_UPSTREAM_NETWORK" });
       else group.targets.push(data);
-    } else if (data.failures === 0 && nowMs - data.lastPollAtMs <= rule.windowMs) judged++;
+    } else if (
+      data.failures === 0 &&
+      (Number.isNaN(data.lastPollAtMs) || nowMs - data.lastPollAtMs <= rule.windowMs)
+    )
+      judged++;
   }
   return { groups, judged };
 }

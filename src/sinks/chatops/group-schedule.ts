@@ -88,6 +88,11 @@ export interface GroupNotification<E extends GroupEntry> {
   readonly repeat: boolean;
   /** The same on every retry of this notification (the entries keep it), so receivers can deduplicate. */
   readonly deliveryId: string;
+  /**
+   * The entries only concern alerts the sink never announced and leaves out (children of a cause alert, and
+   * their resolves): nothing to send; the entries are acknowledged and the group state stays as it is.
+   */
+  readonly absorbed: boolean;
 }
 
 /** The next notification due now (if any) and when the next one is due after it (undefined: none waits). */
@@ -152,6 +157,7 @@ function planEach<E extends GroupEntry>(entries: readonly E[], nowMs: number): G
       entries: [head],
       repeat: false,
       deliveryId: head.deliveryId ?? head.id,
+      absorbed: false,
     },
     nextDueAtMs: undefined,
   };
@@ -174,10 +180,11 @@ function planBatch<E extends GroupEntry>(
       key: "",
       labels: {},
       status: batch.some((e) => e.payload.alert.status === "firing") ? "firing" : "resolved",
-      alerts: listAlerts(undefined, batch),
+      alerts: listAlerts(undefined, batch, new Set()),
       entries: batch,
       repeat: false,
       deliveryId,
+      absorbed: false,
     },
     nextDueAtMs: undefined,
   };
@@ -217,7 +224,7 @@ function planGrouped<E extends GroupEntry>(
       if (due === undefined || candidate.dueAtMs < due.dueAtMs) due = candidate;
     } else if (nextDueAtMs === undefined || candidate.dueAtMs < nextDueAtMs) nextDueAtMs = candidate.dueAtMs;
   }
-  return { due: due === undefined ? undefined : notificationOf(groups[due.key], due), nextDueAtMs };
+  return { due: due === undefined ? undefined : notificationOf(groups, due), nextDueAtMs };
 }
 
 /**
@@ -285,10 +292,12 @@ function repeatCandidates<E extends GroupEntry>(
 
 /** The notification of a due candidate: every alert of the group with its state since the last one. */
 function notificationOf<E extends GroupEntry>(
-  record: GroupRecord | undefined,
+  groups: GroupsState,
   candidate: Candidate<E>,
 ): GroupNotification<E> {
-  const alerts = listAlerts(record, candidate.entries);
+  const record = groups[candidate.key];
+  const unlisted = unannounced(groups, candidate.entries);
+  const alerts = listAlerts(record, candidate.entries, unlisted);
   const repeat = candidate.entries.length === 0;
   const ids = candidate.entries.map((entry) => entry.id).join(",");
   const deliveryId =
@@ -304,16 +313,48 @@ function notificationOf<E extends GroupEntry>(
     entries: candidate.entries,
     repeat,
     deliveryId,
+    absorbed: !repeat && candidate.entries.every((entry) => unlisted.has(entry.payload.alert.fingerprint)),
   };
 }
 
+/**
+ * Alerts of `entries` that no group announced and that the sink leaves out: one whose latest transition is as
+ * the child of a firing cause alert (causedBy: its parent names it), and the resolve of one that was a child
+ * when it last fired here, or did not fire here at all (as Alertmanager, a sink never notifies the resolve of
+ * an alert it never announced). A child that fired before its parent adopted it within the group wait is so
+ * never paged on its own: the parent's notification names the incident.
+ */
+function unannounced(groups: GroupsState, entries: readonly GroupEntry[]): Set<string> {
+  const latest = new Map<string, AlertPayload>();
+  const lastFiring = new Map<string, AlertPayload>();
+  for (const { payload } of entries) {
+    latest.set(payload.alert.fingerprint, payload.alert);
+    if (payload.alert.status === "firing") lastFiring.set(payload.alert.fingerprint, payload.alert);
+  }
+  const records = Object.values(groups);
+  const unlisted = new Set<string>();
+  for (const [fingerprint, alert] of latest) {
+    if (records.some((record) => record.firing[fingerprint] !== undefined)) continue;
+    const firedAsChild = lastFiring.get(fingerprint)?.causedBy !== undefined;
+    const neverFired = !lastFiring.has(fingerprint);
+    if (alert.causedBy !== undefined || (alert.status === "resolved" && (neverFired || firedAsChild)))
+      unlisted.add(fingerprint);
+  }
+  return unlisted;
+}
+
 /** The group's alerts: those it announced that still fire, updated by the entries' latest transition each. */
-function listAlerts(record: GroupRecord | undefined, entries: readonly GroupEntry[]): GroupAlert[] {
+function listAlerts(
+  record: GroupRecord | undefined,
+  entries: readonly GroupEntry[],
+  unlisted: ReadonlySet<string>,
+): GroupAlert[] {
   const byFingerprint = new Map<string, GroupAlert>();
   for (const [fingerprint, notified] of Object.entries(record?.firing ?? {}))
     byFingerprint.set(fingerprint, { state: "firing", seq: notified.seq, alert: notified.alert });
   for (const { payload } of entries) {
     const { alert, seq } = payload;
+    if (unlisted.has(alert.fingerprint)) continue;
     const announced = record?.firing[alert.fingerprint] !== undefined;
     const state: GroupAlertState = alert.status === "resolved" ? "resolved" : announced ? "firing" : "new";
     byFingerprint.set(alert.fingerprint, { state, seq, alert });
@@ -345,7 +386,7 @@ export function settleGroups<E extends GroupEntry>(
   nowMs: number,
   policy: GroupPolicy,
 ): GroupsState {
-  if (policy.mode.kind !== "group") return groups;
+  if (policy.mode.kind !== "group" || notification.absorbed) return groups;
   const firing: Record<string, NotifiedAlert> = {};
   for (const { alert, seq } of notification.alerts)
     if (alert.status === "firing") firing[alert.fingerprint] = { seq, alert };

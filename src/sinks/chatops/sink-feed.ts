@@ -4,13 +4,16 @@ import type { AlertSinkConfig } from "../../config/types.js";
 import { isMutedTransition, type AlertEvent } from "../../domain/events.js";
 import type { Metrics } from "../../metrics.js";
 import type { EventSource } from "../../pipeline/event-hub.js";
+import { GROUP_BY_EACH } from "./group-schedule.js";
 import { routeAlert } from "./route.js";
 import type { SinkWorker } from "./sink-worker.js";
 
 /**
  * Give `worker` the alert if `sink` routes it, else only advance its high-water mark (and stop re-sending it).
  * A transition a silence mutes (`silencedBy`) or a firing cause alert holds (`causedBy`) is not notified; the
- * hub decided that once, for every sink.
+ * hub decided that once, for every sink. A grouping sink still takes in a firing child's adoption (the
+ * re-announcement with `causedBy`): a child that fired within the group wait, before its parent, then is left
+ * out of the group's notification instead of being paged on its own.
  */
 export function dispatchTo(
   sink: AlertSinkConfig,
@@ -21,12 +24,29 @@ export function dispatchTo(
   const routed = routeAlert(sink, event.alert);
   if (routed && isMutedTransition(event.alert)) {
     metrics.sinkSilenced.inc({ sink: sink.name });
-    return worker.skip(event.seq);
+    return isAdoption(event.alert) && groupsNotifications(sink)
+      ? worker.enqueue(event)
+      : worker.skip(event.seq);
   }
   if (routed) return worker.enqueue(event);
   worker.skip(event.seq);
   if (event.alert.status === "resolved" && routeAlert({ ...sink, sendResolved: true }, event.alert))
     worker.forget(event.alert.fingerprint);
+}
+
+/** A firing alert re-announced as the child of a cause alert, and muted by nothing else. */
+function isAdoption(alert: AlertEvent["alert"]): boolean {
+  return (
+    alert.status === "firing" &&
+    alert.reason === "repeat" &&
+    alert.causedBy !== undefined &&
+    (alert.silencedBy?.length ?? 0) === 0
+  );
+}
+
+/** Whether `sink` groups its notifications (not the Alertmanager sink, not `groupBy: ["..."]`). */
+function groupsNotifications(sink: AlertSinkConfig): boolean {
+  return sink.kind !== "alertmanager" && !sink.groupBy.includes(GROUP_BY_EACH);
 }
 
 /**

@@ -80,6 +80,8 @@ export interface RefreshAction {
 export type ScheduleAction<E extends ScheduleEntry> =
   | SendAction<E>
   | RefreshAction
+  /** Acknowledge `ids` without a request: a due group notification that lists none of its entries. */
+  | { readonly kind: "absorb"; readonly ids: readonly string[] }
   /** Sleep `delayMs`, or less if woken (a new durable entry, the stop). */
   | { readonly kind: "wait"; readonly delayMs: number }
   /** Sleep until woken: nothing to do. */
@@ -137,6 +139,9 @@ export function decideNext<E extends ScheduleEntry>(
     const nextDueMs = plan.nextDueAtMs === undefined ? undefined : plan.nextDueAtMs - nowMs;
     return { expired, action: waitOrStop(earliest(nextRefreshMs, nextDueMs, expiresInMs), view), state };
   }
+  // children of a cause alert the sink never announced: nothing to send, no token or backoff to wait for
+  if (plan.due?.absorbed === true)
+    return { expired, action: { kind: "absorb", ids: plan.due.entries.map((entry) => entry.id) }, state };
   const waitMs = Math.max(state.blockedUntilMs - nowMs, view.bucket.msUntilTokenMs);
   if (waitMs > 0) return { expired, action: waitOrStop(earliest(waitMs, expiresInMs), view), state };
   if (refreshDue)

@@ -238,6 +238,7 @@ async function run(worker: Worker): Promise<void> {
     switch (action.kind) {
       case "send":
       case "refresh":
+      case "absorb":
         continue;
       case "wait":
         await worker.waker.sleep(action.delayMs);
@@ -266,6 +267,10 @@ async function step(worker: Worker): Promise<ScheduleAction<Entry>> {
     worker.schedule = decision.state;
     const { action } = decision;
     if (action.kind === "send" || action.kind === "refresh") await attempt(worker, action, view.nowMs);
+    if (action.kind === "absorb") {
+      await worker.outbox.ack(action.ids, worker.schedule.groups);
+      updateGauge(worker);
+    }
     return action;
   } catch (err) {
     worker.logger.error({ err }, "chat-ops loop error");

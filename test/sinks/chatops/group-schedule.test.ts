@@ -178,6 +178,36 @@ describe("planGroups (group)", () => {
     expect(due).toMatchObject({ deliveryId: "group-1", entries: [{ id: "e1" }] });
   });
 
+  it("a child adopted within the group wait is left out: the parent names it, its resolve sends nothing", () => {
+    const parent = makeAlert({ fingerprint: "fp-move", rule: "market_move", labels: { direction: "down" } });
+    const adopted: AlertPayload = { ...ETH, reason: "repeat", causedBy: parent.fingerprint };
+    const pending = [entry(1, ETH), entry(2, parent, T0 + 1_000), entry(3, adopted, T0 + 1_000)];
+    const first = planGroups({}, pending, T0 + 5_000, POLICY).due!;
+    expect(first.absorbed).toBe(false);
+    expect(first.entries.map((e) => e.id)).toEqual(["e1", "e2", "e3"]);
+    expect(first.alerts.map((a) => [a.alert.fingerprint, a.state])).toEqual([["fp-move", "new"]]);
+    const opened = settleGroups({}, first, T0 + 5_000, POLICY);
+    // the child resolves while its parent fires (the hub lets it through: its first firing was not muted)
+    const later = planGroups(opened, [entry(4, resolvedOf(ETH), T0 + 10_000)], T0 + 35_000, POLICY).due!;
+    expect(later.absorbed).toBe(true);
+    expect(settleGroups(opened, later, T0 + 35_000, POLICY)).toEqual(opened);
+    // an announced alert adopted later stays listed, with its parent, and its resolve is notified
+    const announced = settleGroups({}, planGroups({}, [entry(1, ETH)], T0 + 5_000, POLICY).due!, T0, POLICY);
+    const relinked = planGroups(announced, [entry(2, adopted, T0 + 40_000)], T0 + 45_000, POLICY).due!;
+    expect(relinked).toMatchObject({
+      absorbed: false,
+      alerts: [{ state: "firing", alert: { causedBy: "fp-move" } }],
+    });
+  });
+
+  it("the resolve of an alert no group announced is not notified (as Alertmanager)", () => {
+    const { due } = planGroups({}, [entry(1, resolvedOf(BTC))], T0 + 5_000, POLICY);
+    expect(due).toMatchObject({ absorbed: true, alerts: [] });
+    // fired and resolved within the group wait: still notified, as resolved
+    const both = planGroups({}, [entry(1, BTC), entry(2, resolvedOf(BTC))], T0 + 5_000, POLICY).due!;
+    expect(both).toMatchObject({ absorbed: false, status: "resolved", alerts: [{ state: "resolved" }] });
+  });
+
   it("forgets an alert whose resolve the sink does not hear", () => {
     const opened = settleGroups(
       {},

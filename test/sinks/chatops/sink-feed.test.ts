@@ -48,6 +48,8 @@ describe("dispatchTo", () => {
   const firing = makeAlert();
   const muted = { ...firing, silencedBy: ["s1"] };
   const fp = firing.fingerprint;
+  const grouping = { ...all, groupBy: [] };
+  const adopted: AlertPayload = { ...firing, reason: "repeat", causedBy: "fp-parent" };
   it.each<[string, AlertSinkConfig, AlertPayload, readonly string[], number]>([
     ["a routed firing", all, firing, ["enqueue 7"], 0],
     ["a routed firing a silence mutes: skipped and counted", all, muted, ["skip 7"], 1],
@@ -61,6 +63,21 @@ describe("dispatchTo", () => {
       resolvedOf(firing),
       ["skip 7", `forget ${fp}`],
       0,
+    ],
+    [
+      "a child's adoption, grouping sink: taken in (its group leaves it out), counted",
+      grouping,
+      adopted,
+      ["enqueue 7"],
+      1,
+    ],
+    ["a child's adoption, grouping off: skipped, counted", all, adopted, ["skip 7"], 1],
+    [
+      "a child's first firing, grouping sink: skipped",
+      grouping,
+      { ...adopted, reason: "first" },
+      ["skip 7"],
+      1,
     ],
     [
       "a muted resolve with sendResolved off: the same",

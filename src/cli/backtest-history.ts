@@ -1,0 +1,156 @@
+// `pragma-monitor backtest --from T --to T [--candles 1min]`: candles from the configured upstream (the embedded
+// simulator when upstream.url is "simulator", as for run and record), fed through the daemon's engine.
+import type { Candle } from "../domain/types.js";
+import { INTERVAL_MS } from "../domain/types.js";
+import type { AppConfig } from "../config/types.js";
+import {
+  candleTargets,
+  fetchCandleHistory,
+  replayCandles,
+  ruleVerdicts,
+  type CandleHistory,
+  type CandleRange,
+  type RuleVerdict,
+  type SkippedTarget,
+} from "../backtest/history.js";
+import { EX_CANTCREAT, writeHtmlReport } from "../backtest/html-report.js";
+import { summarise, type BacktestReport } from "../backtest/summary.js";
+import { openUpstreamClient } from "../app.js";
+import type { CandleInterval } from "../upstream/server-rules.js";
+import { EX_DATAERR } from "./args.js";
+import { formatComparison } from "./backtest-format.js";
+import { formatHistoryReport } from "./backtest-history-format.js";
+import { createProgress, type ProgressStream } from "./progress.js";
+
+/** The upstream could not be used at all (sysexits EX_UNAVAILABLE). */
+export const EX_UNAVAILABLE = 69;
+
+/** What a history run needs from its process. */
+interface HistoryIo {
+  readonly stdout: { write(text: string): unknown };
+  readonly stderr: ProgressStream;
+}
+
+/** The flags a history run reads. */
+interface HistoryArgs extends HistoryRequest {
+  readonly json: boolean;
+  readonly configFile?: string;
+  readonly compare?: string;
+  readonly html?: string;
+}
+
+/** Fetch once, replay under each config (one, or two with --compare), print; resolves with the exit code. */
+export async function runHistoryBacktest(
+  configs: readonly AppConfig[],
+  args: HistoryArgs,
+  io: HistoryIo,
+): Promise<number> {
+  let history: CandleHistory;
+  try {
+    history = await fetchHistory(configs, args, io.stderr);
+  } catch (error) {
+    io.stderr.write(
+      `pragma-monitor backtest: cannot read candles: ${error instanceof Error ? error.message : String(error)}\n`,
+    );
+    return EX_UNAVAILABLE;
+  }
+  let reports: HistoryReport[];
+  try {
+    reports = configs.map((config, i) =>
+      historyReport(history, config, args, io.stderr, i === 0 ? args.html : undefined),
+    );
+  } catch (error) {
+    io.stderr.write(`pragma-monitor backtest: ${error instanceof Error ? error.message : String(error)}\n`);
+    return EX_CANTCREAT;
+  }
+  const [a, b] = reports;
+  if (a === undefined) return EX_UNAVAILABLE;
+  const names = [args.configFile ?? "default config", args.compare ?? ""] as const;
+  if (args.json) io.stdout.write(`${JSON.stringify(b === undefined ? a : { runs: [a, b] }, null, 2)}\n`);
+  else if (b === undefined) io.stdout.write(formatHistoryReport(a, `Backtest of ${args.candles} candles`));
+  else {
+    io.stdout.write(formatHistoryReport(a, `A: ${names[0]}`));
+    io.stdout.write(`\n${formatHistoryReport(b, `B: ${names[1]}`)}\n`);
+    io.stdout.write(formatComparison(a, b, names));
+  }
+  return [a, b].every((r) => r === undefined || r.complete) ? 0 : EX_DATAERR;
+}
+
+/** The report of a history run: the rules' candle verdicts and the targets left out, then the usual report. */
+export type HistoryReport = BacktestReport & {
+  readonly candles: CandleInterval;
+  readonly verdicts: readonly RuleVerdict[];
+  readonly skippedTargets: readonly SkippedTarget[];
+};
+
+/** What a history run is asked. */
+export interface HistoryRequest {
+  readonly fromMs: number;
+  readonly toMs: number;
+  readonly candles: CandleInterval;
+}
+
+/** Fetch the candles `configs` need from the first config's upstream (pairs of all configs, once each). */
+export async function fetchHistory(
+  configs: readonly AppConfig[],
+  request: HistoryRequest,
+  stderr: ProgressStream,
+): Promise<CandleHistory> {
+  const [first] = configs;
+  if (first === undefined) return { candles: new Map(), problems: [] };
+  const upstream = await openUpstreamClient(first);
+  const progress = createProgress(stderr, "fetching candles");
+  try {
+    const fed = configs.flatMap((config) => candleTargets(config).fed);
+    const readPage = async (pair: string, atMs: number): Promise<readonly Candle[]> => {
+      const series = await upstream.client.getCandlesticks({
+        pair,
+        entryType: "spot",
+        aggregation: "median",
+        interval: request.candles,
+        timestampS: Math.floor(atMs / 1000),
+      });
+      return series.candles;
+    };
+    return await fetchCandleHistory(readPage, fed, rangeOf(request), (done, total) =>
+      progress.update(done, total),
+    );
+  } finally {
+    progress.end();
+    await upstream.close();
+  }
+}
+
+/** Replay the fetched candles under `config` and build its report (and write it as HTML to `htmlFile`). */
+export function historyReport(
+  history: CandleHistory,
+  config: AppConfig,
+  request: HistoryRequest,
+  stderr: ProgressStream,
+  htmlFile?: string,
+): HistoryReport {
+  const range = rangeOf(request);
+  const progress = createProgress(stderr, "replaying candles");
+  const result = replayCandles(
+    history,
+    config,
+    range,
+    (atMs) => progress.update(atMs - range.fromMs, range.toMs - range.fromMs),
+    htmlFile !== undefined,
+  );
+  progress.end();
+  const summary = summarise(result, config.rules, new Set(Object.keys(config.alerts.externalLabels)));
+  if (htmlFile !== undefined)
+    writeHtmlReport(htmlFile, `Backtest of ${request.candles} candles`, config, result, summary);
+  return {
+    candles: request.candles,
+    verdicts: ruleVerdicts(config.rules, range.candleMs),
+    skippedTargets: candleTargets(config).skipped,
+    ...summary,
+  };
+}
+
+/** The range in milliseconds with the candle size. */
+function rangeOf(request: HistoryRequest): CandleRange {
+  return { fromMs: request.fromMs, toMs: request.toMs, candleMs: INTERVAL_MS[request.candles] };
+}
