@@ -5,6 +5,7 @@ import type { Logger } from "pino";
 import { Registry } from "prom-client";
 import type { Subscription } from "rxjs";
 import type { Dispatcher } from "undici";
+import { createClusterMode, type ClusterMode } from "./cluster/cluster-mode.js";
 import { redactUrl } from "./config/redact.js";
 import type { AppConfig } from "./config/types.js";
 import { configWarnings } from "./config/warnings.js";
@@ -127,6 +128,8 @@ interface Daemon {
   simulator: RunningSimulator | undefined;
   dispatcher: Dispatcher | undefined;
   runner: MonitorRunner | undefined;
+  /** Cluster membership (undefined in the default single-process mode). */
+  cluster: ClusterMode | undefined;
   loopMonitor: LoopMonitor | undefined;
   httpServer: Server | undefined;
   ws: WsServer | undefined;
@@ -175,6 +178,7 @@ export function createApp(deps: AppDeps): App {
     simulator: undefined,
     dispatcher: undefined,
     runner: undefined,
+    cluster: undefined,
     loopMonitor: undefined,
     httpServer: undefined,
     ws: undefined,
@@ -240,7 +244,8 @@ function readinessStatus(app: Daemon): ReadinessStatus {
 
 /** What /readyz answers: everything works, upstream and sinks included. */
 function readiness(app: Daemon): Readiness {
-  return decideReadiness(readinessStatus(app));
+  const base = decideReadiness(readinessStatus(app));
+  return app.cluster?.readiness(base) ?? base;
 }
 
 /** What the heartbeat and watchdog report: the daemon itself works (a failing upstream is an alert, not its death). */
@@ -552,10 +557,18 @@ function startPipeline(
   });
   const recorder = app.recording?.recorder;
   recorder?.started(TICK_MS, app.upstreamUrl);
+  const cluster = createClusterMode({
+    ...deps,
+    logger: app.log("cluster"),
+    config: config.cluster,
+    monitors: () => app.config.monitors,
+    registry: metrics.registry,
+  });
+  app.cluster = cluster;
   const runner = createMonitorRunner(
     {
-      client,
-      hub,
+      client: cluster?.fenceClient(client) ?? client,
+      hub: cluster?.fenceHub(hub) ?? hub,
       metrics,
       logger: app.log("pipeline"),
       nowMs: marketNowMs,
@@ -570,6 +583,7 @@ function startPipeline(
     restored.engineState,
   );
   app.runner = runner;
+  cluster?.attach(runner);
   runner.update(config.monitors, config.rules);
   for (const note of adaptationNotes(config.monitors, config.upstream.transport))
     app.log("monitors").info({ note }, "request adapted to upstream rules");
@@ -625,6 +639,7 @@ async function stopApp(app: Daemon, deadlineMs: number): Promise<StopReport> {
   app.loopMonitor?.stop();
   app.silencer?.stop();
   await step("pipeline", () => app.runner?.stop());
+  await step("cluster", () => app.cluster?.stop());
   await step("recording", () => app.recording?.writer.close());
   await step("chatops", () => app.chatops?.stop(remaining()));
   await step("ws", () => app.ws?.close(Math.min(remaining(), 2_000)));
@@ -652,6 +667,7 @@ async function reloadApp(app: Daemon, next: AppConfig): Promise<void> {
           logger: app.log("upstream"),
         });
   app.runner?.update(next.monitors, next.rules);
+  app.cluster?.member.refresh();
   if (JSON.stringify(previous.maintenance) !== JSON.stringify(next.maintenance))
     app.silencer?.setMaintenance(maintenanceOf(next));
   if (JSON.stringify(previous.sinks) !== JSON.stringify(next.sinks)) {
@@ -661,7 +677,7 @@ async function reloadApp(app: Daemon, next: AppConfig): Promise<void> {
     resolveOrphanSinkErrors(hub, firingSinkErrors, next.sinks, app.deps.nowMs());
   }
   const restartOnly = [
-    ...(["server", "state", "recording"] as const).filter(
+    ...(["server", "state", "recording", "cluster"] as const).filter(
       (key) => JSON.stringify(previous[key]) !== JSON.stringify(next[key]),
     ),
     ...upstreamOnRestart,

@@ -96,6 +96,7 @@ export function loadConfig(options: LoadConfigOptions): LoadedConfig {
     recording: { ...values.recording, dir: resolve(cwd, values.recording.dir) },
   };
   checkSinkRuleRefs(config, problems);
+  checkCluster(config, problems);
   if (problems.length > 0) throw configError(problems);
 
   const frozen = deepFreeze(config);
@@ -179,6 +180,19 @@ function checkSinkRuleRefs(config: AppConfig, problems: ConfigProblem[]): void {
       }
     });
   });
+}
+
+/** Cluster mode needs its incompleteness acknowledged, and a member id NATS accepts as a key. */
+function checkCluster(config: AppConfig, problems: ConfigProblem[]): void {
+  const { cluster } = config;
+  if (cluster.nats.servers.length > 0 && !cluster.experimental)
+    problems.push({
+      key: "cluster.experimental",
+      reason:
+        "must be true to turn cluster mode on: alert state does not move with a target yet, so a handover re-announces firing alerts and every member notifies its own sinks (docs/cluster.md)",
+    });
+  if (!/^[A-Za-z0-9_-]*$/.test(cluster.memberId))
+    problems.push({ key: "cluster.memberId", reason: 'only letters, digits, "-" and "_"' });
 }
 
 function deepFreeze<T>(value: T): T {

@@ -57,7 +57,7 @@ function hide(value: string): string {
 
 /** A plain copy of the config with every secret replaced by "[redacted]" (unset secrets stay ""). */
 export function redactConfig(config: AppConfig): Record<string, unknown> {
-  const { upstream, server, sinks } = config;
+  const { upstream, server, sinks, cluster } = config;
   return structuredClone({
     ...config,
     upstream: {
@@ -68,6 +68,16 @@ export function redactConfig(config: AppConfig): Record<string, unknown> {
       simulator: { ...upstream.simulator, apiKeys: upstream.simulator.apiKeys.map(hide) },
     },
     server: { ...server, token: hide(server.token), metricsToken: hide(server.metricsToken) },
+    cluster: {
+      ...cluster,
+      nats: {
+        ...cluster.nats,
+        servers: cluster.nats.servers.map(redactUrl),
+        user: hide(cluster.nats.user),
+        password: hide(cluster.nats.password),
+        token: hide(cluster.nats.token),
+      },
+    },
     sinks: sinks.map((sink) => {
       const copy: Record<string, unknown> = { ...sink, url: redactUrl(sink.url) };
       if (sink.kind === "heartbeat") copy["failUrl"] = redactUrl(sink.failUrl);

@@ -2,6 +2,7 @@
 import convict from "convict";
 import { registerFormats } from "./formats.js";
 import { arrayKey, intKey, key, type SchemaSection, type ValuesOf } from "./schema-node.js";
+import { clusterSchema } from "./schema-cluster.js";
 import { monitorsSchema } from "./schema-monitors.js";
 import { upstreamSchema } from "./schema-upstream.js";
 
@@ -207,6 +208,7 @@ export const configSchema = {
       1024 * 1024 * 1024,
     ),
   },
+  cluster: clusterSchema,
   log: {
     level: key<LogLevel>({
       doc: "Log level.",

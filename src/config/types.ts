@@ -36,6 +36,8 @@ export type AlertsConfig = ConfigValues["alerts"];
 export type StateConfig = ConfigValues["state"];
 /** The `recording` block: what the daemon records of the upstream (docs/recording.md). */
 export type RecordingConfig = ConfigValues["recording"];
+/** The `cluster` block: NATS membership and target ownership (docs/cluster.md). */
+export type ClusterConfig = ConfigValues["cluster"];
 export type LogConfig = ConfigValues["log"];
 export type ShutdownConfig = ConfigValues["shutdown"];
 
@@ -63,6 +65,7 @@ export interface AppConfig {
   readonly maintenance: readonly MaintenanceWindow[];
   readonly state: StateConfig;
   readonly recording: RecordingConfig;
+  readonly cluster: ClusterConfig;
   readonly log: LogConfig;
   readonly shutdown: ShutdownConfig;
 }

@@ -18,7 +18,9 @@ export type PmErrorCode =
   | "PM_ERR_STATE_LOCKED"
   /** The HTTP/WebSocket port could not be bound (in use, not permitted, no such address). */
   | "PM_ERR_LISTEN"
-  | "PM_ERR_SINK";
+  | "PM_ERR_SINK"
+  /** A cluster member without a valid lease refused to poll (it may no longer own the target). */
+  | "PM_ERR_CLUSTER_FENCED";
 
 /** Parsed body of an upstream error response, whichever of the known shapes it had. */
 export type UpstreamErrorBody =

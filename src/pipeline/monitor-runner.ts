@@ -28,6 +28,8 @@ export type { MonitorRunnerDeps } from "./runner.js";
 export interface MonitorRunner {
   /** Apply a (new) config: start added targets, stop removed ones, restart changed ones, switch a changed transport in place; rules swap in place. */
   update(monitors: MonitorsConfig, rules: readonly RuleConfig[]): void;
+  /** Run only the configured targets `owns` accepts (cluster ownership); re-applies the current config at once. */
+  restrict(owns: (spec: TargetSpec) => boolean): void;
   /** New stream settings (reload): connections reopen with them; the transport default applies at the next `update`. */
   reconfigureStream(stream: NonNullable<MonitorRunnerDeps["stream"]>): void;
   /** Each running target with what its latest poll showed (the input of readiness). */
@@ -55,6 +57,7 @@ export function createMonitorRunner(deps: MonitorRunnerDeps, initialState: Monit
     monitors: undefined,
     streams: null,
     stream: deps.stream,
+    owns: () => true,
   };
   if (deps.stream !== undefined) {
     runner.streams = createStreamFeed(deps.stream, streamHooks(runner), {
@@ -72,6 +75,10 @@ export function createMonitorRunner(deps: MonitorRunnerDeps, initialState: Monit
   });
   return {
     update: (monitors, rules) => update(runner, monitors, rules),
+    restrict(owns) {
+      runner.owns = owns;
+      if (runner.monitors !== undefined) update(runner, runner.monitors, runner.rules);
+    },
     reconfigureStream: (stream) => reconfigureStream(runner, stream),
     targetHealth: () => [...runner.running.values()].map((t) => ({ id: t.plan.spec.id, health: t.health })),
     targetReports: (maxPoints) =>
@@ -109,7 +116,9 @@ function update(runner: Runner, monitors: MonitorsConfig, rules: readonly RuleCo
   const { deps, running } = runner;
   runner.monitors = monitors;
   runner.rules = rules;
-  const plans = planTargets(monitors, runner.stream?.defaultTransport ?? "poll");
+  const plans = planTargets(monitors, runner.stream?.defaultTransport ?? "poll").filter((plan) =>
+    runner.owns(plan.spec),
+  );
   const wanted = new Map(plans.map((plan) => [plan.spec.id, plan]));
   for (const [id, target] of running) {
     const plan = wanted.get(id);

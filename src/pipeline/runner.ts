@@ -5,6 +5,7 @@ import type { MonitorsConfig } from "../config/types.js";
 import type { Evaluation, MonitorState } from "../domain/monitor.js";
 import type { TargetHealth } from "../domain/readiness.js";
 import type { RuleConfig } from "../domain/rules/index.js";
+import type { TargetSpec } from "../domain/types.js";
 import type { PmError } from "../domain/errors.js";
 import type { GaugeChild } from "../metric-children.js";
 import type { Metrics } from "../metrics.js";
@@ -90,6 +91,8 @@ export interface Runner {
   streams: StreamFeed | null;
   /** The stream settings in force (`deps.stream` at start, replaced by a reload of `upstream.transport` or `upstream.stream`). */
   stream: MonitorRunnerDeps["stream"];
+  /** Which of the configured targets this daemon runs (all but in cluster mode, where a member runs the ones it owns). */
+  owns: (spec: TargetSpec) => boolean;
 }
 
 /** Take an evaluation's state and publish its transitions. */

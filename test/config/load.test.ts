@@ -221,6 +221,9 @@ describe("redacted()", () => {
       PM_SIMULATOR_API_KEYS: "sim-secret-3",
       TG_TOKEN: "123456:tg-secret-4",
       HOOK_SECRET: "hook-secret-5-long-enough",
+      PM_CLUSTER_NATS_USER: "nats-user-9",
+      PM_CLUSTER_NATS_PASSWORD: "nats-pw-10",
+      PM_CLUSTER_NATS_TOKEN: "nats-token-11",
     };
     const { config, redacted } = loadWith(
       {
@@ -245,6 +248,9 @@ describe("redacted()", () => {
       "pw-secret-6",
       "secret-7",
       "secret-8",
+      "nats-user-9",
+      "nats-pw-10",
+      "nats-token-11",
     ]) {
       expect(text).not.toContain(secret);
     }
@@ -259,6 +265,9 @@ describe("redacted()", () => {
       "upstream.simulator.apiKeys",
       "server.token",
       "server.metricsToken",
+      "cluster.nats.user",
+      "cluster.nats.password",
+      "cluster.nats.token",
     ]);
   });
 

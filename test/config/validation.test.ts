@@ -145,6 +145,12 @@ describe("types, enums and ranges", () => {
       { sinks: [{ kind: "slack", url: "https://h.example.com", minSeverity: "debug" }] },
       'sinks[0].minSeverity: must be one of info, warning, critical, got "debug"',
     ],
+    [
+      { cluster: { nats: { servers: ["nats://127.0.0.1:4222"] } } },
+      "cluster.experimental: must be true to turn cluster mode on: alert state does not move with a target yet, so a handover re-announces firing alerts and every member notifies its own sinks (docs/cluster.md)",
+    ],
+    [{ cluster: { memberId: "a.b" } }, 'cluster.memberId: only letters, digits, "-" and "_"'],
+    [{ cluster: { leaseMs: 500 } }, "cluster.leaseMs: must be an integer from 1000 to 600000: value was 500"],
   ])("%j → %s", (content, line) => {
     expect(problemLines(() => loadWith(content, bare))).toContainEqual(line);
   });

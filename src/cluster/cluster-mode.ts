@@ -1,0 +1,112 @@
+// Cluster mode in the daemon: the member, and the fences that keep a member without a lease from polling or alerting.
+import { hostname } from "node:os";
+import type { Logger } from "pino";
+import type { Registry } from "prom-client";
+import type { ClusterConfig, MonitorsConfig } from "../config/types.js";
+import type { Readiness } from "../domain/readiness.js";
+import type { TargetSpec } from "../domain/types.js";
+import type { EventHub } from "../pipeline/event-hub.js";
+import type { MonitorRunner } from "../pipeline/monitor-runner.js";
+import { planTargets } from "../pipeline/targets.js";
+import type { PragmaClient } from "../upstream/types.js";
+import { fencedClient, fencedHub } from "./fences.js";
+import { childLogger } from "../logger.js";
+import { openLeaseStore } from "./lease-store.js";
+import { createClusterMember, type ClusterMember } from "./member.js";
+import { createClusterMetrics, type ClusterMetrics } from "./metrics.js";
+
+/** What cluster mode needs from the daemon. */
+export interface ClusterModeDeps {
+  readonly config: ClusterConfig;
+  /** The monitors of the configuration in force (changes on reload). */
+  readonly monitors: () => MonitorsConfig;
+  readonly logger: Logger;
+  readonly registry: Registry;
+  readonly nowMs: () => number;
+  readonly random: () => number;
+}
+
+/** A daemon's membership, and the fenced views of its upstream client and event hub. */
+export interface ClusterMode {
+  readonly member: ClusterMember;
+  /** The client the pipeline polls with: refuses every request while the lease is not valid. */
+  fenceClient(client: PragmaClient): PragmaClient;
+  /** The hub the pipeline publishes to: drops alerts while the lease is not valid (the new owner speaks for them). */
+  fenceHub(hub: EventHub): EventHub;
+  /** Restrict the runner to the owned targets (none until the first lease) and start the membership. */
+  attach(runner: MonitorRunner): void;
+  /** `/readyz` with the cluster's reasons added. */
+  readiness(base: Readiness): Readiness;
+  stop(): Promise<void>;
+}
+
+/** Cluster mode when `cluster.nats.servers` is set, else undefined (one daemon, as always). */
+export function createClusterMode(deps: ClusterModeDeps): ClusterMode | undefined {
+  const { config } = deps;
+  if (config.nats.servers.length === 0) return undefined;
+  const incarnation = Math.floor(deps.random() * 2 ** 32)
+    .toString(16)
+    .padStart(8, "0");
+  const memberId = config.memberId === "" ? defaultMemberId(incarnation) : config.memberId;
+  const metrics = createClusterMetrics(deps.registry);
+  const logger = childLogger(deps.logger, { memberId });
+  let runner: MonitorRunner | undefined;
+  const member = createClusterMember({
+    config,
+    memberId,
+    incarnation,
+    nowMs: deps.nowMs,
+    logger,
+    metrics,
+    keys: () => [...new Set(planTargets(deps.monitors()).map((plan) => ownershipKey(plan.spec)))],
+    onOwnership: () => runner?.restrict((spec) => member.owns(ownershipKey(spec))),
+    openStore: () =>
+      openLeaseStore(config.nats, { name: memberId, timeoutMs: Math.min(2_000, config.leaseMs / 4) }),
+  });
+  logger.warn(
+    { servers: config.nats.servers.length, leaseMs: config.leaseMs },
+    "cluster mode (experimental): targets are shared by lease, but alert state does not move with a target and every member notifies its own sinks",
+  );
+  return {
+    member,
+    fenceClient: (client) => fencedClient(client, () => fenceOpen(member, metrics, "poll")),
+    fenceHub: (hub) => fencedHub(hub, () => fenceOpen(member, metrics, "publish")),
+    attach(next) {
+      runner = next;
+      next.restrict((spec) => member.owns(ownershipKey(spec)));
+      member.start();
+    },
+    readiness: (base) => withClusterReasons(base, member),
+    stop: () => member.stop(),
+  };
+}
+
+/**
+ * What ownership is decided on: the pair, so an on-chain target and the off-chain price it is compared
+ * with (`onchain_offchain_deviation`) stay on one member; targets without a pair on their own.
+ */
+export function ownershipKey(spec: TargetSpec): string {
+  return "pair" in spec ? `pair:${spec.pair}` : spec.id;
+}
+
+/** `<hostname>-<incarnation>`, reduced to the characters a KV key allows. */
+function defaultMemberId(incarnation: string): string {
+  return `${hostname()}-${incarnation}`.replace(/[^A-Za-z0-9_-]/g, "_");
+}
+
+function fenceOpen(member: ClusterMember, metrics: ClusterMetrics, what: "poll" | "publish"): boolean {
+  if (member.leaseValid()) return true;
+  metrics.fenced.inc({ what });
+  return false;
+}
+
+/** Not ready while the member holds no lease or cannot reach NATS. */
+function withClusterReasons(base: Readiness, member: ClusterMember): Readiness {
+  const status = member.status();
+  const reasons = [
+    ...(member.leaseValid() ? [] : ["cluster: no valid lease (polling nothing)"]),
+    ...(status.error === null ? [] : [`cluster: ${status.error}`]),
+  ];
+  if (reasons.length === 0) return base;
+  return { ready: false, reasons: [...base.reasons, ...reasons] };
+}

@@ -1,0 +1,123 @@
+// Member leases in a NATS JetStream key-value bucket: one record per member, renewed by compare-and-set on its revision.
+import { Kvm, type KV } from "@nats-io/kv";
+import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { z } from "zod";
+import type { ClusterConfig } from "../config/types.js";
+
+/** The bucket holding the members' lease records (keys `member.<memberId>`). */
+export const MEMBERS_BUCKET = "pm_cluster_members";
+
+/** A member's lease as stored: who, which process, and until when (ms since epoch, the writer's clock). */
+export interface LeaseRecord {
+  readonly memberId: string;
+  /** Random per process: a restarted member with the same id is a new incarnation. */
+  readonly incarnation: string;
+  readonly expiresAtMs: number;
+}
+
+/** A lease record with the KV revision it was read at (the compare-and-set token). */
+export interface StoredLease extends LeaseRecord {
+  readonly revision: number;
+}
+
+const leaseRecordSchema = z.object({
+  memberId: z.string(),
+  incarnation: z.string(),
+  expiresAtMs: z.number(),
+});
+
+/** The lease bucket over one NATS connection (which reconnects by itself). */
+export interface LeaseStore {
+  /** Write a new record for a member with no live record; returns its revision, or null when a record exists. */
+  create(lease: LeaseRecord): Promise<number | null>;
+  /** Renew the record at `revision`; returns the new revision, or null when the record moved on (lease lost). */
+  renew(lease: LeaseRecord, revision: number): Promise<number | null>;
+  /** Every member's current record (malformed ones skipped). */
+  list(): Promise<readonly StoredLease[]>;
+  /** Delete an expired record, unless it was renewed since `revision` (compare-and-set); false when it was. */
+  remove(memberId: string, revision: number): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+const ENCODER = new TextEncoder();
+const keyOf = (memberId: string): string => `member.${memberId}`;
+
+/** Connect to NATS and open (or create) the lease bucket; throws when NATS cannot be reached within `timeoutMs`. */
+export async function openLeaseStore(
+  nats: ClusterConfig["nats"],
+  options: { readonly name: string; readonly timeoutMs: number },
+): Promise<LeaseStore> {
+  const nc = await connect({
+    servers: [...nats.servers],
+    name: options.name,
+    timeout: options.timeoutMs,
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 250,
+    ...(nats.user === "" ? {} : { user: nats.user }),
+    ...(nats.password === "" ? {} : { pass: nats.password }),
+    ...(nats.token === "" ? {} : { token: nats.token }),
+  });
+  try {
+    const kv = await new Kvm(nc).create(MEMBERS_BUCKET, {
+      history: 1,
+      replicas: nats.replicas,
+      timeout: options.timeoutMs,
+    });
+    return leaseStoreOver(nc, kv, options.timeoutMs);
+  } catch (error) {
+    await nc.close();
+    throw error;
+  }
+}
+
+/** The store's operations over an open bucket. */
+function leaseStoreOver(nc: NatsConnection, kv: KV, timeoutMs: number): LeaseStore {
+  const encode = (lease: LeaseRecord): Uint8Array => ENCODER.encode(JSON.stringify(lease));
+  return {
+    async create(lease) {
+      return casOrNull(() => kv.create(keyOf(lease.memberId), encode(lease)));
+    },
+    async renew(lease, revision) {
+      return casOrNull(() => kv.update(keyOf(lease.memberId), encode(lease), revision, timeoutMs));
+    },
+    async list() {
+      const keys: string[] = [];
+      for await (const key of await kv.keys("member.*")) keys.push(key);
+      const entries = await Promise.all(keys.map((key) => kv.get(key)));
+      return entries.flatMap((entry) => {
+        if (entry === null || entry.operation !== "PUT") return [];
+        const parsed = leaseRecordSchema.safeParse(safeJson(entry.string()));
+        return parsed.success ? [{ ...parsed.data, revision: entry.revision }] : [];
+      });
+    },
+    async remove(memberId, revision) {
+      const done = await casOrNull(async () => {
+        await kv.delete(keyOf(memberId), { previousSeq: revision });
+        return revision;
+      });
+      return done !== null;
+    },
+    async close() {
+      await nc.close();
+    },
+  };
+}
+
+/** A compare-and-set whose loss (the server's "wrong last sequence", or "key exists") is null, not an error. */
+async function casOrNull(write: () => Promise<number>): Promise<number | null> {
+  try {
+    return await write();
+  } catch (error) {
+    const message = error instanceof Error ? error.message : "";
+    if (/wrong last sequence|key exists/i.test(message)) return null;
+    throw error;
+  }
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return null;
+  }
+}

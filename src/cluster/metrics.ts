@@ -1,0 +1,46 @@
+// The cluster's Prometheus metrics, registered on the daemon's registry only when cluster mode is on.
+import { Counter, Gauge, type Registry } from "prom-client";
+
+/** What a member reports about its membership. */
+export interface ClusterMetrics {
+  /** 1 while the member cannot renew its lease or read the membership (NATS unreachable, lease lost), else 0. */
+  readonly error: Gauge;
+  readonly members: Gauge;
+  readonly ownedTargets: Gauge;
+  readonly leasesLost: Counter;
+  /** Polls and alerts refused because the member held no valid lease (the fence). */
+  readonly fenced: Counter<"what">;
+}
+
+/** Register the cluster metrics on `registry`. */
+export function createClusterMetrics(registry: Registry): ClusterMetrics {
+  const registers = [registry];
+  return {
+    error: new Gauge({
+      name: "pragma_monitor_cluster_error",
+      help: "1 while this member cannot renew its lease or read the membership from NATS, else 0.",
+      registers,
+    }),
+    members: new Gauge({
+      name: "pragma_monitor_cluster_members",
+      help: "Live cluster members this member sees (itself included while its lease is valid).",
+      registers,
+    }),
+    ownedTargets: new Gauge({
+      name: "pragma_monitor_cluster_owned_targets",
+      help: "Targets this member owns and polls.",
+      registers,
+    }),
+    leasesLost: new Counter({
+      name: "pragma_monitor_cluster_leases_lost_total",
+      help: "Times this member's lease expired or was taken over before it could renew it.",
+      registers,
+    }),
+    fenced: new Counter({
+      name: "pragma_monitor_cluster_fenced_total",
+      help: "Upstream requests (what=poll) and alerts (what=publish) refused because this member held no valid lease.",
+      labelNames: ["what"],
+      registers,
+    }),
+  };
+}

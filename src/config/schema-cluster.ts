@@ -1,0 +1,61 @@
+// The `cluster` section of the schema: NATS JetStream membership and target ownership (docs/cluster.md).
+import { intKey, key } from "./schema-node.js";
+
+/** Cluster mode: off while `nats.servers` is empty (the single-process default). */
+export const clusterSchema = {
+  nats: {
+    servers: key<readonly string[]>({
+      doc: 'NATS servers of the cluster, e.g. ["nats://10.0.0.1:4222","nats://10.0.0.2:4222"]; [] = cluster mode off (one daemon, file state). Turning it on also needs cluster.experimental (see docs/cluster.md: alerts are not yet de-duplicated across members).',
+      format: "pm-string-list",
+      default: [],
+      env: "PM_CLUSTER_NATS_SERVERS",
+    }),
+    user: key({
+      doc: 'NATS user name ("" = none); set it from the environment.',
+      format: "*",
+      default: "",
+      env: "PM_CLUSTER_NATS_USER",
+      sensitive: true,
+    }),
+    password: key({
+      doc: 'NATS password ("" = none; secret); set it from the environment.',
+      format: "*",
+      default: "",
+      env: "PM_CLUSTER_NATS_PASSWORD",
+      sensitive: true,
+    }),
+    token: key({
+      doc: 'NATS authentication token ("" = none; secret); set it from the environment.',
+      format: "*",
+      default: "",
+      env: "PM_CLUSTER_NATS_TOKEN",
+      sensitive: true,
+    }),
+    replicas: intKey(
+      "Replicas of the cluster's key-value bucket (3 on a 3-node NATS cluster; at most the number of NATS nodes).",
+      "PM_CLUSTER_NATS_REPLICAS",
+      1,
+      1,
+      5,
+    ),
+  },
+  memberId: key({
+    doc: 'This member\'s name in the cluster (letters, digits, "-", "_"); "" = <hostname>-<8 random hex digits>, new on every start. Two live members must not share one.',
+    format: "*",
+    default: "",
+    env: "PM_CLUSTER_MEMBER_ID",
+  }),
+  leaseMs: intKey(
+    "A member's lease (ms): renewed every third of it; a member that has not renewed for this long loses its targets to the others, and stops polling them itself.",
+    "PM_CLUSTER_LEASE_MS",
+    10_000,
+    1_000,
+    600_000,
+  ),
+  experimental: key({
+    doc: "Must be true to turn cluster mode on while it is incomplete: alert state does not move with a target yet, so a handover re-announces alerts already firing and every member notifies its own sinks (docs/cluster.md).",
+    format: "pm-boolean",
+    default: false,
+    env: "PM_CLUSTER_EXPERIMENTAL",
+  }),
+} as const;

@@ -1,0 +1,41 @@
+// The lease bucket against a real nats-server: create, compare-and-set renewal, and removal that a renewal beats.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openLeaseStore, type LeaseStore } from "../../src/cluster/lease-store.js";
+import { natsServerAvailable, startNats, type NatsCluster } from "./nats.js";
+
+const available = natsServerAvailable();
+
+describe.skipIf(!available)("lease store (nats-server)", () => {
+  let nats: NatsCluster;
+  let store: LeaseStore;
+
+  beforeAll(async () => {
+    nats = await startNats(1);
+    const servers = nats.urls;
+    store = await openLeaseStore(
+      { servers, user: "", password: "", token: "", replicas: 1 },
+      { name: "test", timeoutMs: 2_000 },
+    );
+  });
+  afterAll(async () => {
+    await store.close();
+    await nats.close();
+  });
+
+  it("creates a record once, renews it by revision only, and removes it by revision only", async () => {
+    const lease = { memberId: "a", incarnation: "1", expiresAtMs: 1_000 };
+    const first = await store.create(lease);
+    expect(first).toBeTypeOf("number");
+    expect(await store.create({ ...lease, incarnation: "2" })).toBeNull();
+    const second = await store.renew({ ...lease, expiresAtMs: 2_000 }, first ?? 0);
+    expect(second).toBeGreaterThan(first ?? 0);
+    // a stale revision (a member back from SIGSTOP) loses
+    expect(await store.renew(lease, first ?? 0)).toBeNull();
+    expect(await store.list()).toEqual([{ ...lease, expiresAtMs: 2_000, revision: second }]);
+    expect(await store.remove("a", first ?? 0)).toBe(false);
+    expect(await store.remove("a", second ?? 0)).toBe(true);
+    expect(await store.list()).toEqual([]);
+    // a removed record can be created again (a member that lost its lease re-joins)
+    expect(await store.create(lease)).toBeTypeOf("number");
+  });
+});

@@ -1,0 +1,133 @@
+// A member losing NATS: once its lease could have expired it owns (polls) nothing, reports cluster_error and is not ready; it resumes when NATS returns.
+import { pino } from "pino";
+import { Registry } from "prom-client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openLeaseStore } from "../../src/cluster/lease-store.js";
+import { createClusterMember, type ClusterMember } from "../../src/cluster/member.js";
+import { createClusterMetrics, type ClusterMetrics } from "../../src/cluster/metrics.js";
+import { natsServerAvailable, startNats, type NatsCluster } from "./nats.js";
+
+const LEASE_MS = 2_000;
+const available = natsServerAvailable();
+
+async function waitFor(what: string, condition: () => boolean, timeoutMs: number): Promise<number> {
+  const startedAtMs = Date.now();
+  while (!condition()) {
+    if (Date.now() - startedAtMs > timeoutMs)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return Date.now() - startedAtMs;
+}
+
+describe.skipIf(!available)("a member losing NATS (nats-server)", () => {
+  let nats: NatsCluster;
+  let member: ClusterMember;
+  let metrics: ClusterMetrics;
+  let owned: ReadonlySet<string> = new Set();
+
+  beforeAll(async () => {
+    nats = await startNats(1);
+    metrics = createClusterMetrics(new Registry());
+    const config = {
+      nats: { servers: nats.urls, user: "", password: "", token: "", replicas: 1 },
+      memberId: "solo",
+      leaseMs: LEASE_MS,
+      experimental: true,
+    };
+    member = createClusterMember({
+      config,
+      memberId: "solo",
+      incarnation: "1",
+      nowMs: Date.now,
+      logger: pino({ level: "silent" }),
+      metrics,
+      keys: () => ["a", "b", "c"],
+      onOwnership: (next) => (owned = next),
+      openStore: () => openLeaseStore(config.nats, { name: "solo", timeoutMs: LEASE_MS / 4 }),
+    });
+    member.start();
+  });
+  afterAll(async () => {
+    await member.stop();
+    await nats.close();
+  });
+
+  it("stops owning within its lease once NATS is gone, says why, and takes its targets back when NATS returns", async () => {
+    await waitFor("the first lease", () => owned.size === 3 && member.leaseValid(), 10_000);
+    const errorGauge = async (): Promise<number> => (await metrics.error.get()).values[0]?.value ?? -1;
+    expect(await errorGauge()).toBe(0);
+
+    const [node] = nats.nodes;
+    if (node === undefined) throw new Error("no node");
+    await node.kill();
+    const fencedAfterMs = await waitFor(
+      "the fence to shut",
+      () => !member.leaseValid() && owned.size === 0,
+      2 * LEASE_MS,
+    );
+    expect(fencedAfterMs).toBeLessThanOrEqual(LEASE_MS + 500);
+    expect(member.status().error).not.toBeNull();
+    expect(await errorGauge()).toBe(1);
+    expect((await metrics.leasesLost.get()).values[0]?.value).toBe(1);
+
+    await node.restart();
+    await waitFor("the lease back", () => member.leaseValid() && owned.size === 3, 20_000);
+    await waitFor("the error to clear", () => member.status().error === null, 5_000);
+    expect(await errorGauge()).toBe(0);
+  });
+});
+
+describe.skipIf(!available)("a member on a 3-node NATS cluster (nats-server ×3, replicas 3)", () => {
+  // the default lease: a killed node's streams elect a new leader within it (about 4 s measured on nats-server 2.9)
+  const leaseMs = 10_000;
+  let nats: NatsCluster;
+  let member: ClusterMember;
+  let metrics: ClusterMetrics;
+  let owned: ReadonlySet<string> = new Set();
+
+  beforeAll(async () => {
+    nats = await startNats(3);
+    metrics = createClusterMetrics(new Registry());
+    const config = {
+      nats: { servers: nats.urls, user: "", password: "", token: "", replicas: 3 },
+      memberId: "trio",
+      leaseMs,
+      experimental: true,
+    };
+    member = createClusterMember({
+      config,
+      memberId: "trio",
+      incarnation: "1",
+      nowMs: Date.now,
+      logger: pino({ level: "silent" }),
+      metrics,
+      keys: () => ["a", "b", "c"],
+      onOwnership: (next) => (owned = next),
+      openStore: () => openLeaseStore(config.nats, { name: "trio", timeoutMs: leaseMs / 4 }),
+    });
+    member.start();
+  });
+  afterAll(async () => {
+    await member.stop();
+    await nats.close();
+  });
+
+  it("keeps its lease and its targets while one NATS node is killed", async () => {
+    // the cluster elects its JetStream leader first: allow it a while to create the replicated bucket
+    await waitFor("the first lease", () => owned.size === 3 && member.leaseValid(), 30_000);
+    const [first] = nats.nodes;
+    if (first === undefined) throw new Error("no node");
+    await first.kill();
+    const untilMs = Date.now() + 1.5 * leaseMs;
+    let lapses = 0;
+    while (Date.now() < untilMs) {
+      if (!member.leaseValid() || owned.size !== 3) lapses += 1;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(lapses).toBe(0);
+    expect((await metrics.leasesLost.get()).values[0]?.value ?? 0).toBe(0);
+    // a membership read may time out while the killed node's streams elect new leaders: it clears by itself
+    await waitFor("membership reads to answer again", () => member.status().error === null, 2 * leaseMs);
+  });
+});

@@ -1,0 +1,55 @@
+// A counting HTTP proxy in front of the simulator: one per cluster member, so the test sees which member polled which pair, and when.
+import { createServer, type Server } from "node:http";
+
+/** One request a member made: the pair it asked for (`BASE/QUOTE`) and when the proxy received it. */
+export interface ProxiedRequest {
+  readonly pair: string;
+  readonly atMs: number;
+}
+
+/** A running proxy with its log of pair-price requests. */
+export interface CountingProxy {
+  readonly url: string;
+  readonly requests: ProxiedRequest[];
+  close(): Promise<void>;
+}
+
+const PAIR_PRICE_PATH = /^\/node\/v1\/data\/([^/?]+)\/([^/?]+)/;
+
+/** Forward every request to `targetUrl`, logging pair-price requests by pair. */
+export async function startCountingProxy(targetUrl: string): Promise<CountingProxy> {
+  const requests: ProxiedRequest[] = [];
+  const server: Server = createServer((req, res) => {
+    const path = req.url ?? "/";
+    const match = PAIR_PRICE_PATH.exec(path);
+    if (match !== null)
+      requests.push({
+        pair: `${decodeURIComponent(match[1] ?? "")}/${decodeURIComponent(match[2] ?? "")}`,
+        atMs: Date.now(),
+      });
+    fetch(`${targetUrl}${path}`, { headers: { accept: "application/json" } })
+      .then(async (upstream) => {
+        const body = Buffer.from(await upstream.arrayBuffer());
+        res.writeHead(upstream.status, {
+          "content-type": upstream.headers.get("content-type") ?? "application/json",
+        });
+        res.end(body);
+      })
+      .catch(() => {
+        res.writeHead(502);
+        res.end();
+      });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  const port = typeof address === "object" && address !== null ? address.port : 0;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    close: () =>
+      new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
