@@ -11,12 +11,9 @@ import process from "node:process";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { setFlagsFromString } from "node:v8";
 
-// `run`: V8's heap settings before anything else allocates (dist/src/heap-settings.js applies the same ones and says
-// why; here they come before the build check and the loading of dist/, whose garbage would grow the young generation)
-if (process.argv[2] === "run") {
-  setFlagsFromString("--heap-growing-percent=25");
-  setFlagsFromString("--semi-space-growth-factor=1");
-}
+// `run`: the young generation does not grow until dist/src/heap-settings.js (main.js's first import) sets its bound;
+// without this, the build check and the loading of dist/ would grow it past that bound first
+if (process.argv[2] === "run") setFlagsFromString("--semi-space-growth-factor=1");
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const TSCONFIG = "tsconfig.build.json";
