@@ -9,6 +9,11 @@ import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import process from "node:process";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { setFlagsFromString } from "node:v8";
+
+// `run`: the young generation does not grow until dist/src/heap-settings.js (main.js's first import) sets its bound;
+// without this, the build check and the loading of dist/ would grow it past that bound first
+if (process.argv[2] === "run") setFlagsFromString("--semi-space-growth-factor=1");
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const TSCONFIG = "tsconfig.build.json";

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Process entry point: parses the command line, wires signals and exit codes; the only module that touches `process`.
-import { setFlagsFromString } from "node:v8";
+// first: its heap settings must apply before any other module runs
+import "./heap-settings.js";
 import type { Logger } from "pino";
 import { createApp, type App } from "./app.js";
 import {
@@ -209,25 +210,12 @@ function isAlive(pid: number): boolean {
   }
 }
 
-/**
- * V8 lets the old generation grow to ~1.25× the live heap before a full GC instead of its default (which lets a
- * burst of garbage, e.g. a pipelined-request flood, take RSS to several times the live heap). The systemd unit
- * and the image pass it as a flag; applying it here makes `pragma-monitor run` and `npm start` the same daemon.
- * A growth factor, not a cap: it cannot end the daemon with an OOM. The young generation cannot be set the same
- * way: V8 sizes it when the isolate is created, so `--max-semi-space-size` given here changes nothing (measured on
- * Node 20: new space stays 32 MB; the same flag on the node command line gives 4 MB).
- */
-function keepHeapNearLive(): void {
-  setFlagsFromString("--heap-growing-percent=25");
-}
-
 /** Dispatch the sub-command. */
 async function main(argv: readonly string[]): Promise<void> {
   const [command, ...rest] = argv;
   switch (command) {
     case "run":
-      // the daemon as every way of starting it ships (npm start, the bin, systemd, the image): see keepHeapNearLive
-      keepHeapNearLive();
+      // the daemon's heap settings were applied before anything loaded (heap-settings.ts)
       return run(rest);
     case "check-config":
       process.exitCode = runCheckConfig(rest, io);

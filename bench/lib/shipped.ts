@@ -99,15 +99,59 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
+/** A starting daemon's work so far: upstream requests (the start-up history fetch too) and polls; null before /metrics answers. */
+async function startupProgress(url: string): Promise<number | null> {
+  try {
+    const requests = await scrapeMetric(url, "pragma_monitor_upstream_requests_total");
+    return requests + (await scrapeMetric(url, "pragma_monitor_polls_total"));
+  } catch {
+    return null;
+  }
+}
+
+/** Resolves once `url + readyPath` answers 200; rejects after `stallMs` without progress (see startupProgress) or `capMs` in all. */
+async function waitReady(
+  child: ChildProcess,
+  url: string,
+  readyPath: string,
+  stallMs: number,
+  capMs: number,
+): Promise<void> {
+  const startedAtMs = Date.now();
+  let progressAtMs = startedAtMs;
+  let progress: number | null = null;
+  let checkedAtMs = 0;
+  // an exited child ends the wait (its exit is the error the caller reports)
+  while (child.exitCode === null && child.signalCode === null) {
+    const ok = await fetch(`${url}${readyPath}`).then(
+      (r) => r.body?.cancel().then(() => r.ok),
+      () => false,
+    );
+    if (ok === true) return;
+    const nowMs = Date.now();
+    if (nowMs - checkedAtMs >= 5_000) {
+      checkedAtMs = nowMs;
+      const now = await startupProgress(url);
+      if (now !== null && now !== progress) [progress, progressAtMs] = [now, nowMs];
+    }
+    if (nowMs - progressAtMs > stallMs)
+      throw new Error(`pragma-monitor run: not ready, and no upstream request for ${stallMs} ms`);
+    if (nowMs - startedAtMs > capMs) throw new Error(`pragma-monitor run: not ready after ${capMs} ms`);
+    await sleep(100);
+  }
+}
+
 /**
  * `pragma-monitor run --config FILE` with `user` layered as the benches do (shipped rules, state in a temp dir, log
  * level warn); resolves once `readyPath` answers 200: /readyz (default) once every target was polled (after the
- * start-up history fetch), /healthz as soon as it listens.
+ * start-up history fetch), /healthz as soon as it listens. A loaded machine can take minutes to get 1 000 targets
+ * ready, so the start fails only when the daemon makes no upstream request for `stallMs` (or after `capMs`).
  */
 export async function startShippedDaemon(
   user: Record<string, unknown>,
   readyPath: "/readyz" | "/healthz" = "/readyz",
-  timeoutMs = 180_000,
+  stallMs = 180_000,
+  capMs = 900_000,
 ): Promise<ShippedProcess> {
   const port = await freePort();
   const server = { ...((user["server"] ?? {}) as Record<string, unknown>), host: "127.0.0.1", port };
@@ -115,17 +159,10 @@ export async function startShippedDaemon(
   writeFileSync(file, JSON.stringify(benchConfigContent({ ...user, server })));
   const child = startCli(["run", "--config", file], () => undefined);
   const url = `http://127.0.0.1:${port}`;
-  const healthy = (async (): Promise<string> => {
-    for (;;) {
-      const ok = await fetch(`${url}${readyPath}`).then(
-        (r) => r.body?.cancel().then(() => r.ok),
-        () => false,
-      );
-      if (ok === true) return url;
-      await sleep(100);
-    }
-  })();
-  await Promise.race([healthy, exitOrTimeout(child, timeoutMs, "pragma-monitor run")]).catch(
+  const exited = new Promise<never>((_resolve, reject) =>
+    child.once("exit", (code) => reject(new Error(`pragma-monitor run exited early (code ${code})`))),
+  );
+  await Promise.race([waitReady(child, url, readyPath, stallMs, capMs), exited]).catch(
     async (error: unknown) => {
       await terminate(child);
       throw error;

@@ -1,8 +1,7 @@
-// The pair-price URLs the daemon polls for the benches' monitors, built by the daemon's own planTargets + pairPricePath.
+// The pair-price URLs the daemon polls for the benches' monitors, built by the daemon's own planTargets + offchainPollQuery.
 import type { TargetSpec } from "../../src/domain/types.js";
-import { planTargets } from "../../src/pipeline/targets.js";
+import { offchainPollQuery, planTargets } from "../../src/pipeline/targets.js";
 import { pairPricePath } from "../../src/upstream/pair-price.js";
-import { componentsSupported } from "../../src/upstream/server-rules.js";
 import { benchConfig, offchainMonitors } from "./config.js";
 import { syntheticPairIds } from "./pairs.js";
 
@@ -15,15 +14,7 @@ export function daemonPairPriceUrls(baseUrl: string, pairs: number, periodMs: nu
   const urls = new Map<string, string>();
   for (const plan of planTargets(config.monitors)) {
     const spec = plan.spec as Extract<TargetSpec, { kind: "offchain" }>;
-    const path = pairPricePath({
-      pair: spec.pair,
-      entryType: spec.entryType,
-      aggregation: spec.aggregation,
-      interval: spec.interval,
-      routing: true,
-      withComponents: componentsSupported(spec.aggregation),
-    });
-    urls.set(spec.pair, baseUrl + path);
+    urls.set(spec.pair, baseUrl + pairPricePath(offchainPollQuery(spec)));
   }
   return urls;
 }

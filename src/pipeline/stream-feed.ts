@@ -174,13 +174,20 @@ class Feed implements StreamFeed {
       case "connected":
         state.connected = true;
         metrics.streamConnections.inc({ interval });
-        return;
+        // its targets' stale windows count from here (a slow connect is not a silent stream)
+        return this.stepConnection(interval, pairs, "alive", null);
+      case "progress":
+        // bytes of the first event still arriving: alive, however long that event takes
+        return this.stepConnection(interval, pairs, "alive", null);
       case "keepalive":
         metrics.streamEvents.inc({ interval, kind: "keepalive" });
         return;
       case "event":
         metrics.streamEvents.inc({ interval, kind: signal.event.kind });
-        if (signal.event.kind === "historical") return this.routeHistory(interval, signal.event.prices);
+        if (signal.event.kind === "historical") {
+          this.stepConnection(interval, pairs, "alive", null);
+          return this.routeHistory(interval, signal.event.prices);
+        }
         if (state.downs > 0) logger.info({ interval, failures: state.downs }, "price stream recovered");
         state.downs = 0;
         return this.routePrices(interval, signal.event.prices);
@@ -196,13 +203,22 @@ class Feed implements StreamFeed {
           { interval, code: error.code, reconnectInMs, failures, err: error },
           "price stream down",
         );
-        const atMs = this.deps.nowMs();
-        for (const pair of pairs)
-          for (const target of this.byPair.get(`${interval}|${pair}`) ?? [])
-            this.step(target, { kind: "down", atMs }, error);
-        return;
+        return this.stepConnection(interval, pairs, "down", error);
       }
     }
+  }
+
+  /** Step the health of every target of one connection with an input of that connection. */
+  private stepConnection(
+    interval: Interval,
+    pairs: readonly string[],
+    kind: "alive" | "down",
+    cause: PmError | null,
+  ): void {
+    const atMs = this.deps.nowMs();
+    for (const pair of pairs)
+      for (const target of this.byPair.get(`${interval}|${pair}`) ?? [])
+        this.step(target, { kind, atMs }, cause);
   }
 
   /** Each price to the targets of its pair: their health first (a recovery stops the fallback), then the price. */

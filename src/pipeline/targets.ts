@@ -2,7 +2,7 @@
 import type { MonitorsConfig } from "../config/types.js";
 import type { FundingRate, FundingRatePage, TargetSpec } from "../domain/types.js";
 import type { PragmaClient } from "../upstream/types.js";
-import type { EndpointName } from "../upstream/types.js";
+import type { EndpointName, PairPriceQuery } from "../upstream/types.js";
 import { offchainTransport } from "../config/notes.js";
 import { componentsSupported, type Transport } from "../upstream/server-rules.js";
 
@@ -68,6 +68,20 @@ export function planTargets(
   return [...plans.values()];
 }
 
+/** The pair-price query an off-chain target polls (the benches build the daemon's exact URLs from it). */
+export function offchainPollQuery(spec: Extract<TargetSpec, { kind: "offchain" }>): PairPriceQuery {
+  return {
+    pair: spec.pair,
+    entryType: spec.entryType,
+    aggregation: spec.aggregation,
+    interval: spec.interval,
+    routing: true,
+    // The live server fails twap with components (500): a twap target is polled without them.
+    withComponents: componentsSupported(spec.aggregation),
+    ...(spec.expiry === null ? {} : { expiry: spec.expiry }),
+  };
+}
+
 /** The upstream endpoint a target polls (the `endpoint` label of poll metrics). */
 export function endpointOf(spec: TargetSpec): EndpointName {
   switch (spec.kind) {
@@ -97,16 +111,7 @@ export type TargetFetcher = (signal: AbortSignal, nowMs: number) => Promise<unkn
 export function targetFetcher(client: PragmaClient, spec: TargetSpec): TargetFetcher {
   switch (spec.kind) {
     case "offchain": {
-      const query = {
-        pair: spec.pair,
-        entryType: spec.entryType,
-        aggregation: spec.aggregation,
-        interval: spec.interval,
-        routing: true,
-        // The live server fails twap with components (500): a twap target is polled without them.
-        withComponents: componentsSupported(spec.aggregation),
-        ...(spec.expiry === null ? {} : { expiry: spec.expiry }),
-      };
+      const query = offchainPollQuery(spec);
       return (signal) => client.getPairPrice(query, { signal });
     }
     case "onchain": {

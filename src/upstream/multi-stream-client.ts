@@ -47,9 +47,13 @@ export interface MultiStreamOptions {
   }) => void;
 }
 
-/** What the stream reports: connected, an event, a keep-alive comment, or down (with the wait before reopening). */
+/**
+ * What the stream reports: connected, bytes of a first event still arriving (progress), an event, a keep-alive
+ * comment, or down (with the wait before reopening).
+ */
 export type StreamSignal =
   | { readonly kind: "connected" }
+  | { readonly kind: "progress" }
   | { readonly kind: "event"; readonly event: Exclude<StreamEvent, { kind: "refused" }> }
   | { readonly kind: "keepalive" }
   | { readonly kind: "down"; readonly error: PmError; readonly reconnectInMs: number };
@@ -160,7 +164,10 @@ class StreamConnection {
       comment = false;
       parser.feed(decoder.decode(chunk as Buffer, { stream: true }));
       // a chunk of the first event still arriving is progress; a keep-alive alone is not (see `silenceMs`)
-      if (!this.sawEvent && !comment && controller === this.controller) this.armSilence(controller);
+      if (!this.sawEvent && !comment && controller === this.controller) {
+        this.armSilence(controller);
+        this.emit(controller, { kind: "progress" });
+      }
     }
     throw new PmError("PM_ERR_UPSTREAM_STREAM", "multi_stream: the server closed the stream", {
       retryable: true,

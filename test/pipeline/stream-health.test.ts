@@ -20,6 +20,7 @@ const poll = (lastPriceAtMs: number, freshInRow: number): StreamHealth => ({
 const price = (atMs: number): StreamHealthInput => ({ kind: "price", atMs });
 const check = (atMs: number): StreamHealthInput => ({ kind: "check", atMs });
 const down = (atMs: number): StreamHealthInput => ({ kind: "down", atMs });
+const alive = (atMs: number): StreamHealthInput => ({ kind: "alive", atMs });
 
 describe("stepStreamHealth", () => {
   it.each<[string, StreamHealth, StreamHealthInput, StreamHealth]>([
@@ -27,6 +28,14 @@ describe("stepStreamHealth", () => {
     ["a check within the window changes nothing", stream(1_000), check(4_000), stream(1_000)],
     ["a check past the window falls back to polls", stream(1_000), check(4_001), poll(1_000, 0)],
     ["a down connection falls back at once", stream(1_000), down(1_500), poll(1_000, 0)],
+    ["a live connection restarts the stale window", stream(1_000), alive(3_500), stream(3_500)],
+    ["…so a check within the new window changes nothing", stream(3_500), check(6_000), stream(3_500)],
+    [
+      "a live connection is not a price: no count while polling",
+      poll(1_000, 1),
+      alive(1_500),
+      poll(1_000, 1),
+    ],
     ["a first price after a gap starts the count", poll(1_000, 0), price(9_000), poll(9_000, 1)],
     ["a fresh price adds to the count", poll(9_000, 1), price(10_000), poll(10_000, 2)],
     ["the last fresh price needed trusts the stream again", poll(10_000, 2), price(11_000), stream(11_000)],

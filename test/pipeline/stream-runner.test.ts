@@ -166,6 +166,45 @@ describe("a streamed target with a fake stream (fake timers)", () => {
     expect(started.ticks.map((t) => Date.parse(t.timestamp) - T0)).toEqual([1_000, 4_000, 4_500]);
   });
 
+  it("a slow connect and a first event arriving in slow chunks keep the target on the stream (no fallback poll)", async () => {
+    vi.useFakeTimers({ now: T0 });
+    const signals = new Subject<StreamSignal>();
+    let polled = 0;
+    const client = {
+      getPairPrice: () => {
+        polled++;
+        return new Promise(() => {});
+      },
+    } as unknown as PragmaClient;
+    const started = startRunner(client, {
+      open: () => signals,
+      staleIntervals: 3, // stale after 3 s without a sign of life
+      recoverEvents: 2,
+      maxPairsPerConnection: 500,
+      componentsPeriodMs: 60_000,
+      defaultTransport: "stream",
+    });
+    runner = started.runner;
+    runner.update(streamedBtc(), []);
+    await vi.advanceTimersByTimeAsync(2_500); // connecting takes 2.5 s
+    signals.next({ kind: "connected" });
+    for (let i = 0; i < 4; i++) {
+      await vi.advanceTimersByTimeAsync(2_500); // the historical event's bytes trickle in for 10 s
+      signals.next({ kind: "progress" });
+    }
+    await vi.advanceTimersByTimeAsync(2_500);
+    const history = [pairPrice(T0 - 1_000)];
+    signals.next({ kind: "event", event: { kind: "historical", prices: history } });
+    await vi.advanceTimersByTimeAsync(2_500);
+    signals.next({ kind: "event", event: { kind: "prices", prices: [pairPrice(T0 + 17_500)] } });
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(await gauge(started.metrics, "streamFallbacks", { interval: "1s" })).toBe(0);
+    expect(polled).toBe(0);
+    // a connection that then goes silent past the window still falls back
+    await vi.advanceTimersByTimeAsync(3_500);
+    expect(await gauge(started.metrics, "streamFallbacks", { interval: "1s" })).toBe(1);
+  });
+
   it("a stream that stays silent counts one stale failure, and failing polls then raise upstream_error", async () => {
     vi.useFakeTimers({ now: T0 });
     const client = {
