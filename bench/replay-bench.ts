@@ -70,6 +70,7 @@ async function replayFigures(
   readonly ratio: number;
   readonly perSecond: number;
   readonly pipelinePerSecond: number;
+  readonly readShare: number;
   readonly dayS: number;
   readonly bodies: number;
 }> {
@@ -81,7 +82,9 @@ async function replayFigures(
     await writeBenchRecording(dir, bodies, specs);
     const times: number[] = [];
     const pipelineTimes: number[] = [];
+    const readTimes: number[] = [];
     for (let round = 0; round < rounds; round++) {
+      readTimes.push(timeReading(dir));
       const start = performance.now();
       const result = replayRecording(readRecording(dir), config);
       times.push(performance.now() - start);
@@ -95,12 +98,22 @@ async function replayFigures(
       ratio,
       perSecond: (bodies.length / ms) * 1000,
       pipelinePerSecond: (bodies.length / median(pipelineTimes)) * 1000,
+      readShare: median(readTimes) / ms,
       dayS: DAY_MS / ratio / 1000,
       bodies: bodies.length,
     };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** Milliseconds to read the recording in `dir` alone (gunzip, split, line parse), without replaying it. */
+function timeReading(dir: string): number {
+  const start = performance.now();
+  let items = 0;
+  for (const item of readRecording(dir)) items += item.kind === "line" ? 1 : 0;
+  if (items === 0) throw new Error(`no lines read from ${dir}`);
+  return performance.now() - start;
 }
 
 /** A week of 1 min candles per pair, read from the simulator's candlestick handler (the fetch, untimed). */
@@ -149,7 +162,7 @@ function candleFigures(rounds: number): { readonly ms: number; readonly observat
 export async function main(args: readonly string[] = []): Promise<BenchResult> {
   const quick = args.includes("--quick");
   const only = args.includes("--candles-only") ? "candles" : args.includes("--replay-only") ? "replay" : null;
-  const none = { ratio: 0, perSecond: 0, pipelinePerSecond: 0, dayS: 0, bodies: 0 };
+  const none = { ratio: 0, perSecond: 0, pipelinePerSecond: 0, readShare: 0, dayS: 0, bodies: 0 };
   const replay = only === "candles" ? none : await replayFigures(quick ? 300 : 1_800, quick ? 1 : 3);
   const candles = only === "replay" ? { ms: 0, observations: 0 } : candleFigures(quick ? 1 : 3);
   return {
@@ -158,12 +171,14 @@ export async function main(args: readonly string[] = []): Promise<BenchResult> {
     method: [
       `one line: a recording of 100 pairs polled at 1 s (${replay.bodies.toLocaleString("en-US")} polls, response + poll lines, gzip, written by the recorder's writer) replayed by replayRecording (gunzip, parse, decode, engine, ticks, sinks), virtual time ÷ wall time, median of ${quick ? 1 : 3}; then a week of 1 min candles of 50 simulator pairs (fetched from the simulator's handler first, untimed) through replayCandles, median of ${quick ? 1 : 3}`,
       "the pipeline figure is decode → observe() → tick() on the same bodies in memory (pipeline bench's method), beside the replay's for the cost of reading the recording",
+      "reading share: the time to read the recording alone (gunzip, split, line parse, no replay), median of the rounds, as a part of the replay's median time",
     ],
     figures: [
       { label: "replay speed", value: replay.ratio, unit: "× real time" },
       { label: "a day of recording replayed in", value: replay.dayS, unit: "s (extrapolated)" },
       { label: "replay observations", value: replay.perSecond, unit: "observations/s" },
       { label: "pipeline on the same bodies", value: replay.pipelinePerSecond, unit: "snapshots/s" },
+      { label: "reading share of the replay", value: replay.readShare * 100, unit: "%" },
       { label: "candle week evaluated in", value: candles.ms, unit: "ms" },
       { label: "candle observations", value: candles.observations, unit: "" },
     ],

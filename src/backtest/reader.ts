@@ -32,20 +32,27 @@ export function* readRecording(dir: string): Generator<RecordingItem> {
   for (const file of recordingFiles(dir)) yield* readRecordingFile(join(dir, file), file);
 }
 
-/** The lines of one file; a file cut short (the daemon killed) yields what it holds, then the problem. */
+/** Byte value of the line separator; it never occurs inside a multi-byte UTF-8 character. */
+const NEWLINE_BYTE = 0x0a;
+
+/**
+ * The lines of one file; a file cut short (the daemon killed) yields what it holds, then the problem. Lines are
+ * split on the inflated bytes and decoded one by one: a part may hold up to 4 GiB (recording.maxFileBytes), more
+ * than one JavaScript string can (~512 MiB).
+ */
 export function* readRecordingFile(path: string, name: string): Generator<RecordingItem> {
-  const { text, damage } = gunzipFile(path);
+  const { bytes, damage } = gunzipFile(path);
   let start = 0;
   let lineNo = 0;
-  while (start < text.length) {
-    const end = text.indexOf("\n", start);
+  while (start < bytes.length) {
+    const end = bytes.indexOf(NEWLINE_BYTE, start);
     lineNo += 1;
     const at = { file: name, line: lineNo };
     if (end < 0) {
       yield { kind: "problem", reason: "truncated line (no newline at the end of the file)", at };
       break;
     }
-    const parsed = parseRecordLine(text.slice(start, end));
+    const parsed = parseRecordLine(bytes.toString("utf8", start, end));
     start = end + 1;
     yield parsed.ok
       ? { kind: "line", line: parsed.line, at }
@@ -54,24 +61,27 @@ export function* readRecordingFile(path: string, name: string): Generator<Record
   if (damage !== null) yield { kind: "problem", reason: damage, at: { file: name, line: lineNo + 1 } };
 }
 
-/** The file's text; a truncated or corrupt gzip stream gives what can be decompressed, and says why it stops. */
-function gunzipFile(path: string): { readonly text: string; readonly damage: string | null } {
+/** The file's inflated bytes; a truncated or corrupt gzip stream gives what can be decompressed, and says why it stops. */
+function gunzipFile(path: string): { readonly bytes: Buffer; readonly damage: string | null } {
   let buffer: Buffer;
   try {
     buffer = readFileSync(path);
   } catch (error) {
-    return { text: "", damage: `unreadable (${(error as NodeJS.ErrnoException).code ?? "unknown"})` };
+    return {
+      bytes: Buffer.alloc(0),
+      damage: `unreadable (${(error as NodeJS.ErrnoException).code ?? "unknown"})`,
+    };
   }
   try {
-    return { text: gunzipSync(buffer).toString("utf8"), damage: null };
+    return { bytes: gunzipSync(buffer), damage: null };
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     try {
       // what was flushed before the damage still decompresses
       const partial = gunzipSync(buffer, { finishFlush: zlibConstants.Z_SYNC_FLUSH });
-      return { text: partial.toString("utf8"), damage: `compressed stream damaged: ${reason}` };
+      return { bytes: partial, damage: `compressed stream damaged: ${reason}` };
     } catch {
-      return { text: "", damage: `not a gzip file: ${reason}` };
+      return { bytes: Buffer.alloc(0), damage: `not a gzip file: ${reason}` };
     }
   }
 }
