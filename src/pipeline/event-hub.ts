@@ -47,6 +47,8 @@ export interface EventHub extends EventSource {
   forgetTarget(targetId: string): void;
   /** Seed the firing set from persisted state without announcing anything. */
   restoreActive(alerts: readonly AlertPayload[]): void;
+  /** Stop listing these alerts as active without a transition (their target moved to another cluster member). */
+  releaseActive(fingerprints: readonly string[]): void;
   /** Show the current payload of alerts already firing (a held alert's value), journaling and announcing nothing. */
   refreshActive(alerts: readonly AlertPayload[]): void;
   complete(): void;
@@ -130,6 +132,12 @@ export function createEventHub(options: {
         const memory = journaled.get(alert.fingerprint);
         active.set(alert.fingerprint, withMuting(stamp(alert), memory?.silencedBy ?? [], alert.causedBy));
         if (memory !== undefined && !isPlainNotified(memory)) mutes.set(alert.fingerprint, memory);
+      }
+    },
+    releaseActive(fingerprints) {
+      for (const fingerprint of fingerprints) {
+        active.delete(fingerprint);
+        mutes.delete(fingerprint);
       }
     },
     refreshActive(alerts) {
