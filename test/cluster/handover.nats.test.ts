@@ -1,6 +1,7 @@
 // Alert state moves with a cluster target (real processes: nats-server, a simulator, three daemons behind failing
 // proxies, one webhook receiver): a member killed -9 while an alert fires on its target; the new owner neither
-// announces it again nor loses the resolve of a target that recovered during the handover.
+// announces it again nor loses the resolve of a target that recovered during the handover; when the member comes
+// back (same id, so the same rendezvous share) the target moves back without a `target_removed` resolve.
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -24,6 +25,8 @@ interface Member {
   readonly proxy: CountingProxy;
   readonly daemon: RunningDaemon;
   readonly stateDir: string;
+  readonly configFile: string;
+  readonly dir: string;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -37,7 +40,9 @@ function pollerOf(members: readonly Member[], pair: string, windowMs: number): M
 /** The upstream_error alerts the receiver accepted for a pair. */
 function delivered(hook: WebhookReceiver, pair: string): AlertPayload[] {
   return hook.deliveries.items.flatMap((d) =>
-    d.answeredStatus < 300 && d.event?.alert.rule === "upstream_error" && d.event.alert.labels["pair"] === pair
+    d.answeredStatus < 300 &&
+    d.event?.alert.rule === "upstream_error" &&
+    d.event.alert.labels["pair"] === pair
       ? [d.event.alert]
       : [],
   );
@@ -128,10 +133,10 @@ describe.skipIf(!available)("cluster alert handover (nats-server, 3 daemons, kil
       simulatorUrl: proxy.url,
       timeoutMs: 20_000,
     });
-    return { id, proxy, daemon, stateDir: work.stateDir };
+    return { id, proxy, daemon, stateDir: work.stateDir, configFile: work.configFile, dir: work.dir };
   }
 
-  it("does not announce a firing alert again after kill -9, and resolves once a target that recovered meanwhile", async () => {
+  it("does not announce a firing alert again after kill -9, resolves once a target that recovered meanwhile, and moves back without a resolve", async () => {
     const members = [await startMember("h1"), await startMember("h2"), await startMember("h3")];
     await waitUntil(
       "every pair polled",
@@ -180,9 +185,13 @@ describe.skipIf(!available)("cluster alert handover (nats-server, 3 daemons, kil
       LEASE_MS + PERIOD_MS + 10_000,
     );
     await sleep(1_000); // a late duplicate would have been delivered by now
-    console.info(`handover: the recovered target's resolve was delivered ${resolvedAfterMs} ms after kill -9`);
+    console.info(
+      `handover: the recovered target's resolve was delivered ${resolvedAfterMs} ms after kill -9`,
+    );
 
-    const failingFirsts = delivered(hook, failingPair).filter((a) => a.status === "firing" && a.reason === "first");
+    const failingFirsts = delivered(hook, failingPair).filter(
+      (a) => a.status === "firing" && a.reason === "first",
+    );
     expect(failingFirsts.map((a) => a.fingerprint)).toEqual([firing.fingerprint]);
     expect(delivered(hook, failingPair).filter((a) => a.status === "resolved")).toEqual([]);
     const recoveringAlerts = delivered(hook, recoveringPair);
@@ -192,10 +201,29 @@ describe.skipIf(!available)("cluster alert handover (nats-server, 3 daemons, kil
     expect(resolves[0]?.startsAt).toBe(recovering.startsAt);
     // the survivors' journals (what their WebSocket serves): no `first` for either, one resolve for the recovered
     for (const member of survivors)
-      expect(journaled(member, firing.fingerprint).filter((a) => a.status === "firing" && a.reason === "first")).toEqual([]);
+      expect(
+        journaled(member, firing.fingerprint).filter((a) => a.status === "firing" && a.reason === "first"),
+      ).toEqual([]);
     const journaledResolves = survivors.flatMap((member) =>
       journaled(member, recovering.fingerprint).filter((a) => a.status === "resolved"),
     );
     expect(journaledResolves).toHaveLength(1);
+
+    // the killed member comes back with its id: it takes its share back (a graceful handover by the survivors)
+    const rejoinedAtMs = Date.now();
+    await startDaemon(victim.configFile, {
+      cwd: victim.dir,
+      simulatorUrl: victim.proxy.url,
+      timeoutMs: 20_000,
+    });
+    await waitUntil(
+      "the failing pair polled again by its first owner",
+      () => victim.proxy.requests.filter((r) => r.pair === failingPair && r.atMs > rejoinedAtMs).length >= 4,
+      LEASE_MS + PERIOD_MS + 15_000,
+    );
+    await sleep(1_000);
+    expect(delivered(hook, failingPair).map((a) => `${a.status}/${a.reason}`)).toEqual(["firing/first"]);
+    for (const member of members)
+      expect(journaled(member, firing.fingerprint).filter((a) => a.status === "resolved")).toEqual([]);
   });
 });
