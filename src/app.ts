@@ -10,12 +10,7 @@ import { redactUrl } from "./config/redact.js";
 import type { AppConfig } from "./config/types.js";
 import { configWarnings } from "./config/warnings.js";
 import { RULE_KINDS, type AlertPayload } from "./domain/events.js";
-import {
-  activeAlerts,
-  createMonitorState,
-  exportAlertState,
-  type MonitorState,
-} from "./domain/monitor.js";
+import { activeAlerts, createMonitorState, exportAlertState, type MonitorState } from "./domain/monitor.js";
 import { alertLink, externalBaseUrl } from "./http/external-url.js";
 import { createAccessPolicy } from "./http/access.js";
 import { createHttpServer, listen } from "./http/server.js";

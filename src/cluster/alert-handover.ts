@@ -128,8 +128,8 @@ async function releaseLost(state: HandoverState, runner: MonitorRunner): Promise
   const bucket = deps.member.alertBucket();
   if (!deps.member.leaseValid() || bucket === undefined) return;
   await Promise.all(
-    last.map(({ key, held, alerts }) =>
-      held === undefined ? null : bucket.write(key, recordText(state, alerts), held.revision),
+    last.flatMap(({ key, held, alerts }) =>
+      held === undefined ? [] : [bucket.write(key, recordText(state, alerts), held.revision)],
     ),
   );
 }
@@ -161,7 +161,8 @@ async function claim(
   const read = await bucket.read(key);
   const alerts = read.text === null ? NO_ALERTS : parsedOrNone(state, key, read.text);
   const revision = await bucket.write(key, recordText(state, alerts), read.revision);
-  if (revision === null) state.deps.logger.warn({ key }, "cluster: alert state changed while claimed; retrying");
+  if (revision === null)
+    state.deps.logger.warn({ key }, "cluster: alert state changed while claimed; retrying");
   return revision === null ? null : { key, alerts, revision };
 }
 
@@ -169,7 +170,10 @@ function parsedOrNone(state: HandoverState, key: string, text: string): Persiste
   try {
     return parseCheckpointJson(text).engine;
   } catch (error) {
-    state.deps.logger.error({ key, err: error }, "cluster: alert state in NATS is invalid: starting it clean");
+    state.deps.logger.error(
+      { key, err: error },
+      "cluster: alert state in NATS is invalid: starting it clean",
+    );
     return NO_ALERTS;
   }
 }

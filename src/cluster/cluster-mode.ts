@@ -86,7 +86,11 @@ export function createClusterMode(deps: ClusterModeDeps): ClusterMode | undefine
     member,
     fenceClient: (client) => fencedClient(client, () => fenceOpen(member, metrics, "poll")),
     fenceHub: (hub) =>
-      fencedHub(hub, () => fenceOpen(member, metrics, "publish"), () => alerts.request()),
+      fencedHub(
+        hub,
+        () => fenceOpen(member, metrics, "publish"),
+        () => alerts.request(),
+      ),
     attach(next) {
       runner = next;
       next.restrict(owns);

@@ -28,7 +28,11 @@ export function fencedClient(client: PragmaClient, open: () => boolean): PragmaC
  * The hub with `publishAlert` fenced (`published` is told after each transition let through); everything else
  * (getters included) delegates to the hub itself.
  */
-export function fencedHub(hub: EventHub, open: () => boolean, published: () => void = () => undefined): EventHub {
+export function fencedHub(
+  hub: EventHub,
+  open: () => boolean,
+  published: () => void = () => undefined,
+): EventHub {
   const fenced: EventHub = Object.create(hub) as EventHub;
   return Object.assign(fenced, {
     publishAlert: (alert: Parameters<EventHub["publishAlert"]>[0]) => {

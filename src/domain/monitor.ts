@@ -174,7 +174,10 @@ export function restoreAnnounced(state: MonitorState, alerts: readonly AlertPayl
  * Take over alert state another process kept (a cluster handover): its records replace this monitor's of the same
  * fingerprints, nothing is announced. Returns the adopted alerts that are firing, as they were announced.
  */
-export function adoptAlertState(state: MonitorState, persisted: PersistedAlertState): readonly AlertPayload[] {
+export function adoptAlertState(
+  state: MonitorState,
+  persisted: PersistedAlertState,
+): readonly AlertPayload[] {
   mergeEngine(state.engine, persisted);
   return persisted.alerts.flatMap((alert) =>
     alert.status === "firing" && alert.announced !== null ? [alert.announced] : [],

@@ -54,6 +54,11 @@ export interface EventHub extends EventSource {
   complete(): void;
 }
 
+/** Remove alerts from the hub's maps by fingerprint (nothing announced). */
+function forgetAlerts(maps: readonly Map<string, unknown>[], fingerprints: readonly string[]): void {
+  for (const map of maps) for (const fingerprint of fingerprints) map.delete(fingerprint);
+}
+
 /** Create the hub over a journal; `nowMs` and `version` stamp lifecycle events. */
 export function createEventHub(options: {
   readonly journal: Journal;
@@ -134,12 +139,7 @@ export function createEventHub(options: {
         if (memory !== undefined && !isPlainNotified(memory)) mutes.set(alert.fingerprint, memory);
       }
     },
-    releaseActive(fingerprints) {
-      for (const fingerprint of fingerprints) {
-        active.delete(fingerprint);
-        mutes.delete(fingerprint);
-      }
-    },
+    releaseActive: (fingerprints) => forgetAlerts([active, mutes], fingerprints),
     refreshActive(alerts) {
       // only fingerprints still firing here: a late refresh never brings back a resolved alert
       for (const alert of alerts) {
