@@ -29,7 +29,7 @@ export interface AlertHandover {
   owns(key: string): boolean;
   /** Ownership or alert state changed: release, adopt and checkpoint soon (coalesced, one pass at a time). */
   request(): void;
-  /** Write what changed one last time (graceful stop, after the pipeline stopped). */
+  /** Write what changed one last time (graceful stop, after the pipeline stopped); a failure is logged, not thrown. */
   stop(): Promise<void>;
 }
 
@@ -77,7 +77,11 @@ export function createAlertHandover(deps: AlertHandoverDeps): AlertHandover {
       state.stopped = true;
       clearInterval(state.timer);
       await state.running;
-      if (state.runner !== undefined) await checkpointChanged(state, state.runner);
+      if (state.runner === undefined) return;
+      // NATS gone at shutdown: the new owner takes the last state written, and the member still leaves
+      await checkpointChanged(state, state.runner).catch((error: unknown) =>
+        deps.logger.error({ err: error }, "cluster_error: cannot write the last alert state to NATS"),
+      );
     },
   };
 }
