@@ -10,7 +10,7 @@ import { redactUrl } from "./config/redact.js";
 import type { AppConfig } from "./config/types.js";
 import { configWarnings } from "./config/warnings.js";
 import { RULE_KINDS, type AlertPayload } from "./domain/events.js";
-import { activeAlerts, exportAlertState, type MonitorState } from "./domain/monitor.js";
+import { activeAlerts, createMonitorState, exportAlertState, type MonitorState } from "./domain/monitor.js";
 import { alertLink, externalBaseUrl } from "./http/external-url.js";
 import { createAccessPolicy } from "./http/access.js";
 import { createHttpServer, listen } from "./http/server.js";
@@ -321,7 +321,9 @@ function openState(app: Daemon, marketNowMs: () => number): Restored {
   );
   app.store = store;
   const { recovered } = store;
-  const engineState = restoreEngineState(recovered);
+  // in cluster mode a target's alert state is adopted from NATS when this member takes the target
+  const engineState =
+    config.cluster.nats.servers.length > 0 ? createMonitorState() : restoreEngineState(recovered);
   const { journal } = recovered;
   // silences are the operators' wall-clock time, like the sinks they quiet (not the simulated market's)
   const silencer = createSilencer({
@@ -559,6 +561,7 @@ function startPipeline(
   recorder?.started(TICK_MS, app.upstreamUrl);
   const cluster = createClusterMode({
     ...deps,
+    lastSeq: () => hub.lastSeq(),
     logger: app.log("cluster"),
     config: config.cluster,
     monitors: () => app.config.monitors,

@@ -9,6 +9,7 @@ import type { EventHub } from "../pipeline/event-hub.js";
 import type { MonitorRunner } from "../pipeline/monitor-runner.js";
 import { planTargets } from "../pipeline/targets.js";
 import type { PragmaClient } from "../upstream/types.js";
+import { createAlertHandover, type AlertHandover } from "./alert-handover.js";
 import { fencedClient, fencedHub } from "./fences.js";
 import { childLogger } from "../logger.js";
 import { openLeaseStore } from "./lease-store.js";
@@ -24,6 +25,8 @@ export interface ClusterModeDeps {
   readonly registry: Registry;
   readonly nowMs: () => number;
   readonly random: () => number;
+  /** The journal's last seq (recorded in each alert checkpoint). */
+  readonly lastSeq: () => number;
 }
 
 /** A daemon's membership, and the fenced views of its upstream client and event hub. */
@@ -31,9 +34,9 @@ export interface ClusterMode {
   readonly member: ClusterMember;
   /** The client the pipeline polls with: refuses every request while the lease is not valid. */
   fenceClient(client: PragmaClient): PragmaClient;
-  /** The hub the pipeline publishes to: drops alerts while the lease is not valid (the new owner speaks for them). */
+  /** The hub the pipeline publishes to: drops alerts while the lease is not valid (the new owner speaks for them), checkpoints the others. */
   fenceHub(hub: EventHub): EventHub;
-  /** Restrict the runner to the owned targets (none until the first lease) and start the membership. */
+  /** Restrict the runner to the owned targets whose alert state was adopted (none until the first lease) and start the membership. */
   attach(runner: MonitorRunner): void;
   /** `/readyz` with the cluster's reasons added. */
   readiness(base: Readiness): Readiness;
@@ -51,6 +54,8 @@ export function createClusterMode(deps: ClusterModeDeps): ClusterMode | undefine
   const metrics = createClusterMetrics(deps.registry);
   const logger = childLogger(deps.logger, { memberId });
   let runner: MonitorRunner | undefined;
+  let handover: AlertHandover | undefined = undefined;
+  const owns = (spec: TargetSpec): boolean => handover?.owns(ownershipKey(spec)) ?? false;
   const member = createClusterMember({
     config,
     memberId,
@@ -59,25 +64,44 @@ export function createClusterMode(deps: ClusterModeDeps): ClusterMode | undefine
     logger,
     metrics,
     keys: () => [...new Set(planTargets(deps.monitors()).map((plan) => ownershipKey(plan.spec)))],
-    onOwnership: () => runner?.restrict((spec) => member.owns(ownershipKey(spec))),
+    onOwnership: () => handover?.request(),
     openStore: () =>
       openLeaseStore(config.nats, { name: memberId, timeoutMs: Math.min(2_000, config.leaseMs / 4) }),
   });
+  handover = createAlertHandover({
+    member,
+    memberId,
+    keyOfTarget: () => targetKeys(deps.monitors()),
+    lastSeq: deps.lastSeq,
+    nowMs: deps.nowMs,
+    logger,
+    restrict: () => runner?.restrict(owns),
+  });
+  const alerts = handover;
   logger.warn(
     { servers: config.nats.servers.length, leaseMs: config.leaseMs },
-    "cluster mode (experimental): targets are shared by lease, but alert state does not move with a target and every member notifies its own sinks",
+    "cluster mode (experimental): targets and their alert state are shared by lease, but every member journals and notifies on its own",
   );
   return {
     member,
     fenceClient: (client) => fencedClient(client, () => fenceOpen(member, metrics, "poll")),
-    fenceHub: (hub) => fencedHub(hub, () => fenceOpen(member, metrics, "publish")),
+    fenceHub: (hub) =>
+      fencedHub(
+        hub,
+        () => fenceOpen(member, metrics, "publish"),
+        () => alerts.request(),
+      ),
     attach(next) {
       runner = next;
-      next.restrict((spec) => member.owns(ownershipKey(spec)));
+      next.restrict(owns);
+      alerts.attach(next);
       member.start();
     },
     readiness: (base) => withClusterReasons(base, member),
-    stop: () => member.stop(),
+    async stop() {
+      await alerts.stop();
+      await member.stop();
+    },
   };
 }
 
@@ -87,6 +111,12 @@ export function createClusterMode(deps: ClusterModeDeps): ClusterMode | undefine
  */
 export function ownershipKey(spec: TargetSpec): string {
   return "pair" in spec ? `pair:${spec.pair}` : spec.id;
+}
+
+/** Each configured target's ownership key, by target id. */
+function targetKeys(monitors: MonitorsConfig): (targetId: string) => string | undefined {
+  const keys = new Map(planTargets(monitors).map((plan) => [plan.spec.id, ownershipKey(plan.spec)]));
+  return (targetId) => keys.get(targetId);
 }
 
 /** `<hostname>-<incarnation>`, reduced to the characters a KV key allows. */

@@ -24,12 +24,23 @@ export function fencedClient(client: PragmaClient, open: () => boolean): PragmaC
   };
 }
 
-/** The hub with `publishAlert` fenced; everything else (getters included) delegates to the hub itself. */
-export function fencedHub(hub: EventHub, open: () => boolean): EventHub {
+/**
+ * The hub with `publishAlert` fenced (`published` is told after each transition let through); everything else
+ * (getters included) delegates to the hub itself.
+ */
+export function fencedHub(
+  hub: EventHub,
+  open: () => boolean,
+  published: () => void = () => undefined,
+): EventHub {
   const fenced: EventHub = Object.create(hub) as EventHub;
   return Object.assign(fenced, {
-    publishAlert: (alert: Parameters<EventHub["publishAlert"]>[0]) =>
+    publishAlert: (alert: Parameters<EventHub["publishAlert"]>[0]) => {
       // a dropped transition is one the engine made without a lease: the owner's engine decides it
-      open() ? hub.publishAlert(alert) : { type: "alert" as const, seq: hub.lastSeq(), alert },
+      if (!open()) return { type: "alert" as const, seq: hub.lastSeq(), alert };
+      const event = hub.publishAlert(alert);
+      published();
+      return event;
+    },
   });
 }

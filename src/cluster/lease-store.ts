@@ -3,6 +3,7 @@ import { Kvm, type KV } from "@nats-io/kv";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { z } from "zod";
 import type { ClusterConfig } from "../config/types.js";
+import { ALERTS_BUCKET, alertBucketOver, type AlertBucket } from "./alert-bucket.js";
 
 /** The bucket holding the members' lease records (keys `member.<memberId>`). */
 export const MEMBERS_BUCKET = "pm_cluster_members";
@@ -26,8 +27,10 @@ const leaseRecordSchema = z.object({
   expiresAtMs: z.number(),
 });
 
-/** The lease bucket over one NATS connection (which reconnects by itself). */
+/** The lease bucket (and the alert-state bucket) over one NATS connection (which reconnects by itself). */
 export interface LeaseStore {
+  /** Each ownership key's alert state (cluster handover). */
+  readonly alerts: AlertBucket;
   /** Write a new record for a member with no live record; returns its revision, or null when a record exists. */
   create(lease: LeaseRecord): Promise<number | null>;
   /** Renew the record at `revision`; returns the new revision, or null when the record moved on (lease lost). */
@@ -58,12 +61,11 @@ export async function openLeaseStore(
     ...(nats.token === "" ? {} : { token: nats.token }),
   });
   try {
-    const kv = await new Kvm(nc).create(MEMBERS_BUCKET, {
-      history: 1,
-      replicas: nats.replicas,
-      timeout: options.timeoutMs,
-    });
-    return leaseStoreOver(nc, kv, options.timeoutMs);
+    const kvm = new Kvm(nc);
+    const bucket = { history: 1, replicas: nats.replicas, timeout: options.timeoutMs };
+    const kv = await kvm.create(MEMBERS_BUCKET, bucket);
+    const alerts = alertBucketOver(await kvm.create(ALERTS_BUCKET, bucket), options.timeoutMs, casOrNull);
+    return leaseStoreOver(nc, kv, alerts, options.timeoutMs);
   } catch (error) {
     await nc.close();
     throw error;
@@ -71,9 +73,10 @@ export async function openLeaseStore(
 }
 
 /** The store's operations over an open bucket. */
-function leaseStoreOver(nc: NatsConnection, kv: KV, timeoutMs: number): LeaseStore {
+function leaseStoreOver(nc: NatsConnection, kv: KV, alerts: AlertBucket, timeoutMs: number): LeaseStore {
   const encode = (lease: LeaseRecord): Uint8Array => ENCODER.encode(JSON.stringify(lease));
   return {
+    alerts,
     async create(lease) {
       return casOrNull(() => kv.create(keyOf(lease.memberId), encode(lease)));
     },

@@ -2,6 +2,7 @@
 import type { Logger } from "pino";
 import type { ClusterConfig } from "../config/types.js";
 import { NO_OWNERSHIP, nextOwnership, type Ownership } from "../domain/rendezvous.js";
+import type { AlertBucket } from "./alert-bucket.js";
 import type { ClusterMetrics } from "./metrics.js";
 import type { LeaseRecord, LeaseStore, StoredLease } from "./lease-store.js";
 
@@ -30,6 +31,10 @@ export interface ClusterMember {
   leaseValid(): boolean;
   /** Whether this member owns a key now. */
   owns(key: string): boolean;
+  /** The keys this member owns now. */
+  ownedKeys(): ReadonlySet<string>;
+  /** The alert-state bucket, once connected to NATS. */
+  alertBucket(): AlertBucket | undefined;
   status(): ClusterStatus;
   /** Apply the configuration's keys now (after a reload). */
   refresh(): void;
@@ -100,6 +105,8 @@ export function createClusterMember(deps: ClusterMemberDeps): ClusterMember {
     stop: () => stopMember(state),
     leaseValid: () => leaseValid(state),
     owns: (key) => state.ownership.owned.has(key),
+    ownedKeys: () => state.ownership.owned,
+    alertBucket: () => state.store?.alerts,
     status: () => statusOf(state),
     refresh: () => applyOwnership(state),
   };

@@ -189,7 +189,7 @@ function checkCluster(config: AppConfig, problems: ConfigProblem[]): void {
     problems.push({
       key: "cluster.experimental",
       reason:
-        "must be true to turn cluster mode on: alert state does not move with a target yet, so a handover re-announces firing alerts and every member notifies its own sinks (docs/cluster.md)",
+        "must be true to turn cluster mode on: every member keeps its own journal and seq and notifies its own sinks (no shared event log, no exactly-once delivery yet), so a handover can still duplicate or delay a notification (docs/cluster.md)",
     });
   if (!/^[A-Za-z0-9_-]*$/.test(cluster.memberId))
     problems.push({ key: "cluster.memberId", reason: 'only letters, digits, "-" and "_"' });

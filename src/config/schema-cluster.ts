@@ -53,7 +53,7 @@ export const clusterSchema = {
     600_000,
   ),
   experimental: key({
-    doc: "Must be true to turn cluster mode on while it is incomplete: alert state does not move with a target yet, so a handover re-announces alerts already firing and every member notifies its own sinks (docs/cluster.md).",
+    doc: "Must be true to turn cluster mode on while it is incomplete: alert state moves with a target, but every member keeps its own journal and seq and notifies its own sinks (no shared event log, no exactly-once delivery yet), so a handover can still duplicate or delay a notification (docs/cluster.md).",
     format: "pm-boolean",
     default: false,
     env: "PM_CLUSTER_EXPERIMENTAL",

@@ -69,14 +69,31 @@ export function exportEngine(engine: EngineState): PersistedAlertState {
 /** Rebuild an engine from persisted state (validated at the edge: src/state/alert-checkpoint.ts). */
 export function importEngine(persisted: PersistedAlertState): EngineState {
   const engine = createEngineState();
+  mergeEngine(engine, persisted);
+  return engine;
+}
+
+/** Add persisted alerts to an engine, each replacing the engine's own record of its fingerprint (a handed-over target). */
+export function mergeEngine(engine: EngineState, persisted: PersistedAlertState): void {
   for (const alert of persisted.alerts) {
+    dropEngineRecord(engine, alert.fingerprint);
     const record = toRecord(alert);
     putRecord(engine, record);
     // Inhibition counts a firing inhibitor (upstream_error) only while its condition holds (not while held by flap damping).
-    if (record.status === "firing" && inhibitsOthers(record.ruleKind) && record.rawActive)
-      countInhibitor(engine, record, +1);
+    if (countsAsInhibitor(record)) countInhibitor(engine, record, +1);
   }
-  return engine;
+}
+
+/** Drop a record without a transition (its alert is now someone else's, or resolved elsewhere), inhibition included. */
+export function dropEngineRecord(engine: EngineState, fingerprint: string): void {
+  const existing = engine.alerts.get(fingerprint);
+  if (existing === undefined) return;
+  if (countsAsInhibitor(existing)) countInhibitor(engine, existing, -1);
+  dropRecord(engine, fingerprint);
+}
+
+function countsAsInhibitor(record: AlertRecord): boolean {
+  return record.status === "firing" && inhibitsOthers(record.ruleKind) && record.rawActive;
 }
 
 /** Replay alert transitions journaled after the checkpoint: firing ones become (or refresh) firing records, resolved ones drop theirs. */
@@ -86,10 +103,7 @@ export function restoreEngine(engine: EngineState, alerts: readonly AlertPayload
     if (!isRuleConfigKind(alert.rule)) continue;
     const existing = engine.alerts.get(alert.fingerprint);
     if (alert.status === "resolved") {
-      if (existing === undefined) continue;
-      if (existing.status === "firing" && inhibitsOthers(existing.ruleKind) && existing.rawActive)
-        countInhibitor(engine, existing, -1);
-      dropRecord(engine, alert.fingerprint);
+      dropEngineRecord(engine, alert.fingerprint);
       continue;
     }
     const startsAtMs = Date.parse(alert.startsAt);

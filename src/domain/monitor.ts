@@ -1,7 +1,14 @@
 // The monitor's public API: fold observations and clock ticks into alert transitions (deterministic).
 // observe/tick/retainTargets take ownership of the state, mutate it in place for speed and return it.
 import { createEngineState, dropRecord, resolve, type EngineState } from "./alert-engine.js";
-import { exportEngine, importEngine, restoreEngine, type PersistedAlertState } from "./alert-persistence.js";
+import {
+  dropEngineRecord,
+  exportEngine,
+  importEngine,
+  mergeEngine,
+  restoreEngine,
+  type PersistedAlertState,
+} from "./alert-persistence.js";
 import { inhibitorsByTarget, inhibitorsOf, pendingAlertsOf, type PendingAlert } from "./alert-view.js";
 import { evaluateCauses } from "./causes.js";
 import { createEvaluator, type Evaluator } from "./evaluator.js";
@@ -160,6 +167,26 @@ export function importAlertState(persisted: PersistedAlertState, options: Monito
 /** Apply alert transitions journaled after the last checkpoint (in seq order) so a restart matches what was announced. */
 export function restoreAnnounced(state: MonitorState, alerts: readonly AlertPayload[]): MonitorState {
   restoreEngine(state.engine, alerts);
+  return state;
+}
+
+/**
+ * Take over alert state another process kept (a cluster handover): its records replace this monitor's of the same
+ * fingerprints, nothing is announced. Returns the adopted alerts that are firing, as they were announced.
+ */
+export function adoptAlertState(
+  state: MonitorState,
+  persisted: PersistedAlertState,
+): readonly AlertPayload[] {
+  mergeEngine(state.engine, persisted);
+  return persisted.alerts.flatMap((alert) =>
+    alert.status === "firing" && alert.announced !== null ? [alert.announced] : [],
+  );
+}
+
+/** Let alerts go without a transition (a cluster handover: the new owner carries them on); unknown fingerprints are ignored. */
+export function releaseAlertState(state: MonitorState, fingerprints: readonly string[]): MonitorState {
+  for (const fingerprint of fingerprints) dropEngineRecord(state.engine, fingerprint);
   return state;
 }
 

@@ -47,9 +47,16 @@ export interface EventHub extends EventSource {
   forgetTarget(targetId: string): void;
   /** Seed the firing set from persisted state without announcing anything. */
   restoreActive(alerts: readonly AlertPayload[]): void;
+  /** Stop listing these alerts as active without a transition (their target moved to another cluster member). */
+  releaseActive(fingerprints: readonly string[]): void;
   /** Show the current payload of alerts already firing (a held alert's value), journaling and announcing nothing. */
   refreshActive(alerts: readonly AlertPayload[]): void;
   complete(): void;
+}
+
+/** Remove alerts from the hub's maps by fingerprint (nothing announced). */
+function forgetAlerts(maps: readonly Map<string, unknown>[], fingerprints: readonly string[]): void {
+  for (const map of maps) for (const fingerprint of fingerprints) map.delete(fingerprint);
 }
 
 /** Create the hub over a journal; `nowMs` and `version` stamp lifecycle events. */
@@ -132,6 +139,7 @@ export function createEventHub(options: {
         if (memory !== undefined && !isPlainNotified(memory)) mutes.set(alert.fingerprint, memory);
       }
     },
+    releaseActive: (fingerprints) => forgetAlerts([active, mutes], fingerprints),
     refreshActive(alerts) {
       // only fingerprints still firing here: a late refresh never brings back a resolved alert
       for (const alert of alerts) {

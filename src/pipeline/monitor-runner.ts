@@ -3,11 +3,14 @@ import { Subscription, asyncScheduler, interval, type SchedulerLike } from "rxjs
 import type { MonitorsConfig } from "../config/types.js";
 import {
   activeAlerts,
+  adoptAlertState,
   describeTargets,
   observe,
+  releaseAlertState,
   retainTargets,
   tick,
   type MonitorState,
+  type PersistedAlertState,
 } from "../domain/monitor.js";
 import type { TargetReadiness } from "../domain/readiness.js";
 import { definitionOf, type RuleConfig } from "../domain/rules/index.js";
@@ -36,6 +39,10 @@ export interface MonitorRunner {
   targetHealth(): readonly TargetReadiness[];
   /** Each running target's latest poll, next poll and data (history bounded to `maxPoints`), sorted by id: work done here, never per poll. */
   targetReports(maxPoints: number): readonly TargetReport[];
+  /** Take over alerts another cluster member kept (before the targets they belong to start): announced nothing. */
+  adopt(persisted: PersistedAlertState): void;
+  /** Let alerts go without a transition (their targets move to another cluster member, which carries them on). */
+  release(fingerprints: readonly string[]): void;
   /** Current engine state (for persistence). */
   state(): MonitorState;
   /** Ids of the targets being polled. */
@@ -87,6 +94,13 @@ export function createMonitorRunner(deps: MonitorRunnerDeps, initialState: Monit
         describeTargets(runner.state, maxPoints),
         deps.nowMs(),
       ),
+    adopt(persisted) {
+      deps.hub.restoreActive(adoptAlertState(runner.state, persisted));
+    },
+    release(fingerprints) {
+      releaseAlertState(runner.state, fingerprints);
+      deps.hub.releaseActive(fingerprints);
+    },
     state: () => runner.state,
     targetIds: () => [...runner.running.keys()],
     stop() {

@@ -117,3 +117,33 @@ function engineOf(value: unknown, logger: Logger): PersistedAlertState | null {
     return null;
   }
 }
+
+/**
+ * The checkpoint as JSON text: the content of `alerts.json`, and of a cluster target's record in KV (there with
+ * `writer`, who wrote it: extra fields the reader ignores).
+ */
+export function checkpointJson(
+  checkpoint: AlertCheckpoint,
+  savedAtMs: number,
+  writer: Readonly<Record<string, string | number>> = {},
+): string {
+  return JSON.stringify({
+    version: CHECKPOINT_VERSION,
+    savedAt: new Date(savedAtMs).toISOString(),
+    ...writer,
+    ...checkpoint,
+  });
+}
+
+/** Parse checkpoint JSON written by `checkpointJson`; throws PmError PM_ERR_STATE naming the first bad field. */
+export function parseCheckpointJson(text: string): AlertCheckpoint {
+  let value: unknown;
+  try {
+    value = JSON.parse(text) as unknown;
+  } catch {
+    throw new PmError("PM_ERR_STATE", "alert checkpoint: not JSON");
+  }
+  const file = CHECKPOINT_FILE.safeParse(value);
+  if (!file.success) throw new PmError("PM_ERR_STATE", "alert checkpoint: unknown format");
+  return { lastSeq: file.data.lastSeq, engine: parsePersistedAlertState(file.data.engine) };
+}

@@ -5,7 +5,7 @@ import type { AlertEvent, JournaledEvent } from "../domain/events.js";
 import { PmError } from "../domain/errors.js";
 import { createJournal, type Journal } from "./journal.js";
 import {
-  CHECKPOINT_VERSION,
+  checkpointJson,
   readCheckpoint,
   type AlertCheckpoint,
   type LoadedCheckpoint,
@@ -104,10 +104,7 @@ export function openStateStore(options: {
       if (file.linesSinceCompaction > compactAfterLines) queueCompaction();
     },
     saveCheckpoint(next) {
-      writeFileAtomic(
-        checkpointPath,
-        JSON.stringify({ version: CHECKPOINT_VERSION, savedAt: new Date(nowMs()).toISOString(), ...next }),
-      );
+      writeFileAtomic(checkpointPath, checkpointJson(next, nowMs()));
     },
     sync() {
       if (!closed) file.sync();

@@ -77,4 +77,20 @@ describe("fencedHub", () => {
     expect(fenced.activeAlerts().map((alert) => alert.fingerprint)).toEqual(["fp-btc"]);
     expect(fenced.events$).toBe(hub.events$);
   });
+
+  it("tells after each alert it let through, never after one it dropped", () => {
+    let open = false;
+    let published = 0;
+    const hub = createEventHub({ journal: createJournal(100), nowMs: () => 0, version: "test" });
+    const fenced = fencedHub(
+      hub,
+      () => open,
+      () => (published += 1),
+    );
+    fenced.publishAlert(ALERT);
+    expect(published).toBe(0);
+    open = true;
+    fenced.publishAlert(ALERT);
+    expect(published).toBe(1);
+  });
 });

@@ -1,4 +1,5 @@
-// A counting HTTP proxy in front of the simulator: one per cluster member, so the test sees which member polled which pair, and when.
+// A counting HTTP proxy in front of the simulator: one per cluster member, so the test sees which member polled which pair,
+// and when; it answers 500 for the pairs a test marks as failing.
 import { createServer, type Server } from "node:http";
 
 /** One request a member made: the pair it asked for (`BASE/QUOTE`) and when the proxy received it. */
@@ -11,6 +12,8 @@ export interface ProxiedRequest {
 export interface CountingProxy {
   readonly url: string;
   readonly requests: ProxiedRequest[];
+  /** Pairs (`BASE/QUOTE`) whose price requests are answered 500 instead of forwarded. */
+  readonly failing: Set<string>;
   close(): Promise<void>;
 }
 
@@ -19,14 +22,18 @@ const PAIR_PRICE_PATH = /^\/node\/v1\/data\/([^/?]+)\/([^/?]+)/;
 /** Forward every request to `targetUrl`, logging pair-price requests by pair. */
 export async function startCountingProxy(targetUrl: string): Promise<CountingProxy> {
   const requests: ProxiedRequest[] = [];
+  const failing = new Set<string>();
   const server: Server = createServer((req, res) => {
     const path = req.url ?? "/";
     const match = PAIR_PRICE_PATH.exec(path);
-    if (match !== null)
-      requests.push({
-        pair: `${decodeURIComponent(match[1] ?? "")}/${decodeURIComponent(match[2] ?? "")}`,
-        atMs: Date.now(),
-      });
+    const pair =
+      match === null ? null : `${decodeURIComponent(match[1] ?? "")}/${decodeURIComponent(match[2] ?? "")}`;
+    if (pair !== null) requests.push({ pair, atMs: Date.now() });
+    if (pair !== null && failing.has(pair)) {
+      res.writeHead(500, { "content-type": "application/json" });
+      res.end('{"error":"failing on purpose (test)"}');
+      return;
+    }
     fetch(`${targetUrl}${path}`, { headers: { accept: "application/json" } })
       .then(async (upstream) => {
         const body = Buffer.from(await upstream.arrayBuffer());
@@ -46,6 +53,7 @@ export async function startCountingProxy(targetUrl: string): Promise<CountingPro
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
+    failing,
     close: () =>
       new Promise((resolve) => {
         server.close(() => resolve());

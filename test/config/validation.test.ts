@@ -147,7 +147,7 @@ describe("types, enums and ranges", () => {
     ],
     [
       { cluster: { nats: { servers: ["nats://127.0.0.1:4222"] } } },
-      "cluster.experimental: must be true to turn cluster mode on: alert state does not move with a target yet, so a handover re-announces firing alerts and every member notifies its own sinks (docs/cluster.md)",
+      "cluster.experimental: must be true to turn cluster mode on: every member keeps its own journal and seq and notifies its own sinks (no shared event log, no exactly-once delivery yet), so a handover can still duplicate or delay a notification (docs/cluster.md)",
     ],
     [{ cluster: { memberId: "a.b" } }, 'cluster.memberId: only letters, digits, "-" and "_"'],
     [{ cluster: { leaseMs: 500 } }, "cluster.leaseMs: must be an integer from 1000 to 600000: value was 500"],

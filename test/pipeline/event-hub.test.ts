@@ -180,3 +180,17 @@ describe("event hub muting", () => {
     );
   });
 });
+
+describe("releaseActive (a target handed to another cluster member)", () => {
+  it("stops listing the alerts without journaling anything, and forgets their muting", () => {
+    const journal = createJournal(100);
+    const target = hubOver(journal);
+    publish(target, btc, [["s1"], "first"]);
+    const seq = journal.lastSeq;
+    target.hub.releaseActive([btc.fingerprint]);
+    expect(target.hub.activeAlerts()).toEqual([]);
+    expect(journal.lastSeq).toBe(seq);
+    // nothing remembered: a later announcement of the fingerprint starts unmuted
+    expect(target.hub.wasNotified(btc.fingerprint)).toBe(true);
+  });
+});

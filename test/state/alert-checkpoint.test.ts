@@ -13,7 +13,12 @@ import {
   importAlertState,
   restoreAnnounced,
 } from "../../src/domain/monitor.js";
-import { parsePersistedAlertState, readCheckpoint } from "../../src/state/alert-checkpoint.js";
+import {
+  checkpointJson,
+  parseCheckpointJson,
+  parsePersistedAlertState,
+  readCheckpoint,
+} from "../../src/state/alert-checkpoint.js";
 
 const payload = {
   fingerprint: "0123456789abcdef",
@@ -165,5 +170,43 @@ describe("readCheckpoint", () => {
     expect(log.lines.map((line) => line.msg)).toEqual([
       "alert state file has an unknown format: ignoring it",
     ]);
+  });
+});
+
+describe("checkpointJson / parseCheckpointJson (the file's format, and a cluster target's record in KV)", () => {
+  const engine = { version: 1 as const, alerts: [firing] };
+
+  it("round-trips, with the writer's fields beside the checkpoint ignored by the reader", () => {
+    const text = checkpointJson({ lastSeq: 7, engine }, Date.parse("2026-11-22T10:00:00.000Z"), {
+      memberId: "m1",
+      leaseRevision: 42,
+    });
+    expect(JSON.parse(text)).toMatchObject({ version: 1, memberId: "m1", leaseRevision: 42, lastSeq: 7 });
+    expect(parseCheckpointJson(text)).toEqual({ lastSeq: 7, engine });
+  });
+
+  it("is what readCheckpoint reads from a file", () => {
+    const path = join(mkdtempSync(join(tmpdir(), "pm-checkpoint-")), "alerts.json");
+    writeFileSync(path, checkpointJson({ lastSeq: 3, engine }, 0));
+    expect(readCheckpoint(path, 0, captureLogger().logger)).toEqual({ lastSeq: 3, engine });
+  });
+
+  it("refuses text that is not JSON, an unknown format, or a bad engine with PM_ERR_STATE", () => {
+    const refusal = (text: string): string => {
+      try {
+        parseCheckpointJson(text);
+      } catch (error) {
+        expect(isPmError(error, "PM_ERR_STATE")).toBe(true);
+        return (error as Error).message;
+      }
+      throw new Error("expected a PM_ERR_STATE error");
+    };
+    expect(refusal("{")).toBe("alert checkpoint: not JSON");
+    expect(refusal(JSON.stringify({ version: 9, lastSeq: 1, engine }))).toBe(
+      "alert checkpoint: unknown format",
+    );
+    expect(
+      refusal(JSON.stringify({ version: 1, lastSeq: 1, engine: withAlert({ ...firing, status: "x" }) })),
+    ).toMatch(/^alert state: alerts\[0\]\.status: /);
   });
 });

@@ -1,0 +1,221 @@
+// Alert state moves with a cluster target: the owner checkpoints each key's alerts to KV, a new owner adopts them before its first poll.
+import type { Logger } from "pino";
+import { alertStateByKey, NO_ALERTS } from "../domain/alert-handover.js";
+import { exportAlertState, type PersistedAlertState } from "../domain/monitor.js";
+import type { MonitorRunner } from "../pipeline/monitor-runner.js";
+import { checkpointJson, parseCheckpointJson } from "../state/alert-checkpoint.js";
+import type { AlertBucket } from "./alert-bucket.js";
+import type { ClusterMember } from "./member.js";
+
+/** What the handover needs from cluster mode. */
+export interface AlertHandoverDeps {
+  readonly member: ClusterMember;
+  readonly memberId: string;
+  /** The ownership key of each configured target (the configuration in force). */
+  readonly keyOfTarget: () => (targetId: string) => string | undefined;
+  /** The journal's last seq, recorded in each checkpoint as the file checkpoint does. */
+  readonly lastSeq: () => number;
+  readonly nowMs: () => number;
+  readonly logger: Logger;
+  /** Re-apply the runner's ownership filter (`owns` changed). */
+  readonly restrict: () => void;
+}
+
+/** The keys whose alert state this member holds, and the work that keeps KV in step with them. */
+export interface AlertHandover {
+  /** Start checkpointing and adopting for this runner. */
+  attach(runner: MonitorRunner): void;
+  /** Whether the member owns a key and has adopted its alert state (only then are its targets run). */
+  owns(key: string): boolean;
+  /** Ownership or alert state changed: release, adopt and checkpoint soon (coalesced, one pass at a time). */
+  request(): void;
+  /** Write what changed one last time (graceful stop, after the pipeline stopped); a failure is logged, not thrown. */
+  stop(): Promise<void>;
+}
+
+/** A key's alert state as this member holds it: the KV revision to write over and the engine JSON last written. */
+interface Held {
+  revision: number;
+  writtenJson: string;
+}
+
+interface HandoverState {
+  readonly deps: AlertHandoverDeps;
+  readonly held: Map<string, Held>;
+  runner: MonitorRunner | undefined;
+  scheduled: boolean;
+  again: boolean;
+  running: Promise<void> | undefined;
+  stopped: boolean;
+  timer: NodeJS.Timeout | undefined;
+}
+
+/** How often a pass runs without being asked: pending alerts change without a transition, a failed claim is retried. */
+const PASS_INTERVAL_MS = 1_000;
+
+/** Create the handover; nothing is adopted until `attach` and the member's first ownership. */
+export function createAlertHandover(deps: AlertHandoverDeps): AlertHandover {
+  const state: HandoverState = {
+    deps,
+    held: new Map(),
+    runner: undefined,
+    scheduled: false,
+    again: false,
+    running: undefined,
+    stopped: false,
+    timer: undefined,
+  };
+  return {
+    attach(runner) {
+      state.runner = runner;
+      state.timer = setInterval(() => request(state), PASS_INTERVAL_MS).unref();
+      request(state);
+    },
+    owns: (key) => state.held.has(key) && deps.member.owns(key),
+    request: () => request(state),
+    async stop() {
+      state.stopped = true;
+      clearInterval(state.timer);
+      await state.running;
+      if (state.runner === undefined) return;
+      // NATS gone at shutdown: the new owner takes the last state written, and the member still leaves
+      await checkpointChanged(state, state.runner).catch((error: unknown) =>
+        deps.logger.error({ err: error }, "cluster_error: cannot write the last alert state to NATS"),
+      );
+    },
+  };
+}
+
+/** Run a pass on the next turn of the event loop (never inside the publish that asked for it). */
+function request(state: HandoverState): void {
+  state.again = true;
+  if (state.scheduled || state.running !== undefined || state.stopped) return;
+  state.scheduled = true;
+  setImmediate(() => {
+    state.scheduled = false;
+    state.running = passes(state).finally(() => (state.running = undefined));
+  });
+}
+
+async function passes(state: HandoverState): Promise<void> {
+  while (state.again && !state.stopped) {
+    state.again = false;
+    const { runner } = state;
+    if (runner === undefined) return;
+    try {
+      await releaseLost(state, runner);
+      await adoptGained(state, runner);
+      await checkpointChanged(state, runner);
+    } catch (error) {
+      state.deps.logger.error({ err: error }, "cluster_error: cannot read or write alert state in NATS");
+    }
+  }
+}
+
+/** Each held key's alerts as the engine has them now (a key with none: no alerts). */
+function snapshot(state: HandoverState, runner: MonitorRunner): (key: string) => PersistedAlertState {
+  const byKey = alertStateByKey(exportAlertState(runner.state()), state.deps.keyOfTarget());
+  return (key) => byKey.get(key) ?? NO_ALERTS;
+}
+
+/** Keys this member no longer owns: their alerts leave the engine silently, their targets stop, KV gets the last state. */
+async function releaseLost(state: HandoverState, runner: MonitorRunner): Promise<void> {
+  const { deps } = state;
+  const lost = [...state.held.keys()].filter((key) => !deps.member.owns(key));
+  if (lost.length === 0) return;
+  const alertsOf = snapshot(state, runner);
+  const last = lost.map((key) => ({ key, held: state.held.get(key), alerts: alertsOf(key) }));
+  runner.release(last.flatMap(({ alerts }) => alerts.alerts.map((alert) => alert.fingerprint)));
+  for (const key of lost) state.held.delete(key);
+  deps.restrict();
+  // a member without a lease writes nothing: the new owner already took (or will take) the state in KV
+  const bucket = deps.member.alertBucket();
+  if (!deps.member.leaseValid() || bucket === undefined) return;
+  await Promise.all(
+    last.flatMap(({ key, held, alerts }) =>
+      held === undefined ? [] : [bucket.write(key, recordText(state, alerts), held.revision)],
+    ),
+  );
+}
+
+/** Keys this member owns but holds no state of: read each from KV, claim it (compare-and-set), adopt it, start its targets. */
+async function adoptGained(state: HandoverState, runner: MonitorRunner): Promise<void> {
+  const { deps } = state;
+  const bucket = deps.member.alertBucket();
+  const gained = [...deps.member.ownedKeys()].filter((key) => !state.held.has(key));
+  if (gained.length === 0 || bucket === undefined || !deps.member.leaseValid()) return;
+  const claimed = await Promise.all(gained.map((key) => claim(state, bucket, key)));
+  let adopted = 0;
+  for (const entry of claimed) {
+    if (entry === null || !deps.member.owns(entry.key)) continue;
+    runner.adopt(entry.alerts);
+    state.held.set(entry.key, { revision: entry.revision, writtenJson: JSON.stringify(entry.alerts) });
+    adopted += entry.alerts.alerts.length;
+  }
+  if (adopted > 0) deps.logger.info({ alerts: adopted }, "cluster: adopted the alert state of new targets");
+  deps.restrict();
+}
+
+/** Read a key's record and write it back as this member's (fencing the previous owner); null when another write won. */
+async function claim(
+  state: HandoverState,
+  bucket: AlertBucket,
+  key: string,
+): Promise<{ key: string; alerts: PersistedAlertState; revision: number } | null> {
+  const read = await bucket.read(key);
+  const alerts = read.text === null ? NO_ALERTS : parsedOrNone(state, key, read.text);
+  const revision = await bucket.write(key, recordText(state, alerts), read.revision);
+  if (revision === null)
+    state.deps.logger.warn({ key }, "cluster: alert state changed while claimed; retrying");
+  return revision === null ? null : { key, alerts, revision };
+}
+
+function parsedOrNone(state: HandoverState, key: string, text: string): PersistedAlertState {
+  try {
+    return parseCheckpointJson(text).engine;
+  } catch (error) {
+    state.deps.logger.error(
+      { key, err: error },
+      "cluster: alert state in NATS is invalid: starting it clean",
+    );
+    return NO_ALERTS;
+  }
+}
+
+/** Write each held key whose alerts changed since last written; a lost compare-and-set lets the key go. */
+async function checkpointChanged(state: HandoverState, runner: MonitorRunner): Promise<void> {
+  const { deps } = state;
+  const bucket = deps.member.alertBucket();
+  if (bucket === undefined || !deps.member.leaseValid()) return;
+  const alertsOf = snapshot(state, runner);
+  const changed = [...state.held].flatMap(([key, held]) => {
+    const alerts = alertsOf(key);
+    const json = JSON.stringify(alerts);
+    return json === held.writtenJson ? [] : [{ key, held, alerts, json }];
+  });
+  const lost: string[] = [];
+  await Promise.all(
+    changed.map(async ({ key, held, alerts, json }) => {
+      const revision = await bucket.write(key, recordText(state, alerts), held.revision);
+      if (revision === null) lost.push(key);
+      else Object.assign(held, { revision, writtenJson: json });
+    }),
+  );
+  if (lost.length === 0) return;
+  // another member wrote these keys: it owns them now; let go without a resolve and re-adopt if still owned
+  deps.logger.error({ keys: lost.length }, "cluster: alert state written by another member: letting it go");
+  const alertsNow = snapshot(state, runner);
+  runner.release(lost.flatMap((key) => alertsNow(key).alerts.map((alert) => alert.fingerprint)));
+  for (const key of lost) state.held.delete(key);
+  deps.restrict();
+  state.again = true;
+}
+
+/** A key's KV record: the checkpoint format of `alerts.json`, with who wrote it under which lease revision. */
+function recordText(state: HandoverState, alerts: PersistedAlertState): string {
+  const { deps } = state;
+  return checkpointJson({ lastSeq: deps.lastSeq(), engine: alerts }, deps.nowMs(), {
+    memberId: deps.memberId,
+    leaseRevision: deps.member.status().leaseRevision ?? 0,
+  });
+}

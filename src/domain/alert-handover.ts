@@ -1,0 +1,34 @@
+// Which alerts move with a cluster target: the persisted alert state split by ownership key (pure).
+import type { PersistedAlert, PersistedAlertState } from "./alert-persistence.js";
+
+/**
+ * The persisted alerts of each ownership key: an alert belongs to a key when every target it was computed from
+ * belongs to that key (`keyOfTarget`). Alerts of no known target (cause alerts, alerts restored from a journal
+ * that have not seen data yet) or of targets under several keys belong to none: they stay with the process.
+ */
+export function alertStateByKey(
+  state: PersistedAlertState,
+  keyOfTarget: (targetId: string) => string | undefined,
+): ReadonlyMap<string, PersistedAlertState> {
+  const byKey = new Map<string, PersistedAlert[]>();
+  for (const alert of state.alerts) {
+    const key = keyOfAlert(alert, keyOfTarget);
+    if (key === undefined) continue;
+    const alerts = byKey.get(key) ?? [];
+    alerts.push(alert);
+    byKey.set(key, alerts);
+  }
+  return new Map([...byKey].map(([key, alerts]) => [key, { version: 1, alerts }]));
+}
+
+/** No alerts: what a key with nothing pending or firing checkpoints. */
+export const NO_ALERTS: PersistedAlertState = { version: 1, alerts: [] };
+
+function keyOfAlert(
+  alert: PersistedAlert,
+  keyOfTarget: (targetId: string) => string | undefined,
+): string | undefined {
+  const keys = new Set(alert.targetIds.map(keyOfTarget));
+  const [key] = keys;
+  return keys.size === 1 ? key : undefined;
+}

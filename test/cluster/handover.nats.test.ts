@@ -1,0 +1,229 @@
+// Alert state moves with a cluster target (real processes: nats-server, a simulator, three daemons behind failing
+// proxies, one webhook receiver): a member killed -9 while an alert fires on its target; the new owner neither
+// announces it again nor loses the resolve of a target that recovered during the handover; when the member comes
+// back (same id, so the same rendezvous share) the target moves back without a `target_removed` resolve.
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { AlertPayload } from "../../src/domain/events.js";
+import { syntheticPairIds } from "../../src/simulator/synthetic-pairs.js";
+import { ensureBuilt, killAllDaemons, spawnDaemon, startDaemon, type RunningDaemon } from "../e2e/daemon.js";
+import { makeWorkDir, removeWorkDirs, writeConfig } from "../e2e/fixtures.js";
+import { startWebhookReceiver, type WebhookReceiver } from "../e2e/webhook-receiver.js";
+import { natsServerAvailable, startNats, type NatsCluster } from "./nats.js";
+import { startCountingProxy, type CountingProxy } from "./proxy.js";
+
+const PAIRS = syntheticPairIds(12);
+const LEASE_MS = 3_000;
+const PERIOD_MS = 1_000;
+const SECRET = "cluster-handover-secret-0123456789";
+
+const available = natsServerAvailable();
+
+interface Member {
+  readonly id: string;
+  readonly proxy: CountingProxy;
+  readonly daemon: RunningDaemon;
+  readonly stateDir: string;
+  readonly configFile: string;
+  readonly dir: string;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The member that polled `pair` most recently (within the last `windowMs`), if any. */
+function pollerOf(members: readonly Member[], pair: string, windowMs: number): Member | undefined {
+  const sinceMs = Date.now() - windowMs;
+  return members.find((member) => member.proxy.requests.some((r) => r.pair === pair && r.atMs >= sinceMs));
+}
+
+/** The upstream_error alerts the receiver accepted for a pair. */
+function delivered(hook: WebhookReceiver, pair: string): AlertPayload[] {
+  return hook.deliveries.items.flatMap((d) =>
+    d.answeredStatus < 300 &&
+    d.event?.alert.rule === "upstream_error" &&
+    d.event.alert.labels["pair"] === pair
+      ? [d.event.alert]
+      : [],
+  );
+}
+
+/** The alert transitions a member journaled for a fingerprint. */
+function journaled(member: Member, fingerprint: string): AlertPayload[] {
+  const path = join(member.stateDir, "journal.jsonl");
+  if (!existsSync(path)) return [];
+  return readFileSync(path, "utf8")
+    .split("\n")
+    .filter((line) => line.trim() !== "")
+    .flatMap((line) => {
+      const event = JSON.parse(line) as { type: string; alert?: AlertPayload };
+      return event.type === "alert" && event.alert?.fingerprint === fingerprint ? [event.alert] : [];
+    });
+}
+
+async function waitUntil(what: string, done: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(100);
+  }
+}
+
+describe.skipIf(!available)("cluster alert handover (nats-server, 3 daemons, kill -9)", () => {
+  let nats: NatsCluster;
+  let simulatorUrl: string;
+  let hook: WebhookReceiver;
+  const proxies: CountingProxy[] = [];
+
+  beforeAll(async () => {
+    ensureBuilt();
+    nats = await startNats(1);
+    hook = await startWebhookReceiver(SECRET, 200);
+    const work = makeWorkDir();
+    const sim = spawnDaemon(["simulate", "--port", "0", "--seed", "7", "--synthetic-pairs", "12"], {
+      cwd: work.dir,
+    });
+    const line = await sim.logs.waitFor((l) => /listening on http/.test(l.raw), {
+      timeoutMs: 15_000,
+      what: "the simulator's listening line",
+    });
+    simulatorUrl = /listening on (http\S+)/.exec(line.raw)?.[1] ?? "";
+  }, 180_000);
+  afterAll(async () => {
+    await killAllDaemons();
+    await Promise.all(proxies.splice(0).map((proxy) => proxy.close()));
+    await hook.close();
+    await nats.close();
+    removeWorkDirs();
+  });
+
+  /** Start a member with its own work dir and proxy, notifying the shared webhook receiver. */
+  async function startMember(id: string): Promise<Member> {
+    const proxy = await startCountingProxy(simulatorUrl);
+    proxies.push(proxy);
+    const work = makeWorkDir();
+    writeConfig(work, {
+      upstream: { url: proxy.url, retry: { maxAttempts: 1 } },
+      monitors: {
+        offchain: PAIRS.map((pair) => ({ pair, periodMs: PERIOD_MS })),
+        onchain: [],
+        publishers: [],
+        funding: [],
+        vaults: [],
+        warmup: { enabled: false },
+      },
+      rules: [{ kind: "upstream_error", threshold: 3 }],
+      sinks: [
+        {
+          kind: "webhook",
+          name: "hook",
+          url: hook.url,
+          secret: SECRET,
+          failureThreshold: 1000,
+          timeoutMs: 2_000,
+          groupBy: ["..."],
+        },
+      ],
+      state: { dir: work.stateDir },
+      cluster: { nats: { servers: nats.urls }, memberId: id, leaseMs: LEASE_MS, experimental: true },
+      shutdown: { drainTimeoutMs: 2_000 },
+    });
+    const daemon = await startDaemon(work.configFile, {
+      cwd: work.dir,
+      simulatorUrl: proxy.url,
+      timeoutMs: 20_000,
+    });
+    return { id, proxy, daemon, stateDir: work.stateDir, configFile: work.configFile, dir: work.dir };
+  }
+
+  it("does not announce a firing alert again after kill -9, resolves once a target that recovered meanwhile, and moves back without a resolve", async () => {
+    const members = [await startMember("h1"), await startMember("h2"), await startMember("h3")];
+    await waitUntil(
+      "every pair polled",
+      () => PAIRS.every((pair) => pollerOf(members, pair, 2_000) !== undefined),
+      30_000,
+    );
+    await sleep(2_000); // settled: the handover wait of the later joiners is over
+    // two pairs of one member: one keeps failing across the kill, one recovers while its owner is dead
+    const byOwner = new Map<Member, string[]>();
+    for (const pair of PAIRS) {
+      const owner = pollerOf(members, pair, 1_500);
+      if (owner !== undefined) byOwner.set(owner, [...(byOwner.get(owner) ?? []), pair]);
+    }
+    const [victim, pairs] = [...byOwner].find(([, owned]) => owned.length >= 2) ?? [];
+    if (victim === undefined || pairs === undefined) throw new Error("no member polls two pairs");
+    const [failingPair, recoveringPair] = pairs as [string, string];
+    for (const proxy of proxies) proxy.failing.add(failingPair).add(recoveringPair);
+    await waitUntil(
+      "both alerts delivered as firing",
+      () => [failingPair, recoveringPair].every((pair) => delivered(hook, pair).length > 0),
+      20_000,
+    );
+    const [firing] = delivered(hook, failingPair);
+    const [recovering] = delivered(hook, recoveringPair);
+    if (firing === undefined || recovering === undefined) throw new Error("no firing alert");
+    await sleep(500); // the checkpoint is written right after the transition
+
+    const killedAtMs = Date.now();
+    victim.daemon.signal("SIGKILL");
+    for (const proxy of proxies) proxy.failing.delete(recoveringPair);
+    const survivors = members.filter((member) => member !== victim);
+    await waitUntil(
+      "the recovered alert resolved",
+      () => delivered(hook, recoveringPair).some((alert) => alert.status === "resolved"),
+      LEASE_MS + PERIOD_MS + 10_000,
+    );
+    const resolvedAfterMs = Date.now() - killedAtMs;
+    // the failing pair is polled (and failing) by its new owner for several periods: no new `first`
+    await waitUntil(
+      "the failing pair polled by a survivor for 4 s",
+      () =>
+        survivors.some(
+          (member) =>
+            member.proxy.requests.filter((r) => r.pair === failingPair && r.atMs > killedAtMs).length >= 4,
+        ),
+      LEASE_MS + PERIOD_MS + 10_000,
+    );
+    await sleep(1_000); // a late duplicate would have been delivered by now
+    console.info(
+      `handover: the recovered target's resolve was delivered ${resolvedAfterMs} ms after kill -9`,
+    );
+
+    const failingFirsts = delivered(hook, failingPair).filter(
+      (a) => a.status === "firing" && a.reason === "first",
+    );
+    expect(failingFirsts.map((a) => a.fingerprint)).toEqual([firing.fingerprint]);
+    expect(delivered(hook, failingPair).filter((a) => a.status === "resolved")).toEqual([]);
+    const recoveringAlerts = delivered(hook, recoveringPair);
+    expect(recoveringAlerts.filter((a) => a.status === "firing" && a.reason === "first")).toHaveLength(1);
+    const resolves = recoveringAlerts.filter((a) => a.status === "resolved");
+    expect(resolves).toHaveLength(1);
+    expect(resolves[0]?.startsAt).toBe(recovering.startsAt);
+    // the survivors' journals (what their WebSocket serves): no `first` for either, one resolve for the recovered
+    for (const member of survivors)
+      expect(
+        journaled(member, firing.fingerprint).filter((a) => a.status === "firing" && a.reason === "first"),
+      ).toEqual([]);
+    const journaledResolves = survivors.flatMap((member) =>
+      journaled(member, recovering.fingerprint).filter((a) => a.status === "resolved"),
+    );
+    expect(journaledResolves).toHaveLength(1);
+
+    // the killed member comes back with its id: it takes its share back (a graceful handover by the survivors)
+    const rejoinedAtMs = Date.now();
+    await startDaemon(victim.configFile, {
+      cwd: victim.dir,
+      simulatorUrl: victim.proxy.url,
+      timeoutMs: 20_000,
+    });
+    await waitUntil(
+      "the failing pair polled again by its first owner",
+      () => victim.proxy.requests.filter((r) => r.pair === failingPair && r.atMs > rejoinedAtMs).length >= 4,
+      LEASE_MS + PERIOD_MS + 15_000,
+    );
+    await sleep(1_000);
+    expect(delivered(hook, failingPair).map((a) => `${a.status}/${a.reason}`)).toEqual(["firing/first"]);
+    for (const member of members)
+      expect(journaled(member, firing.fingerprint).filter((a) => a.status === "resolved")).toEqual([]);
+  });
+});
