@@ -12,7 +12,7 @@ import type {
   PriceTick,
 } from "../domain/events.js";
 import { muteTransition, sameIds, type MuteMemory } from "../domain/silence.js";
-import type { Journal, Replay } from "../state/journal.js";
+import type { Journal, Replay, UnnumberedEvent } from "../state/journal.js";
 
 /** Read side of the hub, what sinks (WebSocket, stdout, chat-ops) consume. */
 export interface EventSource {
@@ -47,6 +47,8 @@ export interface EventHub extends EventSource {
   forgetTarget(targetId: string): void;
   /** Seed the firing set from persisted state without announcing anything. */
   restoreActive(alerts: readonly AlertPayload[]): void;
+  /** Journal and emit an event numbered by the cluster's log (cluster mode: every member's events come back here). */
+  deliver(event: JournaledEvent): void;
   /** Show the current payload of alerts already firing (a held alert's value), journaling and announcing nothing. */
   refreshActive(alerts: readonly AlertPayload[]): void;
   complete(): void;
@@ -68,6 +70,11 @@ export function createEventHub(options: {
   readonly externalLabels?: () => AlertLabels;
   /** Ids of the silences active now that mute `alert` (sorted; empty when none): stamped as `silencedBy`. */
   readonly silencing?: (alert: AlertPayload) => readonly string[];
+  /**
+   * Cluster mode: journaled events go to the cluster's log instead of `journal` (and `persist`), and come back
+   * numbered through `deliver`, which journals and emits them; the returned event's seq is then the last delivered.
+   */
+  readonly forward?: (event: UnnumberedEvent) => void;
 }): EventHub {
   const { journal, nowMs, version, persist, onAlert } = options;
   const stamp = (alert: AlertPayload): AlertPayload =>
@@ -92,6 +99,16 @@ export function createEventHub(options: {
     subject.next(event);
     return event;
   };
+  const { forward } = options;
+  const record = (event: UnnumberedEvent): JournaledEvent => {
+    if (forward === undefined) return emit(journal.append(event));
+    forward(event);
+    return { ...event, seq: journal.lastSeq } as JournaledEvent;
+  };
+  const track = (alert: AlertPayload): void => {
+    if (alert.status === "firing") active.set(alert.fingerprint, alert);
+    else active.delete(alert.fingerprint);
+  };
 
   return {
     events$: subject.asObservable(),
@@ -106,15 +123,15 @@ export function createEventHub(options: {
     wasNotified: (fingerprint) => mutes.get(fingerprint)?.notified ?? true,
     publishAlert(raw) {
       const alert = mute(stamp(raw));
-      if (alert.status === "firing") active.set(alert.fingerprint, alert);
-      else active.delete(alert.fingerprint);
-      const event = emit(journal.append({ type: "alert", alert }) as AlertEvent);
+      // forwarded: the firing set follows the cluster's log (deliver), as every member serves it
+      if (forward === undefined) track(alert);
+      const event = record({ type: "alert", alert }) as AlertEvent;
       onAlert?.(alert);
       return event;
     },
     publishLifecycle(phase, detail) {
       const base = { type: "lifecycle" as const, event: phase, at: new Date(nowMs()).toISOString(), version };
-      return emit(journal.append(detail === undefined ? base : { ...base, detail }) as LifecycleEvent);
+      return record(detail === undefined ? base : { ...base, detail }) as LifecycleEvent;
     },
     publishPrice(targetId, tick) {
       const built = prices.offer(targetId, tick);
@@ -131,6 +148,11 @@ export function createEventHub(options: {
         active.set(alert.fingerprint, withMuting(stamp(alert), memory?.silencedBy ?? [], alert.causedBy));
         if (memory !== undefined && !isPlainNotified(memory)) mutes.set(alert.fingerprint, memory);
       }
+    },
+    deliver(event) {
+      journal.insert(event);
+      if (event.type === "alert") track(event.alert);
+      emit(event);
     },
     refreshActive(alerts) {
       // only fingerprints still firing here: a late refresh never brings back a resolved alert
