@@ -350,7 +350,7 @@ function openState(app: Daemon, marketNowMs: () => number): Restored {
     version: VERSION,
     ...(clusterJournal === undefined
       ? { persist: store.persistEvent.bind(store) }
-      : { forward: clusterJournal.forward }),
+      : { forward: (event) => clusterJournal.forward(event) }),
     externalLabels: () => app.config.alerts.externalLabels,
     onAlert: ({ rule, status, reason }) => metrics.alertTransitions.inc({ rule, status, reason }),
     silencing: (alert) => silencer.silencing(alert),

@@ -76,7 +76,7 @@ export function createEventHub(options: {
    */
   readonly forward?: (event: UnnumberedEvent) => void;
 }): EventHub {
-  const { journal, nowMs, version, persist, onAlert } = options;
+  const { journal, nowMs, version, persist, onAlert, forward } = options;
   const stamp = (alert: AlertPayload): AlertPayload =>
     options.externalLabels === undefined ? alert : withExternalLabels(alert, options.externalLabels());
   const subject = new Subject<BusEvent>();
@@ -84,32 +84,17 @@ export function createEventHub(options: {
   /** Muting of each firing alert (absent: never muted, notified): what its resolve carries. */
   const mutes = new Map<string, MuteMemory>();
   const prices = createPriceBook();
-  const mute = (alert: AlertPayload): AlertPayload => {
-    const ids = alert.status === "firing" ? (options.silencing?.(alert) ?? []) : [];
-    // absent means notified and never muted since, except for a new firing, which owes nothing to the last one
-    const previous = alert.reason === "first" ? undefined : (mutes.get(alert.fingerprint) ?? NOTIFIED);
-    const { silencedBy, causedBy, memory } = muteTransition(previous, alert.status, ids, alert.causedBy);
-    if (memory === undefined || isPlainNotified(memory)) mutes.delete(alert.fingerprint);
-    else mutes.set(alert.fingerprint, memory);
-    return withMuting(alert, silencedBy, causedBy);
-  };
-
+  const mute = (alert: AlertPayload): AlertPayload => muteAlert(mutes, options.silencing, alert);
   const emit = <E extends JournaledEvent>(event: E): E => {
     persist?.(event);
     subject.next(event);
     return event;
   };
-  const { forward } = options;
   const record = (event: UnnumberedEvent): JournaledEvent => {
     if (forward === undefined) return emit(journal.append(event));
     forward(event);
-    return { ...event, seq: journal.lastSeq } as JournaledEvent;
+    return { ...event, seq: journal.lastSeq };
   };
-  const track = (alert: AlertPayload): void => {
-    if (alert.status === "firing") active.set(alert.fingerprint, alert);
-    else active.delete(alert.fingerprint);
-  };
-
   return {
     events$: subject.asObservable(),
     lastSeq: () => journal.lastSeq,
@@ -124,7 +109,7 @@ export function createEventHub(options: {
     publishAlert(raw) {
       const alert = mute(stamp(raw));
       // forwarded: the firing set follows the cluster's log (deliver), as every member serves it
-      if (forward === undefined) track(alert);
+      if (forward === undefined) trackActive(active, alert);
       const event = record({ type: "alert", alert }) as AlertEvent;
       onAlert?.(alert);
       return event;
@@ -151,7 +136,7 @@ export function createEventHub(options: {
     },
     deliver(event) {
       journal.insert(event);
-      if (event.type === "alert") track(event.alert);
+      if (event.type === "alert") trackActive(active, event.alert);
       emit(event);
     },
     refreshActive(alerts) {
@@ -210,6 +195,27 @@ function createPriceBook(): PriceBook {
     },
     forget: (targetId) => void prices.delete(targetId),
   };
+}
+
+/** `alert` stamped with its muting (the silences muting it now, and what `mutes` remembers of it), `mutes` updated. */
+function muteAlert(
+  mutes: Map<string, MuteMemory>,
+  silencing: ((alert: AlertPayload) => readonly string[]) | undefined,
+  alert: AlertPayload,
+): AlertPayload {
+  const ids = alert.status === "firing" ? (silencing?.(alert) ?? []) : [];
+  // absent means notified and never muted since, except for a new firing, which owes nothing to the last one
+  const previous = alert.reason === "first" ? undefined : (mutes.get(alert.fingerprint) ?? NOTIFIED);
+  const { silencedBy, causedBy, memory } = muteTransition(previous, alert.status, ids, alert.causedBy);
+  if (memory === undefined || isPlainNotified(memory)) mutes.delete(alert.fingerprint);
+  else mutes.set(alert.fingerprint, memory);
+  return withMuting(alert, silencedBy, causedBy);
+}
+
+/** Keep `active` the set of firing alerts after `alert`'s transition. */
+function trackActive(active: Map<string, AlertPayload>, alert: AlertPayload): void {
+  if (alert.status === "firing") active.set(alert.fingerprint, alert);
+  else active.delete(alert.fingerprint);
 }
 
 /** The muting an alert absent from the hub's memory had: notified, muted by nothing. */
