@@ -134,13 +134,27 @@ describe.skipIf(!available)("cluster event log (nats-server, daemons, one JetStr
     a.signal("SIGKILL");
     await onA.closed;
     const resumed = await subscribed(b.wsUrl, lastOnA);
-    await onB.frames.waitFor(() => journaled(onB).length > common + 1, {
+    // a's firing alerts (a died holding them) are announced again by b, which takes a's pairs over
+    const lastStatusOnA = new Map<string, string>();
+    for (const line of a.logs.items)
+      if (line["event"] === "alert") {
+        const alert = line["alert"] as { fingerprint: string; status: string };
+        lastStatusOnA.set(alert.fingerprint, alert.status);
+      }
+    const heldByA = [...lastStatusOnA].filter(([, status]) => status === "firing").map(([fp]) => fp);
+    expect(heldByA.length).toBeGreaterThan(0);
+    const announcedSince = (seq: number): Set<string> =>
+      new Set(
+        journaled(onB).flatMap((e) => (e.type === "alert" && e.seq > seq ? [e.alert.fingerprint] : [])),
+      );
+    await onB.frames.waitFor(() => heldByA.every((fp) => announcedSince(lastOnA).has(fp)), {
       timeoutMs: 30_000,
       what: "b's alerts for the pairs it took over from a",
     });
     const after = Math.max(...journaled(onB).map((e) => e.seq));
     await reaches(resumed, after, `seq ${after} on the resumed client`);
     const stitched = [...journaled(onA), ...journaled(resumed)].filter((e) => e.seq <= after);
+    expect(journaled(resumed)[0]?.seq).toBe(lastOnA + 1);
     expect(stitched.map(identity)).toEqual(upTo(journaled(onB), after));
 
     // restart nats-server (file store) with an event published meanwhile (b's reload); a new member reads all back
