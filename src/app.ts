@@ -6,6 +6,7 @@ import { Registry } from "prom-client";
 import type { Subscription } from "rxjs";
 import type { Dispatcher } from "undici";
 import { createClusterMode, type ClusterMode } from "./cluster/cluster-mode.js";
+import { createClusterJournal, type ClusterJournal } from "./cluster/journal-stream.js";
 import { redactUrl } from "./config/redact.js";
 import type { AppConfig } from "./config/types.js";
 import { configWarnings } from "./config/warnings.js";
@@ -130,6 +131,8 @@ interface Daemon {
   runner: MonitorRunner | undefined;
   /** Cluster membership (undefined in the default single-process mode). */
   cluster: ClusterMode | undefined;
+  /** Cluster mode's event log on JetStream: the hub journals through it instead of `state.dir`. */
+  clusterJournal: ClusterJournal | undefined;
   loopMonitor: LoopMonitor | undefined;
   httpServer: Server | undefined;
   ws: WsServer | undefined;
@@ -179,6 +182,7 @@ export function createApp(deps: AppDeps): App {
     dispatcher: undefined,
     runner: undefined,
     cluster: undefined,
+    clusterJournal: undefined,
     loopMonitor: undefined,
     httpServer: undefined,
     ws: undefined,
@@ -333,19 +337,31 @@ function openState(app: Daemon, marketNowMs: () => number): Restored {
     maintenance: maintenanceOf(config),
   });
   app.silencer = silencer;
+  const clusterJournal = createClusterJournal({
+    ...deps,
+    config: config.cluster,
+    capacity: config.server.journalSize,
+    fence: () => app.cluster?.member.leaseValid() ?? false,
+    logger: app.log("cluster"),
+    registry: metrics.registry,
+  });
+  app.clusterJournal = clusterJournal;
   const hub = createEventHub({
-    journal,
+    journal: clusterJournal?.journal ?? journal,
     nowMs: marketNowMs,
     version: VERSION,
-    persist: store.persistEvent.bind(store),
+    ...(clusterJournal === undefined
+      ? { persist: store.persistEvent.bind(store) }
+      : { forward: (event) => clusterJournal.forward(event) }),
     externalLabels: () => app.config.alerts.externalLabels,
     onAlert: ({ rule, status, reason }) => metrics.alertTransitions.inc({ rule, status, reason }),
     silencing: (alert) => silencer.silencing(alert),
   });
   app.hub = hub;
+  clusterJournal?.start(hub);
   metrics.bind({
     activeAlerts: () => hub.activeAlerts(),
-    journalSize: () => journal.size,
+    journalSize: () => (clusterJournal?.journal ?? journal).size,
     ready: () => readiness(app).ready,
     silenceStates: () => silencer.list().map((silence) => silence.status.state),
   });
@@ -512,10 +528,12 @@ async function connectUpstream(
 async function startSinks(app: Daemon, restored: Restored, dispatcher: Dispatcher): Promise<void> {
   const { config, deps, metrics } = app;
   const { hub } = restored;
-  app.logSink = startLogSink(hub, app.log("alerts"));
+  // cluster mode: a member's sinks notify the events it published, as before the shared log
+  const source = app.clusterJournal?.own(hub) ?? hub;
+  app.logSink = startLogSink(source, app.log("alerts"));
   const chatops = createChatOpsSinks({
     sinks: config.sinks,
-    source: hub,
+    source,
     stateDir: config.state.dir,
     dispatcher,
     metrics,
@@ -642,6 +660,7 @@ async function stopApp(app: Daemon, deadlineMs: number): Promise<StopReport> {
   app.loopMonitor?.stop();
   app.silencer?.stop();
   await step("pipeline", () => app.runner?.stop());
+  await step("journal", () => app.clusterJournal?.stop(Math.min(remaining(), 2_000)));
   await step("cluster", () => app.cluster?.stop());
   await step("recording", () => app.recording?.writer.close());
   await step("chatops", () => app.chatops?.stop(remaining()));

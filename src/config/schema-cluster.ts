@@ -32,7 +32,7 @@ export const clusterSchema = {
       sensitive: true,
     }),
     replicas: intKey(
-      "Replicas of the cluster's key-value bucket (3 on a 3-node NATS cluster; at most the number of NATS nodes).",
+      "Replicas of the cluster's key-value bucket and event stream (3 on a 3-node NATS cluster; at most the number of NATS nodes).",
       "PM_CLUSTER_NATS_REPLICAS",
       1,
       1,

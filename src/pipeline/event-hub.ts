@@ -12,7 +12,7 @@ import type {
   PriceTick,
 } from "../domain/events.js";
 import { muteTransition, sameIds, type MuteMemory } from "../domain/silence.js";
-import type { Journal, Replay } from "../state/journal.js";
+import type { Journal, Replay, UnnumberedEvent } from "../state/journal.js";
 
 /** Read side of the hub, what sinks (WebSocket, stdout, chat-ops) consume. */
 export interface EventSource {
@@ -49,6 +49,8 @@ export interface EventHub extends EventSource {
   restoreActive(alerts: readonly AlertPayload[]): void;
   /** Stop listing these alerts as active without a transition (their target moved to another cluster member). */
   releaseActive(fingerprints: readonly string[]): void;
+  /** Journal and emit an event numbered by the cluster's log (cluster mode: every member's events come back here). */
+  deliver(event: JournaledEvent): void;
   /** Show the current payload of alerts already firing (a held alert's value), journaling and announcing nothing. */
   refreshActive(alerts: readonly AlertPayload[]): void;
   complete(): void;
@@ -75,8 +77,13 @@ export function createEventHub(options: {
   readonly externalLabels?: () => AlertLabels;
   /** Ids of the silences active now that mute `alert` (sorted; empty when none): stamped as `silencedBy`. */
   readonly silencing?: (alert: AlertPayload) => readonly string[];
+  /**
+   * Cluster mode: journaled events go to the cluster's log instead of `journal` (and `persist`), and come back
+   * numbered through `deliver`, which journals and emits them; the returned event's seq is then the last delivered.
+   */
+  readonly forward?: (event: UnnumberedEvent) => void;
 }): EventHub {
-  const { journal, nowMs, version, persist, onAlert } = options;
+  const { journal, nowMs, version, persist, onAlert, forward } = options;
   const stamp = (alert: AlertPayload): AlertPayload =>
     options.externalLabels === undefined ? alert : withExternalLabels(alert, options.externalLabels());
   const subject = new Subject<BusEvent>();
@@ -84,22 +91,17 @@ export function createEventHub(options: {
   /** Muting of each firing alert (absent: never muted, notified): what its resolve carries. */
   const mutes = new Map<string, MuteMemory>();
   const prices = createPriceBook();
-  const mute = (alert: AlertPayload): AlertPayload => {
-    const ids = alert.status === "firing" ? (options.silencing?.(alert) ?? []) : [];
-    // absent means notified and never muted since, except for a new firing, which owes nothing to the last one
-    const previous = alert.reason === "first" ? undefined : (mutes.get(alert.fingerprint) ?? NOTIFIED);
-    const { silencedBy, causedBy, memory } = muteTransition(previous, alert.status, ids, alert.causedBy);
-    if (memory === undefined || isPlainNotified(memory)) mutes.delete(alert.fingerprint);
-    else mutes.set(alert.fingerprint, memory);
-    return withMuting(alert, silencedBy, causedBy);
-  };
-
+  const mute = (alert: AlertPayload): AlertPayload => muteAlert(mutes, options.silencing, alert);
   const emit = <E extends JournaledEvent>(event: E): E => {
     persist?.(event);
     subject.next(event);
     return event;
   };
-
+  const record = (event: UnnumberedEvent): JournaledEvent => {
+    if (forward === undefined) return emit(journal.append(event));
+    forward(event);
+    return { ...event, seq: journal.lastSeq };
+  };
   return {
     events$: subject.asObservable(),
     lastSeq: () => journal.lastSeq,
@@ -113,15 +115,15 @@ export function createEventHub(options: {
     wasNotified: (fingerprint) => mutes.get(fingerprint)?.notified ?? true,
     publishAlert(raw) {
       const alert = mute(stamp(raw));
-      if (alert.status === "firing") active.set(alert.fingerprint, alert);
-      else active.delete(alert.fingerprint);
-      const event = emit(journal.append({ type: "alert", alert }) as AlertEvent);
+      // forwarded: the firing set follows the cluster's log (deliver), as every member serves it
+      if (forward === undefined) trackActive(active, alert);
+      const event = record({ type: "alert", alert }) as AlertEvent;
       onAlert?.(alert);
       return event;
     },
     publishLifecycle(phase, detail) {
       const base = { type: "lifecycle" as const, event: phase, at: new Date(nowMs()).toISOString(), version };
-      return emit(journal.append(detail === undefined ? base : { ...base, detail }) as LifecycleEvent);
+      return record(detail === undefined ? base : { ...base, detail }) as LifecycleEvent;
     },
     publishPrice(targetId, tick) {
       const built = prices.offer(targetId, tick);
@@ -139,7 +141,15 @@ export function createEventHub(options: {
         if (memory !== undefined && !isPlainNotified(memory)) mutes.set(alert.fingerprint, memory);
       }
     },
-    releaseActive: (fingerprints) => forgetAlerts([active, mutes], fingerprints),
+    // forwarded: the firing set follows the cluster's log, where a released alert still fires (its new owner
+    // holds it), so only this member's mute memory of it goes
+    releaseActive: (fingerprints) =>
+      forgetAlerts(forward === undefined ? [active, mutes] : [mutes], fingerprints),
+    deliver(event) {
+      journal.insert(event);
+      if (event.type === "alert") trackActive(active, event.alert);
+      emit(event);
+    },
     refreshActive(alerts) {
       // only fingerprints still firing here: a late refresh never brings back a resolved alert
       for (const alert of alerts) {
@@ -196,6 +206,27 @@ function createPriceBook(): PriceBook {
     },
     forget: (targetId) => void prices.delete(targetId),
   };
+}
+
+/** `alert` stamped with its muting (the silences muting it now, and what `mutes` remembers of it), `mutes` updated. */
+function muteAlert(
+  mutes: Map<string, MuteMemory>,
+  silencing: ((alert: AlertPayload) => readonly string[]) | undefined,
+  alert: AlertPayload,
+): AlertPayload {
+  const ids = alert.status === "firing" ? (silencing?.(alert) ?? []) : [];
+  // absent means notified and never muted since, except for a new firing, which owes nothing to the last one
+  const previous = alert.reason === "first" ? undefined : (mutes.get(alert.fingerprint) ?? NOTIFIED);
+  const { silencedBy, causedBy, memory } = muteTransition(previous, alert.status, ids, alert.causedBy);
+  if (memory === undefined || isPlainNotified(memory)) mutes.delete(alert.fingerprint);
+  else mutes.set(alert.fingerprint, memory);
+  return withMuting(alert, silencedBy, causedBy);
+}
+
+/** Keep `active` the set of firing alerts after `alert`'s transition. */
+function trackActive(active: Map<string, AlertPayload>, alert: AlertPayload): void {
+  if (alert.status === "firing") active.set(alert.fingerprint, alert);
+  else active.delete(alert.fingerprint);
 }
 
 /** The muting an alert absent from the hub's memory had: notified, muted by nothing. */

@@ -14,6 +14,8 @@ export interface Replay {
 /** The journal: append numbers an event; `after` replays; capacity bounds memory. */
 export interface Journal {
   append(event: UnnumberedEvent): JournaledEvent;
+  /** Hold an event numbered elsewhere (the cluster's log); its seq must be above `lastSeq`. */
+  insert(event: JournaledEvent): void;
   after(since: number): Replay;
   readonly lastSeq: number;
   /** Seq of the oldest event held (`lastSeq + 1` when empty). */
@@ -54,6 +56,11 @@ export function createJournal(
       const numbered = { ...event, seq } as JournaledEvent;
       push(numbered);
       return numbered;
+    },
+    insert(event) {
+      if (event.seq <= seq) throw new RangeError(`seq ${event.seq} is not above the last seq ${seq}`);
+      seq = event.seq;
+      push(event);
     },
     after(since) {
       if (size === 0) {

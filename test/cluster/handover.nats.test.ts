@@ -2,8 +2,6 @@
 // proxies, one webhook receiver): a member killed -9 while an alert fires on its target; the new owner neither
 // announces it again nor loses the resolve of a target that recovered during the handover; when the member comes
 // back (same id, so the same rendezvous share) the target moves back without a `target_removed` resolve.
-import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AlertPayload } from "../../src/domain/events.js";
 import { syntheticPairIds } from "../../src/simulator/synthetic-pairs.js";
@@ -48,17 +46,12 @@ function delivered(hook: WebhookReceiver, pair: string): AlertPayload[] {
   );
 }
 
-/** The alert transitions a member journaled for a fingerprint. */
-function journaled(member: Member, fingerprint: string): AlertPayload[] {
-  const path = join(member.stateDir, "journal.jsonl");
-  if (!existsSync(path)) return [];
-  return readFileSync(path, "utf8")
-    .split("\n")
-    .filter((line) => line.trim() !== "")
-    .flatMap((line) => {
-      const event = JSON.parse(line) as { type: string; alert?: AlertPayload };
-      return event.type === "alert" && event.alert?.fingerprint === fingerprint ? [event.alert] : [];
-    });
+/** The alert events `member` published for `fingerprint` (its stdout sink logs the events it published, and only those). */
+function published(member: Member, fingerprint: string): AlertPayload[] {
+  return member.daemon.logs.items.flatMap((line) => {
+    const alert = line["event"] === "alert" ? (line["alert"] as AlertPayload | undefined) : undefined;
+    return alert?.fingerprint === fingerprint ? [alert] : [];
+  });
 }
 
 async function waitUntil(what: string, done: () => boolean, timeoutMs: number): Promise<void> {
@@ -199,15 +192,15 @@ describe.skipIf(!available)("cluster alert handover (nats-server, 3 daemons, kil
     const resolves = recoveringAlerts.filter((a) => a.status === "resolved");
     expect(resolves).toHaveLength(1);
     expect(resolves[0]?.startsAt).toBe(recovering.startsAt);
-    // the survivors' journals (what their WebSocket serves): no `first` for either, one resolve for the recovered
+    // what the survivors published to the cluster's log: no `first` for either, one resolve for the recovered
     for (const member of survivors)
       expect(
-        journaled(member, firing.fingerprint).filter((a) => a.status === "firing" && a.reason === "first"),
+        published(member, firing.fingerprint).filter((a) => a.status === "firing" && a.reason === "first"),
       ).toEqual([]);
-    const journaledResolves = survivors.flatMap((member) =>
-      journaled(member, recovering.fingerprint).filter((a) => a.status === "resolved"),
+    const publishedResolves = survivors.flatMap((member) =>
+      published(member, recovering.fingerprint).filter((a) => a.status === "resolved"),
     );
-    expect(journaledResolves).toHaveLength(1);
+    expect(publishedResolves).toHaveLength(1);
 
     // the killed member comes back with its id: it takes its share back (a graceful handover by the survivors)
     const rejoinedAtMs = Date.now();
@@ -224,6 +217,6 @@ describe.skipIf(!available)("cluster alert handover (nats-server, 3 daemons, kil
     await sleep(1_000);
     expect(delivered(hook, failingPair).map((a) => `${a.status}/${a.reason}`)).toEqual(["firing/first"]);
     for (const member of members)
-      expect(journaled(member, firing.fingerprint).filter((a) => a.status === "resolved")).toEqual([]);
+      expect(published(member, firing.fingerprint).filter((a) => a.status === "resolved")).toEqual([]);
   });
 });
