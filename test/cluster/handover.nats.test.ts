@@ -5,7 +5,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AlertPayload } from "../../src/domain/events.js";
 import { syntheticPairIds } from "../../src/simulator/synthetic-pairs.js";
-import { ensureBuilt, killAllDaemons, spawnDaemon, startDaemon, type RunningDaemon } from "../e2e/daemon.js";
+import {
+  ensureBuilt,
+  killAllDaemons,
+  startDaemon,
+  startSimulatorProcess,
+  type RunningDaemon,
+} from "../e2e/daemon.js";
 import { makeWorkDir, removeWorkDirs, writeConfig } from "../e2e/fixtures.js";
 import { startWebhookReceiver, type WebhookReceiver } from "../e2e/webhook-receiver.js";
 import { natsServerAvailable, startNats, type NatsCluster } from "./nats.js";
@@ -73,14 +79,7 @@ describe.skipIf(!available)("cluster alert handover (nats-server, 3 daemons, kil
     nats = await startNats(1);
     hook = await startWebhookReceiver(SECRET, 200);
     const work = makeWorkDir();
-    const sim = spawnDaemon(["simulate", "--port", "0", "--seed", "7", "--synthetic-pairs", "12"], {
-      cwd: work.dir,
-    });
-    const line = await sim.logs.waitFor((l) => /listening on http/.test(l.raw), {
-      timeoutMs: 15_000,
-      what: "the simulator's listening line",
-    });
-    simulatorUrl = /listening on (http\S+)/.exec(line.raw)?.[1] ?? "";
+    simulatorUrl = (await startSimulatorProcess(work.dir, { seed: 7, syntheticPairs: 12 })).url;
   }, 180_000);
   afterAll(async () => {
     await killAllDaemons();

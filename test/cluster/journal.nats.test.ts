@@ -4,7 +4,13 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import type { JournaledEvent } from "../../src/domain/events.js";
 import { syntheticPairIds } from "../../src/simulator/synthetic-pairs.js";
-import { ensureBuilt, killAllDaemons, spawnDaemon, startDaemon, type RunningDaemon } from "../e2e/daemon.js";
+import {
+  ensureBuilt,
+  killAllDaemons,
+  startDaemon,
+  startSimulatorProcess,
+  type RunningDaemon,
+} from "../e2e/daemon.js";
 import { makeWorkDir, removeWorkDirs, writeConfig } from "../e2e/fixtures.js";
 import { closeAllWs, connectWs, type ServerFrame, type WsClient } from "../e2e/ws-client.js";
 import { natsServerAvailable, startNats, type NatsCluster } from "./nats.js";
@@ -51,17 +57,7 @@ describe.skipIf(!available)("cluster event log (nats-server, daemons, one JetStr
     ensureBuilt();
     nats = await startNats(1);
     const work = makeWorkDir();
-    const sim = spawnDaemon(
-      ["simulate", "--port", "0", "--seed", "7", "--synthetic-pairs", String(PAIRS.length)],
-      {
-        cwd: work.dir,
-      },
-    );
-    const line = await sim.logs.waitFor((l) => /listening on http/.test(l.raw), {
-      timeoutMs: 15_000,
-      what: "the simulator's listening line",
-    });
-    simulatorUrl = /listening on (http\S+)/.exec(line.raw)?.[1] ?? "";
+    simulatorUrl = (await startSimulatorProcess(work.dir, { seed: 7, syntheticPairs: PAIRS.length })).url;
   }, 180_000);
   afterEach(() => closeAllWs());
   afterAll(async () => {

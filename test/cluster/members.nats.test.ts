@@ -3,7 +3,13 @@
 // a member stopped past its lease (SIGSTOP) polls nothing it lost when it resumes.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { syntheticPairIds } from "../../src/simulator/synthetic-pairs.js";
-import { ensureBuilt, killAllDaemons, spawnDaemon, startDaemon, type RunningDaemon } from "../e2e/daemon.js";
+import {
+  ensureBuilt,
+  killAllDaemons,
+  startDaemon,
+  startSimulatorProcess,
+  type RunningDaemon,
+} from "../e2e/daemon.js";
 import { makeWorkDir, removeWorkDirs, writeConfig } from "../e2e/fixtures.js";
 import { natsServerAvailable, startNats, type NatsCluster } from "./nats.js";
 import { startCountingProxy, type CountingProxy } from "./proxy.js";
@@ -64,14 +70,7 @@ describe.skipIf(!available)("cluster members (nats-server, 3 daemons, 60 targets
     ensureBuilt();
     nats = await startNats(1);
     const work = makeWorkDir();
-    const sim = spawnDaemon(["simulate", "--port", "0", "--seed", "7", "--synthetic-pairs", "60"], {
-      cwd: work.dir,
-    });
-    const line = await sim.logs.waitFor((l) => /listening on http/.test(l.raw), {
-      timeoutMs: 15_000,
-      what: "the simulator's listening line",
-    });
-    simulatorUrl = /listening on (http\S+)/.exec(line.raw)?.[1] ?? "";
+    simulatorUrl = (await startSimulatorProcess(work.dir, { seed: 7, syntheticPairs: 60 })).url;
   }, 180_000);
   afterEach(async () => {
     await Promise.all(proxies.splice(0).map((proxy) => proxy.close()));

@@ -194,3 +194,26 @@ export async function killAllDaemons(): Promise<void> {
   );
   live.clear();
 }
+
+/** A `pragma-monitor simulate` process started on its own, and the URL it printed (no trailing slash). */
+export interface SimulatorProcess {
+  readonly url: string;
+  readonly process: DaemonProcess;
+}
+
+/** Start `simulate` (port 0 unless given) in `cwd` and wait for its listening line. */
+export async function startSimulatorProcess(
+  cwd: string,
+  options: { readonly port?: number; readonly seed?: number; readonly syntheticPairs?: number } = {},
+): Promise<SimulatorProcess> {
+  const args = ["simulate", "--port", String(options.port ?? 0), "--seed", String(options.seed ?? 42)];
+  if (options.syntheticPairs !== undefined) args.push("--synthetic-pairs", String(options.syntheticPairs));
+  const sim = spawnDaemon(args, { cwd });
+  const line = await sim.logs.waitFor((l) => /listening on http/.test(l.raw), {
+    timeoutMs: 15_000,
+    what: "the simulator's listening line",
+  });
+  const url = /listening on (http\S+)/.exec(line.raw)?.[1];
+  if (url === undefined) throw new Error(`no URL in ${line.raw}`);
+  return { url: url.replace(/\/$/, ""), process: sim };
+}

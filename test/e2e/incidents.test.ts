@@ -13,7 +13,14 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AlertEvent } from "../../src/domain/events.js";
-import { ensureBuilt, killAllDaemons, ROOT, spawnDaemon, startDaemon, type DaemonProcess } from "./daemon.js";
+import {
+  ensureBuilt,
+  killAllDaemons,
+  ROOT,
+  startDaemon,
+  startSimulatorProcess,
+  type SimulatorProcess,
+} from "./daemon.js";
 import { makeWorkDir, removeWorkDirs, writeConfig, type WorkDir } from "./fixtures.js";
 import { startWebhookReceiver, type Delivery, type WebhookReceiver } from "./webhook-receiver.js";
 import { closeAllWs, connectWs, type ServerFrame, type WsClient } from "./ws-client.js";
@@ -52,23 +59,6 @@ interface GroupBody {
     readonly alert: AlertEvent["alert"];
   }[];
   readonly events: readonly AlertEvent[];
-}
-
-/** A simulator process started on its own, restartable on the same port. */
-interface SimulatorProcess {
-  url: string;
-  process: DaemonProcess;
-}
-
-async function startSimulator(work: WorkDir, port = 0): Promise<SimulatorProcess> {
-  const sim = spawnDaemon(["simulate", "--port", String(port), "--seed", "42"], { cwd: work.dir });
-  const line = await sim.logs.waitFor((l) => /listening on http/.test(l.raw), {
-    timeoutMs: 15_000,
-    what: "the simulator's listening line",
-  });
-  const url = /listening on (http\S+)/.exec(line.raw)?.[1];
-  if (url === undefined) throw new Error(`no URL in ${line.raw}`);
-  return { url: url.replace(/\/$/, ""), process: sim };
 }
 
 async function postFault(simulatorUrl: string, fault: unknown, durationMs?: number): Promise<string> {
@@ -286,7 +276,7 @@ async function runIncident(
   },
 ): Promise<void> {
   const work = makeWorkDir();
-  const sim = await startSimulator(work);
+  const sim = await startSimulatorProcess(work.dir);
   const watchers = await Promise.all([
     startWatcher(`${label}, shipped targets`, sim.url, false),
     startWatcher(`${label}, all 8 pairs`, sim.url, true),
@@ -349,7 +339,7 @@ describe.concurrent("one incident, one page (shipped config, webhook sink)", () 
         sim.process.signal("SIGKILL");
         await sim.process.waitExit(10_000);
         await sleep(INCIDENT_MS);
-        await startSimulator(work, Number(port));
+        await startSimulatorProcess(work.dir, { port: Number(port) });
       },
       {
         detectMs: 15_000,

@@ -2,7 +2,7 @@
 // a WebSocket client, and the simulator's fault control endpoint: a streamed step alerts, a stall falls back to
 // polls with upstream_error and recovers, a disconnect reconnects.
 import { afterEach, beforeAll, expect, it } from "vitest";
-import { ensureBuilt, killAllDaemons, spawnDaemon, startDaemon } from "./daemon.js";
+import { ensureBuilt, killAllDaemons, startDaemon, startSimulatorProcess } from "./daemon.js";
 import { makeWorkDir, removeWorkDirs, writeConfig, type WorkDir } from "./fixtures.js";
 import { closeAllWs, connectWs, type ServerFrame } from "./ws-client.js";
 
@@ -12,18 +12,6 @@ afterEach(async () => {
   await killAllDaemons();
   removeWorkDirs();
 });
-
-/** Start `simulate --port 0` and read its URL from the line it prints. */
-async function startSimulatorProcess(work: WorkDir): Promise<string> {
-  const sim = spawnDaemon(["simulate", "--port", "0", "--seed", "42"], { cwd: work.dir });
-  const line = await sim.logs.waitFor((l) => /listening on http/.test(l.raw), {
-    timeoutMs: 10_000,
-    what: "the simulator's listening line",
-  });
-  const url = /listening on (http\S+)/.exec(line.raw)?.[1];
-  if (url === undefined) throw new Error(`no URL in ${line.raw}`);
-  return url;
-}
 
 /** BTC/USD and ETH/USD streamed at 100 ms from the separate simulator; price_change 2 % over 10 s; upstream_error at 1 failure. */
 function streamingConfig(work: WorkDir, simulatorUrl: string): Record<string, unknown> {
@@ -91,7 +79,7 @@ const POLLS_OK = 'pragma_monitor_polls_total{endpoint="pair_price",outcome="ok"}
 
 it("a streamed step alerts at a WebSocket client; a stall falls back to polls with upstream_error and recovers; a disconnect reconnects", async () => {
   const work = makeWorkDir();
-  const simulatorUrl = await startSimulatorProcess(work);
+  const simulatorUrl = (await startSimulatorProcess(work.dir)).url;
   writeConfig(work, streamingConfig(work, simulatorUrl));
   const daemon = await startDaemon(work.configFile, { cwd: work.dir, simulatorUrl });
   const client = await connectWs(daemon.wsUrl);
