@@ -13,12 +13,11 @@ import {
   type RuleVerdict,
   type SkippedTarget,
 } from "../backtest/history.js";
-import { EX_CANTCREAT, writeHtmlReport } from "../backtest/html-report.js";
+import { writeHtmlReport } from "../backtest/html-report.js";
 import { summarise, type BacktestReport } from "../backtest/summary.js";
 import { openUpstreamClient } from "../app.js";
 import type { CandleInterval } from "../upstream/server-rules.js";
-import { EX_DATAERR } from "./args.js";
-import { formatComparison } from "./backtest-format.js";
+import { printRuns } from "./backtest-output.js";
 import { formatHistoryReport } from "./backtest-history-format.js";
 import { createProgress, type ProgressStream } from "./progress.js";
 
@@ -54,26 +53,19 @@ export async function runHistoryBacktest(
     );
     return EX_UNAVAILABLE;
   }
-  let reports: HistoryReport[];
-  try {
-    reports = configs.map((config, i) =>
-      historyReport(history, config, args, io.stderr, i === 0 ? args.html : undefined),
-    );
-  } catch (error) {
-    io.stderr.write(`pragma-monitor backtest: ${error instanceof Error ? error.message : String(error)}\n`);
-    return EX_CANTCREAT;
-  }
-  const [a, b] = reports;
-  if (a === undefined) return EX_UNAVAILABLE;
   const names = [args.configFile ?? "default config", args.compare ?? ""] as const;
-  if (args.json) io.stdout.write(`${JSON.stringify(b === undefined ? a : { runs: [a, b] }, null, 2)}\n`);
-  else if (b === undefined) io.stdout.write(formatHistoryReport(a, `Backtest of ${args.candles} candles`));
-  else {
-    io.stdout.write(formatHistoryReport(a, `A: ${names[0]}`));
-    io.stdout.write(`\n${formatHistoryReport(b, `B: ${names[1]}`)}\n`);
-    io.stdout.write(formatComparison(a, b, names));
-  }
-  return [a, b].every((r) => r === undefined || r.complete) ? 0 : EX_DATAERR;
+  return printRuns(
+    configs,
+    (config, htmlFile) => historyReport(history, config, args, io.stderr, htmlFile),
+    {
+      json: args.json,
+      ...(args.html === undefined ? {} : { html: args.html }),
+      names,
+      title: `Backtest of ${args.candles} candles`,
+      format: formatHistoryReport,
+    },
+    io,
+  );
 }
 
 /** The report of a history run: the rules' candle verdicts and the targets left out, then the usual report. */

@@ -7,7 +7,8 @@ import type { AppConfig } from "../config/types.js";
 import { isPmError } from "../domain/errors.js";
 import { EX_CONFIG, EX_DATAERR, EX_USAGE, parseFlags, usageExit } from "./args.js";
 import { loadBacktestConfig } from "./backtest-config.js";
-import { formatComparison, formatReport } from "./backtest-format.js";
+import { formatReport } from "./backtest-format.js";
+import { printRuns } from "./backtest-output.js";
 import { flagList, synopsis, type FlagSpecs } from "./usage.js";
 import { CANDLE_INTERVALS, type CandleInterval } from "../upstream/server-rules.js";
 import { EX_UNAVAILABLE, runHistoryBacktest } from "./backtest-history.js";
@@ -142,25 +143,19 @@ export function runBacktest(argv: readonly string[], io: BacktestIo): number | P
     io.stderr.write(`pragma-monitor backtest: ${error instanceof Error ? error.message : String(error)}\n`);
     return EX_NOINPUT;
   }
-  let reports: BacktestReport[];
-  try {
-    reports = configs.map((config, i) =>
-      report(config, recording, args, io.stderr, i === 0 ? args.html : undefined),
-    );
-  } catch (error) {
-    io.stderr.write(`pragma-monitor backtest: ${error instanceof Error ? error.message : String(error)}\n`);
-    return EX_CANTCREAT;
-  }
-  const [a, b] = reports;
-  if (a === undefined) return EX_USAGE;
-  if (args.json) io.stdout.write(`${JSON.stringify(b === undefined ? a : { runs: [a, b] }, null, 2)}\n`);
-  else if (b === undefined) io.stdout.write(formatReport(a, `Backtest of ${recording}`));
-  else {
-    io.stdout.write(formatReport(a, `A: ${args.configFile ?? "default config"}`));
-    io.stdout.write(`\n${formatReport(b, `B: ${args.compare ?? ""}`)}\n`);
-    io.stdout.write(formatComparison(a, b, [args.configFile ?? "default config", args.compare ?? ""]));
-  }
-  return reports.every((r) => r.complete) ? 0 : EX_DATAERR;
+  const names = [args.configFile ?? "default config", args.compare ?? ""] as const;
+  return printRuns(
+    configs,
+    (config, htmlFile) => report(config, recording, args, io.stderr, htmlFile),
+    {
+      json: args.json,
+      ...(args.html === undefined ? {} : { html: args.html }),
+      names,
+      title: `Backtest of ${recording}`,
+      format: formatReport,
+    },
+    io,
+  );
 }
 
 /** One run: replay the recording under `config` and summarise it (and write it as HTML to `htmlFile`). */
