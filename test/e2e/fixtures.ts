@@ -86,6 +86,24 @@ export async function injectSpike(simulatorUrl: string, durationMs: number): Pro
   if (response.status !== 201) throw new Error(`fault injection refused: ${response.status} ${body}`);
 }
 
+/** Inject a fault through the simulator's control endpoint (optionally for `durationMs`); its id. */
+export async function postFault(simulatorUrl: string, fault: unknown, durationMs?: number): Promise<string> {
+  const response = await fetch(`${simulatorUrl}/_sim/faults`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ fault, ...(durationMs === undefined ? {} : { durationMs }) }),
+  });
+  const text = await response.text();
+  if (response.status !== 201) throw new Error(`fault refused: ${response.status} ${text}`);
+  return (JSON.parse(text) as { id: string }).id;
+}
+
+/** Remove an injected fault by id. */
+export async function removeFault(simulatorUrl: string, id: string): Promise<void> {
+  const response = await fetch(`${simulatorUrl}/_sim/faults/${encodeURIComponent(id)}`, { method: "DELETE" });
+  if (response.status !== 204) throw new Error(`fault ${id} not removed: ${response.status}`);
+}
+
 /** One live outbox entry (docs/webhooks.md: records superseded by id, acknowledged by `{"ack":id}`). */
 export interface OutboxRecord {
   readonly id: string;

@@ -21,7 +21,14 @@ import {
   startSimulatorProcess,
   type SimulatorProcess,
 } from "./daemon.js";
-import { makeWorkDir, removeWorkDirs, writeConfig, type WorkDir } from "./fixtures.js";
+import {
+  makeWorkDir,
+  removeWorkDirs,
+  writeConfig,
+  type WorkDir,
+  postFault,
+  removeFault,
+} from "./fixtures.js";
 import { startWebhookReceiver, type Delivery, type WebhookReceiver } from "./webhook-receiver.js";
 import { closeAllWs, connectWs, type ServerFrame, type WsClient } from "./ws-client.js";
 
@@ -59,22 +66,6 @@ interface GroupBody {
     readonly alert: AlertEvent["alert"];
   }[];
   readonly events: readonly AlertEvent[];
-}
-
-async function postFault(simulatorUrl: string, fault: unknown, durationMs?: number): Promise<string> {
-  const response = await fetch(`${simulatorUrl}/_sim/faults`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ fault, ...(durationMs === undefined ? {} : { durationMs }) }),
-  });
-  const text = await response.text();
-  if (response.status !== 201) throw new Error(`fault refused: ${response.status} ${text}`);
-  return (JSON.parse(text) as { id: string }).id;
-}
-
-async function removeFault(simulatorUrl: string, id: string): Promise<void> {
-  const response = await fetch(`${simulatorUrl}/_sim/faults/${encodeURIComponent(id)}`, { method: "DELETE" });
-  if (response.status !== 204) throw new Error(`fault ${id} not removed: ${response.status}`);
 }
 
 /**

@@ -3,7 +3,14 @@
 // polls with upstream_error and recovers, a disconnect reconnects.
 import { afterEach, beforeAll, expect, it } from "vitest";
 import { ensureBuilt, killAllDaemons, startDaemon, startSimulatorProcess } from "./daemon.js";
-import { makeWorkDir, removeWorkDirs, writeConfig, type WorkDir } from "./fixtures.js";
+import {
+  makeWorkDir,
+  postFault,
+  removeFault,
+  removeWorkDirs,
+  writeConfig,
+  type WorkDir,
+} from "./fixtures.js";
 import { closeAllWs, connectWs, type ServerFrame } from "./ws-client.js";
 
 beforeAll(() => ensureBuilt(), 120_000);
@@ -38,26 +45,6 @@ function streamingConfig(work: WorkDir, simulatorUrl: string): Record<string, un
     state: { dir: work.stateDir },
     shutdown: { drainTimeoutMs: 2_000 },
   };
-}
-
-async function injectFault(
-  simulatorUrl: string,
-  fault: Record<string, unknown>,
-  durationMs?: number,
-): Promise<string> {
-  const response = await fetch(`${simulatorUrl}/_sim/faults`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ fault, ...(durationMs === undefined ? {} : { durationMs }) }),
-  });
-  const text = await response.text();
-  if (response.status !== 201) throw new Error(`fault refused: ${response.status} ${text}`);
-  return (JSON.parse(text) as { id: string }).id;
-}
-
-async function removeFault(simulatorUrl: string, id: string): Promise<void> {
-  const response = await fetch(`${simulatorUrl}/_sim/faults/${encodeURIComponent(id)}`, { method: "DELETE" });
-  if (response.status !== 204) throw new Error(`fault ${id} not removed: ${response.status}`);
 }
 
 /** The value of a sample in the daemon's /metrics text (0 when absent). */
@@ -102,7 +89,7 @@ it("a streamed step alerts at a WebSocket client; a stall falls back to polls wi
 
   // 1. prices flow over the stream, a step alerts, and nothing was polled
   await waitFrames("streamed BTC/USD prices", isPrice("BTC/USD"), 5);
-  await injectFault(simulatorUrl, { kind: "spike", pair: "BTC/USD", factor: 1.06 }, 30_000);
+  await postFault(simulatorUrl, { kind: "spike", pair: "BTC/USD", factor: 1.06 }, 30_000);
   await client.frames.waitFor(isAlert("price_change", "firing", "BTC/USD"), {
     timeoutMs: 10_000,
     what: "price_change firing for BTC/USD",
@@ -110,7 +97,7 @@ it("a streamed step alerts at a WebSocket client; a stall falls back to polls wi
   expect(await sample(daemon.httpUrl, POLLS_OK)).toBe(0);
 
   // 2. ETH/USD's stream stalls: upstream_error on ETH/USD only, fallback polls; the stall ends: back to the stream
-  const stall = await injectFault(simulatorUrl, { kind: "streamStall", pair: "ETH/USD" });
+  const stall = await postFault(simulatorUrl, { kind: "streamStall", pair: "ETH/USD" });
   await daemon.waitLog("price stream stale: polling", 10_000, (l) => String(l["target"]).includes("ETH/USD"));
   await client.frames.waitFor(isAlert("upstream_error", "firing", "ETH/USD"), {
     timeoutMs: 5_000,
@@ -132,7 +119,7 @@ it("a streamed step alerts at a WebSocket client; a stall falls back to polls wi
   expect(count(isAlert("upstream_error", "firing", "BTC/USD"))).toBe(0);
 
   // 3. a disconnect: the connection reopens and prices flow again
-  await injectFault(simulatorUrl, { kind: "streamDisconnect" }, 300);
+  await postFault(simulatorUrl, { kind: "streamDisconnect" }, 300);
   await daemon.waitLog("price stream down", 5_000);
   await daemon.waitLog("price stream recovered", 10_000);
   const before = count(isPrice("BTC/USD"));
