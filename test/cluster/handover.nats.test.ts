@@ -14,6 +14,7 @@ import {
 } from "../e2e/daemon.js";
 import { makeWorkDir, removeWorkDirs, writeConfig } from "../e2e/fixtures.js";
 import { startWebhookReceiver, type WebhookReceiver } from "../e2e/webhook-receiver.js";
+import { memberConfig } from "./member-config.js";
 import { natsServerAvailable, startNats, type NatsCluster } from "./nats.js";
 import { startCountingProxy, type CountingProxy } from "./proxy.js";
 
@@ -94,32 +95,29 @@ describe.skipIf(!available)("cluster alert handover (nats-server, 3 daemons, kil
     const proxy = await startCountingProxy(simulatorUrl);
     proxies.push(proxy);
     const work = makeWorkDir();
-    writeConfig(work, {
-      upstream: { url: proxy.url, retry: { maxAttempts: 1 } },
-      monitors: {
-        offchain: PAIRS.map((pair) => ({ pair, periodMs: PERIOD_MS })),
-        onchain: [],
-        publishers: [],
-        funding: [],
-        vaults: [],
-        warmup: { enabled: false },
-      },
-      rules: [{ kind: "upstream_error", threshold: 3 }],
-      sinks: [
-        {
-          kind: "webhook",
-          name: "hook",
-          url: hook.url,
-          secret: SECRET,
-          failureThreshold: 1000,
-          timeoutMs: 2_000,
-          groupBy: ["..."],
-        },
-      ],
-      state: { dir: work.stateDir },
-      cluster: { nats: { servers: nats.urls }, memberId: id, leaseMs: LEASE_MS, experimental: true },
-      shutdown: { drainTimeoutMs: 2_000 },
-    });
+    writeConfig(
+      work,
+      memberConfig(work, {
+        id,
+        upstreamUrl: proxy.url,
+        natsUrls: nats.urls,
+        pairs: PAIRS,
+        periodMs: PERIOD_MS,
+        leaseMs: LEASE_MS,
+        rules: [{ kind: "upstream_error", threshold: 3 }],
+        sinks: [
+          {
+            kind: "webhook",
+            name: "hook",
+            url: hook.url,
+            secret: SECRET,
+            failureThreshold: 1000,
+            timeoutMs: 2_000,
+            groupBy: ["..."],
+          },
+        ],
+      }),
+    );
     const daemon = await startDaemon(work.configFile, {
       cwd: work.dir,
       simulatorUrl: proxy.url,

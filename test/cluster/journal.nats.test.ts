@@ -13,6 +13,7 @@ import {
 } from "../e2e/daemon.js";
 import { makeWorkDir, removeWorkDirs, writeConfig } from "../e2e/fixtures.js";
 import { closeAllWs, connectWs, type ServerFrame, type WsClient } from "../e2e/ws-client.js";
+import { memberConfig } from "./member-config.js";
 import { natsServerAvailable, startNats, type NatsCluster } from "./nats.js";
 
 const PAIRS = syntheticPairIds(12);
@@ -73,22 +74,18 @@ describe.skipIf(!available)("cluster event log (nats-server, daemons, one JetStr
     const work = works.get(id) ?? makeWorkDir();
     works.set(id, work);
     const fires = { kind: "price_level", direction: "above", threshold: 0.000001 };
-    writeConfig(work, {
-      upstream: { url: simulatorUrl, retry: { maxAttempts: 1 } },
-      monitors: {
-        offchain: PAIRS.map((pair) => ({ pair, periodMs: 1_000 })),
-        onchain: [],
-        publishers: [],
-        funding: [],
-        vaults: [],
-        warmup: { enabled: false },
-      },
-      rules: second ? [fires, { ...fires, id: "price_level_second" }] : [fires],
-      sinks: [],
-      state: { dir: work.stateDir },
-      cluster: { nats: { servers: nats.urls }, memberId: id, leaseMs: LEASE_MS, experimental: true },
-      shutdown: { drainTimeoutMs: 2_000 },
-    });
+    writeConfig(
+      work,
+      memberConfig(work, {
+        id,
+        upstreamUrl: simulatorUrl,
+        natsUrls: nats.urls,
+        pairs: PAIRS,
+        periodMs: 1_000,
+        leaseMs: LEASE_MS,
+        rules: second ? [fires, { ...fires, id: "price_level_second" }] : [fires],
+      }),
+    );
     return work;
   }
 

@@ -11,6 +11,7 @@ import {
   type RunningDaemon,
 } from "../e2e/daemon.js";
 import { makeWorkDir, removeWorkDirs, writeConfig } from "../e2e/fixtures.js";
+import { memberConfig } from "./member-config.js";
 import { natsServerAvailable, startNats, type NatsCluster } from "./nats.js";
 import { startCountingProxy, type CountingProxy } from "./proxy.js";
 
@@ -86,22 +87,18 @@ describe.skipIf(!available)("cluster members (nats-server, 3 daemons, 60 targets
     const proxy = await startCountingProxy(simulatorUrl);
     proxies.push(proxy);
     const work = makeWorkDir();
-    writeConfig(work, {
-      upstream: { url: proxy.url, retry: { maxAttempts: 1 } },
-      monitors: {
-        offchain: PAIRS.map((pair) => ({ pair, periodMs: PERIOD_MS })),
-        onchain: [],
-        publishers: [],
-        funding: [],
-        vaults: [],
-        warmup: { enabled: false },
-      },
-      rules: [{ kind: "upstream_error", threshold: 3 }],
-      sinks: [],
-      state: { dir: work.stateDir },
-      cluster: { nats: { servers: nats.urls }, memberId: id, leaseMs: LEASE_MS, experimental: true },
-      shutdown: { drainTimeoutMs: 2_000 },
-    });
+    writeConfig(
+      work,
+      memberConfig(work, {
+        id,
+        upstreamUrl: proxy.url,
+        natsUrls: nats.urls,
+        pairs: PAIRS,
+        periodMs: PERIOD_MS,
+        leaseMs: LEASE_MS,
+        rules: [{ kind: "upstream_error", threshold: 3 }],
+      }),
+    );
     const daemon = await startDaemon(work.configFile, {
       cwd: work.dir,
       simulatorUrl: proxy.url,
