@@ -3,7 +3,7 @@ import { observe, type Observation } from "../domain/monitor.js";
 import type { Result } from "../domain/errors.js";
 import type { PairPrice, TargetSpec } from "../domain/types.js";
 import type { EventHub } from "./event-hub.js";
-import { checksRepeats, fedPrice, isRepeatedPrice } from "./price-dedup.js";
+import { checksRepeats, fedPrice, isRepeatedPrice, shareUnchangedComponents } from "./price-dedup.js";
 import { publish, type Runner, type RunningTarget } from "./runner.js";
 
 /**
@@ -20,7 +20,9 @@ export function feed(
   let tickAgain = true;
   if (result.ok && target.plan.spec.kind === "offchain") {
     // one observation per price timestamp, also across a reload that switched the target's transport
-    const price = result.value as PairPrice;
+    const decoded = result.value as PairPrice;
+    const price =
+      target.lastFed === null ? decoded : shareUnchangedComponents(target.lastFed.components, decoded);
     if (checksRepeats(target.streamed !== null, target.lastFed)) {
       if (isRepeatedPrice(target.lastFed, price)) return;
       // a poll adding components to a price already fed updates them, but clients already have its tick
