@@ -86,6 +86,14 @@ export class ScaledPrice {
     return this.#approx;
   }
 
+  /** Whether the price is above zero; a price decoded from hex answers from its digits, without building the bigint. */
+  isPositive(): boolean {
+    const hex = this.#hex;
+    if (hex === undefined) return this.raw > 0n;
+    for (let i = 2; i < hex.length; i++) if (hex.charCodeAt(i) !== 48) return true;
+    return false;
+  }
+
   /**
    * Whether both prices were decoded from the same hex text at the same scale and neither built its bigint yet:
    * a cheap test that never says yes for different values (equal values written differently, or already
