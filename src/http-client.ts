@@ -219,34 +219,41 @@ function callerAbort(): HttpClientError {
   return new HttpClientError("PM_HTTP_ABORTED", "aborted by the caller");
 }
 
-/** Callbacks waiting for each caller signal's abort, behind one listener per signal. */
-const abortWatchers = new WeakMap<AbortSignal, Set<() => void>>();
+/** Callbacks waiting for each caller signal's abort, behind one listener per signal, in the order they came. */
+const abortWatchers = new WeakMap<AbortSignal, (() => void)[]>();
 
 /**
  * Call `onAbort` once when `signal` aborts; returns the function that stops watching. A poll stream passes
  * the same signal to many consecutive requests (and a sink its stop signal to every delivery), and an
  * EventTarget listener added and removed per request cost more than the rest of the abort handling, so each
- * signal gets one listener and a Set of callbacks.
+ * signal gets one listener and a list of callbacks. A list rather than a Set: a Set emptied and refilled on
+ * every request rebuilt its table each time, and the signal's long life made each new table old garbage.
  */
 function watchAbort(signal: AbortSignal, onAbort: () => void): () => void {
   let watchers = abortWatchers.get(signal);
   if (watchers === undefined) {
-    const set = new Set<() => void>();
-    watchers = set;
-    abortWatchers.set(signal, set);
+    const list: (() => void)[] = [];
+    watchers = list;
+    abortWatchers.set(signal, list);
     signal.addEventListener(
       "abort",
       () => {
-        const pending = [...set];
-        set.clear();
+        const pending = list.slice();
+        list.length = 0;
         for (const callback of pending) callback();
       },
       { once: true },
     );
   }
-  const set = watchers;
-  set.add(onAbort);
-  return () => {
-    set.delete(onAbort);
-  };
+  const list = watchers;
+  list.push(onAbort);
+  return () => removeInPlace(list, onAbort);
+}
+
+/** Remove `item` from `list` keeping the others' order, without allocating (no splice result). */
+function removeInPlace<T>(list: T[], item: T): void {
+  const index = list.indexOf(item);
+  if (index < 0) return;
+  for (let i = index; i < list.length - 1; i++) list[i] = list[i + 1]!;
+  list.pop();
 }

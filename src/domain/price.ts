@@ -86,6 +86,23 @@ export class ScaledPrice {
     return this.#approx;
   }
 
+  /** Whether the price is above zero; a price decoded from hex answers from its digits, without building the bigint. */
+  isPositive(): boolean {
+    const hex = this.#hex;
+    if (hex === undefined) return this.raw > 0n;
+    for (let i = 2; i < hex.length; i++) if (hex.charCodeAt(i) !== 48) return true;
+    return false;
+  }
+
+  /**
+   * Whether both prices were decoded from the same hex text at the same scale and neither built its bigint yet:
+   * a cheap test that never says yes for different values (equal values written differently, or already
+   * turned into bigints, answer no).
+   */
+  sameHexAs(other: ScaledPrice): boolean {
+    return this.#hex !== undefined && this.#hex === other.#hex && this.decimals === other.decimals;
+  }
+
   /** JSON form is the decimal string, so prices serialise exactly. */
   toJSON(): string {
     return this.text;

@@ -127,7 +127,7 @@ export function applyPoll(data: TargetData, observation: PollObservation): void 
 function setPrice(data: TargetData, price: ScaledPrice, timestampMs: number, comparable: boolean): void {
   data.price = price;
   data.priceTimestampMs = timestampMs;
-  data.priceComparable = comparable && price.raw > 0n;
+  data.priceComparable = comparable && price.isPositive();
   // An unreadable scale or a zero price would poison every later window comparison.
   if (data.priceComparable && data.history !== null) data.history.push(timestampMs, price);
 }

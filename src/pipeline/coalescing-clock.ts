@@ -1,22 +1,55 @@
 // Timer coalescing for the poll streams: work due close together runs in one wake-up instead of one each.
-import { Subscription } from "rxjs";
+import type { Unsubscribable } from "rxjs";
 
 /** The slice of an RxJS scheduler the poll streams use; any SchedulerLike (asyncScheduler, TestScheduler) is one. */
 export interface PollClock {
   now(): number;
-  schedule(work: () => void, delayMs: number): Subscription;
+  schedule(work: () => void, delayMs: number): Unsubscribable;
 }
 
-/** One scheduled piece of work waiting in its slot. */
-interface SlotEntry {
-  readonly work: () => void;
-}
-
-/** The work due in one slot and the base timer that will run it. */
+/** The work due in one slot, in the order it was scheduled (cancelled entries stay, marked), and the base timer that will run it. */
 interface Slot {
-  readonly entries: Set<SlotEntry>;
-  timer: Subscription;
+  readonly due: number;
+  readonly entries: SlotEntry[];
+  /** Entries not cancelled yet: the slot and its timer are dropped when this reaches 0. */
+  live: number;
+  timer: Unsubscribable;
 }
+
+/**
+ * One scheduled piece of work waiting in its slot; it is also what `schedule` returns (one object per call, not an
+ * entry plus a Subscription plus its teardown closure: a poll stream schedules twice per poll).
+ */
+class SlotEntry implements Unsubscribable {
+  private cancelled = false;
+
+  constructor(
+    readonly work: () => void,
+    private readonly slot: Slot,
+    private readonly slots: Map<number, Slot>,
+  ) {}
+
+  /** Cancel the work (idempotent); the last cancelled entry of a slot drops the slot and its timer. */
+  unsubscribe(): void {
+    if (this.cancelled) return;
+    this.cancelled = true;
+    const { slot } = this;
+    slot.live--;
+    if (slot.live > 0) return;
+    if (this.slots.get(slot.due) === slot) this.slots.delete(slot.due);
+    slot.timer.unsubscribe();
+  }
+
+  /** Run the work unless it was cancelled; it counts as done (a later unsubscribe does nothing). */
+  run(): void {
+    if (this.cancelled) return;
+    this.cancelled = true;
+    this.work();
+  }
+}
+
+/** A timer that is never set. */
+const EMPTY: Unsubscribable = { unsubscribe: () => undefined };
 
 /**
  * Wrap `base` so that delayed work is due on a grid of `slotMs`: each due time is rounded to the nearest
@@ -44,9 +77,11 @@ export function coalescingClock(base: PollClock, slotMs: number): PollClock {
     slots.delete(due);
     if (slot === undefined) return;
     let failure: { readonly error: unknown } | null = null;
-    for (const entry of slot.entries) {
+    // the slot left `slots` above: work scheduled while it runs goes to a new slot, never into this array
+    const { entries } = slot;
+    for (let i = 0; i < entries.length; i++) {
       try {
-        entry.work();
+        entries[i]!.run();
       } catch (error) {
         failure ??= { error };
       }
@@ -62,20 +97,15 @@ export function coalescingClock(base: PollClock, slotMs: number): PollClock {
       const due = Math.max(Math.round((now + delayMs) / slotMs) * slotMs, Math.ceil(now));
       let slot = slots.get(due);
       if (slot === undefined) {
-        const created: Slot = { entries: new Set(), timer: Subscription.EMPTY };
+        const created: Slot = { due, entries: [], live: 0, timer: EMPTY };
         slots.set(due, created);
         created.timer = base.schedule(() => runSlot(due), due - now);
         slot = created;
       }
-      const entry: SlotEntry = { work };
-      const owner = slot;
-      owner.entries.add(entry);
-      return new Subscription(() => {
-        if (!owner.entries.delete(entry) || owner.entries.size > 0) return;
-        // the last waiting work was cancelled: drop the slot and its timer
-        if (slots.get(due) === owner) slots.delete(due);
-        owner.timer.unsubscribe();
-      });
+      const entry = new SlotEntry(work, slot, slots);
+      slot.entries.push(entry);
+      slot.live++;
+      return entry;
     },
   };
 }

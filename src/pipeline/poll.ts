@@ -1,5 +1,12 @@
 // One poll stream per target: phase-locked, non-overlapping, timed out, backing off on failure; failures are values.
-import { Observable, Subscription, asyncScheduler, from, type ObservableInput, type Subscriber } from "rxjs";
+import {
+  Observable,
+  asyncScheduler,
+  from,
+  type ObservableInput,
+  type Subscriber,
+  type Unsubscribable,
+} from "rxjs";
 import { delayMs, pollBackoff } from "../backoff.js";
 import { PmError, isPmError, type Result } from "../domain/errors.js";
 import type { PollClock } from "./coalescing-clock.js";
@@ -75,11 +82,14 @@ export function poll$<T>(
   });
 }
 
+/** The timeout of a poll before it is armed. */
+const NO_TIMEOUT: Unsubscribable = { unsubscribe: () => undefined };
+
 /** One poll in flight: its timeout action, its subscription (an Observable input only), and when it started. */
 interface Attempt {
   settled: boolean;
-  timeout: Subscription;
-  inner: Subscription | null;
+  timeout: Unsubscribable;
+  inner: Unsubscribable | null;
   readonly startedAtMs: number;
 }
 
@@ -91,10 +101,14 @@ class PollLoop<T> {
   /** The poll in flight (null between polls). */
   private current: Attempt | null = null;
   /** The scheduled start of the next poll. */
-  private next: Subscription | null = null;
+  private next: Unsubscribable | null = null;
   /** When the current (or next) poll was planned to start: the phase that successes keep. */
   private plannedStartMs: number;
   private readonly startPoll = (): void => this.start();
+  /** The deadline of the poll in flight: one function for all polls (a poll's timeout is cancelled when it ends). */
+  private readonly timeOutCurrent = (): void => {
+    if (this.current !== null) this.timeOut(this.current);
+  };
 
   constructor(
     private readonly fetch: (signal: AbortSignal) => ObservableInput<T>,
@@ -138,12 +152,12 @@ class PollLoop<T> {
     if (this.controller === null || this.controller.signal.aborted) this.controller = new AbortController();
     const poll: Attempt = {
       settled: false,
-      timeout: Subscription.EMPTY,
+      timeout: NO_TIMEOUT,
       inner: null,
       startedAtMs: this.scheduler.now(),
     };
     this.current = poll;
-    poll.timeout = this.scheduler.schedule(() => this.timeOut(poll), this.options.timeoutMs);
+    poll.timeout = this.scheduler.schedule(this.timeOutCurrent, this.options.timeoutMs);
     let input: ObservableInput<T>;
     try {
       input = this.fetch(this.controller.signal);

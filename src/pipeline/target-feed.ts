@@ -1,9 +1,10 @@
 // What a target delivered (a poll or the stream), folded into the domain: observations, health, price ticks.
 import { observe, type Observation } from "../domain/monitor.js";
 import type { Result } from "../domain/errors.js";
+import type { TargetHealth } from "../domain/readiness.js";
 import type { PairPrice, TargetSpec } from "../domain/types.js";
 import type { EventHub } from "./event-hub.js";
-import { checksRepeats, fedPrice, isRepeatedPrice } from "./price-dedup.js";
+import { checksRepeats, fedPrice, isRepeatedPrice, shareUnchangedComponents } from "./price-dedup.js";
 import { publish, type Runner, type RunningTarget } from "./runner.js";
 
 /**
@@ -20,7 +21,9 @@ export function feed(
   let tickAgain = true;
   if (result.ok && target.plan.spec.kind === "offchain") {
     // one observation per price timestamp, also across a reload that switched the target's transport
-    const price = result.value as PairPrice;
+    const decoded = result.value as PairPrice;
+    const price =
+      target.lastFed === null ? decoded : shareUnchangedComponents(target.lastFed.components, decoded);
     if (checksRepeats(target.streamed !== null, target.lastFed)) {
       if (isRepeatedPrice(target.lastFed, price)) return;
       // a poll adding components to a price already fed updates them, but clients already have its tick
@@ -34,11 +37,14 @@ export function feed(
   if (tickAgain) publishPriceTick(deps.hub, observation);
 }
 
+/** The health of every target whose latest poll succeeded: one immutable value, not an object per poll. */
+const HEALTHY: TargetHealth = Object.freeze({ kind: "ok" });
+
 /** A target delivered data (a poll or the stream): healthy, with its last-success time. */
 export function recordSuccess(runner: Runner, target: RunningTarget): void {
   target.failures = 0;
   target.everSucceeded = true;
-  target.health = { kind: "ok" };
+  target.health = HEALTHY;
   target.lastSuccess.set(runner.wallNowMs() / 1000);
 }
 

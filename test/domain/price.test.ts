@@ -99,3 +99,37 @@ describe("ScaledPrice.fromHex", () => {
     );
   });
 });
+
+describe("ScaledPrice.isPositive", () => {
+  it("agrees with raw > 0n for hex text (before and after the bigint is built) and for bigints", () => {
+    fc.assert(
+      fc.property(
+        fc.bigInt({ min: 0n, max: (1n << 120n) - 1n }),
+        fc.integer({ min: 0, max: 400 }),
+        (raw, decimals) => {
+          const hex = ScaledPrice.fromHex(`0x${raw.toString(16)}`, decimals)!;
+          expect(hex.isPositive()).toBe(raw > 0n);
+          void hex.raw;
+          expect(hex.isPositive()).toBe(raw > 0n);
+          expect(new ScaledPrice(-raw, decimals).isPositive()).toBe(false);
+          expect(new ScaledPrice(raw, decimals).isPositive()).toBe(raw > 0n);
+        },
+      ),
+    );
+    expect(ScaledPrice.fromHex("0x0000", 18)!.isPositive()).toBe(false);
+    expect(ScaledPrice.fromHex("0x0001", 400)!.isPositive()).toBe(true);
+  });
+});
+
+describe("ScaledPrice.sameHexAs", () => {
+  it("says yes only for the same hex text at the same scale, while neither has built its bigint", () => {
+    const a = ScaledPrice.fromHex("0x1f", 8)!;
+    expect(a.sameHexAs(ScaledPrice.fromHex("0x1f", 8)!)).toBe(true);
+    expect(a.sameHexAs(ScaledPrice.fromHex("0x1f", 6)!)).toBe(false);
+    expect(a.sameHexAs(ScaledPrice.fromHex("0x1F", 8)!)).toBe(false);
+    expect(a.sameHexAs(new ScaledPrice(31n, 8))).toBe(false);
+    const built = ScaledPrice.fromHex("0x1f", 8)!;
+    void built.raw;
+    expect(a.sameHexAs(built)).toBe(false);
+  });
+});

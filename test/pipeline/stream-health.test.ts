@@ -1,8 +1,14 @@
 // The stream/poll decision of a streamed target (pure, virtual time) and the one-observation-per-timestamp rule.
 import { describe, expect, it } from "vitest";
 import { ScaledPrice } from "../../src/domain/price.js";
-import type { PairPrice } from "../../src/domain/types.js";
-import { checksRepeats, fedPrice, isRepeatedPrice, type FedPrice } from "../../src/pipeline/price-dedup.js";
+import type { PairPrice, PriceComponent } from "../../src/domain/types.js";
+import {
+  checksRepeats,
+  fedPrice,
+  isRepeatedPrice,
+  shareUnchangedComponents,
+  type FedPrice,
+} from "../../src/pipeline/price-dedup.js";
 import {
   initialStreamHealth,
   stepStreamHealth,
@@ -88,31 +94,31 @@ describe("isRepeatedPrice", () => {
     ["nothing fed yet", null, pairPrice(1_000, 0), false],
     [
       "a newer price",
-      { timestampMs: 1_000, withComponents: false, viaStream: true },
+      { timestampMs: 1_000, withComponents: false, viaStream: true, components: [] },
       pairPrice(2_000, 0),
       false,
     ],
     [
       "the same timestamp again (stream and poll)",
-      { timestampMs: 1_000, withComponents: false, viaStream: true },
+      { timestampMs: 1_000, withComponents: false, viaStream: true, components: [] },
       pairPrice(1_000, 0),
       true,
     ],
     [
       "an older price",
-      { timestampMs: 2_000, withComponents: true, viaStream: false },
+      { timestampMs: 2_000, withComponents: true, viaStream: false, components: [] },
       pairPrice(1_000, 3),
       true,
     ],
     [
       "the same timestamp adding components",
-      { timestampMs: 1_000, withComponents: false, viaStream: true },
+      { timestampMs: 1_000, withComponents: false, viaStream: true, components: [] },
       pairPrice(1_000, 3),
       false,
     ],
     [
       "the same timestamp with components twice",
-      { timestampMs: 1_000, withComponents: true, viaStream: false },
+      { timestampMs: 1_000, withComponents: true, viaStream: false, components: [] },
       pairPrice(1_000, 3),
       true,
     ],
@@ -121,16 +127,75 @@ describe("isRepeatedPrice", () => {
   });
 
   it("records what was fed", () => {
-    expect(fedPrice(pairPrice(5, 2), false)).toEqual({
+    const price = pairPrice(5, 2);
+    const fed = fedPrice(price, false);
+    expect(fed).toEqual({
       timestampMs: 5,
       withComponents: true,
       viaStream: false,
+      components: price.components,
     });
+    expect(fed.components).toBe(price.components);
+  });
+});
+
+describe("shareUnchangedComponents", () => {
+  const component = (source: string, hex: string, timestampMs: number): PriceComponent => ({
+    source,
+    price: ScaledPrice.fromHex(hex, 8)!,
+    timestampMs,
+  });
+  const withComponents = (components: PriceComponent[]): PairPrice => ({
+    pairId: "BTC/USD",
+    price: ScaledPrice.fromHex("0x10", 8)!,
+    numSources: components.length,
+    timestampMs: 2_000,
+    components,
+  });
+
+  it("puts back the previous object of each unchanged component and keeps the changed ones", () => {
+    const previous = [
+      component("A", "0x10", 1_000),
+      component("B", "0x20", 1_000),
+      component("C", "0x30", 1_000),
+    ];
+    const next = [
+      component("A", "0x10", 1_000),
+      component("B", "0x21", 1_000),
+      component("C", "0x30", 2_000),
+    ];
+    const fresh = [...next];
+    const shared = shareUnchangedComponents(previous, withComponents(next));
+    expect(shared.components[0]).toBe(previous[0]);
+    expect(shared.components[1]).toBe(fresh[1]);
+    expect(shared.components[2]).toBe(fresh[2]);
+    expect(shared.components.map((c) => [c.source, c.price.text, c.timestampMs])).toEqual(
+      fresh.map((c) => [c.source, c.price.text, c.timestampMs]),
+    );
+  });
+
+  it("never shares a component of another source, place, or a price text it cannot compare cheaply", () => {
+    const previous = [component("A", "0x10", 1_000), component("B", "0x20", 1_000)];
+    void previous[1]!.price.raw; // a built bigint drops the hex text
+    const next = [
+      component("B", "0x10", 1_000),
+      component("B", "0x20", 1_000),
+      component("C", "0x30", 1_000),
+    ];
+    const fresh = [...next];
+    const shared = shareUnchangedComponents(previous, withComponents(next));
+    expect(shared.components).toEqual(fresh);
+    shared.components.forEach((c, i) => expect(c).toBe(fresh[i]));
   });
 });
 
 describe("checksRepeats", () => {
-  const fed = (viaStream: boolean): FedPrice => ({ timestampMs: 1, withComponents: true, viaStream });
+  const fed = (viaStream: boolean): FedPrice => ({
+    timestampMs: 1,
+    withComponents: true,
+    viaStream,
+    components: [],
+  });
   it.each<[string, boolean, FedPrice | null, boolean]>([
     ["a streamed target, nothing fed yet", true, null, true],
     ["a streamed target after a poll", true, fed(false), true],
