@@ -47,13 +47,29 @@ export interface EventHub extends EventSource {
   forgetTarget(targetId: string): void;
   /** Seed the firing set from persisted state without announcing anything. */
   restoreActive(alerts: readonly AlertPayload[]): void;
-  /** Stop listing these alerts as active without a transition (their target moved to another cluster member). */
+  /**
+   * Stop listing these alerts as active without a transition (their target moved to another cluster member); when
+   * the firing set follows the cluster's log (forward), where they still fire, only this member's mute memory goes.
+   */
   releaseActive(fingerprints: readonly string[]): void;
   /** Journal and emit an event numbered by the cluster's log (cluster mode: every member's events come back here). */
   deliver(event: JournaledEvent): void;
   /** Show the current payload of alerts already firing (a held alert's value), journaling and announcing nothing. */
   refreshActive(alerts: readonly AlertPayload[]): void;
   complete(): void;
+}
+
+/** Seed the firing set with `alerts`, muted as the previous run published them (the journal's `journaled` memory). */
+function restoreAlerts(
+  maps: { readonly active: Map<string, AlertPayload>; readonly mutes: Map<string, MuteMemory> },
+  journaled: ReadonlyMap<string, MuteMemory>,
+  alerts: readonly AlertPayload[],
+): void {
+  for (const alert of alerts) {
+    const memory = journaled.get(alert.fingerprint);
+    maps.active.set(alert.fingerprint, withMuting(alert, memory?.silencedBy ?? [], alert.causedBy));
+    if (memory !== undefined && !isPlainNotified(memory)) maps.mutes.set(alert.fingerprint, memory);
+  }
 }
 
 /** Remove alerts from the hub's maps by fingerprint (nothing announced). */
@@ -132,17 +148,8 @@ export function createEventHub(options: {
     forgetTarget(targetId) {
       prices.forget(targetId);
     },
-    restoreActive(alerts) {
-      // muting as the previous run published it: the journal holds every announcement, silencedBy included
-      const journaled = mutesOf(journal.entries());
-      for (const alert of alerts) {
-        const memory = journaled.get(alert.fingerprint);
-        active.set(alert.fingerprint, withMuting(stamp(alert), memory?.silencedBy ?? [], alert.causedBy));
-        if (memory !== undefined && !isPlainNotified(memory)) mutes.set(alert.fingerprint, memory);
-      }
-    },
-    // forwarded: the firing set follows the cluster's log, where a released alert still fires (its new owner
-    // holds it), so only this member's mute memory of it goes
+    restoreActive: (alerts) =>
+      restoreAlerts({ active, mutes }, mutesOf(journal.entries()), alerts.map(stamp)),
     releaseActive: (fingerprints) =>
       forgetAlerts(forward === undefined ? [active, mutes] : [mutes], fingerprints),
     deliver(event) {
