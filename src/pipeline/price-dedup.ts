@@ -31,6 +31,15 @@ export function fedPrice(price: PairPrice, viaStream: boolean): FedPrice {
 }
 
 /**
+ * The record after feeding `price` over `last`: a poll that only adds components to the price the stream delivered
+ * keeps it marked as streamed, so the first poll after a switch back to polling still drops that price.
+ */
+export function nextFedPrice(last: FedPrice | null, price: PairPrice, viaStream: boolean): FedPrice {
+  const streamedBefore = last !== null && last.viaStream && last.timestampMs === price.timestampMs;
+  return fedPrice(price, viaStream || streamedBefore);
+}
+
+/**
  * Whether a target's next price must be checked against the last one fed: always while it streams (the stream
  * and its polls overlap), and on a polled target until a poll has fed once after a price from the stream (the
  * first poll after a switch back from the stream usually returns the price the stream just gave).

@@ -4,7 +4,7 @@ import type { Result } from "../domain/errors.js";
 import type { TargetHealth } from "../domain/readiness.js";
 import type { PairPrice, TargetSpec } from "../domain/types.js";
 import type { EventHub } from "./event-hub.js";
-import { checksRepeats, fedPrice, isRepeatedPrice, shareUnchangedComponents } from "./price-dedup.js";
+import { checksRepeats, isRepeatedPrice, nextFedPrice, shareUnchangedComponents } from "./price-dedup.js";
 import { publish, type Runner, type RunningTarget } from "./runner.js";
 
 /**
@@ -29,7 +29,7 @@ export function feed(
       // a poll adding components to a price already fed updates them, but clients already have its tick
       tickAgain = target.lastFed?.timestampMs !== price.timestampMs;
     }
-    target.lastFed = fedPrice(price, viaStream);
+    target.lastFed = nextFedPrice(target.lastFed, price, viaStream);
   }
   const observedAtMs = deps.nowMs();
   const observation = toObservation(target.plan.spec, result, observedAtMs);

@@ -5,6 +5,7 @@ import type { PairPrice, PriceComponent } from "../../src/domain/types.js";
 import {
   checksRepeats,
   fedPrice,
+  nextFedPrice,
   isRepeatedPrice,
   shareUnchangedComponents,
   type FedPrice,
@@ -186,6 +187,27 @@ describe("shareUnchangedComponents", () => {
     const shared = shareUnchangedComponents(previous, withComponents(next));
     expect(shared.components).toEqual(fresh);
     shared.components.forEach((c, i) => expect(c).toBe(fresh[i]));
+  });
+});
+
+describe("nextFedPrice", () => {
+  const streamed: FedPrice = { timestampMs: 1_000, withComponents: false, viaStream: true, components: [] };
+  it("keeps a streamed price marked as streamed when a poll only adds its components", () => {
+    expect(nextFedPrice(streamed, pairPrice(1_000, 3), false)).toMatchObject({
+      timestampMs: 1_000,
+      withComponents: true,
+      viaStream: true,
+    });
+  });
+  it("marks a newer polled price as polled, and a streamed one as streamed", () => {
+    expect(nextFedPrice(streamed, pairPrice(2_000, 3), false).viaStream).toBe(false);
+    expect(nextFedPrice(null, pairPrice(2_000, 0), true).viaStream).toBe(true);
+    expect(nextFedPrice({ ...streamed, viaStream: false }, pairPrice(1_000, 3), false).viaStream).toBe(false);
+  });
+  it("so the first poll after a switch back still drops the price the stream and a component poll both gave", () => {
+    const afterComponents = nextFedPrice(streamed, pairPrice(1_000, 3), false);
+    expect(checksRepeats(false, afterComponents)).toBe(true);
+    expect(isRepeatedPrice(afterComponents, pairPrice(1_000, 3))).toBe(true);
   });
 });
 
