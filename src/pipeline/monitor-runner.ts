@@ -23,7 +23,7 @@ import { streamHooks, updateStreams } from "./streamed-targets.js";
 import { endpointOf, planTargets, type TargetPlan } from "./targets.js";
 import { reconfigureStream, startTransport, stopTransport, switchTransport } from "./transport-switch.js";
 import { joinTargetReports, targetFacts, type TargetReport } from "./target-report.js";
-import { canWarmUp, warmUpHistory, type WarmupPoint } from "./warmup.js";
+import { canWarmUp, taskGate, warmUpHistory, WARMUP_CONCURRENCY, type WarmupPoint } from "./warmup.js";
 
 export type { MonitorRunnerDeps } from "./runner.js";
 
@@ -65,6 +65,7 @@ export function createMonitorRunner(deps: MonitorRunnerDeps, initialState: Monit
     streams: null,
     stream: deps.stream,
     owns: () => true,
+    warmups: taskGate(WARMUP_CONCURRENCY),
   };
   if (deps.stream !== undefined) {
     runner.streams = createStreamFeed(deps.stream, streamHooks(runner), {
@@ -201,8 +202,13 @@ function warmUp(runner: Runner, target: RunningTarget): void {
   if (spec.kind !== "offchain" || !canWarmUp(spec) || warmup?.enabled !== true) return;
   if (!runner.rules.some((rule) => definitionOf(rule).historyMs(rule, spec) > 0)) return;
   const asOfMs = deps.nowMs();
+  // a target stopped while its warm-up waited for the gate fetches nothing
   const fetch = (): Promise<WarmupPoint[]> =>
-    warmUpHistory(deps.client, spec, warmup.interval, warmup.lookbackMs, asOfMs);
+    runner.warmups.run(() =>
+      runner.running.get(spec.id) === target
+        ? warmUpHistory(deps.client, spec, warmup.interval, warmup.lookbackMs, asOfMs)
+        : Promise.resolve([]),
+    );
   const warm = (deps.recorder === undefined ? fetch() : deps.recorder.within(spec.id, "warmup", fetch))
     .then((points) => {
       if (points.length === 0 || runner.running.get(spec.id) !== target) return;

@@ -17,6 +17,7 @@ import type { PollClock } from "./coalescing-clock.js";
 import type { FedPrice } from "./price-dedup.js";
 import type { StreamFeed, StreamSettings } from "./stream-feed.js";
 import type { TargetPlan } from "./targets.js";
+import type { TaskGate } from "./warmup.js";
 
 /** What the runner needs from the outside world; time and randomness are injected. */
 export interface MonitorRunnerDeps {
@@ -93,6 +94,8 @@ export interface Runner {
   stream: MonitorRunnerDeps["stream"];
   /** Which of the configured targets this daemon runs (all but in cluster mode, where a member runs the ones it owns). */
   owns: (spec: TargetSpec) => boolean;
+  /** History warm-ups wait here, so they never hold every upstream connection while targets wait to be polled. */
+  readonly warmups: TaskGate;
 }
 
 /** Take an evaluation's state and publish its transitions. */

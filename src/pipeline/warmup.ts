@@ -52,3 +52,36 @@ export async function warmUpHistory(
   });
   return candlesToHistory(series, interval, lookbackMs, nowMs);
 }
+
+/**
+ * History fetches allowed in flight at once. A start, a reload or a cluster handover warms every new target at once;
+ * unbounded, those candle requests fill the upstream pool and the targets' first polls queue behind them (measured:
+ * 130 targets adopted by a cluster member were first polled 20 s after they were owned, instead of within a period).
+ */
+export const WARMUP_CONCURRENCY = 4;
+
+/** Runs tasks with at most `limit` of them in flight; the rest wait their turn in arrival order. */
+export interface TaskGate {
+  run<T>(task: () => Promise<T>): Promise<T>;
+}
+
+/** A gate admitting `limit` tasks at a time. */
+export function taskGate(limit: number): TaskGate {
+  let inFlight = 0;
+  const waiting: (() => void)[] = [];
+  const release = (): void => {
+    inFlight -= 1;
+    waiting.shift()?.();
+  };
+  return {
+    async run(task) {
+      if (inFlight >= limit) await new Promise<void>((resolve) => waiting.push(resolve));
+      inFlight += 1;
+      try {
+        return await task();
+      } finally {
+        release();
+      }
+    },
+  };
+}
