@@ -3,6 +3,7 @@ import { writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { main as cluster } from "./cluster-bench.js";
 import { runDecodeBench } from "./decode-bench.js";
 import { main as latency } from "./latency-bench.js";
 import { main as memory } from "./memory-bench.js";
@@ -76,8 +77,8 @@ const BENCHES: Readonly<Record<string, Bench>> = {
   simulator,
 };
 
-/** Benches that run only when named: they need extra tools (valgrind) or take long. */
-const OPT_IN: Readonly<Record<string, Bench>> = { "pipeline-counts": pipelineCounts };
+/** Benches that run only when named: they need extra tools (valgrind, nats-server) or take long. */
+const OPT_IN: Readonly<Record<string, Bench>> = { "pipeline-counts": pipelineCounts, cluster };
 
 /** RESULTS.md: command, date, machine, then each bench's method, figures and target verdicts. */
 function renderMarkdown(
