@@ -28,14 +28,36 @@ export type ServerFrame =
   | { readonly type: "gap"; readonly from: number; readonly to: number }
   | { readonly type: "error"; readonly id: RequestId; readonly code: ErrorCode; readonly message: string };
 
-/** Encode a reply frame (one client, so no caching). */
+/**
+ * A complete WebSocket text frame (RFC 6455 §5.2: FIN, opcode 1, unmasked as a server sends, no extension) of
+ * `text`, header and UTF-8 payload in one buffer: the bytes `ws` would write for `send(text)`, built once so a
+ * fan-out writes the same buffer to every socket without `ws` framing it again per client.
+ */
+export function textFrame(text: string): Buffer {
+  const payloadBytes = Buffer.byteLength(text, "utf8");
+  const headerBytes = payloadBytes < 126 ? 2 : payloadBytes < 65_536 ? 4 : 10;
+  const frame = Buffer.allocUnsafe(headerBytes + payloadBytes);
+  frame[0] = 0x81;
+  if (headerBytes === 2) frame[1] = payloadBytes;
+  else if (headerBytes === 4) {
+    frame[1] = 126;
+    frame.writeUInt16BE(payloadBytes, 2);
+  } else {
+    frame[1] = 127;
+    frame.writeBigUInt64BE(BigInt(payloadBytes), 2);
+  }
+  frame.write(text, headerBytes, "utf8");
+  return frame;
+}
+
+/** Encode a reply frame as a complete WebSocket frame (one client, so no caching). */
 export function encodeFrame(frame: ServerFrame): Buffer {
-  return Buffer.from(JSON.stringify(frame), "utf8");
+  return textFrame(JSON.stringify(frame));
 }
 
 /**
- * An encoder that serialises each event object once: live fan-out and every replay of the same journaled
- * event share one Buffer. The WeakMap lets entries go with the event (the journal is the bound).
+ * An encoder that serialises and frames each event object once: live fan-out and every replay of the same
+ * journaled event share one complete WebSocket frame (`textFrame`). The WeakMap lets entries go with the event (the journal is the bound).
  */
 export function createEventEncoder(): (event: BusEvent) => Buffer {
   const cache = new WeakMap<BusEvent, Buffer>();
@@ -43,7 +65,7 @@ export function createEventEncoder(): (event: BusEvent) => Buffer {
     let encoded = cache.get(event);
     if (encoded === undefined) {
       // the bus event shapes are the wire shapes of DESIGN §4, so they serialise as they are
-      encoded = Buffer.from(JSON.stringify(event), "utf8");
+      encoded = textFrame(JSON.stringify(event));
       cache.set(event, encoded);
     }
     return encoded;

@@ -15,6 +15,7 @@ import { PROTOCOL_VERSION } from "./protocol.js";
 import { handleMessage, type RequestContext } from "./requests.js";
 import { CLOSE_GOING_AWAY, createSession, heartbeatDue, type Session } from "./session.js";
 import { createSessionIndex, type SessionIndex } from "./session-index.js";
+import { createTickBatch, type TickBatch } from "./tick-batch.js";
 import { createUpgradeGate, refuse } from "./upgrade.js";
 
 /** What the WebSocket server takes from the composition root. */
@@ -78,11 +79,17 @@ export function createWsServer(options: WsServerOptions): WsServer {
     }
     if (!gate.admit(request, socket, url, { closing: closing !== null, clients: sessions.size })) return;
     wss.handleUpgrade(request, socket, head, (ws) =>
-      accept({ options, sessions, requests, nowMs, index, prices }, ws, request, nextId++),
+      accept(
+        { options, sessions, requests, nowMs, index, prices },
+        { ws, stream: socket },
+        request,
+        nextId++,
+      ),
     );
   };
+  const batch = createTickBatch();
   const subscription = source.events$.subscribe({
-    next: (event) => fanOut(index, event, encodeEvent, metrics),
+    next: (event) => fanOut({ index, batch, encodeEvent, metrics }, event),
   });
   const heartbeat = setInterval(() => beat(sessions, source.lastSeq(), metrics), config.heartbeatMs);
   heartbeat.unref();
@@ -117,15 +124,17 @@ function accept(
     readonly index: SessionIndex<Session>;
     readonly prices: PriceDemand;
   },
-  ws: WebSocket,
+  connection: { readonly ws: WebSocket; readonly stream: Duplex },
   request: IncomingMessage,
   id: number,
 ): void {
   const { options, sessions, index, prices } = server;
+  const { ws, stream } = connection;
   const { config, metrics, source } = options;
   const session = createSession({
     id,
     socket: ws,
+    stream,
     logger: childLogger(options.logger, { client: id, remote: request.socket.remoteAddress }),
     metrics,
     maxBufferedBytes: config.maxBufferedBytes,
@@ -174,18 +183,29 @@ function accept(
   session.logger.debug("WebSocket client connected");
 }
 
-/** Send `event` to every session whose filter matches (the index visits no other), encoded once for all of them. */
+/**
+ * Send `event` to every session whose filter matches (the index visits no other), framed once for all of them;
+ * after the first event of a tick, the writes wait for the tick's end (tick-batch.ts).
+ */
 function fanOut(
-  index: SessionIndex<Session>,
+  fan: {
+    readonly index: SessionIndex<Session>;
+    readonly batch: TickBatch;
+    readonly encodeEvent: RequestContext["encodeEvent"];
+    readonly metrics: Metrics;
+  },
   event: BusEvent,
-  encodeEvent: RequestContext["encodeEvent"],
-  metrics: Metrics,
 ): void {
+  const { index, batch, encodeEvent, metrics } = fan;
   let frame: Buffer | undefined;
   let sent = 0;
   const seq = event.type === "price" ? null : event.seq;
+  let hold: boolean | undefined;
   index.forEachMatching(event, (session) => {
     frame ??= encodeEvent(event);
+    // an event no session takes does not count as the tick's first
+    hold ??= batch.startEvent();
+    if (hold) batch.hold(session.stream);
     if (!session.send(frame)) return;
     sent += 1;
     if (seq !== null) session.toldSeq = seq;

@@ -1,4 +1,5 @@
 // Per-client state of the WebSocket server: filter, resume position, rate limiter, liveness and guarded sends.
+import type { Duplex } from "node:stream";
 import type { Logger } from "pino";
 import WebSocket from "ws";
 import type { Metrics } from "../../metrics.js";
@@ -15,6 +16,8 @@ export const CLOSE_TRY_AGAIN_LATER = 1013;
 export interface Session {
   readonly id: number;
   readonly socket: WebSocket;
+  /** The upgraded connection under `socket`: complete frames (frames.ts) are written to it directly. */
+  readonly stream: Duplex;
   readonly logger: Logger;
   readonly limiter: RateLimiter;
   /** The live filter (that of `delivery`). */
@@ -29,7 +32,7 @@ export interface Session {
   warnedForgotten: boolean;
   /** Whether a pong arrived since the last heartbeat ping. */
   alive: boolean;
-  /** Send an already-encoded frame; false when not sent (closing, or closed now as a slow consumer). */
+  /** Send a complete frame (frames.ts); false when not sent (closing, or closed now as a slow consumer). */
   send(data: Buffer): boolean;
   /** Encode, send and count one reply frame. */
   reply(frame: ServerFrame): void;
@@ -47,13 +50,12 @@ export function heartbeatDue(session: Pick<Session, "sentInPeriod" | "toldSeq">,
   return !session.sentInPeriod || session.toldSeq < lastSeq;
 }
 
-/** `WebSocket#send` options of every server frame: one constant object, not one per send. */
-const SEND_OPTIONS = { binary: false, compress: false } as const;
-
 /** Create the state of one accepted connection; sends beyond `maxBufferedBytes` close it with 1013. */
 export function createSession(options: {
   readonly id: number;
   readonly socket: WebSocket;
+  /** The connection `socket` was upgraded on (the server never negotiates an extension, so frames go out as built). */
+  readonly stream: Duplex;
   readonly logger: Logger;
   readonly metrics: Metrics;
   readonly maxBufferedBytes: number;
@@ -64,13 +66,14 @@ export function createSession(options: {
   /** Called after each change of the live filter, with the one it replaced (the server's session index). */
   readonly onFilterChange?: (session: Session, previous: SubscriptionFilter) => void;
 }): Session {
-  const { socket, metrics, maxBufferedBytes } = options;
+  const { socket, stream, metrics, maxBufferedBytes } = options;
   let closing = false;
   let delivery = initialDelivery(options.lastSeq);
 
   const session: Session = {
     id: options.id,
     socket,
+    stream,
     logger: options.logger,
     limiter: createRateLimiter(options.messagesPerSecond, options.startMs),
     get filter() {
@@ -101,7 +104,8 @@ export function createSession(options: {
         session.close(CLOSE_TRY_AGAIN_LATER, "slow consumer");
         return false;
       }
-      socket.send(data, SEND_OPTIONS);
+      // a whole frame in one write: `ws` writes its own frames (pings, close) whole too, so they never interleave
+      stream.write(data);
       session.sentInPeriod = true;
       return true;
     },

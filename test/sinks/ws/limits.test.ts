@@ -1,5 +1,5 @@
 // Integration tests of the WebSocket server's limits, auth, heartbeat, shutdown and single serialisation.
-import type { Socket } from "node:net";
+import { Socket } from "node:net";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import WebSocket from "ws";
 import type { TestClient } from "./harness.js";
@@ -117,14 +117,17 @@ describe("WebSocket limits and lifecycle", () => {
     expect(harness.ws.clientCount()).toBe(0);
   });
 
-  it("serialises each event once and sends the same buffer to every matching client", async () => {
+  it("serialises and frames each event once and writes the same buffer to every matching client", async () => {
     harness = await startHarness();
     const clients = [await connect(harness.url), await connect(harness.url), await connect(harness.url)];
     for (const client of clients) await client.request({ op: "subscribe", id: "1", channels: ["alerts"] });
     const send = vi.spyOn(WebSocket.prototype, "send");
+    const write = vi.spyOn(Socket.prototype, "write");
     const stringify = vi.spyOn(JSON, "stringify");
     harness.hub.publishAlert(alert({ summary: "fan-out" }));
-    const payloads = send.mock.calls.map((call) => call[0]);
+    expect(send).not.toHaveBeenCalled();
+    // the clients' own sockets write nothing here; the server's write each a complete frame
+    const payloads = write.mock.calls.map((call) => call[0]);
     expect(payloads).toHaveLength(3);
     expect(new Set(payloads).size).toBe(1);
     expect(stringify).toHaveBeenCalledTimes(1);
