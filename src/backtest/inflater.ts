@@ -65,10 +65,16 @@ function post(piece, transfer) {
   Atomics.store(counters, ${POSTED}, posted);
   Atomics.notify(counters, ${POSTED});
 }
-function bytesPiece(file, view) {
-  // a copy of its own, moved (not cloned) to the replay's thread
-  const bytes = new Uint8Array(view.length);
-  bytes.set(view);
+function bytesPiece(file, chunks, length) {
+  // the first length bytes of chunks, copied once into a buffer of their own, moved (not cloned) to the replay's thread
+  const bytes = new Uint8Array(length);
+  let at = 0;
+  for (const chunk of chunks) {
+    const part = chunk.subarray(0, Math.min(chunk.length, length - at));
+    bytes.set(part, at);
+    at += part.length;
+    if (at === length) break;
+  }
   return [{ kind: "bytes", file, bytes }, [bytes.buffer]];
 }
 function damageOf(error, inflatedBytes) {
@@ -91,12 +97,11 @@ async function inflateFile(file, path) {
       pending.push(chunk);
       pendingBytes += chunk.length;
       if (pendingBytes < batchBytes) continue;
-      const bytes = Buffer.concat(pending, pendingBytes);
-      const cut = bytes.lastIndexOf(10) + 1;
-      if (cut === 0) continue;
-      pending = cut < bytes.length ? [bytes.subarray(cut)] : [];
-      pendingBytes = bytes.length - cut;
-      post(...bytesPiece(file, bytes.subarray(0, cut)));
+      const cut = pendingBytes - chunk.length + chunk.lastIndexOf(10) + 1;
+      if (cut <= pendingBytes - chunk.length) continue;
+      post(...bytesPiece(file, pending, cut));
+      pending = cut < pendingBytes ? [chunk.subarray(chunk.length - (pendingBytes - cut))] : [];
+      pendingBytes -= cut;
     }
   } catch (error) {
     if (error instanceof Closed) throw error;
@@ -104,7 +109,7 @@ async function inflateFile(file, path) {
   } finally {
     input.destroy();
   }
-  if (pendingBytes > 0) post(...bytesPiece(file, Buffer.concat(pending, pendingBytes)));
+  if (pendingBytes > 0) post(...bytesPiece(file, pending, pendingBytes));
   post({ kind: "end", file, damage }, []);
 }
 (async () => {

@@ -1,4 +1,5 @@
 // Reads a recording directory: its files in time order, each inflated as a stream and split into parsed lines, every damaged line named.
+import { isAscii } from "node:buffer";
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { openInflater, type Inflater } from "./inflater.js";
@@ -54,6 +55,15 @@ function* readFiles(paths: readonly string[], names: readonly string[]): Generat
   }
 }
 
+/**
+ * A batch as text, decoded at once (it ends at a newline byte, never inside a UTF-8 character); plain ASCII, as
+ * recordings mostly are, is copied as Latin-1, several times faster than decoding UTF-8 (the profile's top item).
+ */
+function batchText(bytes: Uint8Array): string {
+  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  return isAscii(buffer) ? buffer.toString("latin1") : buffer.toString("utf8");
+}
+
 /** The lines of the inflater's current file, up to its end piece. */
 function* fileLines(inflater: Inflater, name: string): Generator<RecordingItem> {
   let lineNo = 0;
@@ -65,9 +75,7 @@ function* fileLines(inflater: Inflater, name: string): Generator<RecordingItem> 
         yield { kind: "problem", reason: piece.damage, at: { file: name, line: lineNo + 1 } };
       return;
     }
-    // decoded a batch at a time: a batch ends at a newline byte, never inside a UTF-8 character
-    const { bytes } = piece;
-    const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8");
+    const text = batchText(piece.bytes);
     let start = 0;
     while (!cut && start < text.length) {
       const end = text.indexOf("\n", start);
