@@ -106,7 +106,8 @@ export interface Replay {
   tickMs: number;
   nextTickMs: number;
   observations: number;
-  readonly lastResponse: Map<string, RecordLineOf<"response">>;
+  /** The last response of each target's polls and warm-ups, by target id. */
+  readonly lastResponse: { readonly poll: Map<string, Response>; readonly warmup: Map<string, Response> };
   readonly lastFed: Map<string, FedPrice>;
   readonly seen: Set<string>;
   readonly unknown: Set<string>;
@@ -116,6 +117,9 @@ export interface Replay {
   /** The last SSE message (the stream lines after it name its prices), decoded on first use. */
   lastSse: LastSse | null;
 }
+
+/** A recorded response. */
+type Response = RecordLineOf<"response">;
 
 /** An SSE message of the recording and, once a stream line needed it, its decoded prices (null: undecodable). */
 interface LastSse {
@@ -181,7 +185,7 @@ export function openReplay(
     tickMs: options.tickMs ?? 1_000,
     nextTickMs: startMs + (options.tickMs ?? 1_000),
     observations: 0,
-    lastResponse: new Map(),
+    lastResponse: { poll: new Map(), warmup: new Map() },
     lastFed: new Map(),
     seen: new Set(),
     unknown: new Set(),
@@ -231,7 +235,7 @@ function step(replay: Replay, line: RecordLine, at: LineOrigin): void {
       replay.nextTickMs = line.atMs + line.tickMs;
       return;
     case "response":
-      if (line.target !== null) replay.lastResponse.set(`${line.purpose ?? "poll"}:${line.target}`, line);
+      if (line.target !== null) replay.lastResponse[line.purpose ?? "poll"].set(line.target, line);
       return;
     case "poll":
       return replayPoll(replay, line, at);
@@ -269,8 +273,8 @@ function replayPoll(replay: Replay, line: RecordLineOf<"poll">, at: LineOrigin):
   const plan = targetOf(replay, line.target, at);
   if (plan === undefined || line.held === true) return;
   if (!line.ok) return feed(replay, plan, { ok: false, error: recordedFailure(line) }, line.atMs);
-  const response = replay.lastResponse.get(`poll:${line.target}`);
-  replay.lastResponse.delete(`poll:${line.target}`);
+  const response = replay.lastResponse.poll.get(line.target);
+  replay.lastResponse.poll.delete(line.target);
   if (response?.body == null) {
     replay.problems.push({
       kind: "missing_response",
@@ -326,7 +330,7 @@ function keepPrice(replay: Replay, spec: TargetSpec, price: PairPrice, atMs: num
 /** Warm-up history: the recorded candles, cut as the daemon cut them. */
 function replayWarmup(replay: Replay, line: RecordLineOf<"warmup">, at: LineOrigin): void {
   const plan = targetOf(replay, line.target, at);
-  const response = replay.lastResponse.get(`warmup:${line.target}`);
+  const response = replay.lastResponse.warmup.get(line.target);
   if (plan === undefined || plan.spec.kind !== "offchain" || response?.body == null) return;
   try {
     const series = decodeCandleSeriesBody(response.body);

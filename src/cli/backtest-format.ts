@@ -82,6 +82,31 @@ export function formatComparison(
   b: BacktestReport,
   names: readonly [string, string],
 ): string {
+  const { rules, sinks } = comparisonRows(a, b);
+  const diff = (x: number, y: number): string => (y - x > 0 ? `+${y - x}` : String(y - x));
+  return `${[
+    `Comparison: ${names[0]} (A) vs ${names[1]} (B), ${a.from} → ${a.to}`,
+    "",
+    ...columns([
+      ["rule", "fired A", "fired B", "difference"],
+      ...rules.map(([rule, x, y]) => [rule, String(x), String(y), diff(x, y)]),
+    ]),
+    "",
+    ...columns([
+      ["sink", "pages A", "pages B", "difference"],
+      ...sinks.map(([sink, x, y]) => [sink, String(x), String(y), diff(x, y)]),
+    ]),
+  ].join("\n")}\n`;
+}
+
+/** Fires per rule and pages (notifications) per sink of runs A and B, by name: the comparison's rows. */
+export function comparisonRows(
+  a: BacktestReport,
+  b: BacktestReport,
+): {
+  readonly rules: readonly (readonly [string, number, number])[];
+  readonly sinks: readonly (readonly [string, number, number])[];
+} {
   const rules = new Map<string, [number, number]>();
   for (const r of a.rules)
     rules.set(r.rule, [(rules.get(r.rule)?.[0] ?? 0) + r.fired, rules.get(r.rule)?.[1] ?? 0]);
@@ -90,20 +115,7 @@ export function formatComparison(
   const sinks = new Map<string, [number, number]>();
   for (const s of a.sinks) sinks.set(s.name, [s.notifications, 0]);
   for (const s of b.sinks) sinks.set(s.name, [sinks.get(s.name)?.[0] ?? 0, s.notifications]);
-  const diff = (x: number, y: number): string => (y - x > 0 ? `+${y - x}` : String(y - x));
-  const sorted = <V>(m: Map<string, V>): [string, V][] =>
-    [...m].sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0));
-  return `${[
-    `Comparison: ${names[0]} (A) vs ${names[1]} (B), ${a.from} → ${a.to}`,
-    "",
-    ...columns([
-      ["rule", "fired A", "fired B", "difference"],
-      ...sorted(rules).map(([rule, [x, y]]) => [rule, String(x), String(y), diff(x, y)]),
-    ]),
-    "",
-    ...columns([
-      ["sink", "pages A", "pages B", "difference"],
-      ...sorted(sinks).map(([sink, [x, y]]) => [sink, String(x), String(y), diff(x, y)]),
-    ]),
-  ].join("\n")}\n`;
+  const sorted = (m: Map<string, [number, number]>): [string, number, number][] =>
+    [...m].sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)).map(([name, [x, y]]) => [name, x, y]);
+  return { rules: sorted(rules), sinks: sorted(sinks) };
 }

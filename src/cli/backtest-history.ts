@@ -13,11 +13,10 @@ import {
   type RuleVerdict,
   type SkippedTarget,
 } from "../backtest/history.js";
-import { writeHtmlReport } from "../backtest/html-report.js";
 import { summarise, type BacktestReport } from "../backtest/summary.js";
 import { openUpstreamClient } from "../app.js";
 import type { CandleInterval } from "../upstream/server-rules.js";
-import { printRuns } from "./backtest-output.js";
+import { printRuns, type BuiltRun } from "./backtest-output.js";
 import { formatHistoryReport } from "./backtest-history-format.js";
 import { createProgress, type ProgressStream } from "./progress.js";
 
@@ -56,7 +55,7 @@ export async function runHistoryBacktest(
   const names = [args.configFile ?? "default config", args.compare ?? ""] as const;
   return printRuns(
     configs,
-    (config, htmlFile) => historyReport(history, config, args, io.stderr, htmlFile),
+    (config, keepPrices) => historyReport(history, config, args, io.stderr, keepPrices),
     {
       json: args.json,
       ...(args.html === undefined ? {} : { html: args.html }),
@@ -113,14 +112,14 @@ export async function fetchHistory(
   }
 }
 
-/** Replay the fetched candles under `config` and build its report (and write it as HTML to `htmlFile`). */
+/** Replay the fetched candles under `config` and build its report (keeping the prices for an HTML chart when asked). */
 export function historyReport(
   history: CandleHistory,
   config: AppConfig,
   request: HistoryRequest,
   stderr: ProgressStream,
-  htmlFile?: string,
-): HistoryReport {
+  keepPrices: boolean,
+): BuiltRun<HistoryReport> {
   const range = rangeOf(request);
   const progress = createProgress(stderr, "replaying candles");
   const result = replayCandles(
@@ -128,18 +127,17 @@ export function historyReport(
     config,
     range,
     (atMs) => progress.update(atMs - range.fromMs, range.toMs - range.fromMs),
-    htmlFile !== undefined,
+    keepPrices,
   );
   progress.end();
   const summary = summarise(result, config.rules, new Set(Object.keys(config.alerts.externalLabels)));
-  if (htmlFile !== undefined)
-    writeHtmlReport(htmlFile, `Backtest of ${request.candles} candles`, config, result, summary);
-  return {
+  const report = {
     candles: request.candles,
     verdicts: ruleVerdicts(config.rules, range.candleMs),
     skippedTargets: candleTargets(config).skipped,
     ...summary,
   };
+  return { report, result };
 }
 
 /** The range in milliseconds with the candle size. */

@@ -1,6 +1,6 @@
-// Both backtest modes end alike: build each config's report (the first one's also as HTML), print one run or two
-// side by side (text or --json), and exit by completeness.
-import { EX_CANTCREAT } from "../backtest/html-report.js";
+// Both backtest modes end alike: build each config's report, print one run or two side by side (text or --json),
+// write them as one HTML page when asked, and exit by completeness.
+import { EX_CANTCREAT, writeHtmlReport, type HtmlRun } from "../backtest/html-report.js";
 import type { BacktestReport } from "../backtest/summary.js";
 import type { AppConfig } from "../config/types.js";
 import { EX_DATAERR, EX_USAGE } from "./args.js";
@@ -9,7 +9,7 @@ import { formatComparison } from "./backtest-format.js";
 /** How the runs are printed. */
 export interface RunsOutput<R extends BacktestReport> {
   readonly json: boolean;
-  /** Where the first run's HTML report goes, when asked. */
+  /** Where the HTML report (of both runs with --compare) goes, when asked. */
   readonly html?: string;
   /** The two configs' names (--config, --compare). */
   readonly names: readonly [string, string];
@@ -18,10 +18,16 @@ export interface RunsOutput<R extends BacktestReport> {
   readonly format: (report: R, title: string) => string;
 }
 
-/** Build each config's report with `build` (given the HTML file for the first), print them, and return the exit code. */
+/** A built run: its report, and the replay's prices (kept only when an HTML report is asked) and transitions. */
+export interface BuiltRun<R extends BacktestReport> {
+  readonly report: R;
+  readonly result: HtmlRun["result"];
+}
+
+/** Build each config's run with `build` (told whether to keep prices for a chart), print them, and return the exit code. */
 export function printRuns<R extends BacktestReport>(
   configs: readonly AppConfig[],
-  build: (config: AppConfig, htmlFile: string | undefined) => R,
+  build: (config: AppConfig, keepPrices: boolean) => BuiltRun<R>,
   output: RunsOutput<R>,
   io: {
     readonly stdout: { write(text: string): unknown };
@@ -30,7 +36,15 @@ export function printRuns<R extends BacktestReport>(
 ): number {
   let reports: R[];
   try {
-    reports = configs.map((config, i) => build(config, i === 0 ? output.html : undefined));
+    const runs = configs.map((config) => ({ config, ...build(config, output.html !== undefined) }));
+    reports = runs.map((run) => run.report);
+    const html = output.html;
+    if (html !== undefined)
+      writeHtmlReport(
+        html,
+        runs.length > 1 ? `${output.title}: A vs B` : output.title,
+        runs.map((run, i) => ({ ...run, name: output.names[i] ?? "" })),
+      );
   } catch (error) {
     io.stderr.write(`pragma-monitor backtest: ${error instanceof Error ? error.message : String(error)}\n`);
     return EX_CANTCREAT;

@@ -1,14 +1,14 @@
 // `pragma-monitor backtest`: replay a recording through the daemon's engine under a config, and say what it would have sent.
 import { readRecording, recordingFiles } from "../backtest/reader.js";
 import { replayRecording, type ReplayResult } from "../backtest/replay.js";
-import { EX_CANTCREAT, writeHtmlReport } from "../backtest/html-report.js";
+import { EX_CANTCREAT } from "../backtest/html-report.js";
 import { summarise, type BacktestReport } from "../backtest/summary.js";
 import type { AppConfig } from "../config/types.js";
 import { isPmError } from "../domain/errors.js";
 import { EX_CONFIG, EX_DATAERR, EX_USAGE, parseFlags, usageExit } from "./args.js";
 import { loadBacktestConfig } from "./backtest-config.js";
 import { formatReport } from "./backtest-format.js";
-import { printRuns } from "./backtest-output.js";
+import { printRuns, type BuiltRun } from "./backtest-output.js";
 import { flagList, synopsis, type FlagSpecs } from "./usage.js";
 import { CANDLE_INTERVALS, type CandleInterval } from "../upstream/server-rules.js";
 import { EX_UNAVAILABLE, runHistoryBacktest } from "./backtest-history.js";
@@ -44,7 +44,7 @@ export const BACKTEST_FLAGS = {
   html: {
     type: "string",
     value: "FILE",
-    doc: "also write a self-contained HTML report (price charts with transitions; with --compare, of --config's run)",
+    doc: "also write a self-contained HTML report (price charts with transitions; with --compare, of both runs)",
   },
   help: { type: "boolean", short: "h", doc: "print this help" },
 } as const satisfies FlagSpecs;
@@ -146,7 +146,7 @@ export function runBacktest(argv: readonly string[], io: BacktestIo): number | P
   const names = [args.configFile ?? "default config", args.compare ?? ""] as const;
   return printRuns(
     configs,
-    (config, htmlFile) => report(config, recording, args, io.stderr, htmlFile),
+    (config, keepPrices) => report(config, recording, args, io.stderr, keepPrices),
     {
       json: args.json,
       ...(args.html === undefined ? {} : { html: args.html }),
@@ -158,23 +158,22 @@ export function runBacktest(argv: readonly string[], io: BacktestIo): number | P
   );
 }
 
-/** One run: replay the recording under `config` and summarise it (and write it as HTML to `htmlFile`). */
+/** One run: replay the recording under `config` and summarise it (keeping the prices for an HTML chart when asked). */
 function report(
   config: AppConfig,
   recording: string,
   args: BacktestArgs,
   stderr: BacktestIo["stderr"],
-  htmlFile?: string,
-): BacktestReport {
+  keepPrices: boolean,
+): BuiltRun<BacktestReport> {
   const progress = createProgress(stderr, "replaying recording");
   const files = recordingFiles(recording).length;
   const items = withProgress(readRecording(recording), (item) => item.at.file, files, progress);
   const result: ReplayResult = replayRecording(items, config, {
-    keepPrices: htmlFile !== undefined,
+    keepPrices,
     ...(args.fromMs === undefined ? {} : { fromMs: args.fromMs }),
     ...(args.toMs === undefined ? {} : { toMs: args.toMs }),
   });
   const summary = summarise(result, config.rules, new Set(Object.keys(config.alerts.externalLabels)));
-  if (htmlFile !== undefined) writeHtmlReport(htmlFile, `Backtest of ${recording}`, config, result, summary);
-  return summary;
+  return { report: summary, result };
 }

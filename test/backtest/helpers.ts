@@ -91,8 +91,8 @@ export async function writeRecording(
 }
 
 /** A config file for the backtest CLI in `dir`; returns its path. */
-export function writeConfig(dir: string, config: Record<string, unknown>): string {
-  const path = join(dir, "config.json");
+export function writeConfig(dir: string, config: Record<string, unknown>, name = "config.json"): string {
+  const path = join(dir, name);
   writeFileSync(path, JSON.stringify(config));
   return path;
 }

@@ -171,6 +171,50 @@ describe("backtest --html", () => {
   });
 });
 
+describe("backtest --compare with --html", () => {
+  /** A webhook sink, grouping off: a page per transition. */
+  const hook = {
+    kind: "webhook",
+    name: "hook",
+    url: "http://127.0.0.1:9/hook",
+    secret: "0123456789abcdef",
+    minSeverity: "info",
+  };
+
+  it("charts both runs' markers per target and tables the difference in pages per sink", async () => {
+    const { dir, rec } = await prepare();
+    const grouping = { groupBy: ["..."] };
+    const a = writeConfig(dir, { ...HTML_CONFIG, sinks: [hook], grouping }, "a.json");
+    // B: a looser move threshold, so only the outage pages
+    const looser = HTML_CONFIG.rules.map((r) => (r.kind === "price_change" ? { ...r, threshold: 0.1 } : r));
+    const b = writeConfig(dir, { ...HTML_CONFIG, rules: looser, sinks: [hook], grouping }, "b.json");
+    const htmlFile = join(dir, "compare.html");
+    const io = { stdout: { write: () => true }, stderr: { write: () => true }, env: {}, cwd: dir };
+    const code = runBacktest(["--config", a, "--compare", b, "--recording", rec, "--html", htmlFile], io);
+    expect(code).toBe(0);
+    const html = readFileSync(htmlFile, "utf8");
+    expect(html).toMatch(/<p class="muted">A: \S*a\.json · /);
+    expect(html).toMatch(/<p class="muted">B: \S*b\.json · /);
+    const eth = sectionOf(html, ETH);
+    const btc = sectionOf(html, BTC);
+    // ETH: A's two moves (firing, resolved each); B fires nothing there
+    expect(eth.match(/class="marker firing" data-run="a"/g)).toHaveLength(2);
+    expect(eth.match(/class="marker resolved" data-run="a"/g)).toHaveLength(2);
+    expect(eth).not.toContain('data-run="b"');
+    // BTC: the outage in both runs, B's marked as B's
+    expect(btc.match(/class="marker firing" data-run="a"/g)).toHaveLength(1);
+    expect(btc.match(/class="marker firing b" data-run="b"/g)).toHaveLength(1);
+    expect(btc.match(/class="marker resolved b" data-run="b"/g)).toHaveLength(1);
+    expect(btc.match(/class="band b" data-run="b"/g)).toHaveLength(1);
+    // pages per sink: A 6 (two moves and the outage, each firing and resolved), B 2
+    expect(html).toContain(
+      '<h2>Pages per sink: A vs B</h2>\n<table><thead><tr><th>sink</th><th class="n">pages A</th><th class="n">pages B</th><th class="n">difference</th></tr></thead><tbody>\n<tr><td>hook</td><td class="n">6</td><td class="n">2</td><td class="n">-4</td></tr>',
+    );
+    expect(html).toMatch(/<h2>Timeline · A: \S*a\.json<\/h2>/);
+    expect(html).toMatch(/<h2>Timeline · B: \S*b\.json<\/h2>/);
+  });
+});
+
 describe("boundedSeries", () => {
   it("keeps at most 2 × maxBuckets points, in time order, with every spike", () => {
     const series = boundedSeries(100);

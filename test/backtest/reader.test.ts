@@ -1,0 +1,83 @@
+// The recording reader: files inflated as streams on a worker, lines across batch boundaries intact, damage named per file.
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { gzipSync } from "node:zlib";
+import { describe, expect, it } from "vitest";
+import { readRecording, type RecordingItem } from "../../src/backtest/reader.js";
+import { recordingFileName, type RecordLine } from "../../src/record/format.js";
+import { okPoll, tempDir } from "./helpers.js";
+
+const T0 = Date.parse("2026-11-20T10:00:00.000Z");
+
+/** `n` polls whose bodies are ~`bodyBytes` long and hold multi-byte characters. */
+function polls(n: number, bodyBytes: number): RecordLine[] {
+  const filler = "€ü".repeat(Math.ceil(bodyBytes / 5));
+  return Array.from({ length: n }, (_, i) => okPoll("t", T0 + i, JSON.stringify({ i, filler }))).flat();
+}
+
+/** Write `text` gzipped as part `part` of a recording in `dir`; the file's name. */
+function writePart(dir: string, part: number, bytes: Buffer): string {
+  const name = recordingFileName(T0, part);
+  writeFileSync(join(dir, name), bytes);
+  return name;
+}
+
+const jsonl = (lines: readonly RecordLine[]): string => lines.map((l) => `${JSON.stringify(l)}\n`).join("");
+const linesOf = (items: readonly RecordingItem[]): RecordLine[] =>
+  items.flatMap((item) => (item.kind === "line" ? [item.line] : []));
+const problemsOf = (items: readonly RecordingItem[]): string[] =>
+  items.flatMap((item) =>
+    item.kind === "problem" ? [`${item.at.file}:${item.at.line}: ${item.reason}`] : [],
+  );
+
+describe("readRecording", () => {
+  it("reads files far larger than one batch, lines split across batches and multi-byte text intact", () => {
+    const dir = tempDir();
+    const first = polls(600, 3_000); // ~4 MB inflated: many 256 KiB batches, most cut mid-line
+    const second = polls(10, 100);
+    writePart(dir, 1, gzipSync(jsonl(first)));
+    writePart(dir, 2, gzipSync(jsonl(second)));
+    const items = [...readRecording(dir)];
+    expect(problemsOf(items)).toEqual([]);
+    expect(linesOf(items)).toEqual([...first, ...second]);
+    const last = items.at(-1);
+    expect(last?.at).toEqual({ file: recordingFileName(T0, 2), line: second.length });
+  });
+
+  it("names a file that is not gzip and a stream damaged mid-way, keeps what came before, and goes on", () => {
+    const dir = tempDir();
+    const lines = polls(400, 1_000);
+    const zipped = gzipSync(jsonl(lines), { level: 1 });
+    const damaged = Buffer.from(zipped);
+    for (let i = Math.floor(zipped.length / 2); i < zipped.length / 2 + 64; i++) damaged[i] = 0xff;
+    const notGzip = writePart(dir, 1, Buffer.from("plain text\n"));
+    const broken = writePart(dir, 2, damaged);
+    writePart(dir, 3, gzipSync(jsonl(polls(3, 10))));
+    const items = [...readRecording(dir)];
+    const problems = problemsOf(items);
+    expect(problems[0]).toMatch(new RegExp(`^${notGzip}:1: not a gzip file: `));
+    expect(problems.some((p) => p.startsWith(`${broken}:`) && p.includes("compressed stream damaged"))).toBe(
+      true,
+    );
+    const read = linesOf(items);
+    // the lines before the damage, then all of the next file
+    expect(read.length).toBeGreaterThan(6);
+    expect(read.length).toBeLessThan(lines.length + 6);
+    expect(read.slice(0, 10)).toEqual(lines.slice(0, 10));
+    expect(read.slice(-6)).toEqual(polls(3, 10));
+  });
+
+  it("stops its worker when the reader is left early, and reads again afterwards", () => {
+    const dir = tempDir();
+    writePart(dir, 1, gzipSync(jsonl(polls(2_000, 1_000))));
+    for (let round = 0; round < 3; round++) {
+      let taken = 0;
+      for (const item of readRecording(dir)) {
+        expect(item.kind).toBe("line");
+        if (++taken === 5) break;
+      }
+      expect(taken).toBe(5);
+    }
+    expect(linesOf([...readRecording(dir)])).toHaveLength(4_000);
+  });
+});
