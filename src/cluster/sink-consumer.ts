@@ -43,8 +43,11 @@ export const SINK_RATE_BUCKET = "pm_sink_rate";
 const RETRY_MS = 500;
 const PULL_EXPIRES_MS = 1_000;
 const REQUEST_TIMEOUT_MS = 2_000;
-/** Beyond the sink's own timeout, how long a member may hold a message before the server redelivers it. */
-const ACK_WAIT_MARGIN_MS = 5_000;
+/**
+ * Beyond the sink's own timeout, how long a member may hold a message before the server redelivers it to
+ * another member (the clock restarts just before the request, so this covers the acknowledgement).
+ */
+const ACK_WAIT_MARGIN_MS = 2_000;
 /** Dead letters kept per sink (the oldest discarded). */
 const DEAD_LETTERS_KEPT = 10_000;
 const ENCODER = new TextEncoder();
@@ -240,6 +243,7 @@ async function handle(deps: SinkConsumersDeps, nats: Nats, loop: SinkLoop, msg: 
   if (step.kind === "dead_letter") return deadLetter(deps, nats, loop, msg, step.event, "max_age");
   const waitMs = await takeClusterToken(deps, nats, loop.sink);
   if (waitMs > 0) return msg.nak(waitMs);
+  msg.working(); // the ack wait counts from here: the request's timeout plus the margin
   const outcome = await deliverEvent(deps, loop, step.event);
   syncHealth(deps, loop);
   if (outcome.kind !== "aborted") loop.health.record(outcome);
