@@ -106,6 +106,7 @@ describe.skipIf(!available)("cluster notifications (nats-server, 3 daemons, one 
             timeoutMs: SINK_TIMEOUT_MS,
             ratePerMinute: 600,
             burst: 50,
+            groupBy: ["..."],
           },
         ],
       }),
