@@ -315,7 +315,7 @@ async function deadLetter(
     msgID: String(event.seq),
     timeout: REQUEST_TIMEOUT_MS,
   });
-  msg.term(reason);
+  msg.term(); // no reason: nats-server 2.9 does not take "+TERM <reason>" as a term (it redelivers)
   deps.metrics.sinkDeadLetters.inc({ sink: loop.sink.name });
   loop.logger.warn({ seq: msg.seq, reason }, "cluster: notification dead-lettered");
 }

@@ -1,7 +1,11 @@
 // Exactly one notification per event per sink across the cluster (real processes: nats-server, a simulator, three
 // daemons behind counting proxies, one signed webhook receiver): the member owning a spiking pair is killed -9, the
-// alert still arrives once; a 503 with Retry-After is delivered once, after the delay; no event arrives twice.
+// alert still arrives once; a 503 with Retry-After is delivered once, after the delay; no event arrives twice; a
+// sink that never accepts has each of its notifications dead-lettered once into its own stream after maxAgeMs.
+import { jetstreamManager } from "@nats-io/jetstream";
+import { connect } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { deadLetterStream } from "../../src/cluster/sink-delivery.js";
 import { syntheticPairIds } from "../../src/simulator/synthetic-pairs.js";
 import {
   ensureBuilt,
@@ -21,6 +25,8 @@ const LEASE_MS = 3_000;
 const PERIOD_MS = 1_000;
 const SINK_TIMEOUT_MS = 1_500;
 const SECRET = "cluster-notify-secret-0123456789";
+/** A second sink that never accepts, with the shortest `maxAgeMs`: everything it routes is dead-lettered. */
+const DEAD_SINK = "never.up";
 
 const available = natsServerAvailable();
 
@@ -65,12 +71,14 @@ describe.skipIf(!available)("cluster notifications (nats-server, 3 daemons, one 
   let nats: NatsCluster;
   let simulatorUrl: string;
   let hook: WebhookReceiver;
+  let downHook: WebhookReceiver;
   const proxies: CountingProxy[] = [];
 
   beforeAll(async () => {
     ensureBuilt();
     nats = await startNats(1);
     hook = await startWebhookReceiver(SECRET, 200);
+    downHook = await startWebhookReceiver(SECRET, 503);
     const work = makeWorkDir();
     simulatorUrl = (await startSimulatorProcess(work.dir, { seed: 11, syntheticPairs: PAIRS.length })).url;
   }, 180_000);
@@ -78,6 +86,7 @@ describe.skipIf(!available)("cluster notifications (nats-server, 3 daemons, one 
     await killAllDaemons();
     await Promise.all(proxies.splice(0).map((proxy) => proxy.close()));
     await hook.close();
+    await downHook.close();
     await nats.close();
     removeWorkDirs();
   });
@@ -107,6 +116,16 @@ describe.skipIf(!available)("cluster notifications (nats-server, 3 daemons, one 
             ratePerMinute: 600,
             burst: 50,
             groupBy: ["..."],
+          },
+          {
+            kind: "webhook",
+            name: DEAD_SINK,
+            url: downHook.url,
+            secret: SECRET,
+            failureThreshold: 1000,
+            timeoutMs: SINK_TIMEOUT_MS,
+            maxAgeMs: 1_000,
+            rules: ["price_change"],
           },
         ],
       }),
@@ -193,5 +212,33 @@ describe.skipIf(!available)("cluster notifications (nats-server, 3 daemons, one 
     expect(
       attemptsFor(hook, retried).filter((d) => d.answeredStatus < 300 && d.event?.alert.status === "firing"),
     ).toHaveLength(1);
+
+    // the sink that never accepts: each of its notifications tried, then dead-lettered once into its own stream
+    const firingSeqs = acceptedAll.filter((d) => d.event?.alert.status === "firing").map((d) => d.event?.seq);
+    const letters = await readDeadLetters(nats.urls);
+    expect(letters.every((letter) => letter.sink === DEAD_SINK && letter.reason === "max_age")).toBe(true);
+    const letterSeqs = letters.map((letter) => letter.event.seq);
+    expect(letterSeqs).toEqual([...new Set(letterSeqs)]);
+    expect(letterSeqs).toEqual(expect.arrayContaining(firingSeqs));
   });
 });
+
+/** Every dead letter of DEAD_SINK, read from its stream message by message. */
+async function readDeadLetters(
+  urls: readonly string[],
+): Promise<{ sink: string; reason: string; event: { seq: number } }[]> {
+  const nc = await connect({ servers: [...urls] });
+  try {
+    const jsm = await jetstreamManager(nc);
+    const { stream } = deadLetterStream(DEAD_SINK);
+    const { state } = await jsm.streams.info(stream);
+    const letters: { sink: string; reason: string; event: { seq: number } }[] = [];
+    for (let seq = state.first_seq; seq <= state.last_seq && state.messages > 0; seq++) {
+      const msg = await jsm.streams.getMessage(stream, { seq });
+      if (msg !== null) letters.push(msg.json());
+    }
+    return letters;
+  } finally {
+    await nc.close();
+  }
+}
