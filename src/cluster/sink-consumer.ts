@@ -51,6 +51,8 @@ const ACK_WAIT_MARGIN_MS = 2_000;
 /** Dead letters kept per sink (the oldest discarded). */
 const DEAD_LETTERS_KEPT = 10_000;
 const ENCODER = new TextEncoder();
+/** Compare-and-set attempts on a sink's token bucket before the pull loop backs off. */
+const TOKEN_ATTEMPTS = 5;
 /** How long a `sink_error` this member raised may take to come back from the cluster's log. */
 const SINK_ERROR_ROUND_TRIP_MS = 10_000;
 
@@ -323,7 +325,7 @@ async function deadLetter(
 /** Take a token from the sink's bucket in KV (compare-and-set); how long to wait when there is none. */
 async function takeClusterToken(deps: SinkConsumersDeps, nats: Nats, sink: AlertSinkConfig): Promise<number> {
   const key = sinkConsumerName(sink.name);
-  for (;;) {
+  for (let attempt = 1; ; attempt++) {
     const entry = await nats.rates.get(key);
     const stored = entry === null || entry.operation !== "PUT" ? undefined : entry.string();
     const nowMs = deps.nowMs();
@@ -334,8 +336,9 @@ async function takeClusterToken(deps: SinkConsumersDeps, nats: Nats, sink: Alert
       if (entry === null) await nats.rates.create(key, value);
       else await nats.rates.update(key, value, entry.revision);
       return 0;
-    } catch {
-      // another member took a token meanwhile: read again
+    } catch (error) {
+      // another member took a token meanwhile: read again (a few times; beyond that NATS itself fails)
+      if (attempt >= TOKEN_ATTEMPTS) throw error;
     }
   }
 }
