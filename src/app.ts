@@ -38,7 +38,13 @@ import { createLoopMonitor, type LoopMonitor } from "./pipeline/loop-monitor.js"
 import { startSimulator, type RunningSimulator } from "./simulator/server.js";
 import { createSystemClock, type SimClock } from "./simulator/clock.js";
 import { resolveScenario } from "./simulator/scenario.js";
-import { createChatOpsSinks, type ChatOpsSinks } from "./sinks/chatops/index.js";
+import {
+  CHATOPS_DEFAULT_POLICY,
+  createChatOpsSinks,
+  type ChatOpsOptions,
+  type ChatOpsSinks,
+} from "./sinks/chatops/index.js";
+import { clusterSinks, heartbeatSinks } from "./cluster/cluster-sinks.js";
 import { startLogSink } from "./sinks/log-sink.js";
 import { createWsServer, type WsServer } from "./sinks/ws/server.js";
 import { createSilencer, type Silencer } from "./pipeline/silencer.js";
@@ -531,8 +537,9 @@ async function startSinks(app: Daemon, restored: Restored, dispatcher: Dispatche
   // cluster mode: a member's sinks notify the events it published, as before the shared log
   const source = app.clusterJournal?.own(hub) ?? hub;
   app.logSink = startLogSink(source, app.log("alerts"));
-  const chatops = createChatOpsSinks({
-    sinks: config.sinks,
+  const cluster = app.clusterJournal !== undefined;
+  const chatopsOptions: ChatOpsOptions = {
+    sinks: cluster ? heartbeatSinks(config.sinks) : config.sinks,
     source,
     stateDir: config.state.dir,
     dispatcher,
@@ -544,7 +551,18 @@ async function startSinks(app: Daemon, restored: Restored, dispatcher: Dispatche
     generatorUrl: (fingerprint) =>
       alertLink(externalBaseUrl(app.serverAtStart, app.listeningPort, hostname()), fingerprint),
     isHealthy: () => selfHealth(app).ready,
-  });
+  };
+  const own = createChatOpsSinks(chatopsOptions);
+  // cluster mode: one notification per event per sink across the members, through the shared consumers
+  const chatops = cluster
+    ? clusterSinks(own, config.sinks, {
+        ...chatopsOptions,
+        config: config.cluster,
+        activeAlerts: () => hub.activeAlerts(),
+        timers: { setTimer: setTimeout, clearTimer: (handle) => clearTimeout(handle as NodeJS.Timeout) },
+        policy: CHATOPS_DEFAULT_POLICY,
+      })
+    : own;
   app.chatops = chatops;
   await chatops.start();
   resolveOrphanSinkErrors(hub, restored.sinkErrors, config.sinks, deps.nowMs());

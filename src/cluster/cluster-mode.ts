@@ -80,7 +80,7 @@ export function createClusterMode(deps: ClusterModeDeps): ClusterMode | undefine
   const alerts = handover;
   logger.warn(
     { servers: config.nats.servers.length, leaseMs: config.leaseMs },
-    "cluster mode (experimental): targets and their alert state are shared by lease, but every member journals and notifies on its own",
+    "cluster mode (experimental): targets, alert state, the event log and notifications are shared; silences and the daemon's own alerts are per member",
   );
   return {
     member,

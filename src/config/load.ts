@@ -189,7 +189,7 @@ function checkCluster(config: AppConfig, problems: ConfigProblem[]): void {
     problems.push({
       key: "cluster.experimental",
       reason:
-        "must be true to turn cluster mode on: every member keeps its own journal and seq and notifies its own sinks (no shared event log, no exactly-once delivery yet), so a handover can still duplicate or delay a notification (docs/cluster.md)",
+        "must be true to turn cluster mode on: the targets, their alert state, the event log and the notifications are shared (each event notified once per sink), but silences, maintenance and the daemon's own alerts are per member, alerts of no single target do not move, and a member killed within one KV round trip of a transition can still repeat or lose it (docs/cluster.md)",
     });
   if (!/^[A-Za-z0-9_-]*$/.test(cluster.memberId))
     problems.push({ key: "cluster.memberId", reason: 'only letters, digits, "-" and "_"' });

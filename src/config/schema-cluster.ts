@@ -5,7 +5,7 @@ import { intKey, key } from "./schema-node.js";
 export const clusterSchema = {
   nats: {
     servers: key<readonly string[]>({
-      doc: 'NATS servers of the cluster, e.g. ["nats://10.0.0.1:4222","nats://10.0.0.2:4222"]; [] = cluster mode off (one daemon, file state). Turning it on also needs cluster.experimental (see docs/cluster.md: alerts are not yet de-duplicated across members).',
+      doc: 'NATS servers of the cluster, e.g. ["nats://10.0.0.1:4222","nats://10.0.0.2:4222"]; [] = cluster mode off (one daemon, file state). Turning it on also needs cluster.experimental (see docs/cluster.md for what is not shared yet).',
       format: "pm-string-list",
       default: [],
       env: "PM_CLUSTER_NATS_SERVERS",
@@ -53,7 +53,7 @@ export const clusterSchema = {
     600_000,
   ),
   experimental: key({
-    doc: "Must be true to turn cluster mode on while it is incomplete: alert state moves with a target, but every member keeps its own journal and seq and notifies its own sinks (no shared event log, no exactly-once delivery yet), so a handover can still duplicate or delay a notification (docs/cluster.md).",
+    doc: "Must be true to turn cluster mode on while it is incomplete: targets, their alert state, the event log and the notifications are shared (each event notified once per sink), but silences, maintenance and the daemon's own alerts are per member, and a member killed within one KV round trip of a transition can still repeat or lose it (docs/cluster.md).",
     format: "pm-boolean",
     default: false,
     env: "PM_CLUSTER_EXPERIMENTAL",

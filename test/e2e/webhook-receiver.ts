@@ -13,6 +13,8 @@ export interface Delivery {
   readonly verified: boolean;
   readonly event: AlertEvent | undefined;
   readonly rawBody: string;
+  /** When the request arrived (ms since epoch). */
+  readonly atMs: number;
 }
 
 /** A running receiver; `status` is what the next requests are answered with. */
@@ -20,6 +22,8 @@ export interface WebhookReceiver {
   readonly url: string;
   readonly deliveries: Feed<Delivery>;
   status: number;
+  /** A `Retry-After` header sent with 429 and 503 answers (none when undefined). */
+  retryAfter: string | undefined;
   close(): Promise<void>;
 }
 
@@ -53,7 +57,10 @@ export async function startWebhookReceiver(secret: string, initialStatus: number
   const deliveries = createFeed<Delivery>((recent) =>
     JSON.stringify(recent.map((d) => [d.answeredStatus, d.event?.alert.status, d.deliveryId])),
   );
-  const receiver = { status: initialStatus };
+  const receiver: { status: number; retryAfter: string | undefined } = {
+    status: initialStatus,
+    retryAfter: undefined,
+  };
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (chunk: Buffer) => chunks.push(chunk));
@@ -66,8 +73,13 @@ export async function startWebhookReceiver(secret: string, initialStatus: number
         verified: verifySignature(secret, req.headers, rawBody, Math.floor(Date.now() / 1000)),
         event: alertEventOf(rawBody),
         rawBody,
+        atMs: Date.now(),
       });
-      res.writeHead(answeredStatus, { connection: "close" }).end();
+      const retryAfter =
+        receiver.retryAfter !== undefined && (answeredStatus === 429 || answeredStatus === 503)
+          ? { "retry-after": receiver.retryAfter }
+          : {};
+      res.writeHead(answeredStatus, { connection: "close", ...retryAfter }).end();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -80,6 +92,12 @@ export async function startWebhookReceiver(secret: string, initialStatus: number
     },
     set status(next: number) {
       receiver.status = next;
+    },
+    get retryAfter() {
+      return receiver.retryAfter;
+    },
+    set retryAfter(next: string | undefined) {
+      receiver.retryAfter = next;
     },
     close: () =>
       new Promise<void>((resolve) => {

@@ -1,0 +1,432 @@
+// Cluster notifications: one durable pull consumer of the events stream per alert sink, shared by every member, so
+// each event is notified once per sink: acknowledged after the sink accepted it, redelivered after the backoff or the
+// receiver's Retry-After (nak with a delay), dead-lettered after `maxAgeMs` into the sink's own stream.
+import {
+  AckPolicy,
+  DeliverPolicy,
+  DiscardPolicy,
+  jetstream,
+  jetstreamManager,
+  StorageType,
+  type JetStreamClient,
+  type JetStreamManager,
+  type JsMsg,
+} from "@nats-io/jetstream";
+import { Kvm, type KV } from "@nats-io/kv";
+import { connect, type NatsConnection } from "@nats-io/transport-node";
+import type { Logger } from "pino";
+import type { Dispatcher } from "undici";
+import type { AlertSinkConfig, ClusterConfig } from "../config/types.js";
+import type { AlertEvent, AlertPayload } from "../domain/events.js";
+import type { Timers } from "../http-client.js";
+import { childLogger } from "../logger.js";
+import type { Metrics } from "../metrics.js";
+import { deliver, hostOf, outcomeLabel, type DeliveryOutcome } from "../sinks/chatops/delivery.js";
+import { endpointUrl, renderFor } from "../sinks/chatops/render.js";
+import { createSinkHealth, type SinkHealth } from "../sinks/chatops/sink-health.js";
+import type { SinkStatus, WorkerPolicy } from "../sinks/chatops/sink-worker.js";
+import { eventOfMessage } from "./journal-log.js";
+import { EVENTS_STREAM, EVENTS_SUBJECT } from "./journal-stream.js";
+import {
+  deadLetterStream,
+  messageStep,
+  parseRateState,
+  settle,
+  sinkConsumerName,
+  takeToken,
+  type Settlement,
+} from "./sink-delivery.js";
+
+/** The KV bucket holding each sink's token bucket (key: the sink's consumer name), shared by the members. */
+export const SINK_RATE_BUCKET = "pm_sink_rate";
+/** Wait between retries of a failed connect or a failed consumer; how long one pull waits for a message. */
+const RETRY_MS = 500;
+const PULL_EXPIRES_MS = 1_000;
+const REQUEST_TIMEOUT_MS = 2_000;
+/**
+ * Beyond the sink's own timeout, how long a member may hold a message before the server redelivers it to
+ * another member (the clock restarts just before the request, so this covers the acknowledgement).
+ */
+const ACK_WAIT_MARGIN_MS = 2_000;
+/** Dead letters kept per sink (the oldest discarded). */
+const DEAD_LETTERS_KEPT = 10_000;
+const ENCODER = new TextEncoder();
+/** Compare-and-set attempts on a sink's token bucket before the pull loop backs off. */
+const TOKEN_ATTEMPTS = 5;
+/** How long a `sink_error` this member raised may take to come back from the cluster's log. */
+const SINK_ERROR_ROUND_TRIP_MS = 10_000;
+
+/** What the sink consumers need from the daemon. */
+export interface SinkConsumersDeps {
+  readonly config: ClusterConfig;
+  readonly dispatcher: Dispatcher;
+  readonly metrics: Metrics;
+  readonly logger: Logger;
+  /** Publishes `sink_error` alerts (and their resolves) on the bus. */
+  readonly raise: (alert: AlertPayload) => void;
+  /** The alerts firing in the cluster (this member's hub is fed from the shared log). */
+  readonly activeAlerts: () => readonly AlertPayload[];
+  readonly nowMs: () => number;
+  readonly random: () => number;
+  readonly timers: Timers;
+  readonly policy: WorkerPolicy;
+  readonly generatorUrl?: (fingerprint: string) => string;
+}
+
+/** This member's share of delivering to the alert sinks. */
+export interface SinkConsumers {
+  /** Start pulling for `sinks` (heartbeats are ignored: each member pings on its own). */
+  start(sinks: readonly AlertSinkConfig[]): void;
+  /** Apply a new sink list: unchanged sinks keep pulling, removed or changed ones stop, new ones start. */
+  reconfigure(sinks: readonly AlertSinkConfig[]): Promise<void>;
+  /** Stop pulling (a delivery in flight is aborted and its message redelivered), close the connection. */
+  stop(): Promise<void>;
+  status(): readonly SinkStatus[];
+}
+
+/** One sink's pull loop and what it knows about the sink. */
+interface SinkLoop {
+  readonly sink: AlertSinkConfig;
+  readonly logger: Logger;
+  readonly url: string;
+  readonly abort: AbortController;
+  health: SinkHealth;
+  /** When this member last raised the sink's `sink_error` (ms; -Infinity when never). */
+  raisedAtMs: number;
+  /** Messages the stream holds for this consumer beyond the one in hand (as of the latest pull). */
+  pending: number;
+  stopped: boolean;
+  done: Promise<void> | undefined;
+}
+
+/** The NATS side, once connected. */
+interface Nats {
+  readonly nc: NatsConnection;
+  readonly js: JetStreamClient;
+  readonly jsm: JetStreamManager;
+  readonly rates: KV;
+}
+
+interface Consumers {
+  readonly deps: SinkConsumersDeps;
+  readonly loops: SinkLoop[];
+  nats: Promise<Nats | undefined> | undefined;
+  stopped: boolean;
+}
+
+/** The sink consumers of a cluster member; nothing talks to NATS until `start()`. */
+export function createSinkConsumers(deps: SinkConsumersDeps): SinkConsumers {
+  const set: Consumers = { deps, loops: [], nats: undefined, stopped: false };
+  return {
+    start(sinks) {
+      set.nats = connectUntilStopped(set);
+      for (const sink of sinks) startLoop(set, sink);
+    },
+    async reconfigure(sinks) {
+      const wanted = new Map(sinks.map((sink) => [sink.name, JSON.stringify(sink)]));
+      const retired = set.loops.filter((loop) => wanted.get(loop.sink.name) !== JSON.stringify(loop.sink));
+      await Promise.all(retired.map((loop) => stopLoop(set, loop)));
+      const running = new Set(set.loops.map((loop) => loop.sink.name));
+      for (const sink of sinks) if (!running.has(sink.name)) startLoop(set, sink);
+    },
+    async stop() {
+      set.stopped = true;
+      await Promise.all([...set.loops].map((loop) => stopLoop(set, loop)));
+      const nats = await set.nats;
+      await nats?.nc.close();
+    },
+    status: () => set.loops.map(statusOf),
+  };
+}
+
+function startLoop(set: Consumers, sink: AlertSinkConfig): void {
+  const { deps } = set;
+  const logger = childLogger(deps.logger, { sink: sink.name, kind: sink.kind, host: hostOf(sink.url) });
+  const loop: SinkLoop = {
+    sink,
+    logger,
+    url: endpointUrl(sink),
+    abort: new AbortController(),
+    // raised here: the closure runs after `loop` exists
+    health: healthOf(deps, sink, logger, undefined, () => {
+      loop.raisedAtMs = deps.nowMs();
+    }),
+    raisedAtMs: Number.NEGATIVE_INFINITY,
+    pending: 0,
+    stopped: false,
+    done: undefined,
+  };
+  set.loops.push(loop);
+  const labels = { sink: sink.name };
+  for (const outcome of ["ok", "rejected", "http_error", "rate_limited", "timeout", "network"])
+    deps.metrics.sinkDeliveries.inc({ ...labels, outcome }, 0);
+  deps.metrics.sinkDeadLetters.inc(labels, 0);
+  deps.metrics.sinkSilenced.inc(labels, 0);
+  loop.done = runLoop(set, loop).catch((error: unknown) =>
+    logger.error({ err: error }, "cluster sink consumer stopped"),
+  );
+}
+
+async function stopLoop(set: Consumers, loop: SinkLoop): Promise<void> {
+  loop.stopped = true;
+  loop.abort.abort();
+  await loop.done;
+  set.loops.splice(set.loops.indexOf(loop), 1);
+}
+
+/** Pull this sink's messages one at a time until stopped; a failing consumer is re-opened after a pause. */
+async function runLoop(set: Consumers, loop: SinkLoop): Promise<void> {
+  const nats = await set.nats;
+  if (nats === undefined) return;
+  let failing = false;
+  while (!loop.stopped) {
+    try {
+      const consumer = await ensureConsumer(set.deps, nats, loop.sink);
+      while (!loop.stopped) {
+        const msg = await consumer.next({ expires: PULL_EXPIRES_MS });
+        if (failing) loop.logger.info("cluster sink consumer: pulling again");
+        failing = false;
+        if (msg !== null) await handle(set.deps, nats, loop, msg);
+      }
+    } catch (error) {
+      if (loop.stopped) return;
+      if (!failing) loop.logger.error({ err: error }, "cluster sink consumer failed, retrying");
+      failing = true;
+      await sleep(RETRY_MS);
+    }
+  }
+}
+
+/**
+ * The sink's durable consumer (created by whichever member comes first, the others bind to it): explicit acks,
+ * one message in flight for the whole cluster (so the sink gets its notifications in journal order, and a
+ * message waiting for its redelivery holds the ones behind it), new events only, unlimited redeliveries (the
+ * dead letter after `maxAgeMs` ends them), and the stream for its dead letters.
+ */
+async function ensureConsumer(deps: SinkConsumersDeps, nats: Nats, sink: AlertSinkConfig) {
+  const name = sinkConsumerName(sink.name);
+  const ackWaitNs = (sink.timeoutMs + ACK_WAIT_MARGIN_MS) * 1_000_000;
+  const existing = await nats.jsm.consumers.info(EVENTS_STREAM, name).catch(() => undefined);
+  if (existing === undefined)
+    await nats.jsm.consumers.add(EVENTS_STREAM, {
+      durable_name: name,
+      ack_policy: AckPolicy.Explicit,
+      deliver_policy: DeliverPolicy.New,
+      filter_subject: EVENTS_SUBJECT,
+      ack_wait: ackWaitNs,
+      max_ack_pending: 1,
+      max_deliver: -1,
+    });
+  else if (existing.config.ack_wait !== ackWaitNs)
+    await nats.jsm.consumers.update(EVENTS_STREAM, name, { ack_wait: ackWaitNs });
+  const dead = deadLetterStream(sink.name);
+  const stream = await nats.jsm.streams.info(dead.stream).catch(() => undefined);
+  if (stream === undefined)
+    await nats.jsm.streams.add({
+      name: dead.stream,
+      subjects: [dead.subject],
+      storage: StorageType.File,
+      num_replicas: deps.config.nats.replicas,
+      max_msgs: DEAD_LETTERS_KEPT,
+      discard: DiscardPolicy.Old,
+    });
+  return nats.js.consumers.get(EVENTS_STREAM, name);
+}
+
+/** Skip, dead-letter or deliver one message, and settle it with the server. */
+async function handle(deps: SinkConsumersDeps, nats: Nats, loop: SinkLoop, msg: JsMsg): Promise<void> {
+  loop.pending = msg.info.pending;
+  const ageMs = deps.nowMs() - msg.time.getTime();
+  const step = messageStep(eventOfMessage(msg.string(), msg.seq), loop.sink, ageMs);
+  if (step.kind === "skip") {
+    if (step.muted) deps.metrics.sinkSilenced.inc({ sink: loop.sink.name });
+    return void (await msg.ackAck({ timeout: REQUEST_TIMEOUT_MS }));
+  }
+  if (step.kind === "dead_letter") return deadLetter(deps, nats, loop, msg, step.event, "max_age");
+  const waitMs = await takeClusterToken(deps, nats, loop.sink);
+  if (waitMs > 0) return msg.nak(waitMs);
+  msg.working(); // the ack wait counts from here: the request's timeout plus the margin
+  const outcome = await deliverEvent(deps, loop, step.event);
+  syncHealth(deps, loop);
+  if (outcome.kind !== "aborted") loop.health.record(outcome);
+  const settlement: Settlement = settle(
+    outcome,
+    {
+      ageMs: deps.nowMs() - msg.time.getTime(),
+      maxAgeMs: loop.sink.maxAgeMs,
+      consecutiveFailures: loop.health.consecutiveFailures,
+      jitter: deps.random(),
+    },
+    deps.policy,
+  );
+  switch (settlement.kind) {
+    case "ack":
+      return void (await msg.ackAck({ timeout: REQUEST_TIMEOUT_MS }));
+    case "nak":
+      return msg.nak(settlement.delayMs);
+    case "dead_letter":
+      return deadLetter(deps, nats, loop, msg, step.event, settlement.reason);
+  }
+}
+
+/** Render the event for the sink (its seq is the idempotency key) and send it once; counted and timed. */
+async function deliverEvent(
+  deps: SinkConsumersDeps,
+  loop: SinkLoop,
+  event: AlertEvent,
+): Promise<DeliveryOutcome> {
+  const { metrics, nowMs } = deps;
+  const labels = { sink: loop.sink.name };
+  const rendered = renderFor(
+    loop.sink,
+    loop.sink.kind === "alertmanager" ? { kind: "batch", events: [event] } : { kind: "alert", event },
+    {
+      nowMs: nowMs(),
+      deliveryId: String(event.seq),
+      ...(deps.generatorUrl === undefined ? {} : { generatorUrl: deps.generatorUrl }),
+    },
+  );
+  const startedAtMs = nowMs();
+  const outcome = await deliver({
+    dispatcher: deps.dispatcher,
+    url: loop.url,
+    rendered,
+    timeoutMs: loop.sink.timeoutMs,
+    timers: deps.timers,
+    nowMs,
+    stopSignal: loop.abort.signal,
+  });
+  if (outcome.kind === "aborted") return outcome;
+  metrics.sinkDeliveryDuration.observe(labels, (nowMs() - startedAtMs) / 1000);
+  metrics.sinkDeliveries.inc({ ...labels, outcome: outcomeLabel(outcome) });
+  return outcome;
+}
+
+/** Keep the message as the sink's dead letter (de-duplicated by its seq), then end its deliveries. */
+async function deadLetter(
+  deps: SinkConsumersDeps,
+  nats: Nats,
+  loop: SinkLoop,
+  msg: JsMsg,
+  event: AlertEvent,
+  reason: "rejected" | "max_age",
+): Promise<void> {
+  const { subject } = deadLetterStream(loop.sink.name);
+  const letter = { sink: loop.sink.name, reason, deadAtMs: deps.nowMs(), event };
+  await nats.js.publish(subject, JSON.stringify(letter), {
+    msgID: String(event.seq),
+    timeout: REQUEST_TIMEOUT_MS,
+  });
+  msg.term(); // no reason: nats-server 2.9 does not take "+TERM <reason>" as a term (it redelivers)
+  deps.metrics.sinkDeadLetters.inc({ sink: loop.sink.name });
+  loop.logger.warn({ seq: msg.seq, reason }, "cluster: notification dead-lettered");
+}
+
+/** Take a token from the sink's bucket in KV (compare-and-set); how long to wait when there is none. */
+async function takeClusterToken(deps: SinkConsumersDeps, nats: Nats, sink: AlertSinkConfig): Promise<number> {
+  const key = sinkConsumerName(sink.name);
+  for (let attempt = 1; ; attempt++) {
+    const entry = await nats.rates.get(key);
+    const stored = entry === null || entry.operation !== "PUT" ? undefined : entry.string();
+    const nowMs = deps.nowMs();
+    const taken = takeToken(parseRateState(stored), nowMs, sink);
+    if (taken.waitMs > 0) return taken.waitMs;
+    const value = ENCODER.encode(JSON.stringify(taken.state));
+    try {
+      if (entry === null) await nats.rates.create(key, value);
+      else await nats.rates.update(key, value, entry.revision);
+      return 0;
+    } catch (error) {
+      // another member took a token meanwhile: read again (a few times; beyond that NATS itself fails)
+      if (attempt >= TOKEN_ATTEMPTS) throw error;
+    }
+  }
+}
+
+/**
+ * `sink_error` is the cluster's (the member that delivers counts the failures): take over one another member
+ * raised, so this one resolves it on success; forget one another member resolved (one this member raised
+ * lately may not be back from the log yet: kept).
+ */
+function syncHealth(deps: SinkConsumersDeps, loop: SinkLoop): void {
+  const firing = deps
+    .activeAlerts()
+    .find((alert) => alert.rule === "sink_error" && alert.labels["sink"] === loop.sink.name);
+  if ((firing !== undefined) === loop.health.failing) return;
+  if (firing === undefined && deps.nowMs() - loop.raisedAtMs < SINK_ERROR_ROUND_TRIP_MS) return;
+  loop.health = healthOf(deps, loop.sink, loop.logger, firing, () => {
+    loop.raisedAtMs = deps.nowMs();
+  });
+}
+
+/** The sink's failure tracker; `onRaise` is told when it raises `sink_error`. */
+function healthOf(
+  deps: SinkConsumersDeps,
+  sink: AlertSinkConfig,
+  logger: Logger,
+  firing: AlertPayload | undefined,
+  onRaise: () => void,
+): SinkHealth {
+  return createSinkHealth({
+    sink,
+    host: hostOf(sink.url),
+    raise: (alert) => {
+      if (alert.status === "firing") onRaise();
+      deps.raise(alert);
+    },
+    nowMs: deps.nowMs,
+    logger,
+    ...(firing === undefined ? {} : { restoredFiring: firing }),
+  });
+}
+
+/** Connect and open the rate bucket, retried until it works or the consumers stop. */
+async function connectUntilStopped(set: Consumers): Promise<Nats | undefined> {
+  const { nats } = set.deps.config;
+  let logged = false;
+  while (!set.stopped) {
+    try {
+      const nc = await connect({
+        servers: [...nats.servers],
+        name: `${set.deps.config.memberId} sinks`,
+        timeout: REQUEST_TIMEOUT_MS,
+        maxReconnectAttempts: -1,
+        reconnectTimeWait: 250,
+        ...(nats.user === "" ? {} : { user: nats.user }),
+        ...(nats.password === "" ? {} : { pass: nats.password }),
+        ...(nats.token === "" ? {} : { token: nats.token }),
+      });
+      const rates = await new Kvm(nc)
+        .create(SINK_RATE_BUCKET, { history: 1, replicas: nats.replicas, timeout: REQUEST_TIMEOUT_MS })
+        .catch(async (error: unknown) => {
+          await nc.close();
+          throw error;
+        });
+      const opts = { timeout: REQUEST_TIMEOUT_MS };
+      return { nc, js: jetstream(nc, opts), jsm: await jetstreamManager(nc, opts), rates };
+    } catch (error) {
+      if (!logged) set.deps.logger.error({ err: error }, "cluster sinks: NATS not reachable, retrying");
+      logged = true;
+      await sleep(RETRY_MS);
+    }
+  }
+  return undefined;
+}
+
+function statusOf(loop: SinkLoop): SinkStatus {
+  const { sink, health } = loop;
+  return {
+    name: sink.name,
+    kind: sink.kind,
+    pending: loop.pending,
+    failing: health.failing,
+    consecutiveFailures: health.consecutiveFailures,
+    lastError: health.lastError,
+    running: true,
+    groups: 0,
+  };
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
