@@ -7,7 +7,8 @@ import type { EndpointName, RequestObserver } from "./upstream/types.js";
 export function upstreamRequestObserver(metrics: Metrics): RequestObserver {
   // bounded by endpoints × (HTTP statuses and error codes seen), as the series themselves are
   const latency = new Map<EndpointName, { observe(seconds: number): void }>();
-  const requests = new Map<string, CounterChild>();
+  // endpoint → status (a number) or error code → counter: no label string built per request
+  const requests = new Map<EndpointName, Map<number | string | null, CounterChild>>();
   return (sample) => {
     const { endpoint } = sample;
     let histogram = latency.get(endpoint);
@@ -16,12 +17,16 @@ export function upstreamRequestObserver(metrics: Metrics): RequestObserver {
       latency.set(endpoint, histogram);
     }
     histogram.observe(sample.durationMs / 1000);
-    const status = String(sample.status ?? sample.errorCode);
-    const key = `${endpoint} ${status}`;
-    let counter = requests.get(key);
+    const status = sample.status ?? sample.errorCode;
+    let byStatus = requests.get(endpoint);
+    if (byStatus === undefined) {
+      byStatus = new Map();
+      requests.set(endpoint, byStatus);
+    }
+    let counter = byStatus.get(status);
     if (counter === undefined) {
-      counter = metrics.upstreamRequests.childFor({ endpoint, status });
-      requests.set(key, counter);
+      counter = metrics.upstreamRequests.childFor({ endpoint, status: String(status) });
+      byStatus.set(status, counter);
     }
     counter.inc();
   };

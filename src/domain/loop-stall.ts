@@ -75,6 +75,24 @@ export function sampleLoop(
   return { state: { ...state, lastSampleMs }, event: { kind: "on_time", lagMs } };
 }
 
+/**
+ * The state after a sample at `nowMs` when that sample is on time and no stall episode is in progress (what
+ * sampleLoop returns then, without its event: one object, for the pipeline's sample before each evaluation); null
+ * when the sample means more (call sampleLoop).
+ */
+export function quietSample(
+  state: LoopStallState,
+  nowMs: number,
+  settings: LoopStallSettings,
+): LoopStallState | null {
+  if (
+    state.stalledSinceMs !== null ||
+    nowMs - state.lastSampleMs - settings.sampleIntervalMs > settings.thresholdMs
+  )
+    return null;
+  return { ...state, lastSampleMs: Math.max(state.lastSampleMs, nowMs) };
+}
+
 /** True while verdicts that depend on elapsed time or on failed polls must wait (see the module comment). */
 export function holdsVerdict(state: LoopStallState, nowMs: number): boolean {
   return nowMs < state.holdUntilMs;

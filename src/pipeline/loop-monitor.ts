@@ -5,6 +5,7 @@ import { fingerprintOf } from "../domain/fingerprint.js";
 import {
   holdsVerdict,
   initialLoopStallState,
+  quietSample,
   sampleLoop,
   type LoopStallEvent,
   type LoopStallSettings,
@@ -68,7 +69,10 @@ export function createLoopMonitor(options: LoopMonitorOptions): LoopMonitor {
   timer.unref();
   return {
     holding() {
-      sample();
+      // per poll: the common on-time sample records its time only (no event built)
+      const quiet = quietSample(state, nowMs(), settings);
+      if (quiet === null) sample();
+      else state = quiet;
       return holdsVerdict(state, nowMs());
     },
     stop: () => clearInterval(timer),

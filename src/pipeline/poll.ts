@@ -136,7 +136,13 @@ class PollLoop<T> {
     poll.timeout.unsubscribe();
     poll.inner?.unsubscribe();
     // abort only a request still in flight: abort() builds a DOMException with a stack trace
-    if (!poll.settled) this.controller?.abort();
+    if (!poll.settled) this.abortRequest();
+  }
+
+  /** Abort the request in flight; the next poll gets a new controller (this loop is the only one that aborts it). */
+  private abortRequest(): void {
+    this.controller?.abort();
+    this.controller = null;
   }
 
   private scheduleNext(delayMs: number): void {
@@ -149,7 +155,8 @@ class PollLoop<T> {
   private start(): void {
     this.next = null;
     if (this.subscriber.closed) return;
-    if (this.controller === null || this.controller.signal.aborted) this.controller = new AbortController();
+    // not `signal.aborted`: that getter validates its receiver on every read, a measurable share of a poll
+    this.controller ??= new AbortController();
     const poll: Attempt = {
       settled: false,
       timeout: NO_TIMEOUT,
@@ -200,7 +207,7 @@ class PollLoop<T> {
   private timeOut(poll: Attempt): void {
     if (poll.settled || this.current !== poll) return;
     poll.inner?.unsubscribe();
-    this.controller?.abort();
+    this.abortRequest();
     const error = new PmError(
       "PM_ERR_UPSTREAM_TIMEOUT",
       `poll timed out after ${this.options.timeoutMs} ms`,

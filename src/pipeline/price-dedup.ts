@@ -35,8 +35,38 @@ export function fedPrice(price: PairPrice, viaStream: boolean): FedPrice {
  * keeps it marked as streamed, so the first poll after a switch back to polling still drops that price.
  */
 export function nextFedPrice(last: FedPrice | null, price: PairPrice, viaStream: boolean): FedPrice {
-  const streamedBefore = last !== null && last.viaStream && last.timestampMs === price.timestampMs;
-  return fedPrice(price, viaStream || streamedBefore);
+  return fedPrice(price, markedStreamed(last, price, viaStream));
+}
+
+/** Whether `price` fed over `last` counts as streamed (see nextFedPrice). */
+function markedStreamed(last: FedPrice | null, price: PairPrice, viaStream: boolean): boolean {
+  return viaStream || (last !== null && last.viaStream && last.timestampMs === price.timestampMs);
+}
+
+/** A target's own FedPrice, rewritten by each price fed to it (see refeed). */
+class FedRecord implements FedPrice {
+  constructor(
+    public timestampMs: number,
+    public withComponents: boolean,
+    public viaStream: boolean,
+    public components: readonly PriceComponent[],
+  ) {}
+}
+
+/**
+ * nextFedPrice for a target's own record: written into `last` when refeed made it, else a new record. The record
+ * lives a period (until the next price), long enough to be promoted: one per target instead of one per poll.
+ */
+export function refeed(last: FedPrice | null, price: PairPrice, viaStream: boolean): FedPrice {
+  const streamed = markedStreamed(last, price, viaStream);
+  const withComponents = price.components.length > 0;
+  if (!(last instanceof FedRecord))
+    return new FedRecord(price.timestampMs, withComponents, streamed, price.components);
+  last.timestampMs = price.timestampMs;
+  last.withComponents = withComponents;
+  last.viaStream = streamed;
+  last.components = price.components;
+  return last;
 }
 
 /**

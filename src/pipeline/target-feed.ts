@@ -4,7 +4,7 @@ import type { Result } from "../domain/errors.js";
 import type { TargetHealth } from "../domain/readiness.js";
 import type { PairPrice, TargetSpec } from "../domain/types.js";
 import type { EventHub } from "./event-hub.js";
-import { checksRepeats, isRepeatedPrice, nextFedPrice, shareUnchangedComponents } from "./price-dedup.js";
+import { checksRepeats, isRepeatedPrice, refeed, shareUnchangedComponents } from "./price-dedup.js";
 import { publish, type Runner, type RunningTarget } from "./runner.js";
 
 /**
@@ -29,7 +29,7 @@ export function feed(
       // a poll adding components to a price already fed updates them, but clients already have its tick
       tickAgain = target.lastFed?.timestampMs !== price.timestampMs;
     }
-    target.lastFed = nextFedPrice(target.lastFed, price, viaStream);
+    target.lastFed = refeed(target.lastFed, price, viaStream);
   }
   const observedAtMs = deps.nowMs();
   const observation = toObservation(target.plan.spec, result, observedAtMs);
@@ -83,11 +83,11 @@ function publishPriceTick(hub: EventHub, observation: Observation): void {
   }
 }
 
-/** Wrap a poll outcome (or a streamed result) as the domain observation of its target kind. */
+/**
+ * Wrap a poll outcome (or a streamed result) as the domain observation of its target kind. The outcome is the
+ * observation's result as it is (a poll's also carries its duration, which the domain does not read): no copy per poll.
+ */
 export function toObservation(spec: TargetSpec, outcome: Result<unknown>, observedAtMs: number): Observation {
-  const result = outcome.ok
-    ? { ok: true as const, value: outcome.value }
-    : { ok: false as const, error: outcome.error };
   // the value's type follows from the spec kind: targetFetcher returns the matching snapshot
-  return { kind: spec.kind, target: spec, result, observedAtMs } as Observation;
+  return { kind: spec.kind, target: spec, result: outcome, observedAtMs } as Observation;
 }

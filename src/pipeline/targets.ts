@@ -2,7 +2,7 @@
 import type { MonitorsConfig } from "../config/types.js";
 import type { FundingRate, FundingRatePage, TargetSpec } from "../domain/types.js";
 import type { PragmaClient } from "../upstream/types.js";
-import type { EndpointName, PairPriceQuery } from "../upstream/types.js";
+import type { CallOptions, EndpointName, PairPriceQuery } from "../upstream/types.js";
 import { offchainTransport } from "../config/notes.js";
 import { componentsSupported, type Transport } from "../upstream/server-rules.js";
 
@@ -112,7 +112,8 @@ export function targetFetcher(client: PragmaClient, spec: TargetSpec): TargetFet
   switch (spec.kind) {
     case "offchain": {
       const query = offchainPollQuery(spec);
-      return (signal) => client.getPairPrice(query, { signal });
+      const callWith = callOptionsFor();
+      return (signal) => client.getPairPrice(query, callWith(signal));
     }
     case "onchain": {
       const query = {
@@ -123,17 +124,33 @@ export function targetFetcher(client: PragmaClient, spec: TargetSpec): TargetFet
         components: true,
         variations: true,
       };
-      return (signal) => client.getOnchainEntry(query, { signal });
+      const callWith = callOptionsFor();
+      return (signal) => client.getOnchainEntry(query, callWith(signal));
     }
     case "publishers": {
       const query = { network: spec.network, publisherType: spec.publisherType };
-      return (signal) => client.getOnchainPublishers(query, { signal });
+      const callWith = callOptionsFor();
+      return (signal) => client.getOnchainPublishers(query, callWith(signal));
     }
     case "funding":
       return (signal, nowMs) => latestFundingRates(client, spec.pair, spec.source, nowMs, signal);
-    case "vault":
-      return (signal) => client.getVault(spec.vaultId, { signal });
+    case "vault": {
+      const callWith = callOptionsFor();
+      return (signal) => client.getVault(spec.vaultId, callWith(signal));
+    }
   }
+}
+
+/**
+ * The call options of a target's polls: one object per abort signal, not per poll (a poll stream passes the same
+ * signal to its polls until one is aborted).
+ */
+function callOptionsFor(): (signal: AbortSignal) => CallOptions {
+  let last: CallOptions = {};
+  return (signal) => {
+    if (last.signal !== signal) last = { signal };
+    return last;
+  };
 }
 
 /** The funding rates of the last few hours, oldest first (one page of up to 1000 points). */

@@ -83,22 +83,32 @@ export function createPragmaClient(options: PragmaClientOptions): PragmaClient {
    * its polls build no query string and parse no URL (held weakly: entries go with the queries).
    */
   const targets = new WeakMap<object, HttpTarget>();
-  /** Validate (synchronously, via `path()`), then GET and decode; validation errors become rejections. */
-  async function get<T>(
+  /**
+   * Validate (synchronously, via `path()`), then GET and decode; validation errors become rejections. Not an async
+   * function: it returns the transport's own promise (no second promise resolved with it, two microtasks fewer per poll).
+   */
+  function get<Q, T>(
     endpoint: EndpointName,
-    query: object | null,
-    path: () => string,
+    query: Q,
+    path: (query: Q) => string,
     decode: (text: string) => T,
     call: CallOptions | undefined,
     vault = false,
   ): Promise<T> {
-    let url: string | HttpTarget | undefined = query === null ? undefined : targets.get(query);
+    // a query object is a target's own (its split URL is kept); a string (a vault id) is built per request
+    const key = typeof query === "object" && query !== null ? query : null;
+    let url: string | HttpTarget | undefined = key === null ? undefined : targets.get(key);
     if (url === undefined) {
-      url = (vault ? vaultBaseUrl : baseUrl) + path();
+      try {
+        url = (vault ? vaultBaseUrl : baseUrl) + path(query);
+      } catch (error: unknown) {
+        // the validators throw PmErrors: a rejection, as from an async function
+        return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+      }
       const split = splitUrl(url);
       if (split !== null) {
         url = split;
-        if (query !== null) targets.set(query, split);
+        if (key !== null) targets.set(key, split);
       }
     }
     const req: GetRequest<T> = { endpoint, url, headers: vault ? vaultHeaders : nodeHeaders, decode };
@@ -115,19 +125,16 @@ export function createPragmaClient(options: PragmaClientOptions): PragmaClient {
     decodeOnchainPublishersBody(text, onSkip);
 
   const client: PragmaClient = {
-    getPairPrice: (query, call) =>
-      get("pair_price", query, () => pairPricePath(query), decodePairPrice, call),
-    getCandlesticks: (query, call) =>
-      get("candlestick", query, () => candlestickPath(query), decodeCandles, call),
-    getFundingRates: (query, call) =>
-      get("funding_rates", query, () => fundingRatesPath(query), decodeFunding, call),
+    // the path builders are passed as they are (no closure per request): the query is their argument
+    getPairPrice: (query, call) => get("pair_price", query, pairPricePath, decodePairPrice, call),
+    getCandlesticks: (query, call) => get("candlestick", query, candlestickPath, decodeCandles, call),
+    getFundingRates: (query, call) => get("funding_rates", query, fundingRatesPath, decodeFunding, call),
     iterateFundingRates: (query, call): AsyncIterable<FundingRate> =>
       iterateFundingPages((page) => client.getFundingRates(page, call), query, options.maxFundingPages),
-    getOnchainEntry: (query, call) => get("onchain", query, () => onchainPath(query), decodeOnchain, call),
-    getOnchainPublishers: (query, call) =>
-      get("publishers", query, () => publishersPath(query), decodePublishers, call),
+    getOnchainEntry: (query, call) => get("onchain", query, onchainPath, decodeOnchain, call),
+    getOnchainPublishers: (query, call) => get("publishers", query, publishersPath, decodePublishers, call),
     // a vault id is a string, not an object a target keeps: its URL is built per request
-    getVault: (vaultId, call) => get("vault", null, () => vaultPath(vaultId), decodeVaultBody, call, true),
+    getVault: (vaultId, call) => get("vault", vaultId, vaultPath, decodeVaultBody, call, true),
   };
   return client;
 }

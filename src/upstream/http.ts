@@ -51,7 +51,11 @@ export function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {
   return sleepFor(ms, undefined, signal === undefined ? {} : { signal });
 }
 
-/** Build the transport: each call retries retryable failures per the policy, never past an abort. */
+/**
+ * Build the transport: each call retries retryable failures per the policy, never past an abort. The first
+ * attempt's promise goes back to the caller as it is; the retry loop (an async function, whose frame is a
+ * few hundred bytes per call) starts only after a failure.
+ */
 export function createHttpTransport(options: HttpTransportOptions): HttpTransport {
   const { retry, random, nowMs } = options;
   const client: HttpClient = {
@@ -59,23 +63,17 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
     maxBodyBytes: options.maxBodyBytes,
     maxErrorBodyBytes: MAX_ERROR_BODY_BYTES,
   };
-  return async function get<T>(req: GetRequest<T>, call: CallOptions = {}): Promise<T> {
-    const { signal } = call;
-    const timeoutMs = call.timeoutMs ?? options.timeoutMs;
-    if (!(timeoutMs > 0)) {
-      throw new PmError("PM_ERR_INVALID_REQUEST", `${req.endpoint}: timeoutMs: expected > 0`, {
-        details: { endpoint: req.endpoint, field: "timeoutMs" },
-      });
-    }
-    const startMs = nowMs();
+
+  /** Attempts after the first failed with `failure`: wait the policy's delay, try again, until success or give-up. */
+  async function retryAfter<T>(
+    req: GetRequest<T>,
+    signal: AbortSignal | undefined,
+    timeoutMs: number,
+    startMs: number,
+    firstFailure: PmError,
+  ): Promise<T> {
+    let failure = firstFailure;
     for (let attempt = 1; ; attempt++) {
-      if (isAborted(signal)) throw abortedError(req.endpoint, signal?.reason);
-      let failure: PmError;
-      try {
-        return await attemptOnce(options, client, req, timeoutMs, signal);
-      } catch (error) {
-        failure = asPmError(req.endpoint, error);
-      }
       const delayMs = retryDelayMs(retry, failure, attempt, nowMs() - startMs, random);
       if (delayMs === null) throw failure;
       try {
@@ -84,7 +82,30 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
         if (isAborted(signal)) throw abortedError(req.endpoint, signal?.reason);
         throw asPmError(req.endpoint, error);
       }
+      if (isAborted(signal)) throw abortedError(req.endpoint, signal?.reason);
+      try {
+        return await attemptOnce(options, client, req, timeoutMs, signal);
+      } catch (error) {
+        failure = asPmError(req.endpoint, error);
+      }
     }
+  }
+
+  return function get<T>(req: GetRequest<T>, call: CallOptions = {}): Promise<T> {
+    const { signal } = call;
+    const timeoutMs = call.timeoutMs ?? options.timeoutMs;
+    if (!(timeoutMs > 0)) {
+      return Promise.reject(
+        new PmError("PM_ERR_INVALID_REQUEST", `${req.endpoint}: timeoutMs: expected > 0`, {
+          details: { endpoint: req.endpoint, field: "timeoutMs" },
+        }),
+      );
+    }
+    const startMs = nowMs();
+    if (isAborted(signal)) return Promise.reject(abortedError(req.endpoint, signal?.reason));
+    return attemptOnce(options, client, req, timeoutMs, signal).catch((error: unknown) =>
+      retryAfter(req, signal, timeoutMs, startMs, asPmError(req.endpoint, error)),
+    );
   };
 }
 

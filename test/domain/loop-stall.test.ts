@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import {
   holdsVerdict,
   initialLoopStallState,
+  quietSample,
   sampleLoop,
   type LoopStallState,
 } from "../../src/domain/loop-stall.js";
@@ -83,5 +84,21 @@ describe("sampleLoop / holdsVerdict", () => {
     for (let atMs = 16_000; atMs <= 25_000; atMs += 1_000)
       ({ state, event } = sampleLoop(state, atMs, SETTINGS));
     expect(event).toEqual({ kind: "recovered", sinceMs: 1_000, maxLagMs: 8_000 });
+  });
+
+  it("quietSample is sampleLoop's state for an on-time sample outside an episode, and null for any other", () => {
+    // every sample time of the tables above, from each state they pass through
+    let state: LoopStallState = initialLoopStallState(0);
+    let quiet = 0;
+    for (const atMs of [100, 200, 1_200, 3_200, 3_201, 6_202, 7_000, 15_000, 17_300, 18_000, 900, 30_000]) {
+      const full = sampleLoop(state, atMs, SETTINGS);
+      const fast = quietSample(state, atMs, SETTINGS);
+      if (full.event.kind === "on_time" && state.stalledSinceMs === null) {
+        expect(fast).toEqual(full.state);
+        quiet++;
+      } else expect(fast).toBeNull();
+      state = full.state;
+    }
+    expect(quiet).toBeGreaterThan(3);
   });
 });

@@ -6,6 +6,7 @@ import {
   checksRepeats,
   fedPrice,
   nextFedPrice,
+  refeed,
   isRepeatedPrice,
   shareUnchangedComponents,
   type FedPrice,
@@ -208,6 +209,25 @@ describe("nextFedPrice", () => {
     const afterComponents = nextFedPrice(streamed, pairPrice(1_000, 3), false);
     expect(checksRepeats(false, afterComponents)).toBe(true);
     expect(isRepeatedPrice(afterComponents, pairPrice(1_000, 3))).toBe(true);
+  });
+});
+
+describe("refeed", () => {
+  it("records what nextFedPrice would, in the target's own record (one object per target, not per poll)", () => {
+    const given: FedPrice = { timestampMs: 1_000, withComponents: false, viaStream: true, components: [] };
+    const first = refeed(given, pairPrice(1_000, 3), false);
+    expect(first).not.toBe(given);
+    expect(given).toEqual({ timestampMs: 1_000, withComponents: false, viaStream: true, components: [] });
+    expect({ ...first }).toEqual(nextFedPrice(given, pairPrice(1_000, 3), false));
+    for (const [price, viaStream] of [
+      [pairPrice(2_000, 0), true],
+      [pairPrice(2_000, 3), false],
+      [pairPrice(3_000, 2), false],
+    ] as const) {
+      const expected = nextFedPrice({ ...first }, price, viaStream);
+      expect(refeed(first, price, viaStream)).toBe(first);
+      expect({ ...first }).toEqual(expected);
+    }
   });
 });
 
