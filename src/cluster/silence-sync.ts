@@ -60,6 +60,8 @@ interface SyncState {
   /** Whether the stored silences were queued once after connecting (those changed while NATS was away). */
   seeded: boolean;
   pushing: boolean;
+  /** The last watch failed (logged once per streak: a pass re-watches every interval while NATS is away). */
+  watchFailed: boolean;
   timer: NodeJS.Timeout | undefined;
 }
 
@@ -73,6 +75,7 @@ export function createSilenceSync(deps: SilenceSyncDeps): SilenceSync {
     watching: undefined,
     seeded: false,
     pushing: false,
+    watchFailed: false,
     timer: undefined,
   };
   return {
@@ -136,6 +139,7 @@ function watch(state: SyncState, kv: KV): void {
   const run = async (): Promise<void> => {
     const entries = await kv.watch({ key: "silence.>" });
     for await (const entry of entries) {
+      state.watchFailed = false;
       if (state.watching !== kv) break;
       if (entry.operation !== "PUT") continue;
       const silence = silenceOfText(entry.string());
@@ -147,9 +151,11 @@ function watch(state: SyncState, kv: KV): void {
     }
   };
   run()
-    .catch((error: unknown) =>
-      state.deps.logger.warn({ err: error }, "cluster: watching the silences in NATS failed, re-watching"),
-    )
+    .catch((error: unknown) => {
+      if (!state.watchFailed)
+        state.deps.logger.warn({ err: error }, "cluster: watching the silences in NATS failed, re-watching");
+      state.watchFailed = true;
+    })
     .finally(() => {
       if (state.watching === kv) state.watching = undefined;
     });
