@@ -25,6 +25,8 @@ export interface ApiSources {
   readonly marketNowMs: () => number;
   readonly startedAtMs: () => number;
   readonly configGeneration: () => number;
+  /** Cluster mode's status (null when it is off). */
+  readonly cluster: ApiDeps["cluster"];
   readonly silencer: Silencer;
 }
 
@@ -36,6 +38,7 @@ export function operatorApiDeps(sources: ApiSources): ApiDeps {
     nowMs: sources.nowMs,
     startedAtMs: sources.startedAtMs,
     configGeneration: sources.configGeneration,
+    cluster: sources.cluster,
     readiness: sources.readiness,
     sinks: () => sources.chatops()?.status() ?? [],
     upstream: () => ({

@@ -7,6 +7,10 @@ import type { Subscription } from "rxjs";
 import type { Dispatcher } from "undici";
 import { createClusterMode, type ClusterMode } from "./cluster/cluster-mode.js";
 import { createClusterJournal, type ClusterJournal } from "./cluster/journal-stream.js";
+import { clusterSilencerOptions } from "./cluster/cluster-shared.js";
+import { withLocalAlerts } from "./cluster/cluster-error-alert.js";
+import { configHash } from "./cluster/config-generation.js";
+import { createPublishedAlerts, type PublishedAlerts } from "./cluster/published-alerts.js";
 import { redactUrl } from "./config/redact.js";
 import type { AppConfig } from "./config/types.js";
 import { configWarnings } from "./config/warnings.js";
@@ -139,6 +143,8 @@ interface Daemon {
   cluster: ClusterMode | undefined;
   /** Cluster mode's event log on JetStream: the hub journals through it instead of `state.dir`. */
   clusterJournal: ClusterJournal | undefined;
+  /** Cluster mode: the daemon alerts this process sent to the cluster's log (it re-announces only those). */
+  readonly published: PublishedAlerts;
   loopMonitor: LoopMonitor | undefined;
   httpServer: Server | undefined;
   ws: WsServer | undefined;
@@ -189,6 +195,7 @@ export function createApp(deps: AppDeps): App {
     runner: undefined,
     cluster: undefined,
     clusterJournal: undefined,
+    published: createPublishedAlerts(),
     loopMonitor: undefined,
     httpServer: undefined,
     ws: undefined,
@@ -341,6 +348,7 @@ function openState(app: Daemon, marketNowMs: () => number): Restored {
     nowMs: deps.nowMs,
     logger: app.log("silences"),
     maintenance: maintenanceOf(config),
+    ...(config.cluster.nats.servers.length === 0 ? {} : clusterSilencerOptions(() => app.cluster?.shared)),
   });
   app.silencer = silencer;
   const clusterJournal = createClusterJournal({
@@ -358,7 +366,12 @@ function openState(app: Daemon, marketNowMs: () => number): Restored {
     version: VERSION,
     ...(clusterJournal === undefined
       ? { persist: store.persistEvent.bind(store) }
-      : { forward: (event) => clusterJournal.forward(event) }),
+      : {
+          forward: (event) => {
+            app.published.note(event);
+            clusterJournal.forward(event);
+          },
+        }),
     externalLabels: () => app.config.alerts.externalLabels,
     onAlert: ({ rule, status, reason }) => metrics.alertTransitions.inc({ rule, status, reason }),
     silencing: (alert) => silencer.silencing(alert),
@@ -403,7 +416,8 @@ async function openPort(app: Daemon, hub: EventHub, marketNowMs: () => number): 
           nowMs: deps.nowMs,
           marketNowMs,
           startedAtMs: () => app.startedAtMs,
-          configGeneration: () => app.configGeneration,
+          configGeneration: () => app.cluster?.shared.configGeneration() ?? app.configGeneration,
+          cluster: () => app.cluster?.shared.status() ?? null,
           silencer: requireSilencer(app),
         }),
       ),
@@ -536,7 +550,8 @@ async function startSinks(app: Daemon, restored: Restored, dispatcher: Dispatche
   const { hub } = restored;
   // cluster mode: a member's sinks notify the events it published, as before the shared log
   const source = app.clusterJournal?.own(hub) ?? hub;
-  app.logSink = startLogSink(source, app.log("alerts"));
+  // cluster_error is raised on this member's bus only (NATS is what it cannot reach): its log sink shows it
+  app.logSink = startLogSink(withLocalAlerts(source, hub), app.log("alerts"));
   const cluster = app.clusterJournal !== undefined;
   const chatopsOptions: ChatOpsOptions = {
     sinks: cluster ? heartbeatSinks(config.sinks) : config.sinks,
@@ -602,6 +617,8 @@ function startPipeline(
     config: config.cluster,
     monitors: () => app.config.monitors,
     registry: metrics.registry,
+    configHash: () => configHash(app.config),
+    published: app.published,
   });
   app.cluster = cluster;
   const runner = createMonitorRunner(
@@ -623,6 +640,7 @@ function startPipeline(
   );
   app.runner = runner;
   cluster?.attach(runner);
+  cluster?.shared.start(requireSilencer(app), hub);
   runner.update(config.monitors, config.rules);
   for (const note of adaptationNotes(config.monitors, config.upstream.transport))
     app.log("monitors").info({ note }, "request adapted to upstream rules");
@@ -708,6 +726,7 @@ async function reloadApp(app: Daemon, next: AppConfig): Promise<void> {
         });
   app.runner?.update(next.monitors, next.rules);
   app.cluster?.member.refresh();
+  app.cluster?.shared.configLoaded();
   if (JSON.stringify(previous.maintenance) !== JSON.stringify(next.maintenance))
     app.silencer?.setMaintenance(maintenanceOf(next));
   if (JSON.stringify(previous.sinks) !== JSON.stringify(next.sinks)) {

@@ -15,6 +15,8 @@ import { childLogger } from "../logger.js";
 import { openLeaseStore } from "./lease-store.js";
 import { createClusterMember, type ClusterMember } from "./member.js";
 import { createClusterMetrics, type ClusterMetrics } from "./metrics.js";
+import { createClusterShared, type ClusterShared } from "./cluster-shared.js";
+import type { PublishedAlerts } from "./published-alerts.js";
 
 /** What cluster mode needs from the daemon. */
 export interface ClusterModeDeps {
@@ -27,11 +29,17 @@ export interface ClusterModeDeps {
   readonly random: () => number;
   /** The journal's last seq (recorded in each alert checkpoint). */
   readonly lastSeq: () => number;
+  /** The hash of the configuration in force (the shared config generation). */
+  readonly configHash: () => string;
+  /** The daemon alerts this process published (it re-announces only those when a silence changes). */
+  readonly published: PublishedAlerts;
 }
 
 /** A daemon's membership, and the fenced views of its upstream client and event hub. */
 export interface ClusterMode {
   readonly member: ClusterMember;
+  /** Silences, the config generation, the status of the membership and the cluster_error alert. */
+  readonly shared: ClusterShared;
   /** The client the pipeline polls with: refuses every request while the lease is not valid. */
   fenceClient(client: PragmaClient): PragmaClient;
   /** The hub the pipeline publishes to: drops alerts while the lease is not valid (the new owner speaks for them), checkpoints the others. */
@@ -64,6 +72,8 @@ export function createClusterMode(deps: ClusterModeDeps): ClusterMode | undefine
     logger,
     metrics,
     keys: () => [...new Set(planTargets(deps.monitors()).map((plan) => ownershipKey(plan.spec)))],
+    targetCount: (keys) =>
+      planTargets(deps.monitors()).filter((plan) => keys.has(ownershipKey(plan.spec))).length,
     onOwnership: () => handover?.request(),
     openStore: () =>
       openLeaseStore(config.nats, { name: memberId, timeoutMs: Math.min(2_000, config.leaseMs / 4) }),
@@ -78,12 +88,14 @@ export function createClusterMode(deps: ClusterModeDeps): ClusterMode | undefine
     restrict: () => runner?.restrict(owns),
   });
   const alerts = handover;
+  const shared = createClusterShared({ ...deps, member, memberId, logger, runner: () => runner });
   logger.warn(
     { servers: config.nats.servers.length, leaseMs: config.leaseMs },
     "cluster mode (experimental): targets, alert state, the event log and notifications are shared; silences and the daemon's own alerts are per member",
   );
   return {
     member,
+    shared,
     fenceClient: (client) => fencedClient(client, () => fenceOpen(member, metrics, "poll")),
     fenceHub: (hub) =>
       fencedHub(
@@ -99,6 +111,7 @@ export function createClusterMode(deps: ClusterModeDeps): ClusterMode | undefine
     },
     readiness: (base) => withClusterReasons(base, member),
     async stop() {
+      shared.stop();
       await alerts.stop();
       await member.stop();
     },

@@ -4,6 +4,7 @@ import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { z } from "zod";
 import type { ClusterConfig } from "../config/types.js";
 import { ALERTS_BUCKET, alertBucketOver, type AlertBucket } from "./alert-bucket.js";
+import { casOrNull, openSharedBuckets, type SharedBuckets } from "./shared-buckets.js";
 
 /** The bucket holding the members' lease records (keys `member.<memberId>`). */
 export const MEMBERS_BUCKET = "pm_cluster_members";
@@ -14,6 +15,9 @@ export interface LeaseRecord {
   /** Random per process: a restarted member with the same id is a new incarnation. */
   readonly incarnation: string;
   readonly expiresAtMs: number;
+  /** The ownership keys it owned and how many targets they hold, at its last renewal (for /api/v1/status). */
+  readonly keys?: readonly string[] | undefined;
+  readonly targets?: number | undefined;
 }
 
 /** A lease record with the KV revision it was read at (the compare-and-set token). */
@@ -25,12 +29,16 @@ const leaseRecordSchema = z.object({
   memberId: z.string(),
   incarnation: z.string(),
   expiresAtMs: z.number(),
+  keys: z.array(z.string()).optional(),
+  targets: z.number().int().nonnegative().optional(),
 });
 
 /** The lease bucket (and the alert-state bucket) over one NATS connection (which reconnects by itself). */
 export interface LeaseStore {
   /** Each ownership key's alert state (cluster handover). */
   readonly alerts: AlertBucket;
+  /** Silences, once-only claims and the config generation. */
+  readonly shared: SharedBuckets;
   /** Write a new record for a member with no live record; returns its revision, or null when a record exists. */
   create(lease: LeaseRecord): Promise<number | null>;
   /** Renew the record at `revision`; returns the new revision, or null when the record moved on (lease lost). */
@@ -65,7 +73,8 @@ export async function openLeaseStore(
     const bucket = { history: 1, replicas: nats.replicas, timeout: options.timeoutMs };
     const kv = await kvm.create(MEMBERS_BUCKET, bucket);
     const alerts = alertBucketOver(await kvm.create(ALERTS_BUCKET, bucket), options.timeoutMs, casOrNull);
-    return leaseStoreOver(nc, kv, alerts, options.timeoutMs);
+    const shared = await openSharedBuckets(kvm, bucket);
+    return leaseStoreOver(nc, kv, { alerts, shared }, options.timeoutMs);
   } catch (error) {
     await nc.close();
     throw error;
@@ -73,10 +82,15 @@ export async function openLeaseStore(
 }
 
 /** The store's operations over an open bucket. */
-function leaseStoreOver(nc: NatsConnection, kv: KV, alerts: AlertBucket, timeoutMs: number): LeaseStore {
+function leaseStoreOver(
+  nc: NatsConnection,
+  kv: KV,
+  buckets: { readonly alerts: AlertBucket; readonly shared: SharedBuckets },
+  timeoutMs: number,
+): LeaseStore {
   const encode = (lease: LeaseRecord): Uint8Array => ENCODER.encode(JSON.stringify(lease));
   return {
-    alerts,
+    ...buckets,
     async create(lease) {
       return casOrNull(() => kv.create(keyOf(lease.memberId), encode(lease)));
     },
@@ -104,17 +118,6 @@ function leaseStoreOver(nc: NatsConnection, kv: KV, alerts: AlertBucket, timeout
       await nc.close();
     },
   };
-}
-
-/** A compare-and-set whose loss (the server's "wrong last sequence", or "key exists") is null, not an error. */
-async function casOrNull(write: () => Promise<number>): Promise<number | null> {
-  try {
-    return await write();
-  } catch (error) {
-    const message = error instanceof Error ? error.message : "";
-    if (/wrong last sequence|key exists/i.test(message)) return null;
-    throw error;
-  }
 }
 
 function safeJson(text: string): unknown {

@@ -4,6 +4,7 @@ import type { ClusterConfig } from "../config/types.js";
 import { NO_OWNERSHIP, nextOwnership, type Ownership } from "../domain/rendezvous.js";
 import type { AlertBucket } from "./alert-bucket.js";
 import type { ClusterMetrics } from "./metrics.js";
+import type { SharedBuckets } from "./shared-buckets.js";
 import type { LeaseRecord, LeaseStore, StoredLease } from "./lease-store.js";
 
 /** What a member needs from the outside. */
@@ -18,6 +19,8 @@ export interface ClusterMemberDeps {
   readonly metrics: ClusterMetrics;
   /** Every ownership key the configuration asks for now. */
   readonly keys: () => readonly string[];
+  /** How many configured targets the given ownership keys hold (written in the lease record for the others' status). */
+  readonly targetCount: (keys: ReadonlySet<string>) => number;
   /** Told each time the set of keys this member owns changes. */
   readonly onOwnership: (owned: ReadonlySet<string>) => void;
   readonly openStore: () => Promise<LeaseStore>;
@@ -35,9 +38,23 @@ export interface ClusterMember {
   ownedKeys(): ReadonlySet<string>;
   /** The alert-state bucket, once connected to NATS. */
   alertBucket(): AlertBucket | undefined;
+  /** The silences, claims and config buckets, once connected to NATS. */
+  sharedBuckets(): SharedBuckets | undefined;
   status(): ClusterStatus;
   /** Apply the configuration's keys now (after a reload). */
   refresh(): void;
+}
+
+/** A live member as the latest scan read its lease record (this member's own: as it is now). */
+export interface MemberView {
+  readonly memberId: string;
+  readonly incarnation: string;
+  readonly expiresAtMs: number;
+  /** The KV revision of its lease record (its fence). */
+  readonly revision: number;
+  /** The ownership keys it owned at its last renewal, and how many targets they hold. */
+  readonly keys: readonly string[];
+  readonly targets: number;
 }
 
 /** Membership as one member sees it. */
@@ -46,7 +63,7 @@ export interface ClusterStatus {
   readonly leaseRevision: number | null;
   /** When this member's lease runs out unless renewed (ms since epoch; 0 = it holds none). */
   readonly leaseExpiresAtMs: number;
-  readonly members: readonly { readonly memberId: string; readonly expiresAtMs: number }[];
+  readonly members: readonly MemberView[];
   readonly ownedKeys: number;
   readonly pendingKeys: number;
   /** Why the member cannot renew or read the membership (null when it can). */
@@ -107,6 +124,7 @@ export function createClusterMember(deps: ClusterMemberDeps): ClusterMember {
     owns: (key) => state.ownership.owned.has(key),
     ownedKeys: () => state.ownership.owned,
     alertBucket: () => state.store?.alerts,
+    sharedBuckets: () => state.store?.shared,
     status: () => statusOf(state),
     refresh: () => applyOwnership(state),
   };
@@ -167,10 +185,13 @@ function runTask(state: MemberState, name: TaskName, task: () => Promise<void>):
 async function renew(state: MemberState, store: LeaseStore): Promise<void> {
   const { deps } = state;
   const startedAtMs = deps.nowMs();
+  const owned = state.ownership.owned;
   const lease: LeaseRecord = {
     memberId: deps.memberId,
     incarnation: deps.incarnation,
     expiresAtMs: startedAtMs + deps.config.leaseMs,
+    keys: [...owned].sort(),
+    targets: deps.targetCount(owned),
   };
   let revision: number | null;
   if (state.revision === null)
@@ -288,11 +309,35 @@ async function stopMember(state: MemberState): Promise<void> {
 }
 
 function statusOf(state: MemberState): ClusterStatus {
+  const { deps, ownership } = state;
+  const others = state.seen
+    .filter((lease) => lease.memberId !== deps.memberId)
+    .map((lease) => ({
+      memberId: lease.memberId,
+      incarnation: lease.incarnation,
+      expiresAtMs: lease.expiresAtMs,
+      revision: lease.revision,
+      keys: [...(lease.keys ?? [])],
+      targets: lease.targets ?? 0,
+    }));
+  const self: readonly MemberView[] =
+    state.revision === null
+      ? []
+      : [
+          {
+            memberId: deps.memberId,
+            incarnation: deps.incarnation,
+            expiresAtMs: state.leaseUntilMs,
+            revision: state.revision,
+            keys: [...ownership.owned].sort(),
+            targets: deps.targetCount(ownership.owned),
+          },
+        ];
   return {
-    memberId: state.deps.memberId,
+    memberId: deps.memberId,
     leaseRevision: state.revision,
     leaseExpiresAtMs: state.leaseUntilMs,
-    members: state.seen.map(({ memberId, expiresAtMs }) => ({ memberId, expiresAtMs })),
+    members: [...self, ...others].sort((a, b) => a.memberId.localeCompare(b.memberId)),
     ownedKeys: state.ownership.owned.size,
     pendingKeys: state.ownership.pendingUntilMs.size,
     error: [...state.errors.values()][0] ?? null,

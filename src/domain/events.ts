@@ -10,8 +10,8 @@ export function severityRank(severity: Severity): number {
   return SEVERITIES.indexOf(severity);
 }
 
-/** Kinds the daemon raises itself (sinks, watchdog, loop stall), not configurable rules. */
-export const DAEMON_RULE_KINDS = ["sink_error", "watchdog", "monitor_stalled"] as const;
+/** Kinds the daemon raises itself (sinks, watchdog, loop stall, a cluster member without NATS), not configurable rules. */
+export const DAEMON_RULE_KINDS = ["sink_error", "watchdog", "monitor_stalled", "cluster_error"] as const;
 
 /** Every alert's `rule`: the configurable kinds (the rule registry) and the daemon's own. */
 export const RULE_KINDS: readonly RuleKind[] = [...RULE_CONFIG_KINDS, ...DAEMON_RULE_KINDS];

@@ -54,6 +54,11 @@ export interface EventHub extends EventSource {
   releaseActive(fingerprints: readonly string[]): void;
   /** Journal and emit an event numbered by the cluster's log (cluster mode: every member's events come back here). */
   deliver(event: JournaledEvent): void;
+  /**
+   * Emit an alert on this process's bus only (its log sink, its WebSocket clients, its firing set), journaled and
+   * forwarded nowhere, carrying the last seq: `cluster_error`, raised while the cluster's log cannot be reached.
+   */
+  announceLocal(alert: AlertPayload): AlertEvent;
   /** Show the current payload of alerts already firing (a held alert's value), journaling and announcing nothing. */
   refreshActive(alerts: readonly AlertPayload[]): void;
   complete(): void;
@@ -157,6 +162,7 @@ export function createEventHub(options: {
       if (event.type === "alert") trackActive(active, event.alert);
       emit(event);
     },
+    announceLocal: (raw) => emitLocal(active, subject, journal.lastSeq, mute(stamp(raw)), onAlert),
     refreshActive(alerts) {
       // only fingerprints still firing here: a late refresh never brings back a resolved alert
       for (const alert of alerts) {
@@ -169,6 +175,21 @@ export function createEventHub(options: {
       subject.complete();
     },
   };
+}
+
+/** Track and emit an alert event that is journaled nowhere (its seq is the last journaled one). */
+function emitLocal(
+  active: Map<string, AlertPayload>,
+  subject: Subject<BusEvent>,
+  seq: number,
+  alert: AlertPayload,
+  onAlert: ((alert: AlertPayload) => void) | undefined,
+): AlertEvent {
+  const event: AlertEvent = { type: "alert", seq, alert };
+  trackActive(active, alert);
+  subject.next(event);
+  onAlert?.(alert);
+  return event;
 }
 
 /** Each target's latest price, and how many take price events now. */

@@ -38,6 +38,18 @@ export interface SilencerOptions {
   /** The config's maintenance windows as silences at `nowMs` (the occurrence active now, else the next). */
   readonly maintenance?: (nowMs: number) => readonly Silence[];
   readonly newId?: () => string;
+  /**
+   * Which firing alerts this daemon re-announces when their muting changes (built once per check); default all.
+   * A cluster member re-announces only the alerts it speaks for, not every member's.
+   */
+  readonly remuteScope?: () => (alert: AlertPayload) => boolean;
+  /**
+   * Announce a change time made (a silence ended, a window started or ended) unless another daemon does: `claim`
+   * names the change; default: announce. A cluster member announces only when it wins the claim.
+   */
+  readonly announceOnce?: (claim: string, announce: () => void) => void;
+  /** Told each stored silence a put or expire changed, once it is persisted (cluster mode shares it). */
+  readonly onStored?: (silence: Silence) => void;
   readonly setTimer?: (callback: () => void, delayMs: number) => unknown;
   readonly clearTimer?: (handle: unknown) => void;
 }
@@ -53,6 +65,11 @@ export interface Silencer {
   put(input: SilenceInput): SilenceChange | SilenceRefusal;
   /** Expire early (Alertmanager's DELETE); a maintenance window cannot be expired. */
   expire(id: string): SilenceChange | SilenceRefusal;
+  /**
+   * Take a silence another daemon stored (cluster mode): kept when newer than the one held (`updatedAt`), persisted,
+   * and muting re-checked, announcing nothing (its maker announced it). Returns whether it was taken.
+   */
+  merge(silence: Silence): boolean;
   /** Publish through `hub` from now on, re-check muting now and whenever a silence starts or ends. */
   start(hub: EventHub): void;
   /** New maintenance windows (a config reload); muting is re-checked at once. */
@@ -101,6 +118,7 @@ export function createSilencer(options: SilencerOptions): Silencer {
     get: (id) => viewsOf(all(book), nowMs()).find((view) => view.id === id),
     put: (input) => put(book, input),
     expire: (id) => expire(book, id),
+    merge: (silence) => merge(book, silence),
     start(hub) {
       book.hub = hub;
       check(book);
@@ -148,6 +166,8 @@ function put(book: Book, input: SilenceInput): SilenceChange | SilenceRefusal {
   const change = putSilence(book.stored, input, nowMs(), newId ?? randomUUID);
   if (!("silences" in change)) return change;
   if (!persist(book, change.silences)) return NOT_SAVED;
+  if (change.replaced !== undefined) book.options.onStored?.(change.replaced);
+  book.options.onStored?.(change.silence);
   if (change.replaced !== undefined) {
     announce(book.hub, "silence_expired", change.replaced, "replaced");
     book.states.set(change.replaced.id, "expired");
@@ -164,10 +184,31 @@ function expire(book: Book, id: string): SilenceChange | SilenceRefusal {
   const change = expireSilence(book.stored, id, book.options.nowMs());
   if (!("silences" in change)) return change;
   if (!persist(book, change.silences)) return NOT_SAVED;
+  book.options.onStored?.(change.silence);
   announce(book.hub, "silence_expired", change.silence, "expired");
   book.states.set(id, "expired");
   check(book);
   return change;
+}
+
+/** Take another daemon's version of a silence when it is newer than the one held; nothing is announced. */
+function merge(book: Book, silence: Silence): boolean {
+  if (isMaintenanceSilenceId(silence.id)) return false;
+  const held = book.stored.find((s) => s.id === silence.id);
+  if (held !== undefined && Date.parse(held.updatedAt) >= Date.parse(silence.updatedAt)) return false;
+  const nowMs = book.options.nowMs();
+  const silences =
+    held === undefined
+      ? [...book.stored, silence]
+      : book.stored.map((s) => (s.id === silence.id ? silence : s));
+  const pruned = pruneSilences(silences, nowMs);
+  if (!pruned.some((s) => s.id === silence.id)) return false;
+  // the file is this member's copy: muting follows the shared set even when the disk refuses
+  if (!persist(book, pruned)) book.stored = pruned;
+  // its state now is what its maker announced: no announcement here, and none later for the same state
+  book.states.set(silence.id, silenceState(silence, nowMs));
+  check(book);
+  return true;
 }
 
 /** Announce what time changed, forget long-expired silences, re-mute firing alerts, and wait for the next change. */
@@ -179,19 +220,25 @@ function check(book: Book): void {
   const now = book.options.nowMs();
   book.windows = book.maintenanceOf(now);
   const current = [...book.stored, ...book.windows];
-  announceStateChanges(hub, book.states, current, now);
+  announceStateChanges(hub, book.states, current, now, book.options.announceOnce);
   book.states = statesOf(current, now);
   const pruned = pruneSilences(book.stored, now);
   if (pruned !== book.stored) persist(book, pruned);
-  remute(hub, all(book), now);
+  remute(hub, all(book), now, book.options.remuteScope?.() ?? (() => true));
   const next = nextSilenceChangeMs(current, now);
   const delayMs = Math.min(MAX_CHECK_DELAY_MS, next === null ? MAX_CHECK_DELAY_MS : next - now);
   book.timer = book.setTimer(() => check(book), Math.max(0, delayMs));
 }
 
 /** Re-announce each firing alert whose muting is not what the silences say now (the hub stamps the new one). */
-function remute(hub: EventHub, silences: readonly Silence[], nowMs: number): void {
+function remute(
+  hub: EventHub,
+  silences: readonly Silence[],
+  nowMs: number,
+  inScope: (alert: AlertPayload) => boolean,
+): void {
   for (const alert of hub.activeAlerts()) {
+    if (!inScope(alert)) continue;
     if (sameIds(alert.silencedBy ?? [], silencingIds(silences, alert, nowMs))) continue;
     hub.publishAlert({ ...alert, reason: "repeat" });
   }
@@ -203,17 +250,39 @@ function announceStateChanges(
   before: ReadonlyMap<string, SilenceState>,
   silences: readonly Silence[],
   nowMs: number,
+  announceOnce: (claim: string, announce: () => void) => void = (_claim, run) => run(),
 ): void {
   for (const silence of silences) {
     const was = before.get(silence.id);
     const now = silenceState(silence, nowMs);
     if (was === now) continue;
-    if (!isMaintenanceSilenceId(silence.id)) {
-      if (now === "expired" && was !== undefined) announce(hub, "silence_expired", silence, "ended");
-    } else if (now === "active") announce(hub, "silence_created", silence, "window_started");
-    // a window's occurrence ended: the silence now shows the next one (pending), or none is left (expired)
-    else if (was === "active") announce(hub, "silence_expired", silence, "window_ended");
+    const change = timeChange(silence, was, now);
+    if (change === null) continue;
+    const [phase, cause] = change;
+    announceOnce(silenceClaim(silence, cause), () => announce(hub, phase, silence, cause));
   }
+}
+
+/** The lifecycle event a change of state by time makes, if any. */
+function timeChange(
+  silence: Silence,
+  was: SilenceState | undefined,
+  now: SilenceState,
+): readonly ["silence_created" | "silence_expired", string] | null {
+  if (!isMaintenanceSilenceId(silence.id))
+    return now === "expired" && was !== undefined ? ["silence_expired", "ended"] : null;
+  if (now === "active") return ["silence_created", "window_started"];
+  // a window's occurrence ended: the silence now shows the next one (pending), or none is left (expired)
+  return was === "active" ? ["silence_expired", "window_ended"] : null;
+}
+
+/**
+ * What names one change by time across daemons: the silence, the change, and the time it is about (the end of a
+ * silence or of a window's occurrence, the start of an occurrence), so every daemon seeing it names it alike.
+ */
+export function silenceClaim(silence: Silence, cause: string): string {
+  const at = cause === "window_started" ? silence.startsAt : silence.endsAt;
+  return `${cause}:${silence.id}:${Date.parse(at)}`;
 }
 
 /** Journal and publish one silence lifecycle event. */

@@ -43,6 +43,7 @@ describe.skipIf(!available)("a member losing NATS (nats-server)", () => {
       logger: pino({ level: "silent" }),
       metrics,
       keys: () => ["a", "b", "c"],
+      targetCount: (keys) => keys.size,
       onOwnership: (next) => (owned = next),
       openStore: () => openLeaseStore(config.nats, { name: "solo", timeoutMs: LEASE_MS / 4 }),
     });
@@ -103,6 +104,7 @@ describe.skipIf(!available)("a member on a 3-node NATS cluster (nats-server ×3,
       logger: pino({ level: "silent" }),
       metrics,
       keys: () => ["a", "b", "c"],
+      targetCount: (keys) => keys.size,
       onOwnership: (next) => (owned = next),
       openStore: () => openLeaseStore(config.nats, { name: "trio", timeoutMs: leaseMs / 4 }),
     });

@@ -19,6 +19,41 @@ export const STATUS_SINK = z.object({
     ),
 });
 
+/** One live cluster member as the latest membership scan read its lease record. */
+export const STATUS_CLUSTER_MEMBER = z.object({
+  memberId: z.string(),
+  self: z.boolean().describe("true for the member answering"),
+  incarnation: z.string().describe("random per process: a restarted member is a new incarnation"),
+  leaseExpiresAt: z.string().describe("when its lease runs out unless renewed, ISO 8601 (its own clock)"),
+  leaseRevision: z.number().int().nonnegative().describe("the KV revision of its lease record (its fence)"),
+  targets: z.number().int().nonnegative().describe("targets under the keys it owns"),
+  keys: z
+    .array(z.string())
+    .describe(
+      "ownership keys it owns (pair:<pair>, or a target id); another member's as of its last renewal",
+    ),
+});
+
+/** Cluster mode as the answering member sees it. */
+export const STATUS_CLUSTER = z.object({
+  memberId: z.string(),
+  leaseRevision: z.number().int().nonnegative().nullable().describe("null while it holds no lease"),
+  leaseExpiresAt: z.string().nullable().describe("null while it holds no lease"),
+  error: z.string().nullable().describe("why it cannot reach NATS (the cluster_error alert fires meanwhile)"),
+  ownedKeys: z.number().int().nonnegative(),
+  pendingKeys: z.number().int().nonnegative().describe("keys it will take after the handover wait"),
+  members: z.array(STATUS_CLUSTER_MEMBER).describe("live members, by member id"),
+  config: z
+    .object({
+      generation: z.number().int().nonnegative().nullable().describe("the cluster's (null until read)"),
+      hash: z.string().describe("hash of this member's monitors, rules, alerts, maintenance and sinks"),
+      clusterHash: z.string().nullable().describe("hash of the config the cluster's generation names"),
+      current: z.boolean().nullable().describe("false: this member runs another config than the cluster's"),
+      loadedBy: z.string().nullable().describe("the member that loaded the cluster's config last"),
+    })
+    .describe("the shared config generation: the config any member loaded last (start or reload)"),
+});
+
 /** The answer of GET /api/v1/status. */
 export const STATUS_RESPONSE = z.object({
   version: z.string(),
@@ -28,7 +63,9 @@ export const STATUS_RESPONSE = z.object({
     .number()
     .int()
     .nonnegative()
-    .describe("0 for the config the daemon started with, +1 on each successful reload (SIGHUP)"),
+    .describe(
+      "0 for the config the daemon started with, +1 on each successful reload (SIGHUP); in cluster mode the cluster's, shared through NATS (cluster.config)",
+    ),
   readiness: z
     .object({
       ready: z.boolean(),
@@ -59,7 +96,7 @@ export const STATUS_RESPONSE = z.object({
     lastSeq: z.number().int().nonnegative().describe("seq of the latest journaled event"),
     oldestSeq: z.number().int().nonnegative().describe("oldest seq still held for /alerts/history"),
   }),
-  cluster: z.null().describe("cluster mode is not part of this build: always null"),
+  cluster: STATUS_CLUSTER.nullable().describe("null unless cluster mode is on"),
 });
 
 /** The status as the API answers it. */

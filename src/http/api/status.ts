@@ -6,7 +6,7 @@ import type { Readiness } from "../../domain/readiness.js";
 import type { EventSource } from "../../pipeline/event-hub.js";
 import { listAlerts, type AlertsDeps } from "./alerts.js";
 import { defineRoute, type AnyApiRoute } from "./route.js";
-import { STATUS_RESPONSE, type STATUS_SINK, type StatusView } from "./status-schema.js";
+import { STATUS_RESPONSE, type STATUS_CLUSTER, type STATUS_SINK, type StatusView } from "./status-schema.js";
 
 /** What the status route reads from the daemon (besides the alerts, for the counts). */
 export interface StatusDeps extends AlertsDeps {
@@ -25,6 +25,25 @@ export interface StatusDeps extends AlertsDeps {
   readonly upstream: () => { readonly url: string; readonly simulator: boolean };
   readonly targetCount: () => number;
   readonly journal: Pick<EventSource, "lastSeq" | "oldestSeq">;
+  /** Cluster mode's membership, leases and config generation; null when it is off. */
+  readonly cluster: () => ClusterInput | null;
+}
+
+type ClusterView = z.infer<typeof STATUS_CLUSTER>;
+type MemberView = ClusterView["members"][number];
+
+/** The cluster's status as cluster mode builds it (read-only lists). */
+export type ClusterInput = Omit<ClusterView, "members"> & {
+  readonly members: readonly (Omit<MemberView, "keys"> & { readonly keys: readonly string[] })[];
+};
+
+/** The cluster's status with its lists copied for the answer. */
+function clusterView(cluster: ClusterInput | null): ClusterView | null {
+  if (cluster === null) return null;
+  return {
+    ...cluster,
+    members: cluster.members.map((member) => ({ ...member, keys: [...member.keys] })),
+  };
 }
 
 /** The status now. */
@@ -60,7 +79,7 @@ export function statusView(deps: StatusDeps): StatusView {
       inhibited: count((alert) => alert.inhibitedBy.length > 0),
     },
     journal: { lastSeq: deps.journal.lastSeq(), oldestSeq: deps.journal.oldestSeq() },
-    cluster: null,
+    cluster: clusterView(deps.cluster()),
   };
 }
 

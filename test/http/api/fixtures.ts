@@ -67,6 +67,7 @@ export const QUIET_READ_DEPS: Omit<ApiDeps, "silencer"> = {
   nowMs: () => 0,
   startedAtMs: () => 0,
   configGeneration: () => 0,
+  cluster: () => null,
   readiness: () => ({ ready: true, reasons: [] }),
   sinks: () => [],
   upstream: () => ({ url: "http://127.0.0.1:1", simulator: true }),

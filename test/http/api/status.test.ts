@@ -13,6 +13,7 @@ const deps: StatusDeps = {
   nowMs: () => STARTED_AT_MS + 90_000,
   startedAtMs: () => STARTED_AT_MS,
   configGeneration: () => 2,
+  cluster: () => null,
   readiness: () => ({ ready: false, reasons: ["1 sink(s) failing: ops (slack, sink_error firing)"] }),
   sinks: () => [
     {

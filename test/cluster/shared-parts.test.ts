@@ -1,0 +1,127 @@
+// The pure parts of what cluster members share: the config generation's next record and hash, the cluster_error
+// transitions and their local announcement, the silence bucket's keys and values, the daemon alerts a member published.
+import { filter } from "rxjs";
+import { describe, expect, it } from "vitest";
+import {
+  clusterErrorTransition,
+  createClusterErrorAlert,
+  withLocalAlerts,
+} from "../../src/cluster/cluster-error-alert.js";
+import { configHash, nextGenerationRecord } from "../../src/cluster/config-generation.js";
+import { createPublishedAlerts } from "../../src/cluster/published-alerts.js";
+import { claimKeyOf, silenceKeyOf, silenceOfText } from "../../src/cluster/silence-sync.js";
+import type { BusEvent } from "../../src/domain/events.js";
+import { createEventHub } from "../../src/pipeline/event-hub.js";
+import { createJournal } from "../../src/state/journal.js";
+import { loadWith } from "../config/helpers.js";
+import { HOUR_MS, T0, silence } from "../domain/helpers.js";
+import { nthAlert, resolvedOf } from "../sinks/chatops/helpers.js";
+
+describe("shared config generation", () => {
+  const loaded = { hash: "h1", memberId: "a", atMs: 5 };
+
+  it("starts at 0, stays while the cluster runs the same config, and advances for another", () => {
+    const first = nextGenerationRecord(null, loaded);
+    expect(first).toEqual({ generation: 0, hash: "h1", memberId: "a", atMs: 5 });
+    expect(nextGenerationRecord(first, { ...loaded, memberId: "b" })).toBeNull();
+    expect(nextGenerationRecord(first, { hash: "h2", memberId: "b", atMs: 9 })).toEqual({
+      generation: 1,
+      hash: "h2",
+      memberId: "b",
+      atMs: 9,
+    });
+  });
+
+  it("hashes what members share, not what differs between them (port, state dir)", () => {
+    const load = (content: unknown): Parameters<typeof configHash>[0] =>
+      loadWith(content, { defaultFile: null }).config;
+    const a = load({ state: { dir: "/tmp/a" }, server: { port: 1 } });
+    const b = load({ state: { dir: "/tmp/b" }, server: { port: 2 } });
+    expect(configHash(a)).toBe(configHash(b));
+    expect(configHash(a)).toMatch(/^[0-9a-f]{16}$/);
+    const rule = { kind: "price_level", direction: "above", threshold: 1 };
+    expect(configHash(load({ state: { dir: "/tmp/a" }, rules: [rule] }))).not.toBe(configHash(a));
+  });
+});
+
+describe("cluster_error alert", () => {
+  it("fires once when NATS is lost, stays quiet while it stays lost, resolves once when it answers", () => {
+    const firing = clusterErrorTransition(null, "NATS did not answer within 1500 ms", "m1", T0);
+    expect(firing).toMatchObject({
+      status: "firing",
+      rule: "cluster_error",
+      severity: "critical",
+      labels: { member: "m1" },
+      reason: "first",
+      startsAt: new Date(T0).toISOString(),
+    });
+    if (firing === null) throw new Error("expected a firing alert");
+    expect(clusterErrorTransition(firing, "another error", "m1", T0 + 1_000)).toBeNull();
+    const resolved = clusterErrorTransition(firing, null, "m1", T0 + 5_000);
+    expect(resolved).toMatchObject({
+      fingerprint: firing.fingerprint,
+      status: "resolved",
+      reason: "resolved",
+      startsAt: firing.startsAt,
+      endsAt: new Date(T0 + 5_000).toISOString(),
+    });
+    expect(clusterErrorTransition(null, null, "m1", T0)).toBeNull();
+  });
+
+  it("is announced on the member's bus only: not journaled, in the firing set, and on a filtered view", () => {
+    const journal = createJournal(100);
+    const forwarded: unknown[] = [];
+    const hub = createEventHub({
+      journal,
+      nowMs: () => T0,
+      version: "test",
+      forward: (event) => forwarded.push(event),
+    });
+    // the view a member's own sinks get: nothing journaled passes it here
+    const view = Object.assign(Object.create(hub) as typeof hub, {
+      events$: hub.events$.pipe(filter((event) => event.type === "price")),
+    });
+    const seen: BusEvent[] = [];
+    withLocalAlerts(view, hub).events$.subscribe((event) => seen.push(event));
+    let error: string | null = "connection refused";
+    const alert = createClusterErrorAlert({ memberId: "m1", error: () => error, hub, nowMs: () => T0 });
+    alert.check();
+    alert.check();
+    expect(hub.activeAlerts().map((a) => a.rule)).toEqual(["cluster_error"]);
+    error = null;
+    alert.check();
+    expect(
+      seen.map((e) => (e.type === "alert" ? `${e.alert.rule} ${e.alert.status} ${e.seq}` : e.type)),
+    ).toEqual(["cluster_error firing 0", "cluster_error resolved 0"]);
+    expect(forwarded).toEqual([]);
+    expect(journal.lastSeq).toBe(0);
+    expect(hub.activeAlerts()).toEqual([]);
+  });
+});
+
+describe("silence bucket", () => {
+  it("keys any id within KV's key characters, and reads back only valid, stored silences", () => {
+    expect(silenceKeyOf("r1-1")).toMatch(/^silence\.[A-Za-z0-9_-]+$/);
+    expect(silenceKeyOf("a b/c")).toMatch(/^silence\.[A-Za-z0-9_-]+$/);
+    expect(claimKeyOf("ended:x:1")).toMatch(/^claim\.[A-Za-z0-9_-]+$/);
+    const stored = silence("s1", T0, T0 + HOUR_MS);
+    expect(silenceOfText(JSON.stringify(stored))).toEqual(stored);
+    expect(silenceOfText("{")).toBeUndefined();
+    expect(silenceOfText(JSON.stringify({ ...stored, matchers: [] }))).toBeUndefined();
+    expect(silenceOfText(JSON.stringify({ ...stored, id: "maintenance:nightly" }))).toBeUndefined();
+  });
+});
+
+describe("published daemon alerts", () => {
+  it("holds the daemon alerts this process sent while they fire, and no engine alert", () => {
+    const published = createPublishedAlerts();
+    const sinkError = nthAlert(1, { rule: "sink_error", labels: { sink: "ops" } });
+    const price = nthAlert(2);
+    published.note({ type: "alert", alert: sinkError });
+    published.note({ type: "alert", alert: price });
+    expect(published.has(sinkError.fingerprint)).toBe(true);
+    expect(published.has(price.fingerprint)).toBe(false);
+    published.note({ type: "alert", alert: resolvedOf(sinkError) });
+    expect(published.has(sinkError.fingerprint)).toBe(false);
+  });
+});
