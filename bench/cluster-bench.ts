@@ -8,6 +8,7 @@ import {
   scrapeMetric,
   startShippedDaemon,
   startSimulatorCli,
+  waitWarmedUp,
   type ShippedProcess,
 } from "./lib/shipped.js";
 import { median, sleep } from "./lib/stats.js";
@@ -73,7 +74,11 @@ async function waitBalanced(members: readonly Member[], targets: number, timeout
     seen = await ownedAndPolling(members, 3_000);
     const fair = targets / members.length;
     const owned = seen.reduce((sum, [n]) => sum + n, 0);
-    if (owned === targets && seen.every(([n, rate]) => n >= fair / 2 && rate >= 0.9 * n)) return;
+    if (owned === targets && seen.every(([n, rate]) => n >= fair / 2 && rate >= 0.9 * n)) {
+      // adopted targets warm up after they start polling: wait for that too, so a window sees steady polling
+      for (const m of members) await waitWarmedUp(m.process.url, timeoutMs);
+      return;
+    }
   }
   const state = seen.map(([n, rate]) => `${n} owned/${rate.toFixed(0)} polls/s`).join(", ");
   throw new Error(`cluster not balanced and polling after ${timeoutMs} ms: ${state} (${targets} targets)`);

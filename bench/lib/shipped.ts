@@ -162,13 +162,35 @@ export async function startShippedDaemon(
   const exited = new Promise<never>((_resolve, reject) =>
     child.once("exit", (code) => reject(new Error(`pragma-monitor run exited early (code ${code})`))),
   );
-  await Promise.race([waitReady(child, url, readyPath, stallMs, capMs), exited]).catch(
-    async (error: unknown) => {
-      await terminate(child);
-      throw error;
-    },
-  );
+  await Promise.race([
+    waitReady(child, url, readyPath, stallMs, capMs).then(() => waitWarmedUp(url, capMs)),
+    exited,
+  ]).catch(async (error: unknown) => {
+    await terminate(child);
+    throw error;
+  });
   return { pid: child.pid!, url, child, stop: () => terminate(child) };
+}
+
+/**
+ * Resolves once the daemon's warm-up candle requests (at most a few in flight, after readiness) stopped for 3 s, so a
+ * measured window sees steady polling only; at once when warm-up is off (no candle request ever).
+ */
+export async function waitWarmedUp(url: string, capMs: number): Promise<void> {
+  const startedAtMs = Date.now();
+  let last = -1;
+  let stableSinceMs = Date.now();
+  while (Date.now() - startedAtMs < capMs) {
+    const now = await scrapeMetricWhere(
+      url,
+      "pragma_monitor_upstream_requests_total",
+      'endpoint="candlestick"',
+    );
+    if (now !== last) [last, stableSinceMs] = [now, Date.now()];
+    else if (Date.now() - stableSinceMs >= 3_000) return;
+    await sleep(1_000);
+  }
+  throw new Error(`pragma-monitor run: warm-up candle requests still going after ${capMs} ms`);
 }
 
 let clockTicksPerS = 0;
