@@ -1,5 +1,4 @@
 // Usage text cannot drift from the parsers: it is generated from their flag tables, and the README's list is checked.
-import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -102,31 +101,5 @@ describe("usage errors exit 64 (EX_USAGE), as the README says", () => {
     });
     expect(code).toBe(64);
     expect(stderr.join("")).toContain(synopsis("tail", TAIL_FLAGS, "usage: "));
-  });
-
-  // through src/main.ts itself (with tsx, no build needed): the exit code the shell sees
-  const main = (...args: string[]) =>
-    spawnSync(process.execPath, ["--import", "tsx", join(ROOT, "src", "main.ts"), ...args], {
-      cwd: ROOT,
-      encoding: "utf8",
-      timeout: 30_000,
-    });
-
-  it.each([
-    [["tail", "--min-severity", "loud"]],
-    [["tail", "--since", "-1"]],
-    [["run", "--bogus"]],
-    [["check-config", "--set", "novalue"]],
-    [["simulate", "--port", "x"]],
-    [["silence"]],
-    [["silence", "add", "pair=~.*", "--comment", "matches everything", "--author", "ana"]],
-    [["silence", "ls", "--url", "ws://127.0.0.1:8787/ws"]],
-    [["no-such-command"]],
-  ])("pragma-monitor %j exits 64", (argv) => {
-    expect(main(...argv).status).toBe(64);
-  });
-
-  it("pragma-monitor --help prints the generated usage and exits 0", () => {
-    expect(main("--help")).toMatchObject({ status: 0, stdout: mainUsage(VERSION) });
   });
 });

@@ -12,7 +12,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ROOT } from "../e2e/daemon.js";
+import { ROOT } from "./daemon.js";
 
 const COMPILING = /pragma-monitor: compiling src\/ into dist\/ \((.+)\)/;
 
