@@ -35,12 +35,12 @@ describe("shared config generation", () => {
   it("hashes what members share, not what differs between them (port, state dir)", () => {
     const load = (content: unknown): Parameters<typeof configHash>[0] =>
       loadWith(content, { defaultFile: null }).config;
-    const a = load({ state: { dir: "/tmp/a" }, server: { port: 1 } });
-    const b = load({ state: { dir: "/tmp/b" }, server: { port: 2 } });
+    const a = load({ state: { dir: "state-a" }, server: { port: 1 } });
+    const b = load({ state: { dir: "state-b" }, server: { port: 2 } });
     expect(configHash(a)).toBe(configHash(b));
     expect(configHash(a)).toMatch(/^[0-9a-f]{16}$/);
     const rule = { kind: "price_level", direction: "above", threshold: 1 };
-    expect(configHash(load({ state: { dir: "/tmp/a" }, rules: [rule] }))).not.toBe(configHash(a));
+    expect(configHash(load({ state: { dir: "state-a" }, rules: [rule] }))).not.toBe(configHash(a));
   });
 });
 
