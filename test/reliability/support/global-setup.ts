@@ -81,16 +81,14 @@ What each suite does:
   readable after each kill, journal seqs strictly increasing across restarts, every journaled
   transition delivered (raw and deduplicated counts), outbox intact and empty.
 
-**Open bug found by this suite: the journal→outbox crash window.** \`src/pipeline/event-hub.ts\` \`emit\`
-writes a transition to \`journal.jsonl\` synchronously (\`persist\`) and then publishes it; each chat-ops
-sink appends it to its outbox asynchronously (\`src/sinks/chatops/outbox.ts\` \`append\`: queued, then a
-group-committed \`appendFile\` + fsync). A kill -9 between the two leaves a transition in the journal that
-no outbox holds, and nothing reconciles them at start (\`src/sinks/chatops/chatops.ts\` \`start\` only
-reloads the outbox files; the engine restores the transition as already announced), so that transition is
-never delivered to any sink. crash-consistency pins it deterministically (its \`KNOWN BUG\` test writes
-exactly that state and restarts) and counts random hits as "lost in the journal→outbox crash window";
-any other undelivered transition counts as \`lost\` and fails the suite. A fix needs a per-sink
-high-water seq persisted with the outbox and a replay of the journal after it at start.
+**The journal→outbox crash window (found by this suite, fixed).** \`src/pipeline/event-hub.ts\` \`emit\`
+writes a transition to \`journal.jsonl\` synchronously and then publishes it; each chat-ops sink appends it
+to its outbox asynchronously (group-committed \`appendFile\` + fsync), so a kill -9 between the two leaves a
+transition in the journal that no outbox holds. Each outbox now persists a high-water journal seq, and at
+start each sink replays the journal after it (\`src/sinks/chatops/outbox.ts\`), so that transition is
+delivered after the restart. crash-consistency writes exactly that state and restarts (its test "a
+transition journaled but not yet in the outbox when the process dies is delivered after restart"); any
+undelivered transition counts as \`lost\` and fails the suite.
 
 The WebSocket suite's memory bound starts after the fast-check phase: fast-check and the assertion library
 allocate about 80 MB once (the same with 60 or 300 runs), which is test-harness memory, not the server's.
