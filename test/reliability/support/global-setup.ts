@@ -80,6 +80,15 @@ What each suite does:
   restarted on the same state directory, then drained and stopped with SIGTERM. Checks: state files
   readable after each kill, journal seqs strictly increasing across restarts, every journaled
   transition delivered (raw and deduplicated counts), outbox intact and empty.
+- **cluster-kills** (needs \`nats-server\`; skipped loudly without it, a failure in CI): three built daemons
+  share 12 pairs through the suite's own \`nats-server\` (lease 3 s, poll period 500 ms), each with the same
+  signed webhook sink. Each round waits until every pair has exactly one poller, spikes a pair not spiked
+  before, waits for its firing, then kills -9 the pair's poller (or another member, seeded) and starts a
+  replacement. Checks: every spike fires, every alert transition in the cluster's journal stream reaches the
+  webhook exactly once (its seq is the delivery id), nothing is delivered that the journal does not hold,
+  and per fingerprint the journal alternates firing and resolved (no alert announced twice across a
+  handover). A move while its pair changes hands is not tested: the new owner's price window starts at its
+  first poll, so such a move can go undetected (docs/cluster.md).
 
 **The journal→outbox crash window (found by this suite, fixed).** \`src/pipeline/event-hub.ts\` \`emit\`
 writes a transition to \`journal.jsonl\` synchronously and then publishes it; each chat-ops sink appends it

@@ -30,6 +30,7 @@ export const SUITES = [
   "http-flood",
   "sink-faults",
   "crash-consistency",
+  "cluster-kills",
 ] as const;
 
 /** Print `counts` and store the report for the teardown. */
