@@ -8,7 +8,9 @@ export default defineConfig({
     pool: "forks",
     // --expose-gc lets the WebSocket suite measure heap growth after a full collection
     execArgv: ["--expose-gc"],
-    maxWorkers: 2,
+    // one suite at a time: http-flood times /healthz and cluster-kills runs five processes; side by side on
+    // 2 cores each made the other's machine (a probe answered in 1.2 s under cluster-kills)
+    maxWorkers: 1,
     testTimeout: 240_000,
     hookTimeout: 180_000,
     sequence: { concurrent: false },
