@@ -12,11 +12,11 @@ import {
   startSimulatorProcess,
   type RunningDaemon,
 } from "../e2e/daemon.js";
-import { makeWorkDir, removeWorkDirs, writeConfig } from "../e2e/fixtures.js";
+import { makeWorkDir, removeWorkDirs } from "../e2e/fixtures.js";
 import { startWebhookReceiver, type WebhookReceiver } from "../e2e/webhook-receiver.js";
-import { memberConfig } from "./member-config.js";
+import { startClusterMember } from "./member-config.js";
 import { natsServerAvailable, startNats, type NatsCluster } from "./nats.js";
-import { startCountingProxy, type CountingProxy } from "./proxy.js";
+import type { CountingProxy } from "./proxy.js";
 
 const PAIRS = syntheticPairIds(12);
 const LEASE_MS = 3_000;
@@ -92,36 +92,15 @@ describe.skipIf(!available)("cluster alert handover (nats-server, 3 daemons, kil
 
   /** Start a member with its own work dir and proxy, notifying the shared webhook receiver. */
   async function startMember(id: string): Promise<Member> {
-    const proxy = await startCountingProxy(simulatorUrl);
-    proxies.push(proxy);
-    const work = makeWorkDir();
-    writeConfig(
-      work,
-      memberConfig(work, {
-        id,
-        upstreamUrl: proxy.url,
-        natsUrls: nats.urls,
-        pairs: PAIRS,
-        periodMs: PERIOD_MS,
-        leaseMs: LEASE_MS,
-        rules: [{ kind: "upstream_error", threshold: 3 }],
-        sinks: [
-          {
-            kind: "webhook",
-            name: "hook",
-            url: hook.url,
-            secret: SECRET,
-            failureThreshold: 1000,
-            timeoutMs: 2_000,
-            groupBy: ["..."],
-          },
-        ],
-      }),
-    );
-    const daemon = await startDaemon(work.configFile, {
-      cwd: work.dir,
-      simulatorUrl: proxy.url,
-      timeoutMs: 20_000,
+    const sink = { kind: "webhook", name: "hook", url: hook.url, secret: SECRET, failureThreshold: 1000 };
+    const { proxy, daemon, work } = await startClusterMember(simulatorUrl, proxies, {
+      id,
+      natsUrls: nats.urls,
+      pairs: PAIRS,
+      periodMs: PERIOD_MS,
+      leaseMs: LEASE_MS,
+      rules: [{ kind: "upstream_error", threshold: 3 }],
+      sinks: [{ ...sink, timeoutMs: 2_000, groupBy: ["..."] }],
     });
     return { id, proxy, daemon, stateDir: work.stateDir, configFile: work.configFile, dir: work.dir };
   }

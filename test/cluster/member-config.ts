@@ -1,5 +1,7 @@
-// The config of a cluster member in the real-process suites: off-chain pairs only, no warm-up, its own state dir.
-import type { WorkDir } from "../e2e/fixtures.js";
+// A cluster member in the real-process suites: its config (off-chain pairs only, no warm-up, its own state dir) and its start.
+import { startDaemon, type RunningDaemon } from "../e2e/daemon.js";
+import { makeWorkDir, writeConfig, type WorkDir } from "../e2e/fixtures.js";
+import { startCountingProxy, type CountingProxy } from "./proxy.js";
 
 /** What differs between the suites' members. */
 export interface MemberOptions {
@@ -36,4 +38,33 @@ export function memberConfig(work: WorkDir, member: MemberOptions): Record<strin
     },
     shutdown: { drainTimeoutMs: 2_000 },
   };
+}
+
+/** A member started as a built daemon behind a counting proxy of its own (which shows what it polls). */
+export interface StartedMember {
+  readonly id: string;
+  readonly proxy: CountingProxy;
+  readonly daemon: RunningDaemon;
+  readonly work: WorkDir;
+}
+
+/**
+ * Start member `options.id` on a fresh work dir, polling `simulatorUrl` through a new counting proxy; the proxy is
+ * pushed to `proxies` so the suite closes it.
+ */
+export async function startClusterMember(
+  simulatorUrl: string,
+  proxies: CountingProxy[],
+  options: Omit<MemberOptions, "upstreamUrl">,
+): Promise<StartedMember> {
+  const proxy = await startCountingProxy(simulatorUrl);
+  proxies.push(proxy);
+  const work = makeWorkDir();
+  writeConfig(work, memberConfig(work, { ...options, upstreamUrl: proxy.url }));
+  const daemon = await startDaemon(work.configFile, {
+    cwd: work.dir,
+    simulatorUrl: proxy.url,
+    timeoutMs: 30_000,
+  });
+  return { id: options.id, proxy, daemon, work };
 }

@@ -3,17 +3,11 @@
 // a member stopped past its lease (SIGSTOP) polls nothing it lost when it resumes.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { syntheticPairIds } from "../../src/simulator/synthetic-pairs.js";
-import {
-  ensureBuilt,
-  killAllDaemons,
-  startDaemon,
-  startSimulatorProcess,
-  type RunningDaemon,
-} from "../e2e/daemon.js";
-import { makeWorkDir, removeWorkDirs, writeConfig } from "../e2e/fixtures.js";
-import { memberConfig } from "./member-config.js";
+import { ensureBuilt, killAllDaemons, startSimulatorProcess, type RunningDaemon } from "../e2e/daemon.js";
+import { makeWorkDir, removeWorkDirs } from "../e2e/fixtures.js";
+import { startClusterMember } from "./member-config.js";
 import { natsServerAvailable, startNats, type NatsCluster } from "./nats.js";
-import { startCountingProxy, type CountingProxy } from "./proxy.js";
+import type { CountingProxy } from "./proxy.js";
 
 const PAIRS = syntheticPairIds(60);
 const LEASE_MS = 3_000;
@@ -84,25 +78,13 @@ describe.skipIf(!available)("cluster members (nats-server, 3 daemons, 60 targets
 
   /** Start a member with its own work dir and proxy. */
   async function startMember(id: string): Promise<Member> {
-    const proxy = await startCountingProxy(simulatorUrl);
-    proxies.push(proxy);
-    const work = makeWorkDir();
-    writeConfig(
-      work,
-      memberConfig(work, {
-        id,
-        upstreamUrl: proxy.url,
-        natsUrls: nats.urls,
-        pairs: PAIRS,
-        periodMs: PERIOD_MS,
-        leaseMs: LEASE_MS,
-        rules: [{ kind: "upstream_error", threshold: 3 }],
-      }),
-    );
-    const daemon = await startDaemon(work.configFile, {
-      cwd: work.dir,
-      simulatorUrl: proxy.url,
-      timeoutMs: 20_000,
+    const { proxy, daemon } = await startClusterMember(simulatorUrl, proxies, {
+      id,
+      natsUrls: nats.urls,
+      pairs: PAIRS,
+      periodMs: PERIOD_MS,
+      leaseMs: LEASE_MS,
+      rules: [{ kind: "upstream_error", threshold: 3 }],
     });
     return { id, proxy, daemon };
   }

@@ -7,18 +7,12 @@ import { connect } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { deadLetterStream } from "../../src/cluster/sink-delivery.js";
 import { syntheticPairIds } from "../../src/simulator/synthetic-pairs.js";
-import {
-  ensureBuilt,
-  killAllDaemons,
-  startDaemon,
-  startSimulatorProcess,
-  type RunningDaemon,
-} from "../e2e/daemon.js";
-import { makeWorkDir, postFault, removeWorkDirs, writeConfig } from "../e2e/fixtures.js";
+import { ensureBuilt, killAllDaemons, startSimulatorProcess, type RunningDaemon } from "../e2e/daemon.js";
+import { makeWorkDir, postFault, removeWorkDirs } from "../e2e/fixtures.js";
 import { startWebhookReceiver, type Delivery, type WebhookReceiver } from "../e2e/webhook-receiver.js";
-import { memberConfig } from "./member-config.js";
+import { startClusterMember } from "./member-config.js";
 import { natsServerAvailable, startNats, type NatsCluster } from "./nats.js";
-import { startCountingProxy, type CountingProxy } from "./proxy.js";
+import type { CountingProxy } from "./proxy.js";
 
 const PAIRS = syntheticPairIds(9);
 const LEASE_MS = 3_000;
@@ -92,48 +86,36 @@ describe.skipIf(!available)("cluster notifications (nats-server, 3 daemons, one 
   });
 
   async function startMember(id: string): Promise<Member> {
-    const proxy = await startCountingProxy(simulatorUrl);
-    proxies.push(proxy);
-    const work = makeWorkDir();
-    writeConfig(
-      work,
-      memberConfig(work, {
-        id,
-        upstreamUrl: proxy.url,
-        natsUrls: nats.urls,
-        pairs: PAIRS,
-        periodMs: PERIOD_MS,
-        leaseMs: LEASE_MS,
-        rules: [{ kind: "price_change", windowMs: 5_000, threshold: 0.04 }],
-        sinks: [
-          {
-            kind: "webhook",
-            name: "hook",
-            url: hook.url,
-            secret: SECRET,
-            failureThreshold: 1000,
-            timeoutMs: SINK_TIMEOUT_MS,
-            ratePerMinute: 600,
-            burst: 50,
-            groupBy: ["..."],
-          },
-          {
-            kind: "webhook",
-            name: DEAD_SINK,
-            url: downHook.url,
-            secret: SECRET,
-            failureThreshold: 1000,
-            timeoutMs: SINK_TIMEOUT_MS,
-            maxAgeMs: 1_000,
-            rules: ["price_change"],
-          },
-        ],
-      }),
-    );
-    const daemon = await startDaemon(work.configFile, {
-      cwd: work.dir,
-      simulatorUrl: proxy.url,
-      timeoutMs: 20_000,
+    const { proxy, daemon } = await startClusterMember(simulatorUrl, proxies, {
+      id,
+      natsUrls: nats.urls,
+      pairs: PAIRS,
+      periodMs: PERIOD_MS,
+      leaseMs: LEASE_MS,
+      rules: [{ kind: "price_change", windowMs: 5_000, threshold: 0.04 }],
+      sinks: [
+        {
+          kind: "webhook",
+          name: "hook",
+          url: hook.url,
+          secret: SECRET,
+          failureThreshold: 1000,
+          timeoutMs: SINK_TIMEOUT_MS,
+          ratePerMinute: 600,
+          burst: 50,
+          groupBy: ["..."],
+        },
+        {
+          kind: "webhook",
+          name: DEAD_SINK,
+          url: downHook.url,
+          secret: SECRET,
+          failureThreshold: 1000,
+          timeoutMs: SINK_TIMEOUT_MS,
+          maxAgeMs: 1_000,
+          rules: ["price_change"],
+        },
+      ],
     });
     return { proxy, daemon };
   }

@@ -8,17 +8,11 @@ import { eventOfMessage } from "../../src/cluster/journal-log.js";
 import { EVENTS_STREAM } from "../../src/cluster/journal-stream.js";
 import type { JournaledEvent } from "../../src/domain/events.js";
 import { syntheticPairIds } from "../../src/simulator/synthetic-pairs.js";
-import { memberConfig } from "../cluster/member-config.js";
+import { startClusterMember } from "../cluster/member-config.js";
 import { natsServerAvailable, startNats, type NatsCluster } from "../cluster/nats.js";
-import { startCountingProxy, type CountingProxy } from "../cluster/proxy.js";
-import {
-  ensureBuilt,
-  killAllDaemons,
-  startDaemon,
-  startSimulatorProcess,
-  type RunningDaemon,
-} from "../e2e/daemon.js";
-import { makeWorkDir, postFault, removeWorkDirs, writeConfig } from "../e2e/fixtures.js";
+import type { CountingProxy } from "../cluster/proxy.js";
+import { ensureBuilt, killAllDaemons, startSimulatorProcess, type RunningDaemon } from "../e2e/daemon.js";
+import { makeWorkDir, postFault, removeWorkDirs } from "../e2e/fixtures.js";
 import { startWebhookReceiver, type WebhookReceiver } from "../e2e/webhook-receiver.js";
 import { checkJournal } from "./support/journal-check.js";
 import { SEED, budget, randomInt, seededRandom } from "./support/mode.js";
@@ -119,30 +113,16 @@ describe.skipIf(!available)("cluster failover under repeated kill -9 (nats-serve
 
   /** Start member `m<n>` with its own state dir and counting proxy. */
   async function startMember(): Promise<Member> {
-    const id = `m${++started}`;
-    const proxy = await startCountingProxy(simulatorUrl);
-    proxies.push(proxy);
-    const work = makeWorkDir();
     const sink = { kind: "webhook", name: "hook", url: hook.url, secret: SECRET, failureThreshold: 1000 };
-    writeConfig(
-      work,
-      memberConfig(work, {
-        id,
-        upstreamUrl: proxy.url,
-        natsUrls: nats.urls,
-        pairs: PAIRS,
-        periodMs: PERIOD_MS,
-        leaseMs: LEASE_MS,
-        rules: [{ kind: "price_change", windowMs: WINDOW_MS, threshold: 0.04 }],
-        sinks: [{ ...sink, ratePerMinute: 600, burst: 100, groupBy: ["..."] }],
-      }),
-    );
-    const daemon = await startDaemon(work.configFile, {
-      cwd: work.dir,
-      simulatorUrl: proxy.url,
-      timeoutMs: 30_000,
+    return startClusterMember(simulatorUrl, proxies, {
+      id: `m${++started}`,
+      natsUrls: nats.urls,
+      pairs: PAIRS,
+      periodMs: PERIOD_MS,
+      leaseMs: LEASE_MS,
+      rules: [{ kind: "price_change", windowMs: WINDOW_MS, threshold: 0.04 }],
+      sinks: [{ ...sink, ratePerMinute: 600, burst: 100, groupBy: ["..."] }],
     });
-    return { id, proxy, daemon };
   }
 
   it(`delivers every journaled transition exactly once across ${KILLS} kills`, async () => {
