@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { readRecording, type RecordingItem } from "../../src/backtest/reader.js";
-import { recordingFileName, type RecordLine } from "../../src/record/format.js";
+import { parseRecordLine, recordingFileName, type RecordLine } from "../../src/record/format.js";
 import { okPoll, tempDir } from "./helpers.js";
 
 const T0 = Date.parse("2026-11-20T10:00:00.000Z");
@@ -65,6 +65,36 @@ describe("readRecording", () => {
     expect(read.length).toBeLessThan(lines.length + 6);
     expect(read.slice(0, 10)).toEqual(lines.slice(0, 10));
     expect(read.slice(-6)).toEqual(polls(3, 10));
+  });
+
+  it("gives every line what parseRecordLine gives it, flat JSON objects, nested ones and non-JSON interleaved", () => {
+    const dir = tempDir();
+    const texts = [
+      ...okPoll("t", T0, '{"a":1}').map((line) => JSON.stringify(line)),
+      "not json",
+      '{"type":"poll","atMs":1,"target":"t","ok":true,"extra":{"nested":1}}',
+      "[1,2]",
+      "42",
+      '{"type":"poll","atMs":2,"target":"t","ok":true,"__proto__":null}',
+      '{"type":"poll","atMs":3,"target":"t","ok":"yes"}',
+      '{"atMs":4,"type":"poll","ok":false,"target":"t","code":"PM_ERR_X","retryable":false}',
+      "",
+      ...okPoll("u", T0 + 1, "{}").map((line) => JSON.stringify(line)),
+      '{"type":"start","atMs":5,"tickMs":1000,"upstream":"x","shape":"new"}',
+      '{"type":"start","atMs":6,"tickMs":1000,"upstream":"€"}',
+    ];
+    const name = writePart(dir, 1, gzipSync(texts.map((text) => `${text}\n`).join("")));
+    const items = [...readRecording(dir)];
+    expect(items).toEqual(
+      texts.map((text, i) => {
+        const parsed = parseRecordLine(text);
+        const at = { file: name, line: i + 1 };
+        return parsed.ok
+          ? { kind: "line", line: parsed.line, at }
+          : { kind: "problem", reason: parsed.reason, at };
+      }),
+    );
+    expect(items.filter((item) => item.kind === "problem")).toHaveLength(5);
   });
 
   it("stops its worker when the reader is left early, and reads again afterwards", () => {
