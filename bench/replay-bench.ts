@@ -107,7 +107,7 @@ async function replayFigures(
   }
 }
 
-/** Milliseconds to read the recording in `dir` alone (gunzip on the worker, split, line parse), without replaying it. */
+/** Milliseconds to read the recording in `dir` alone (gunzip, split and JSON parse on the worker, format check), without replaying it. */
 function timeReading(dir: string): number {
   const start = performance.now();
   let items = 0;
@@ -169,9 +169,9 @@ export async function main(args: readonly string[] = []): Promise<BenchResult> {
     name: "replay",
     title: "backtest: a recording replayed through the daemon's engine, and a week of candles evaluated",
     method: [
-      `one line: a recording of 100 pairs polled at 1 s (${replay.bodies.toLocaleString("en-US")} polls, response + poll lines, gzip, written by the recorder's writer) replayed by replayRecording (gunzip streamed on a worker thread beside the replay, line parse, decode, engine, ticks, sinks), virtual time ÷ wall time, median of ${quick ? 1 : 3}; then a week of 1 min candles of 50 simulator pairs (fetched from the simulator's handler first, untimed) through replayCandles, median of ${quick ? 1 : 3}`,
+      `one line: a recording of 100 pairs polled at 1 s (${replay.bodies.toLocaleString("en-US")} polls, response + poll lines, gzip, written by the recorder's writer) replayed by replayRecording (gunzip, line split and JSON parse streamed on a worker thread beside the replay; format check, decode, engine, ticks, sinks on the calling thread), virtual time ÷ wall time, median of ${quick ? 1 : 3}; then a week of 1 min candles of 50 simulator pairs (fetched from the simulator's handler first, untimed) through replayCandles, median of ${quick ? 1 : 3}`,
       "the pipeline figure is decode → observe() → tick() on the same bodies in memory (pipeline bench's method), beside the replay's for the cost of reading the recording",
-      "reading share: the time to read the recording alone (gunzip on the worker, split and line parse on the calling thread, no replay), median of the rounds, as a part of the replay's median time (with the worker, reading and replaying overlap)",
+      "reading share: the time to read the recording alone (gunzip, split and JSON parse on the worker, format check on the calling thread, no replay), median of the rounds, as a part of the replay's median time (with the worker, reading and replaying overlap)",
     ],
     figures: [
       { label: "replay speed", value: replay.ratio, unit: "× real time" },

@@ -2,17 +2,31 @@
 // batches of whole lines: reading and gunzip run beside the engine, and no file is ever held in memory whole.
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from "node:worker_threads";
 
-/** What the inflater hands over, in order: each file's inflated bytes in batches of whole lines, then its end. */
+/**
+ * What the inflater hands over, in order: each file's lines in batches, then its end. A batch is columnar so that
+ * moving it between threads costs little more than copying its strings: a line that parsed as a flat JSON object
+ * (no nested value) is a row naming its shape (its keys, in order) with its values next in `values`; any other
+ * line (not JSON, nested, a `__proto__` key) is a row of -1 with its text next in `raw`, to be parsed again where
+ * its problem is reported.
+ */
 export type InflatedPiece =
   | {
-      readonly kind: "bytes";
+      readonly kind: "lines";
       readonly file: number;
-      /** Whole lines of UTF-8 (each ends with "\n"), except the last piece of a file cut mid-line. */
-      readonly bytes: Uint8Array;
+      /** Per line: its shape's index in `shapes`, or -1 for the next text of `raw`. */
+      readonly rows: Int32Array;
+      /** The values of the flat lines, in row order, each line's in its shape's key order. */
+      readonly values: readonly unknown[];
+      /** The texts of the other lines, in row order. */
+      readonly raw: readonly string[];
+      /** Every shape seen so far (the keys of a flat line, in order); a row's index stays valid for the whole read. */
+      readonly shapes: readonly (readonly string[])[];
     }
   | {
       readonly kind: "end";
       readonly file: number;
+      /** The file's last line has no newline (cut short): it is not parsed. */
+      readonly truncated: boolean;
       /** Why the file stops early (unreadable, not gzip, stream damaged), or null when it ended well. */
       readonly damage: string | null;
     };
@@ -26,9 +40,16 @@ export interface Inflater {
 }
 
 /** Pieces the worker may run ahead of the replay: bounds memory to about this many × BATCH_BYTES. */
-const WINDOW_PIECES = 4;
+const WINDOW_PIECES = 8;
 /** Inflated bytes per piece (cut back to the last newline): few enough messages, small enough to pipeline. */
 const BATCH_BYTES = 256 * 1024;
+/** Shapes of line (key lists) the worker compares a line's keys with before it looks the shape up by name. */
+const RECENT_SHAPES = 4;
+/**
+ * Inflated bytes per gunzip callback: four times zlib's default, for fewer thread-pool round trips (each a wait when
+ * the machine is busy). Output before a damaged spot comes out in whole chunks, so a larger one would drop more.
+ */
+const CHUNK_BYTES = 256 * 1024;
 /** A worker silent this long while the replay waits has died (it reports its own errors, so this is a crash). */
 const STALL_MS = 120_000;
 /** How long one wait blocks before the stall clock is checked again. */
@@ -41,16 +62,23 @@ const CLOSED = 2;
 
 /**
  * The worker's code, as a script (eval), so it runs the same from the sources under vitest and from dist: only
- * node: modules, no project import. It inflates each file in turn with a streaming gunzip, cuts the output at the
- * last newline of each batch, moves the bytes to the replay's thread, and blocks while WINDOW_PIECES are posted and not taken.
+ * node: modules, no project import, and nothing of the recording format but "JSON lines". It inflates each file in
+ * turn with a streaming gunzip, cuts the output at the last newline of each batch, splits and parses the lines
+ * (the replay's largest cost once, now beside it), posts them as a columnar batch (InflatedPiece), and blocks
+ * while WINDOW_PIECES are posted and not taken.
  */
 const WORKER_SOURCE = `
 const { workerData } = require("node:worker_threads");
+const { isAscii } = require("node:buffer");
 const { createReadStream } = require("node:fs");
 const { createGunzip } = require("node:zlib");
 const { paths, port, shared, windowPieces, batchBytes } = workerData;
 const counters = new Int32Array(shared);
 let posted = 0;
+const shapes = [];
+const shapeIds = new Map();
+const recentShapes = [];
+let newShapes = [];
 class Closed extends Error {}
 function post(piece, transfer) {
   for (;;) {
@@ -65,17 +93,72 @@ function post(piece, transfer) {
   Atomics.store(counters, ${POSTED}, posted);
   Atomics.notify(counters, ${POSTED});
 }
-function bytesPiece(file, chunks, length) {
-  // the first length bytes of chunks, copied once into a buffer of their own, moved (not cloned) to the replay's thread
-  const bytes = new Uint8Array(length);
-  let at = 0;
-  for (const chunk of chunks) {
-    const part = chunk.subarray(0, Math.min(chunk.length, length - at));
-    bytes.set(part, at);
-    at += part.length;
-    if (at === length) break;
+function sameKeys(a, b) {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+function shapeOf(keys) {
+  // lines mostly alternate between a few shapes (response, poll): those are compared before the map is asked
+  for (const id of recentShapes) if (sameKeys(shapes[id], keys)) return id;
+  const key = JSON.stringify(keys);
+  let id = shapeIds.get(key);
+  if (id === undefined) {
+    id = shapes.length;
+    shapeIds.set(key, id);
+    shapes.push(keys);
+    newShapes.push(keys);
   }
-  return [{ kind: "bytes", file, bytes }, [bytes.buffer]];
+  recentShapes.unshift(id);
+  if (recentShapes.length > ${RECENT_SHAPES}) recentShapes.pop();
+  return id;
+}
+function flatKeys(json) {
+  // the keys of a JSON object whose values are all primitives, else null (the line then goes over as text)
+  if (typeof json !== "object" || json === null || Array.isArray(json)) return null;
+  const keys = Object.keys(json);
+  for (const key of keys) {
+    const value = json[key];
+    if (key === "__proto__" || (typeof value === "object" && value !== null)) return null;
+  }
+  return keys;
+}
+function addLine(batch, line, parse) {
+  if (!parse) {
+    batch.rows.push(-1);
+    batch.raw.push(line);
+    return;
+  }
+  let json;
+  try {
+    json = JSON.parse(line);
+  } catch {
+    json = undefined;
+  }
+  const keys = flatKeys(json);
+  if (keys === null) {
+    batch.rows.push(-1);
+    batch.raw.push(line);
+    return;
+  }
+  batch.rows.push(shapeOf(keys));
+  for (const key of keys) batch.values.push(json[key]);
+}
+function postLines(file, bytes) {
+  // whole lines of UTF-8; plain ASCII, as recordings mostly are, is copied as Latin-1, several times faster
+  const text = isAscii(bytes) ? bytes.toString("latin1") : bytes.toString("utf8");
+  const batch = { rows: [], values: [], raw: [] };
+  // the replay took every batch posted: it is waiting, so this one goes unparsed (it parses faster than it waits);
+  // parsing here only while the replay has batches in hand balances the two threads on a busy machine and an idle one
+  const parse = posted > Atomics.load(counters, ${TAKEN});
+  let start = 0;
+  for (let end = text.indexOf("\\n"); end >= 0; end = text.indexOf("\\n", start)) {
+    addLine(batch, text.slice(start, end), parse);
+    start = end + 1;
+  }
+  const rows = Int32Array.from(batch.rows);
+  post({ kind: "lines", file, rows, values: batch.values, raw: batch.raw, shapes: newShapes }, [rows.buffer]);
+  newShapes = [];
 }
 function damageOf(error, inflatedBytes) {
   if (error.syscall !== undefined) return "unreadable (" + (error.code ?? "unknown") + ")";
@@ -83,7 +166,7 @@ function damageOf(error, inflatedBytes) {
   return "compressed stream damaged: " + error.message;
 }
 async function inflateFile(file, path) {
-  const gunzip = createGunzip({ chunkSize: 64 * 1024 });
+  const gunzip = createGunzip({ chunkSize: ${CHUNK_BYTES} });
   const input = createReadStream(path);
   input.on("error", (error) => gunzip.destroy(error));
   input.pipe(gunzip);
@@ -99,8 +182,9 @@ async function inflateFile(file, path) {
       if (pendingBytes < batchBytes) continue;
       const cut = pendingBytes - chunk.length + chunk.lastIndexOf(10) + 1;
       if (cut <= pendingBytes - chunk.length) continue;
-      post(...bytesPiece(file, pending, cut));
-      pending = cut < pendingBytes ? [chunk.subarray(chunk.length - (pendingBytes - cut))] : [];
+      const bytes = Buffer.concat(pending, pendingBytes);
+      postLines(file, bytes.subarray(0, cut));
+      pending = cut < pendingBytes ? [bytes.subarray(cut)] : [];
       pendingBytes -= cut;
     }
   } catch (error) {
@@ -109,8 +193,10 @@ async function inflateFile(file, path) {
   } finally {
     input.destroy();
   }
-  if (pendingBytes > 0) post(...bytesPiece(file, pending, pendingBytes));
-  post({ kind: "end", file, damage }, []);
+  const rest = Buffer.concat(pending, pendingBytes);
+  const cut = rest.lastIndexOf(10) + 1;
+  if (cut > 0) postLines(file, rest.subarray(0, cut));
+  post({ kind: "end", file, truncated: cut < pendingBytes, damage }, []);
 }
 (async () => {
   for (let file = 0; file < paths.length; file++) await inflateFile(file, paths[file]);
@@ -136,13 +222,17 @@ export function openInflater(paths: readonly string[]): Inflater {
   worker.unref();
   let taken = 0;
   let closed = false;
+  // the worker sends each shape once, in the batch that first uses it
+  const shapes: (readonly string[])[] = [];
   return {
     next: () => {
       const piece = receive(port1, counters, taken);
       taken += 1;
       Atomics.store(counters, TAKEN, taken);
       Atomics.notify(counters, TAKEN);
-      return piece;
+      if (piece.kind === "end") return piece;
+      for (const shape of piece.shapes) shapes.push(shape);
+      return { ...piece, shapes };
     },
     close: () => {
       if (closed) return;

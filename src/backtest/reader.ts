@@ -1,9 +1,14 @@
-// Reads a recording directory: its files in time order, each inflated as a stream and split into parsed lines, every damaged line named.
-import { isAscii } from "node:buffer";
+// Reads a recording directory: its files in time order, each inflated and split into parsed lines on a worker, every damaged line named.
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { openInflater, type Inflater } from "./inflater.js";
-import { parseRecordLine, RECORDING_FILE_PATTERN, type RecordLine } from "../record/format.js";
+import {
+  checkRecordJson,
+  parseRecordLine,
+  RECORDING_FILE_PATTERN,
+  type ParsedLine,
+  type RecordLine,
+} from "../record/format.js";
 
 /** Where a line came from: its file (name within the recording) and its 1-based line number. */
 export interface LineOrigin {
@@ -43,8 +48,8 @@ export function* readRecordingFile(path: string, name: string): Generator<Record
 }
 
 /**
- * The lines of `paths` (named `names` in what is reported), inflated on a worker thread while the caller replays
- * (inflater.ts). A file cut short (the daemon killed) yields what it holds, then the problem.
+ * The lines of `paths` (named `names` in what is reported), inflated, split and parsed as JSON on a worker thread
+ * while the caller replays (inflater.ts); checked against the format here. A file cut short (the daemon killed) yields what it holds, then the problem.
  */
 function* readFiles(paths: readonly string[], names: readonly string[]): Generator<RecordingItem> {
   const inflater = openInflater(paths);
@@ -55,39 +60,35 @@ function* readFiles(paths: readonly string[], names: readonly string[]): Generat
   }
 }
 
-/**
- * A batch as text, decoded at once (it ends at a newline byte, never inside a UTF-8 character); plain ASCII, as
- * recordings mostly are, is copied as Latin-1, several times faster than decoding UTF-8 (the profile's top item).
- */
-function batchText(bytes: Uint8Array): string {
-  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  return isAscii(buffer) ? buffer.toString("latin1") : buffer.toString("utf8");
-}
-
-/** The lines of the inflater's current file, up to its end piece. */
+/** The lines of the inflater's current file, up to its end piece (each batch already split and parsed as JSON). */
 function* fileLines(inflater: Inflater, name: string): Generator<RecordingItem> {
   let lineNo = 0;
-  let cut = false;
   for (;;) {
     const piece = inflater.next();
     if (piece.kind === "end") {
+      if (piece.truncated) {
+        lineNo += 1;
+        const reason = "truncated line (no newline at the end of the file)";
+        yield { kind: "problem", reason, at: { file: name, line: lineNo } };
+      }
       if (piece.damage !== null)
         yield { kind: "problem", reason: piece.damage, at: { file: name, line: lineNo + 1 } };
       return;
     }
-    const text = batchText(piece.bytes);
-    let start = 0;
-    while (!cut && start < text.length) {
-      const end = text.indexOf("\n", start);
+    const { rows, values, raw, shapes } = piece;
+    let valueAt = 0;
+    let rawAt = 0;
+    for (const row of rows) {
       lineNo += 1;
-      const at = { file: name, line: lineNo };
-      if (end < 0) {
-        cut = true;
-        yield { kind: "problem", reason: "truncated line (no newline at the end of the file)", at };
-        break;
+      let parsed: ParsedLine;
+      if (row < 0) parsed = parseRecordLine(raw[rawAt++]!);
+      else {
+        // the object JSON.parse gave on the worker, rebuilt in its key order (flat: no nested value to rebuild)
+        const json: Record<string, unknown> = {};
+        for (const key of shapes[row]!) json[key] = values[valueAt++];
+        parsed = checkRecordJson(json);
       }
-      const parsed = parseRecordLine(text.slice(start, end));
-      start = end + 1;
+      const at = { file: name, line: lineNo };
       yield parsed.ok
         ? { kind: "line", line: parsed.line, at }
         : { kind: "problem", reason: parsed.reason, at };

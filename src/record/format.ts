@@ -112,6 +112,11 @@ export function parseRecordLine(text: string): ParsedLine {
   } catch (error) {
     return { ok: false, reason: `not JSON (${error instanceof Error ? error.message : String(error)})` };
   }
+  return checkRecordJson(json);
+}
+
+/** Check one line's parsed JSON against the format (parseRecordLine after JSON.parse); never throws. */
+export function checkRecordJson(json: unknown): ParsedLine {
   const quick = quickLine(json);
   if (quick !== null) return { ok: true, line: quick };
   const parsed = recordLine.safeParse(json);

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { readRecording, type RecordingItem } from "../../src/backtest/reader.js";
-import { recordingFileName, type RecordLine } from "../../src/record/format.js";
+import { parseRecordLine, recordingFileName, type RecordLine } from "../../src/record/format.js";
 import { okPoll, tempDir } from "./helpers.js";
 
 const T0 = Date.parse("2026-11-20T10:00:00.000Z");
@@ -65,6 +65,45 @@ describe("readRecording", () => {
     expect(read.length).toBeLessThan(lines.length + 6);
     expect(read.slice(0, 10)).toEqual(lines.slice(0, 10));
     expect(read.slice(-6)).toEqual(polls(3, 10));
+  });
+
+  it("gives every line what parseRecordLine gives it, flat JSON objects, nested ones and non-JSON interleaved", () => {
+    const dir = tempDir();
+    const texts = [
+      ...okPoll("t", T0, '{"a":1}').map((line) => JSON.stringify(line)),
+      "not json",
+      '{"type":"poll","atMs":1,"target":"t","ok":true,"extra":{"nested":1}}',
+      "[1,2]",
+      "42",
+      '{"type":"poll","atMs":2,"target":"t","ok":true,"__proto__":null}',
+      '{"type":"poll","atMs":3,"target":"t","ok":"yes"}',
+      '{"atMs":4,"type":"poll","ok":false,"target":"t","code":"PM_ERR_X","retryable":false}',
+      "",
+      ...okPoll("u", T0 + 1, "{}").map((line) => JSON.stringify(line)),
+      '{"type":"start","atMs":5,"tickMs":1000,"upstream":"x","shape":"new"}',
+      '{"type":"start","atMs":6,"tickMs":1000,"upstream":"€"}',
+    ];
+    // after ~1 MB of padding: the worker hands a batch over as text while the reader holds no other (it parses
+    // faster than it waits), so the reader pauses at its first line and the worker runs ahead and parses the last
+    // batches itself (the path whose objects are rebuilt here)
+    const padding = polls(900, 1_000).map((line) => JSON.stringify(line));
+    const all = [...padding, ...texts];
+    const name = writePart(dir, 1, gzipSync(all.map((text) => `${text}\n`).join("")));
+    const items: RecordingItem[] = [];
+    for (const item of readRecording(dir)) {
+      if (items.length === 0) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 300);
+      items.push(item);
+    }
+    expect(items).toEqual(
+      all.map((text, i) => {
+        const parsed = parseRecordLine(text);
+        const at = { file: name, line: i + 1 };
+        return parsed.ok
+          ? { kind: "line", line: parsed.line, at }
+          : { kind: "problem", reason: parsed.reason, at };
+      }),
+    );
+    expect(items.filter((item) => item.kind === "problem")).toHaveLength(5);
   });
 
   it("stops its worker when the reader is left early, and reads again afterwards", () => {
