@@ -21,8 +21,10 @@ import type { AlertEvent, AlertPayload } from "../domain/events.js";
 import type { Timers } from "../http-client.js";
 import { childLogger } from "../logger.js";
 import type { Metrics } from "../metrics.js";
-import { deliver, hostOf, outcomeLabel, type DeliveryOutcome } from "../sinks/chatops/delivery.js";
-import { endpointUrl, renderFor } from "../sinks/chatops/render.js";
+import { hostOf, type DeliveryOutcome } from "../sinks/chatops/delivery.js";
+import { sendMessage } from "../sinks/chatops/send.js";
+import type { AnyMessage } from "../sinks/chatops/types.js";
+import { endpointUrl } from "../sinks/chatops/render.js";
 import { createSinkHealth, type SinkHealth } from "../sinks/chatops/sink-health.js";
 import type { SinkStatus, WorkerPolicy } from "../sinks/chatops/sink-worker.js";
 import { eventOfMessage } from "./journal-log.js";
@@ -269,37 +271,12 @@ async function handle(deps: SinkConsumersDeps, nats: Nats, loop: SinkLoop, msg: 
   }
 }
 
-/** Render the event for the sink (its seq is the idempotency key) and send it once; counted and timed. */
-async function deliverEvent(
-  deps: SinkConsumersDeps,
-  loop: SinkLoop,
-  event: AlertEvent,
-): Promise<DeliveryOutcome> {
-  const { metrics, nowMs } = deps;
-  const labels = { sink: loop.sink.name };
-  const rendered = renderFor(
-    loop.sink,
-    loop.sink.kind === "alertmanager" ? { kind: "batch", events: [event] } : { kind: "alert", event },
-    {
-      nowMs: nowMs(),
-      deliveryId: String(event.seq),
-      ...(deps.generatorUrl === undefined ? {} : { generatorUrl: deps.generatorUrl }),
-    },
-  );
-  const startedAtMs = nowMs();
-  const outcome = await deliver({
-    dispatcher: deps.dispatcher,
-    url: loop.url,
-    rendered,
-    timeoutMs: loop.sink.timeoutMs,
-    timers: deps.timers,
-    nowMs,
-    stopSignal: loop.abort.signal,
-  });
-  if (outcome.kind === "aborted") return outcome;
-  metrics.sinkDeliveryDuration.observe(labels, (nowMs() - startedAtMs) / 1000);
-  metrics.sinkDeliveries.inc({ ...labels, outcome: outcomeLabel(outcome) });
-  return outcome;
+/** Send the event to the sink alone (a batch of one for Alertmanager), its seq as the idempotency key. */
+function deliverEvent(deps: SinkConsumersDeps, loop: SinkLoop, event: AlertEvent): Promise<DeliveryOutcome> {
+  const target = { sink: loop.sink, url: loop.url, stopSignal: loop.abort.signal };
+  const message: AnyMessage =
+    loop.sink.kind === "alertmanager" ? { kind: "batch", events: [event] } : { kind: "alert", event };
+  return sendMessage(deps, target, message, String(event.seq));
 }
 
 /** Keep the message as the sink's dead letter (de-duplicated by its seq), then end its deliveries. */

@@ -7,10 +7,11 @@ import type { AlertEvent, AlertPayload } from "../../domain/events.js";
 import type { Metrics } from "../../metrics.js";
 import { createTokenBucket, type TokenBucket } from "../../token-bucket.js";
 import type { Timers } from "../../http-client.js";
-import { deliver, hostOf, outcomeLabel, type DeliveryOutcome } from "./delivery.js";
+import { hostOf, type DeliveryOutcome } from "./delivery.js";
+import { sendMessage } from "./send.js";
 import { openOutbox, type Outbox, type OutboxEntry } from "./outbox.js";
 import { isAlertEvent } from "../../state/event-schema.js";
-import { endpointUrl, renderFor } from "./render.js";
+import { endpointUrl } from "./render.js";
 import { commonLabelsOf } from "./format.js";
 import { forgetAlert, isGroupsState, type GroupNotification, type GroupsState } from "./group-schedule.js";
 import { createSinkHealth, type SinkHealth } from "./sink-health.js";
@@ -364,33 +365,16 @@ function groupMessageOf(notification: GroupNotification<Entry>, events: readonly
   return { kind: "group", key, labels, commonLabels, status, alerts, events, repeat };
 }
 
-/** Render and deliver `message`; a finished attempt is timed, counted and recorded in the sink's health. */
+/** Send `message` under `deliveryId`; a finished attempt is recorded in the sink's health. */
 async function deliverOnce(
   worker: Worker,
   message: AnyMessage,
   deliveryId: string,
 ): Promise<DeliveryOutcome> {
-  const { options, labels } = worker;
-  const { nowMs, metrics } = options;
-  const rendered = renderFor(options.sink, message, {
-    nowMs: nowMs(),
-    deliveryId,
-    ...(options.generatorUrl === undefined ? {} : { generatorUrl: options.generatorUrl }),
-  });
-  const startedAtMs = nowMs();
-  const outcome = await deliver({
-    dispatcher: options.dispatcher,
-    url: worker.url,
-    rendered,
-    timeoutMs: options.sink.timeoutMs,
-    timers: options.timers,
-    nowMs,
-    stopSignal: worker.stopController.signal,
-  });
-  if (outcome.kind === "aborted") return outcome;
-  metrics.sinkDeliveryDuration.observe(labels, (nowMs() - startedAtMs) / 1000);
-  metrics.sinkDeliveries.inc({ ...labels, outcome: outcomeLabel(outcome) });
-  worker.health.record(outcome);
+  const { options } = worker;
+  const target = { sink: options.sink, url: worker.url, stopSignal: worker.stopController.signal };
+  const outcome = await sendMessage(options, target, message, deliveryId);
+  if (outcome.kind !== "aborted") worker.health.record(outcome);
   return outcome;
 }
 
