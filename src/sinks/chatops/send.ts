@@ -5,7 +5,11 @@ import type { AlertSinkConfig } from "../../config/types.js";
 import type { Timers } from "../../http-client.js";
 import type { Metrics } from "../../metrics.js";
 import { deliver, outcomeLabel, type DeliveryOutcome } from "./delivery.js";
+import { commonLabelsOf } from "./format.js";
+import type { GroupEntry, GroupMode, GroupNotification } from "./group-schedule.js";
 import { renderFor } from "./render.js";
+import type { RefreshAction, SendAction, ScheduleEntry } from "./sink-schedule.js";
+import type { AlertPayload } from "../../domain/events.js";
 import type { AnyMessage } from "./types.js";
 
 /** What a send needs besides the message: transport, clock, metrics, and the sink's alert links. */
@@ -56,4 +60,36 @@ export async function sendMessage(
   metrics.sinkDeliveryDuration.observe(labels, (nowMs() - startedAtMs) / 1000);
   metrics.sinkDeliveries.inc({ ...labels, outcome: outcomeLabel(outcome) });
   return outcome;
+}
+
+/**
+ * The message a scheduler action sends: the firing alerts (a re-send), every pending transition (a batch,
+ * Alertmanager), the one transition (grouping off) or a group's notification.
+ */
+export function actionMessage<E extends ScheduleEntry>(
+  mode: GroupMode,
+  action: SendAction<E> | RefreshAction,
+  firing: readonly AlertPayload[],
+): AnyMessage {
+  if (action.kind === "refresh") return { kind: "refresh", alerts: firing };
+  const { notification } = action;
+  const events = notification.entries.map((entry) => entry.payload);
+  switch (mode.kind) {
+    case "batch":
+      return { kind: "batch", events };
+    case "each":
+      return { kind: "alert", event: (notification.entries[0] as E).payload };
+    case "group":
+      return groupMessageOf(notification, events);
+  }
+}
+
+/** A group notification as the renderers take it. */
+function groupMessageOf<E extends GroupEntry>(
+  notification: GroupNotification<E>,
+  events: readonly E["payload"][],
+): AnyMessage {
+  const { key, labels, status, alerts, repeat } = notification;
+  const commonLabels = commonLabelsOf(alerts.map((listed) => listed.alert));
+  return { kind: "group", key, labels, commonLabels, status, alerts, events, repeat };
 }
