@@ -8,19 +8,10 @@ import { makeWorkDir, removeWorkDirs, writeConfig } from "../e2e/fixtures.js";
 import { startWebhookReceiver, type Delivery, type WebhookReceiver } from "../e2e/webhook-receiver.js";
 import { memberConfig } from "./member-config.js";
 import { natsServerAvailable, startNats, type NatsCluster } from "./nats.js";
+import { sleep, waitUntil } from "./wait.js";
 
 const SECRET = "cluster-error-secret-0123456789";
 const available = natsServerAvailable();
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function waitUntil(what: string, done: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!done()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(50);
-  }
-}
-
 /** The receiver's cluster_error requests with `status` (any answer). */
 function clusterErrors(hook: WebhookReceiver, status: "firing" | "resolved"): Delivery[] {
   return hook.deliveries.items.filter(

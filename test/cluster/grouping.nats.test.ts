@@ -9,6 +9,7 @@ import { makeWorkDir, removeWorkDirs, writeConfig } from "../e2e/fixtures.js";
 import { startWebhookReceiver, type WebhookReceiver } from "../e2e/webhook-receiver.js";
 import { memberConfig } from "./member-config.js";
 import { natsServerAvailable, startNats, type NatsCluster } from "./nats.js";
+import { sleep, waitUntil } from "./wait.js";
 import { startCountingProxy, type CountingProxy } from "./proxy.js";
 
 const PAIRS = syntheticPairIds(12);
@@ -19,16 +20,6 @@ const GROUP_INTERVAL_MS = 5_000;
 const SECRET = "cluster-grouping-secret-0123456789";
 
 const available = natsServerAvailable();
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function waitUntil(what: string, done: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!done()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(50);
-  }
-}
 
 /** A group notification as the webhook receiver got it (docs/webhooks.md). */
 interface GroupBody {
