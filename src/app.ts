@@ -574,6 +574,7 @@ async function startSinks(app: Daemon, restored: Restored, dispatcher: Dispatche
         ...chatopsOptions,
         config: config.cluster,
         activeAlerts: () => hub.activeAlerts(),
+        localEvents$: hub.events$,
         timers: { setTimer: setTimeout, clearTimer: (handle) => clearTimeout(handle as NodeJS.Timeout) },
         policy: CHATOPS_DEFAULT_POLICY,
       })

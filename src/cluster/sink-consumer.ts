@@ -21,11 +21,16 @@ import type { AlertEvent, AlertPayload } from "../domain/events.js";
 import type { Timers } from "../http-client.js";
 import { childLogger } from "../logger.js";
 import type { Metrics } from "../metrics.js";
-import { deliver, hostOf, outcomeLabel, type DeliveryOutcome } from "../sinks/chatops/delivery.js";
-import { endpointUrl, renderFor } from "../sinks/chatops/render.js";
+import { hostOf, type DeliveryOutcome } from "../sinks/chatops/delivery.js";
+import { sendMessage } from "../sinks/chatops/send.js";
+import type { AnyMessage } from "../sinks/chatops/types.js";
+import { endpointUrl } from "../sinks/chatops/render.js";
 import { createSinkHealth, type SinkHealth } from "../sinks/chatops/sink-health.js";
 import type { SinkStatus, WorkerPolicy } from "../sinks/chatops/sink-worker.js";
+import { schedulePolicyOf, type SchedulePolicy } from "../sinks/chatops/sink-schedule.js";
 import { eventOfMessage } from "./journal-log.js";
+import { feedShared, runGroupLoop, sharesGroups, type GroupLoopContext } from "./sink-group-loop.js";
+import { SINK_GROUPS_BUCKET } from "./sink-groups.js";
 import { EVENTS_STREAM, EVENTS_SUBJECT } from "./journal-stream.js";
 import {
   deadLetterStream,
@@ -55,6 +60,10 @@ const ENCODER = new TextEncoder();
 const TOKEN_ATTEMPTS = 5;
 /** How long a `sink_error` this member raised may take to come back from the cluster's log. */
 const SINK_ERROR_ROUND_TRIP_MS = 10_000;
+/** Largest shared group state of a sink (a KV value is at most the server's max payload, 1 MiB by default). */
+const GROUP_STATE_MAX_BYTES = 512 * 1024;
+/** When a message left in the stream for want of room in the group state is offered again. */
+const FULL_RETRY_MS = 1_000;
 
 /** What the sink consumers need from the daemon. */
 export interface SinkConsumersDeps {
@@ -84,6 +93,8 @@ export interface SinkConsumers {
   status(): readonly SinkStatus[];
 }
 
+type DeadLetterReason = "rejected" | "max_age";
+
 /** One sink's pull loop and what it knows about the sink. */
 interface SinkLoop {
   readonly sink: AlertSinkConfig;
@@ -95,6 +106,10 @@ interface SinkLoop {
   raisedAtMs: number;
   /** Messages the stream holds for this consumer beyond the one in hand (as of the latest pull). */
   pending: number;
+  /** A grouping sink's shared state and scheduler (once connected); undefined for one notified per event. */
+  group: GroupLoopContext | undefined;
+  /** Notification groups in the shared state as last written or read here. */
+  groups: number;
   stopped: boolean;
   done: Promise<void> | undefined;
 }
@@ -105,6 +120,7 @@ interface Nats {
   readonly js: JetStreamClient;
   readonly jsm: JetStreamManager;
   readonly rates: KV;
+  readonly groups: KV;
 }
 
 interface Consumers {
@@ -153,6 +169,8 @@ function startLoop(set: Consumers, sink: AlertSinkConfig): void {
     }),
     raisedAtMs: Number.NEGATIVE_INFINITY,
     pending: 0,
+    group: undefined,
+    groups: 0,
     stopped: false,
     done: undefined,
   };
@@ -162,6 +180,7 @@ function startLoop(set: Consumers, sink: AlertSinkConfig): void {
     deps.metrics.sinkDeliveries.inc({ ...labels, outcome }, 0);
   deps.metrics.sinkDeadLetters.inc(labels, 0);
   deps.metrics.sinkSilenced.inc(labels, 0);
+  deps.metrics.sinkGroupNotifications.inc(labels, 0);
   loop.done = runLoop(set, loop).catch((error: unknown) =>
     logger.error({ err: error }, "cluster sink consumer stopped"),
   );
@@ -174,10 +193,18 @@ async function stopLoop(set: Consumers, loop: SinkLoop): Promise<void> {
   set.loops.splice(set.loops.indexOf(loop), 1);
 }
 
-/** Pull this sink's messages one at a time until stopped; a failing consumer is re-opened after a pause. */
+/** Run the sink's pull loop, and its group scheduler when it groups. */
 async function runLoop(set: Consumers, loop: SinkLoop): Promise<void> {
   const nats = await set.nats;
   if (nats === undefined) return;
+  const schedulePolicy = schedulePolicyOf(loop.sink, set.deps.policy);
+  if (!sharesGroups(schedulePolicy)) return pullLoop(set, nats, loop);
+  loop.group = groupContext(set.deps, nats, loop, schedulePolicy);
+  await Promise.all([pullLoop(set, nats, loop), runGroupLoop(loop.group)]);
+}
+
+/** Pull the sink's messages one at a time until stopped; a failing consumer is re-opened after a pause. */
+async function pullLoop(set: Consumers, nats: Nats, loop: SinkLoop): Promise<void> {
   let failing = false;
   while (!loop.stopped) {
     try {
@@ -237,7 +264,10 @@ async function ensureConsumer(deps: SinkConsumersDeps, nats: Nats, sink: AlertSi
 async function handle(deps: SinkConsumersDeps, nats: Nats, loop: SinkLoop, msg: JsMsg): Promise<void> {
   loop.pending = msg.info.pending;
   const ageMs = deps.nowMs() - msg.time.getTime();
-  const step = messageStep(eventOfMessage(msg.string(), msg.seq), loop.sink, ageMs);
+  const event = eventOfMessage(msg.string(), msg.seq);
+  const step = messageStep(event, loop.sink, ageMs);
+  if (loop.group !== undefined && step.kind !== "dead_letter" && event?.type === "alert")
+    return feedMessage(loop.group, msg, event);
   if (step.kind === "skip") {
     if (step.muted) deps.metrics.sinkSilenced.inc({ sink: loop.sink.name });
     return void (await msg.ackAck({ timeout: REQUEST_TIMEOUT_MS }));
@@ -269,37 +299,68 @@ async function handle(deps: SinkConsumersDeps, nats: Nats, loop: SinkLoop, msg: 
   }
 }
 
-/** Render the event for the sink (its seq is the idempotency key) and send it once; counted and timed. */
-async function deliverEvent(
+/** Take a grouping sink's message into the shared state, then acknowledge it (or leave it while there is no room). */
+async function feedMessage(group: GroupLoopContext, msg: JsMsg, event: AlertEvent): Promise<void> {
+  const limits = {
+    maxEntries: group.policy.maxEntries,
+    maxBytes: GROUP_STATE_MAX_BYTES,
+    resends: group.schedulePolicy.resendIntervalMs > 0,
+  };
+  const fed = await feedShared(group, event, msg.time.getTime(), limits);
+  if (fed === "full") return msg.nak(FULL_RETRY_MS);
+  await msg.ackAck({ timeout: REQUEST_TIMEOUT_MS });
+}
+
+/** The scheduler context of a grouping sink on this member. */
+function groupContext(
   deps: SinkConsumersDeps,
+  nats: Nats,
   loop: SinkLoop,
-  event: AlertEvent,
-): Promise<DeliveryOutcome> {
-  const { metrics, nowMs } = deps;
-  const labels = { sink: loop.sink.name };
-  const rendered = renderFor(
-    loop.sink,
-    loop.sink.kind === "alertmanager" ? { kind: "batch", events: [event] } : { kind: "alert", event },
-    {
-      nowMs: nowMs(),
-      deliveryId: String(event.seq),
-      ...(deps.generatorUrl === undefined ? {} : { generatorUrl: deps.generatorUrl }),
-    },
-  );
-  const startedAtMs = nowMs();
-  const outcome = await deliver({
-    dispatcher: deps.dispatcher,
-    url: loop.url,
-    rendered,
-    timeoutMs: loop.sink.timeoutMs,
+  schedulePolicy: SchedulePolicy,
+): GroupLoopContext {
+  return {
+    sink: loop.sink,
+    key: sinkConsumerName(loop.sink.name),
+    kv: nats.groups,
+    memberId: deps.config.memberId,
+    schedulePolicy,
+    policy: deps.policy,
+    claimMarginMs: ACK_WAIT_MARGIN_MS,
+    logger: loop.logger,
+    metrics: deps.metrics,
+    nowMs: deps.nowMs,
+    random: deps.random,
     timers: deps.timers,
-    nowMs,
     stopSignal: loop.abort.signal,
-  });
-  if (outcome.kind === "aborted") return outcome;
-  metrics.sinkDeliveryDuration.observe(labels, (nowMs() - startedAtMs) / 1000);
-  metrics.sinkDeliveries.inc({ ...labels, outcome: outcomeLabel(outcome) });
-  return outcome;
+    send: async (message, deliveryId) => {
+      const target = { sink: loop.sink, url: loop.url, stopSignal: loop.abort.signal };
+      const outcome = await sendMessage(deps, target, message, deliveryId);
+      syncHealth(deps, loop);
+      if (outcome.kind !== "aborted") loop.health.record(outcome);
+      return outcome;
+    },
+    takeToken: () => takeClusterToken(deps, nats, loop.sink),
+    deadLetter: async (events, reason) => {
+      for (const event of events) await publishDeadLetter(deps, nats, loop, event, reason);
+      loop.logger.warn(
+        { seqs: events.map((event) => event.seq), reason },
+        "cluster: notifications dead-lettered",
+      );
+    },
+    consecutiveFailures: () => loop.health.consecutiveFailures,
+    onState: (state) => {
+      loop.groups = Object.keys(state.groups).length;
+      loop.pending = state.entries.length;
+    },
+  };
+}
+
+/** Send the event to the sink alone (a batch of one for Alertmanager), its seq as the idempotency key. */
+function deliverEvent(deps: SinkConsumersDeps, loop: SinkLoop, event: AlertEvent): Promise<DeliveryOutcome> {
+  const target = { sink: loop.sink, url: loop.url, stopSignal: loop.abort.signal };
+  const message: AnyMessage =
+    loop.sink.kind === "alertmanager" ? { kind: "batch", events: [event] } : { kind: "alert", event };
+  return sendMessage(deps, target, message, String(event.seq));
 }
 
 /** Keep the message as the sink's dead letter (de-duplicated by its seq), then end its deliveries. */
@@ -309,7 +370,20 @@ async function deadLetter(
   loop: SinkLoop,
   msg: JsMsg,
   event: AlertEvent,
-  reason: "rejected" | "max_age",
+  reason: DeadLetterReason,
+): Promise<void> {
+  await publishDeadLetter(deps, nats, loop, event, reason);
+  msg.term(); // no reason: nats-server 2.9 does not take "+TERM <reason>" as a term (it redelivers)
+  loop.logger.warn({ seq: msg.seq, reason }, "cluster: notification dead-lettered");
+}
+
+/** Publish an event to the sink's dead-letter stream, its seq as the message id (a repeat is dropped). */
+async function publishDeadLetter(
+  deps: SinkConsumersDeps,
+  nats: Nats,
+  loop: SinkLoop,
+  event: AlertEvent,
+  reason: DeadLetterReason,
 ): Promise<void> {
   const { subject } = deadLetterStream(loop.sink.name);
   const letter = { sink: loop.sink.name, reason, deadAtMs: deps.nowMs(), event };
@@ -317,9 +391,7 @@ async function deadLetter(
     msgID: String(event.seq),
     timeout: REQUEST_TIMEOUT_MS,
   });
-  msg.term(); // no reason: nats-server 2.9 does not take "+TERM <reason>" as a term (it redelivers)
   deps.metrics.sinkDeadLetters.inc({ sink: loop.sink.name });
-  loop.logger.warn({ seq: msg.seq, reason }, "cluster: notification dead-lettered");
 }
 
 /** Take a token from the sink's bucket in KV (compare-and-set); how long to wait when there is none. */
@@ -403,7 +475,12 @@ async function connectUntilStopped(set: Consumers): Promise<Nats | undefined> {
           throw error;
         });
       const opts = { timeout: REQUEST_TIMEOUT_MS };
-      return { nc, js: jetstream(nc, opts), jsm: await jetstreamManager(nc, opts), rates };
+      const groups = await new Kvm(nc).create(SINK_GROUPS_BUCKET, {
+        history: 1,
+        replicas: nats.replicas,
+        timeout: REQUEST_TIMEOUT_MS,
+      });
+      return { nc, js: jetstream(nc, opts), jsm: await jetstreamManager(nc, opts), rates, groups };
     } catch (error) {
       if (!logged) set.deps.logger.error({ err: error }, "cluster sinks: NATS not reachable, retrying");
       logged = true;
@@ -423,7 +500,7 @@ function statusOf(loop: SinkLoop): SinkStatus {
     consecutiveFailures: health.consecutiveFailures,
     lastError: health.lastError,
     running: true,
-    groups: 0,
+    groups: loop.groups,
   };
 }
 

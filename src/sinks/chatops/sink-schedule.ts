@@ -265,6 +265,15 @@ export function settleAttempt<E extends ScheduleEntry>(
   }
 }
 
+/** A sink's scheduling settings: its max age, Alertmanager's re-send period (0 for the others), its grouping. */
+export function schedulePolicyOf(
+  sink: AlertSinkConfig,
+  policy: { readonly maxGroupEvents: number; readonly maxEntries: number },
+): SchedulePolicy {
+  const resendIntervalMs = sink.kind === "alertmanager" ? sink.resendIntervalMs : 0;
+  return { maxAgeMs: sink.maxAgeMs, resendIntervalMs, grouping: groupPolicyOf(sink, policy) };
+}
+
 /** How `sink` cuts its notifications: Alertmanager batches (it groups by itself); the others group by their keys. */
 export function groupPolicyOf(
   sink: AlertSinkConfig,

@@ -7,18 +7,18 @@ import type { AlertEvent, AlertPayload } from "../../domain/events.js";
 import type { Metrics } from "../../metrics.js";
 import { createTokenBucket, type TokenBucket } from "../../token-bucket.js";
 import type { Timers } from "../../http-client.js";
-import { deliver, hostOf, outcomeLabel, type DeliveryOutcome } from "./delivery.js";
+import { hostOf, type DeliveryOutcome } from "./delivery.js";
+import { actionMessage, sendMessage } from "./send.js";
 import { openOutbox, type Outbox, type OutboxEntry } from "./outbox.js";
 import { isAlertEvent } from "../../state/event-schema.js";
-import { endpointUrl, renderFor } from "./render.js";
-import { commonLabelsOf } from "./format.js";
-import { forgetAlert, isGroupsState, type GroupNotification, type GroupsState } from "./group-schedule.js";
+import { endpointUrl } from "./render.js";
+import { forgetAlert, isGroupsState, type GroupsState } from "./group-schedule.js";
 import { createSinkHealth, type SinkHealth } from "./sink-health.js";
 import { createWaker, type Waker } from "./waker.js";
 import {
   decideNext,
-  groupPolicyOf,
   initialSchedule,
+  schedulePolicyOf,
   sinkRetryDelayMs,
   settleAttempt,
   waitOrStop,
@@ -132,7 +132,8 @@ export async function openSinkWorker(options: SinkWorkerOptions): Promise<SinkWo
   const labels = { sink: sink.name };
   const waker = createWaker(options.timers);
   const outbox = await openSinkOutbox(options, logger, waker.wake);
-  const resendIntervalMs = sink.kind === "alertmanager" ? sink.resendIntervalMs : 0;
+  const schedulePolicy = schedulePolicyOf(sink, policy);
+  const { resendIntervalMs } = schedulePolicy;
   const initiallyFiring = resendIntervalMs > 0 ? options.firing.slice(0, policy.maxEntries) : [];
   const firing = new Map(initiallyFiring.map((alert) => [alert.fingerprint, alert]));
   const restoredFiring = options.ownSinkError;
@@ -151,7 +152,7 @@ export async function openSinkWorker(options: SinkWorkerOptions): Promise<SinkWo
     }),
     bucket: createTokenBucket({ ratePerMinute: sink.ratePerMinute, burst: sink.burst, nowMs: nowMs() }),
     url: endpointUrl(sink),
-    schedulePolicy: { maxAgeMs: sink.maxAgeMs, resendIntervalMs, grouping: groupPolicyOf(sink, policy) },
+    schedulePolicy,
     stopController: new AbortController(),
     waker,
     firing,
@@ -309,7 +310,11 @@ async function attempt(
 ): Promise<void> {
   const { options, outbox, health } = worker;
   worker.bucket.tryTake(decidedAtMs);
-  const outcome = await deliverOnce(worker, messageOf(worker, action), action.deliveryId);
+  const outcome = await deliverOnce(
+    worker,
+    actionMessage(worker.schedulePolicy.grouping.mode, action, [...worker.firing.values()]),
+    action.deliveryId,
+  );
   const facts = {
     nowMs: options.nowMs(),
     consecutiveFailures: health.consecutiveFailures,
@@ -342,55 +347,16 @@ async function attempt(
   updateGauge(worker);
 }
 
-/** The message an action sends: the firing alerts, a batch (Alertmanager), one transition, or a group's notification. */
-function messageOf(worker: Worker, action: SendAction<Entry> | RefreshAction): AnyMessage {
-  if (action.kind === "refresh") return { kind: "refresh", alerts: [...worker.firing.values()] };
-  const { notification } = action;
-  const events = notification.entries.map((entry) => entry.payload);
-  switch (worker.schedulePolicy.grouping.mode.kind) {
-    case "batch":
-      return { kind: "batch", events };
-    case "each":
-      return { kind: "alert", event: (notification.entries[0] as Entry).payload };
-    case "group":
-      return groupMessageOf(notification, events);
-  }
-}
-
-/** A group notification as the renderers take it. */
-function groupMessageOf(notification: GroupNotification<Entry>, events: readonly AlertEvent[]): AnyMessage {
-  const { key, labels, status, alerts, repeat } = notification;
-  const commonLabels = commonLabelsOf(alerts.map((listed) => listed.alert));
-  return { kind: "group", key, labels, commonLabels, status, alerts, events, repeat };
-}
-
-/** Render and deliver `message`; a finished attempt is timed, counted and recorded in the sink's health. */
+/** Send `message` under `deliveryId`; a finished attempt is recorded in the sink's health. */
 async function deliverOnce(
   worker: Worker,
   message: AnyMessage,
   deliveryId: string,
 ): Promise<DeliveryOutcome> {
-  const { options, labels } = worker;
-  const { nowMs, metrics } = options;
-  const rendered = renderFor(options.sink, message, {
-    nowMs: nowMs(),
-    deliveryId,
-    ...(options.generatorUrl === undefined ? {} : { generatorUrl: options.generatorUrl }),
-  });
-  const startedAtMs = nowMs();
-  const outcome = await deliver({
-    dispatcher: options.dispatcher,
-    url: worker.url,
-    rendered,
-    timeoutMs: options.sink.timeoutMs,
-    timers: options.timers,
-    nowMs,
-    stopSignal: worker.stopController.signal,
-  });
-  if (outcome.kind === "aborted") return outcome;
-  metrics.sinkDeliveryDuration.observe(labels, (nowMs() - startedAtMs) / 1000);
-  metrics.sinkDeliveries.inc({ ...labels, outcome: outcomeLabel(outcome) });
-  worker.health.record(outcome);
+  const { options } = worker;
+  const target = { sink: options.sink, url: worker.url, stopSignal: worker.stopController.signal };
+  const outcome = await sendMessage(options, target, message, deliveryId);
+  if (outcome.kind !== "aborted") worker.health.record(outcome);
   return outcome;
 }
 
