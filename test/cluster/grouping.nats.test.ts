@@ -4,13 +4,13 @@
 // again nor lose its resolve (the group state is in NATS KV, not in a member).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { syntheticPairIds } from "../../src/simulator/synthetic-pairs.js";
-import { ensureBuilt, killAllDaemons, startDaemon, startSimulatorProcess } from "../e2e/daemon.js";
-import { makeWorkDir, removeWorkDirs, writeConfig } from "../e2e/fixtures.js";
+import { ensureBuilt, killAllDaemons, startSimulatorProcess } from "../e2e/daemon.js";
+import { makeWorkDir, removeWorkDirs } from "../e2e/fixtures.js";
 import { startWebhookReceiver, type WebhookReceiver } from "../e2e/webhook-receiver.js";
-import { memberConfig } from "./member-config.js";
+import { startClusterMember } from "./member-config.js";
 import { natsServerAvailable, startNats, type NatsCluster } from "./nats.js";
 import { sleep, waitUntil } from "./wait.js";
-import { startCountingProxy, type CountingProxy } from "./proxy.js";
+import type { CountingProxy } from "./proxy.js";
 
 const PAIRS = syntheticPairIds(12);
 const LEASE_MS = 3_000;
@@ -83,9 +83,6 @@ describe.skipIf(!available)("cluster grouping (nats-server, 3 daemons, one group
   async function startMember(
     id: string,
   ): Promise<{ proxy: CountingProxy; signal: (s: NodeJS.Signals) => void }> {
-    const proxy = await startCountingProxy(simulatorUrl);
-    proxies.push(proxy);
-    const work = makeWorkDir();
     const sink = {
       kind: "webhook",
       name: "grouped",
@@ -98,13 +95,14 @@ describe.skipIf(!available)("cluster grouping (nats-server, 3 daemons, one group
       repeatIntervalMs: 0,
       timeoutMs: 1_500,
     };
-    const rules = [{ kind: "upstream_error", threshold: 3 }];
-    const options = { id, upstreamUrl: proxy.url, natsUrls: nats.urls, pairs: PAIRS, periodMs: PERIOD_MS };
-    writeConfig(work, memberConfig(work, { ...options, leaseMs: LEASE_MS, rules, sinks: [sink] }));
-    const daemon = await startDaemon(work.configFile, {
-      cwd: work.dir,
-      simulatorUrl: proxy.url,
-      timeoutMs: 20_000,
+    const { proxy, daemon } = await startClusterMember(simulatorUrl, proxies, {
+      id,
+      natsUrls: nats.urls,
+      pairs: PAIRS,
+      periodMs: PERIOD_MS,
+      leaseMs: LEASE_MS,
+      rules: [{ kind: "upstream_error", threshold: 3 }],
+      sinks: [sink],
     });
     return { proxy, signal: (s) => daemon.signal(s) };
   }

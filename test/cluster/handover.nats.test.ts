@@ -16,6 +16,7 @@ import { makeWorkDir, removeWorkDirs } from "../e2e/fixtures.js";
 import { startWebhookReceiver, type WebhookReceiver } from "../e2e/webhook-receiver.js";
 import { startClusterMember } from "./member-config.js";
 import { natsServerAvailable, startNats, type NatsCluster } from "./nats.js";
+import { sleep, waitUntil } from "./wait.js";
 import type { CountingProxy } from "./proxy.js";
 
 const PAIRS = syntheticPairIds(12);
@@ -33,8 +34,6 @@ interface Member {
   readonly configFile: string;
   readonly dir: string;
 }
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The member that polled `pair` most recently (within the last `windowMs`), if any. */
 function pollerOf(members: readonly Member[], pair: string, windowMs: number): Member | undefined {
@@ -59,14 +58,6 @@ function published(member: Member, fingerprint: string): AlertPayload[] {
     const alert = line["event"] === "alert" ? (line["alert"] as AlertPayload | undefined) : undefined;
     return alert?.fingerprint === fingerprint ? [alert] : [];
   });
-}
-
-async function waitUntil(what: string, done: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!done()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(100);
-  }
 }
 
 describe.skipIf(!available)("cluster alert handover (nats-server, 3 daemons, kill -9)", () => {

@@ -7,6 +7,7 @@ import { ensureBuilt, killAllDaemons, startSimulatorProcess, type RunningDaemon 
 import { makeWorkDir, removeWorkDirs } from "../e2e/fixtures.js";
 import { startClusterMember } from "./member-config.js";
 import { natsServerAvailable, startNats, type NatsCluster } from "./nats.js";
+import { sleep } from "./wait.js";
 import type { CountingProxy } from "./proxy.js";
 
 const PAIRS = syntheticPairIds(60);
@@ -22,8 +23,6 @@ interface Member {
   readonly proxy: CountingProxy;
   readonly daemon: RunningDaemon;
 }
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** pair → ids of the members that requested it at or after `sinceMs`. */
 function pollersSince(members: readonly Member[], sinceMs: number): Map<string, Set<string>> {

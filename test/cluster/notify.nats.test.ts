@@ -12,6 +12,7 @@ import { makeWorkDir, postFault, removeWorkDirs } from "../e2e/fixtures.js";
 import { startWebhookReceiver, type Delivery, type WebhookReceiver } from "../e2e/webhook-receiver.js";
 import { startClusterMember } from "./member-config.js";
 import { natsServerAvailable, startNats, type NatsCluster } from "./nats.js";
+import { sleep, waitUntil } from "./wait.js";
 import type { CountingProxy } from "./proxy.js";
 
 const PAIRS = syntheticPairIds(9);
@@ -27,16 +28,6 @@ const available = natsServerAvailable();
 interface Member {
   readonly proxy: CountingProxy;
   readonly daemon: RunningDaemon;
-}
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function waitUntil(what: string, done: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!done()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(50);
-  }
 }
 
 /** The member that polled `pair` within the last `windowMs`, if any. */
