@@ -614,6 +614,9 @@ function startPipeline(
   const cluster = createClusterMode({
     ...deps,
     lastSeq: () => hub.lastSeq(),
+    journaledAfter: (seq) =>
+      hub.replay(seq).events.flatMap((event) => (event.type === "alert" ? [event.alert] : [])),
+    unpublished: () => app.clusterJournal?.unpublished() ?? false,
     logger: app.log("cluster"),
     config: config.cluster,
     monitors: () => app.config.monitors,

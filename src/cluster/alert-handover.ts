@@ -1,9 +1,10 @@
 // Alert state moves with a cluster target: the owner checkpoints each key's alerts to KV, a new owner adopts them before its first poll.
 import type { Logger } from "pino";
-import { alertStateByKey, NO_ALERTS } from "../domain/alert-handover.js";
+import { alertStateByKey, NO_ALERTS, reconcileWithJournal } from "../domain/alert-handover.js";
+import type { AlertPayload } from "../domain/events.js";
 import { exportAlertState, type PersistedAlertState } from "../domain/monitor.js";
 import type { MonitorRunner } from "../pipeline/monitor-runner.js";
-import { checkpointJson, parseCheckpointJson } from "../state/alert-checkpoint.js";
+import { checkpointJson, parseCheckpointJson, type AlertCheckpoint } from "../state/alert-checkpoint.js";
 import type { AlertBucket } from "./alert-bucket.js";
 import type { ClusterMember } from "./member.js";
 
@@ -15,6 +16,10 @@ export interface AlertHandoverDeps {
   readonly keyOfTarget: () => (targetId: string) => string | undefined;
   /** The journal's last seq, recorded in each checkpoint as the file checkpoint does. */
   readonly lastSeq: () => number;
+  /** The alert transitions the journal holds after `seq`, in seq order (what a checkpoint may lag behind). */
+  readonly journaledAfter: (seq: number) => readonly AlertPayload[];
+  /** Whether events this member published still wait for the cluster's log to take them (a checkpoint waits too). */
+  readonly unpublished: () => boolean;
   readonly nowMs: () => number;
   readonly logger: Logger;
   /** Re-apply the runner's ownership filter (`owns` changed). */
@@ -52,6 +57,8 @@ interface HandoverState {
 
 /** How often a pass runs without being asked: pending alerts change without a transition, a failed claim is retried. */
 const PASS_INTERVAL_MS = 1_000;
+/** How soon a checkpoint held back by events still on their way to the log is tried again. */
+const UNPUBLISHED_RETRY_MS = 100;
 
 /** Create the handover; nothing is adopted until `attach` and the member's first ownership. */
 export function createAlertHandover(deps: AlertHandoverDeps): AlertHandover {
@@ -163,22 +170,29 @@ async function claim(
   key: string,
 ): Promise<{ key: string; alerts: PersistedAlertState; revision: number } | null> {
   const read = await bucket.read(key);
-  const alerts = read.text === null ? NO_ALERTS : parsedOrNone(state, key, read.text);
+  const checkpoint = read.text === null ? null : parsedOrNone(state, key, read.text);
+  // the log may hold transitions the checkpoint missed (its owner died between publishing and checkpointing)
+  const alerts = reconcileWithJournal(
+    checkpoint?.engine ?? NO_ALERTS,
+    state.deps.journaledAfter(checkpoint?.lastSeq ?? 0),
+    key,
+    state.deps.keyOfTarget(),
+  );
   const revision = await bucket.write(key, recordText(state, alerts), read.revision);
   if (revision === null)
     state.deps.logger.warn({ key }, "cluster: alert state changed while claimed; retrying");
   return revision === null ? null : { key, alerts, revision };
 }
 
-function parsedOrNone(state: HandoverState, key: string, text: string): PersistedAlertState {
+function parsedOrNone(state: HandoverState, key: string, text: string): AlertCheckpoint | null {
   try {
-    return parseCheckpointJson(text).engine;
+    return parseCheckpointJson(text);
   } catch (error) {
     state.deps.logger.error(
       { key, err: error },
-      "cluster: alert state in NATS is invalid: starting it clean",
+      "cluster: alert state in NATS is invalid: starting it from the journal",
     );
-    return NO_ALERTS;
+    return null;
   }
 }
 
@@ -187,6 +201,12 @@ async function checkpointChanged(state: HandoverState, runner: MonitorRunner): P
   const { deps } = state;
   const bucket = deps.member.alertBucket();
   if (bucket === undefined || !deps.member.leaseValid()) return;
+  // a checkpoint never runs ahead of the log: killed with an event still queued, neither holds the transition
+  // (the new owner's engine decides it again) rather than the checkpoint alone (it would never be announced)
+  if (deps.unpublished()) {
+    setTimeout(() => request(state), UNPUBLISHED_RETRY_MS).unref();
+    return;
+  }
   const alertsOf = snapshot(state, runner);
   const changed = [...state.held].flatMap(([key, held]) => {
     const alerts = alertsOf(key);

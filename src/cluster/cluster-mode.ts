@@ -4,6 +4,7 @@ import type { Logger } from "pino";
 import type { Registry } from "prom-client";
 import type { ClusterConfig, MonitorsConfig } from "../config/types.js";
 import type { Readiness } from "../domain/readiness.js";
+import type { AlertPayload } from "../domain/events.js";
 import type { TargetSpec } from "../domain/types.js";
 import type { EventHub } from "../pipeline/event-hub.js";
 import type { MonitorRunner } from "../pipeline/monitor-runner.js";
@@ -29,6 +30,10 @@ export interface ClusterModeDeps {
   readonly random: () => number;
   /** The journal's last seq (recorded in each alert checkpoint). */
   readonly lastSeq: () => number;
+  /** The alert transitions the journal holds after a seq (a new owner brings a lagging checkpoint up to them). */
+  readonly journaledAfter: (seq: number) => readonly AlertPayload[];
+  /** Whether this member's events still wait for the cluster's log (checkpoints wait for them). */
+  readonly unpublished: () => boolean;
   /** The hash of the configuration in force (the shared config generation). */
   readonly configHash: () => string;
   /** The daemon alerts this process published (it re-announces only those when a silence changes). */
@@ -83,6 +88,8 @@ export function createClusterMode(deps: ClusterModeDeps): ClusterMode | undefine
     memberId,
     keyOfTarget: () => targetKeys(deps.monitors()),
     lastSeq: deps.lastSeq,
+    journaledAfter: deps.journaledAfter,
+    unpublished: deps.unpublished,
     nowMs: deps.nowMs,
     logger,
     restrict: () => runner?.restrict(owns),

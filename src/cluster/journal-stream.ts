@@ -48,6 +48,8 @@ export interface ClusterJournal {
   readonly journal: Journal;
   /** The hub's `forward`: queue an event for the stream (alerts dropped while fenced). */
   forward(event: UnnumberedEvent): void;
+  /** Whether events this member queued are not yet taken by the stream. */
+  unpublished(): boolean;
   /** `source` with only the journaled events this process published (what its own sinks notify, as before). */
   own(source: EventSource): EventSource;
   /** Connect, create the stream if needed, publish what is queued and feed the stream into `hub`. */
@@ -115,6 +117,7 @@ export function createClusterJournal(deps: ClusterJournalDeps): ClusterJournal |
   return {
     journal,
     forward: (event) => publisher.enqueue(event),
+    unpublished: () => publisher.queued() > 0,
     own: (source) => ownEvents(source, ownSeqs),
     start(hub) {
       run(hub).catch((error: unknown) => deps.logger.error({ err: error }, "cluster journal stopped"));
@@ -139,6 +142,8 @@ function ownEvents(source: EventSource, ownSeqs: ReadonlySet<number>): EventSour
 /** The ordered queue of this member's events on their way to the stream, one publish in flight at a time. */
 interface Publisher {
   enqueue(event: UnnumberedEvent): void;
+  /** Events queued or in flight (one leaves the queue once the stream acknowledged it). */
+  queued(): number;
   attach(js: JetStreamClient): void;
   /** Resolves once the queue is empty and `deliveredSeq` reached the last acknowledged publish, or after `waitMs`. */
   flush(waitMs: number, deliveredSeq: () => number): Promise<void>;
@@ -197,6 +202,7 @@ function createPublisher(
       }
       void pump();
     },
+    queued: () => queue.length,
     attach(client) {
       js = client;
       void pump();

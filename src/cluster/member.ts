@@ -83,12 +83,18 @@ interface MemberState {
   /** When the read behind `seen` started, and when the current lease was first taken (ms). */
   seenAtMs: number;
   leaseSinceMs: number;
+  /** When the latest view that was current on arrival was read (ms): the lease is renewed within a lease of it. */
+  confirmedAtMs: number;
   previousMembers: readonly string[];
   ownership: Ownership;
   /** Why each failing task fails (empty when NATS answers). */
   readonly errors: Map<TaskName, string>;
   readonly running: Set<TaskName>;
   timer: NodeJS.Timeout | undefined;
+  /** The keys it owned when its view went stale (its lease valid since): taken back at once by a current view. */
+  suspended: ReadonlySet<string>;
+  /** Fires when the view gets too old to confirm what this member owns (re-armed by each scan). */
+  staleTimer: NodeJS.Timeout | undefined;
   stopped: boolean;
 }
 
@@ -107,11 +113,14 @@ export function createClusterMember(deps: ClusterMemberDeps): ClusterMember {
     seen: [],
     seenAtMs: Number.NEGATIVE_INFINITY,
     leaseSinceMs: Number.POSITIVE_INFINITY,
+    confirmedAtMs: Number.NEGATIVE_INFINITY,
     previousMembers: [],
     ownership: NO_OWNERSHIP,
     errors: new Map(),
     running: new Set(),
     timer: undefined,
+    suspended: new Set(),
+    staleTimer: undefined,
     stopped: false,
   };
   return {
@@ -149,13 +158,51 @@ function onTick(state: MemberState): void {
     });
     return;
   }
-  if (state.revision === null || deps.nowMs() - state.lastRenewAtMs >= state.renewIntervalMs)
-    runTask(state, "renew", () => renew(state, store));
+  const renewDue = state.revision === null || deps.nowMs() - state.lastRenewAtMs >= state.renewIntervalMs;
+  const withheld = renewDue ? leaseWithheld(state) : null;
+  if (renewDue && withheld === null) runTask(state, "renew", () => renew(state, store));
+  else if (withheld !== null && Number.isFinite(state.seenAtMs)) setError(state, "renew", withheld);
   runTask(state, "list", async () => {
     const readAtMs = deps.nowMs();
     state.seen = await dropExpired(state, store, await store.list());
     state.seenAtMs = readAtMs;
+    if (viewCurrent(state)) state.confirmedAtMs = readAtMs;
+    armStaleTimer(state);
   });
+}
+
+/**
+ * Why this member must not renew (or take) its lease now, or null. A member without a current view owns
+ * nothing; one that has had none for a whole lease must not hold a share either: it lets its lease lapse, and
+ * the others take its keys as a dead member's. It takes a new lease only with a current view.
+ */
+function leaseWithheld(state: MemberState): string | null {
+  if (state.revision === null)
+    return viewCurrent(state) ? null : "the membership view is not current: not taking a lease";
+  const { leaseMs } = state.deps.config;
+  return state.deps.nowMs() - state.confirmedAtMs <= leaseMs
+    ? null
+    : `membership not confirmed for ${leaseMs} ms: letting the lease lapse`;
+}
+
+/**
+ * Whether the membership view is recent enough to act on. A member that joins takes a key from a live owner
+ * only a renew interval plus a scan after its record exists, so a view read less than that ago (less half a scan,
+ * the margin for a poll in flight) shows every member that may already poll; an older view confirms nothing.
+ */
+function viewCurrent(state: MemberState): boolean {
+  return state.deps.nowMs() - state.seenAtMs <= viewLimitMs(state);
+}
+
+const viewLimitMs = (state: MemberState): number => state.renewIntervalMs + Math.floor(state.tickMs / 2);
+
+/** Recompute ownership the moment the latest view stops being current (not at the next tick: a tick's margin). */
+function armStaleTimer(state: MemberState): void {
+  clearTimeout(state.staleTimer);
+  if (state.stopped) return;
+  const untilStaleMs = state.seenAtMs + viewLimitMs(state) + 1 - state.deps.nowMs();
+  state.staleTimer = setTimeout(() => applyOwnership(state), Math.max(0, untilStaleMs));
+  state.staleTimer.unref();
 }
 
 /** Run a task unless it is running; a failure (or no answer within half a lease) is recorded, a success clears it. */
@@ -248,12 +295,20 @@ function applyOwnership(state: MemberState): void {
     .filter((lease) => lease.memberId !== deps.memberId && lease.expiresAtMs > nowMs)
     .map((lease) => lease.memberId);
   const members = leaseValid(state) ? [...others, deps.memberId] : others;
-  // a view read before this lease began (a member back from SIGSTOP) or long ago shows the others' records
-  // as expired when they are not: it may only shrink what this member owns, never grow it
-  const fresh = state.seenAtMs >= state.leaseSinceMs && nowMs - state.seenAtMs <= state.renewIntervalMs;
-  const keys = fresh ? deps.keys() : deps.keys().filter((key) => state.ownership.owned.has(key));
-  const next = nextOwnership(state.ownership, {
-    keys,
+  // a view read before this lease began (a member back from SIGSTOP) shows the others' records as expired when
+  // they are not; an older one (a slow or failing scan) may miss a member that has joined and, after its
+  // handover wait, polls some of these keys: with either, this member owns nothing
+  const fresh = state.seenAtMs >= state.leaseSinceMs && viewCurrent(state);
+  if (!leaseValid(state)) state.suspended = new Set();
+  else if (!fresh && state.ownership.owned.size > 0) state.suspended = state.ownership.owned;
+  // what it owned before its view went stale, under the same lease, nobody else took (the others saw it live):
+  // a current view that still gives it those keys gives them back at once, without a handover wait
+  const current = fresh
+    ? { ...state.ownership, owned: new Set([...state.ownership.owned, ...state.suspended]) }
+    : state.ownership;
+  if (fresh) state.suspended = new Set();
+  const next = nextOwnership(current, {
+    keys: fresh ? deps.keys() : [],
     members,
     previousMembers: state.previousMembers,
     me: deps.memberId,
@@ -275,6 +330,7 @@ function applyOwnership(state: MemberState): void {
 function loseLease(state: MemberState, reason: string): void {
   state.revision = null;
   state.leaseUntilMs = 0;
+  state.suspended = new Set();
   state.deps.metrics.leasesLost.inc();
   state.deps.logger.error(
     { memberId: state.deps.memberId },
@@ -300,6 +356,7 @@ function setError(state: MemberState, task: TaskName, message: string | null, er
 async function stopMember(state: MemberState): Promise<void> {
   state.stopped = true;
   clearInterval(state.timer);
+  clearTimeout(state.staleTimer);
   const { store, revision } = state;
   state.store = undefined;
   if (store === undefined) return;

@@ -1,5 +1,12 @@
 // Which alerts move with a cluster target: the persisted alert state split by ownership key (pure).
-import type { PersistedAlert, PersistedAlertState } from "./alert-persistence.js";
+import {
+  exportEngine,
+  importEngine,
+  restoreEngine,
+  type PersistedAlert,
+  type PersistedAlertState,
+} from "./alert-persistence.js";
+import type { AlertPayload } from "./events.js";
 
 /**
  * The persisted alerts of each ownership key: an alert belongs to a key when every target it was computed from
@@ -23,6 +30,27 @@ export function alertStateByKey(
 
 /** No alerts: what a key with nothing pending or firing checkpoints. */
 export const NO_ALERTS: PersistedAlertState = { version: 1, alerts: [] };
+
+/**
+ * A key's checkpoint brought up to what the cluster's log announced after it: `laterAlerts` are the alert
+ * transitions journaled after the checkpoint's seq, in seq order (any key's). Those of this key's targets are
+ * applied (a firing one becomes or refreshes a firing alert, a resolved one drops it), so a transition its owner
+ * published but had not checkpointed when it died is neither announced again nor resolved twice.
+ */
+export function reconcileWithJournal(
+  checkpoint: PersistedAlertState,
+  laterAlerts: readonly AlertPayload[],
+  key: string,
+  keyOfTarget: (targetId: string) => string | undefined,
+): PersistedAlertState {
+  const mine = new Set(checkpoint.alerts.map((alert) => alert.fingerprint));
+  const engine = importEngine(checkpoint);
+  restoreEngine(engine, laterAlerts);
+  const alerts = exportEngine(engine).alerts.filter(
+    (alert) => mine.has(alert.fingerprint) || keyOfAlert(alert, keyOfTarget) === key,
+  );
+  return { version: 1, alerts };
+}
 
 function keyOfAlert(
   alert: PersistedAlert,

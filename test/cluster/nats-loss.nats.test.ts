@@ -64,7 +64,8 @@ describe.skipIf(!available)("a member losing NATS (nats-server)", () => {
     await node.kill();
     const fencedAfterMs = await waitFor(
       "the fence to shut",
-      () => !member.leaseValid() && owned.size === 0,
+      // its pollers stop first (a view it cannot refresh); the lease is counted lost at the tick after it expired
+      () => !member.leaseValid() && owned.size === 0 && member.status().leaseRevision === null,
       2 * LEASE_MS,
     );
     expect(fencedAfterMs).toBeLessThanOrEqual(LEASE_MS + 500);
@@ -115,7 +116,7 @@ describe.skipIf(!available)("a member on a 3-node NATS cluster (nats-server ×3,
     await nats.close();
   });
 
-  it("keeps its lease and its targets while one NATS node is killed", async () => {
+  it("keeps its lease while one NATS node is killed, pauses its targets only while it cannot read the membership", async () => {
     // the cluster elects its JetStream leader first: allow it a while to create the replicated bucket
     await waitFor("the first lease", () => owned.size === 3 && member.leaseValid(), 30_000);
     const [first] = nats.nodes;
@@ -123,13 +124,18 @@ describe.skipIf(!available)("a member on a 3-node NATS cluster (nats-server ×3,
     await first.kill();
     const untilMs = Date.now() + 1.5 * leaseMs;
     let lapses = 0;
+    let pausedMs = 0;
     while (Date.now() < untilMs) {
-      if (!member.leaseValid() || owned.size !== 3) lapses += 1;
+      if (!member.leaseValid()) lapses += 1;
+      // a view it cannot refresh could miss a join: it polls nothing until it reads the membership again
+      if (owned.size !== 3) pausedMs += 50;
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
+    console.info(`targets paused about ${pausedMs} ms while a NATS node was killed (lease ${leaseMs} ms)`);
     expect(lapses).toBe(0);
     expect((await metrics.leasesLost.get()).values[0]?.value ?? 0).toBe(0);
     // a membership read may time out while the killed node's streams elect new leaders: it clears by itself
     await waitFor("membership reads to answer again", () => member.status().error === null, 2 * leaseMs);
+    await waitFor("its targets back", () => owned.size === 3, 2 * leaseMs);
   });
 });

@@ -1,0 +1,158 @@
+// The handover's shell with the log: a member adopting a key applies the transitions journaled after the key's
+// checkpoint, and holds its own checkpoint back while its events still wait for the log.
+import { pino } from "pino";
+import { describe, expect, it } from "vitest";
+import type { AlertBucket } from "../../src/cluster/alert-bucket.js";
+import { createAlertHandover } from "../../src/cluster/alert-handover.js";
+import type { ClusterMember } from "../../src/cluster/member.js";
+import { NO_ALERTS } from "../../src/domain/alert-handover.js";
+import type { AlertPayload } from "../../src/domain/events.js";
+import {
+  adoptAlertState,
+  createMonitorState,
+  exportAlertState,
+  type MonitorState,
+  type PersistedAlertState,
+} from "../../src/domain/monitor.js";
+import type { MonitorRunner } from "../../src/pipeline/monitor-runner.js";
+import { checkpointJson, parseCheckpointJson } from "../../src/state/alert-checkpoint.js";
+import { BTC_OFF, rule, timeline } from "../domain/helpers.js";
+
+const rules = [rule("upstream_error", {}, { threshold: 2 })];
+const KEY = "pair:BTC/USD";
+const keyOf = (targetId: string): string | undefined => (targetId === BTC_OFF.id ? KEY : undefined);
+
+/** An in-memory alert bucket with compare-and-set on revisions, as the KV bucket has. */
+function memoryBucket(): AlertBucket & { readonly records: Map<string, { text: string; revision: number }> } {
+  const records = new Map<string, { text: string; revision: number }>();
+  let revision = 0;
+  return {
+    records,
+    read: (key) => {
+      const record = records.get(key);
+      return Promise.resolve({ text: record?.text ?? null, revision: record?.revision ?? 0 });
+    },
+    write: (key, text, expected) => {
+      if ((records.get(key)?.revision ?? 0) !== expected) return Promise.resolve(null);
+      revision += 1;
+      records.set(key, { text, revision });
+      return Promise.resolve(revision);
+    },
+  };
+}
+
+/** A member that owns `KEY` with a valid lease over `bucket`. */
+function owningMember(bucket: AlertBucket): ClusterMember {
+  return {
+    start: () => undefined,
+    stop: () => Promise.resolve(),
+    leaseValid: () => true,
+    owns: (key) => key === KEY,
+    ownedKeys: () => new Set([KEY]),
+    alertBucket: () => bucket,
+    sharedBuckets: () => undefined,
+    status: () => ({
+      memberId: "m2",
+      leaseRevision: 7,
+      leaseExpiresAtMs: 0,
+      members: [],
+      ownedKeys: 1,
+      pendingKeys: 0,
+      error: null,
+    }),
+    refresh: () => undefined,
+  };
+}
+
+/** A runner recording what it adopted into its engine `engine` (only what the handover uses of a runner). */
+function recordingRunner(engine: () => MonitorState, adopted: PersistedAlertState[]): MonitorRunner {
+  const runner: Partial<MonitorRunner> = {
+    adopt: (persisted) => {
+      adopted.push(persisted);
+      adoptAlertState(engine(), persisted);
+    },
+    release: () => undefined,
+    state: engine,
+  };
+  // the handover uses only adopt, release and state
+  return runner as MonitorRunner;
+}
+
+const settle = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The alerts of `KEY`'s record in `bucket`, as `rule:status`. */
+function recorded(bucket: ReturnType<typeof memoryBucket>): string[] {
+  const text = bucket.records.get(KEY)?.text;
+  if (text === undefined) return [];
+  return parseCheckpointJson(text).engine.alerts.map((a) => `${a.rule}:${a.status}`);
+}
+
+/** A handover of `KEY` over `bucket`, the log holding `journal` and its events waiting while `unpublished()`. */
+function handoverOver(
+  bucket: AlertBucket,
+  journal: readonly { readonly seq: number; readonly alert: AlertPayload }[],
+  unpublished: () => boolean,
+) {
+  return createAlertHandover({
+    member: owningMember(bucket),
+    memberId: "m2",
+    keyOfTarget: () => keyOf,
+    lastSeq: () => 5,
+    journaledAfter: (seq) => journal.filter((e) => e.seq > seq).map((e) => e.alert),
+    unpublished,
+    nowMs: () => 0,
+    logger: pino({ level: "silent" }),
+    restrict: () => undefined,
+  });
+}
+
+/** upstream_error firing on BTC/USD: the engine, and the transition it published. */
+function fired() {
+  const { state, transitions } = timeline(rules, [
+    [0, "fail"],
+    [1000, "fail"],
+  ]);
+  expect(transitions.map((a) => a.reason)).toEqual(["first"]);
+  return { state, transitions };
+}
+
+describe("the alert handover with the cluster's log", () => {
+  it("adopts a firing alert the log has but the checkpoint missed, and writes it as its own", async () => {
+    const bucket = memoryBucket();
+    // the old owner checkpointed at seq 4 (nothing firing), then published the firing at seq 5 and died
+    await bucket.write(KEY, checkpointJson({ lastSeq: 4, engine: NO_ALERTS }, 0), 0);
+    const journal = fired().transitions.map((alert) => ({ seq: 5, alert }));
+    const adopted: PersistedAlertState[] = [];
+    const handover = handoverOver(bucket, journal, () => false);
+    const engine = createMonitorState();
+    handover.attach(recordingRunner(() => engine, adopted));
+    await settle(50);
+    await handover.stop();
+    expect(adopted.flatMap((s) => s.alerts.map((a) => `${a.rule}:${a.status}`))).toEqual([
+      "upstream_error:firing",
+    ]);
+    expect(recorded(bucket)).toEqual(["upstream_error:firing"]);
+  });
+
+  it("writes no checkpoint ahead of the log: a transition waits until its event was taken", async () => {
+    const bucket = memoryBucket();
+    let engine = createMonitorState();
+    let unpublished = false;
+    const handover = handoverOver(bucket, [], () => unpublished);
+    handover.attach(recordingRunner(() => engine, []));
+    await settle(50);
+    expect(recorded(bucket)).toEqual([]);
+    // the engine fires; its event is still queued for the log: the checkpoint keeps the previous state
+    engine = fired().state;
+    unpublished = true;
+    handover.request();
+    await settle(300);
+    expect(recorded(bucket)).toEqual([]);
+    // the log took it: the next pass (retried within 100 ms) writes the firing alert
+    unpublished = false;
+    await settle(300);
+    await handover.stop();
+    expect(recorded(bucket)).toEqual(["upstream_error:firing"]);
+    expect(exportAlertState(engine).alerts).toHaveLength(1);
+  });
+});

@@ -1,0 +1,170 @@
+// A member whose membership reads are slow (a throttled view) while two members join: no target is polled by
+// two members at once, and none is left unpolled for longer than the documented bound (about two leases).
+import { pino } from "pino";
+import { Registry } from "prom-client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openLeaseStore, type LeaseStore } from "../../src/cluster/lease-store.js";
+import { createClusterMember, type ClusterMember } from "../../src/cluster/member.js";
+import { createClusterMetrics } from "../../src/cluster/metrics.js";
+import { natsServerAvailable, startNats, type NatsCluster } from "./nats.js";
+
+const LEASE_MS = 3_000;
+const RENEW_INTERVAL_MS = LEASE_MS / 3;
+const TICK_MS = Math.min(1_000, LEASE_MS / 4);
+const POLL_PERIOD_MS = 200;
+/** How old a view may be for a member to act on it (member.ts): a renew interval plus half a scan. */
+const VIEW_LIMIT_MS = RENEW_INTERVAL_MS + TICK_MS / 2;
+/** How long each throttled membership read answers after it was made (longer than a lease). */
+const THROTTLE_MS = 4_000;
+const KEYS = Array.from({ length: 30 }, (_, i) => `PAIR${i}/USD`);
+const available = natsServerAvailable();
+
+/** One poll of one key by one member, as the (shared, in-process) upstream saw it. */
+interface Poll {
+  readonly memberId: string;
+  readonly key: string;
+  readonly atMs: number;
+}
+
+/** A member with a poller that polls every owned key each period, fenced by its lease like the daemon's client. */
+interface PollingMember {
+  readonly member: ClusterMember;
+  stop(): Promise<void>;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function waitFor(what: string, condition: () => boolean, timeoutMs: number): Promise<void> {
+  const deadlineMs = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadlineMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(50);
+  }
+}
+
+/** The store with each `list()` answered `THROTTLE_MS` after it read, while `throttled()` (a slow NATS). */
+function throttledStore(store: LeaseStore, throttled: () => boolean): LeaseStore {
+  return Object.assign(Object.create(store) as LeaseStore, {
+    async list() {
+      const leases = await store.list();
+      if (throttled()) await sleep(THROTTLE_MS);
+      return leases;
+    },
+  });
+}
+
+/** Per key, the members in the order they polled it, consecutive repeats collapsed (A,A,B,B → A,B). */
+function pollerRuns(polls: readonly Poll[]): Map<string, string[]> {
+  const runs = new Map<string, string[]>();
+  for (const poll of [...polls].sort((a, b) => a.atMs - b.atMs)) {
+    const run = runs.get(poll.key) ?? [];
+    if (run.at(-1) !== poll.memberId) run.push(poll.memberId);
+    runs.set(poll.key, run);
+  }
+  return runs;
+}
+
+/** The longest time any key went unpolled between `fromMs` and `toMs`. */
+function longestGapMs(polls: readonly Poll[], fromMs: number, toMs: number): number {
+  let longest = 0;
+  for (const key of KEYS) {
+    const times = polls.filter((p) => p.key === key && p.atMs >= fromMs).map((p) => p.atMs);
+    const edges = [fromMs, ...times.sort((a, b) => a - b), toMs];
+    for (let i = 1; i < edges.length; i += 1)
+      longest = Math.max(longest, (edges[i] ?? 0) - (edges[i - 1] ?? 0));
+  }
+  return longest;
+}
+
+describe.skipIf(!available)(
+  "a member with a throttled membership view while others join (nats-server)",
+  () => {
+    let nats: NatsCluster;
+    const polls: Poll[] = [];
+    const running: PollingMember[] = [];
+    let throttled = false;
+
+    beforeAll(async () => {
+      nats = await startNats(1);
+    });
+    afterAll(async () => {
+      await Promise.all(running.map((m) => m.stop()));
+      await nats.close();
+    });
+
+    /** Start member `id`; its membership reads are throttled while `throttle` says so. */
+    function startMember(id: string, throttle: () => boolean): PollingMember {
+      const config = {
+        nats: { servers: nats.urls, user: "", password: "", token: "", replicas: 1 },
+        memberId: id,
+        leaseMs: LEASE_MS,
+        experimental: true,
+      };
+      const member = createClusterMember({
+        config,
+        memberId: id,
+        incarnation: `${id}-1`,
+        nowMs: Date.now,
+        logger: pino({ level: "silent" }),
+        metrics: createClusterMetrics(new Registry()),
+        keys: () => KEYS,
+        targetCount: (keys) => keys.size,
+        onOwnership: () => undefined,
+        openStore: async () =>
+          throttledStore(await openLeaseStore(config.nats, { name: id, timeoutMs: LEASE_MS / 4 }), throttle),
+      });
+      const poller = setInterval(() => {
+        const atMs = Date.now();
+        for (const key of member.ownedKeys())
+          if (member.leaseValid()) polls.push({ memberId: id, key, atMs });
+      }, POLL_PERIOD_MS);
+      member.start();
+      const polling = {
+        member,
+        async stop() {
+          clearInterval(poller);
+          await member.stop();
+        },
+      };
+      running.push(polling);
+      return polling;
+    }
+
+    it("stops polling what it cannot confirm, lets its lease lapse, and the joiners take every key once", async () => {
+      const old = startMember("old", () => throttled);
+      await waitFor(
+        "the first member to own every key",
+        () => old.member.ownedKeys().size === KEYS.length,
+        15_000,
+      );
+      await sleep(1_000);
+      throttled = true;
+      const joinedAtMs = Date.now();
+      startMember("j1", () => false);
+      startMember("j2", () => false);
+      await sleep(4 * LEASE_MS);
+      const endMs = Date.now();
+
+      // each key moved at most once (old → a joiner), never back and forth: no two members polled it at once
+      const runs = pollerRuns(polls.filter((p) => p.atMs >= joinedAtMs - 1_000));
+      const shared = [...runs].filter(([, run]) => run.length > 2 || (run.length === 2 && run[0] !== "old"));
+      expect(shared).toEqual([]);
+      // what the slow member still polled, it polled before the joiners' handover wait ended
+      const lastByOldMs = Math.max(...polls.filter((p) => p.memberId === "old").map((p) => p.atMs));
+      expect(lastByOldMs).toBeLessThan(joinedAtMs + RENEW_INTERVAL_MS + TICK_MS);
+      // the slow member let its lease lapse: the joiners poll every key
+      const lastRound = polls.filter((p) => p.atMs >= endMs - 2 * POLL_PERIOD_MS);
+      expect(new Set(lastRound.map((p) => p.key)).size).toBe(KEYS.length);
+      expect(lastRound.filter((p) => p.memberId === "old")).toEqual([]);
+      // no key waited longer than the bound: it stopped polling once its view was older than the limit, renewed
+      // its lease for at most a lease after its last current view, and the others took its keys a scan after
+      // the lease ran out (plus a poll period, and a second of slack for the loaded machine)
+      const gapMs = longestGapMs(polls, joinedAtMs, endMs);
+      console.info(
+        `longest unpolled gap of a key with a throttled member: ${gapMs} ms (lease ${LEASE_MS} ms)`,
+      );
+      const boundMs = 2 * LEASE_MS - VIEW_LIMIT_MS + TICK_MS + POLL_PERIOD_MS;
+      expect(gapMs).toBeLessThanOrEqual(boundMs + 1_000);
+    });
+  },
+);

@@ -1,0 +1,71 @@
+// A new owner brings a lagging alert checkpoint up to the cluster's log: a transition its owner published but had
+// not checkpointed when it died is neither announced again nor resolved twice.
+import { describe, expect, it } from "vitest";
+import { alertStateByKey, NO_ALERTS, reconcileWithJournal } from "../../src/domain/alert-handover.js";
+import { adoptAlertState, createMonitorState, exportAlertState } from "../../src/domain/monitor.js";
+import { BTC_OFF, ETH_OFF, rule, timeline } from "./helpers.js";
+
+const rules = [rule("upstream_error", {}, { threshold: 2 })];
+const BTC_KEY = "pair:BTC/USD";
+const keyOf = (targetId: string): string | undefined =>
+  targetId === BTC_OFF.id ? BTC_KEY : targetId === ETH_OFF.id ? "pair:ETH/USD" : undefined;
+
+/** The old owner: upstream_error fires on BTC/USD at 1000; the transitions it published, and its alert state. */
+function firedOnOldOwner() {
+  const fired = timeline(rules, [
+    [0, "fail"],
+    [1000, "fail"],
+  ]);
+  expect(fired.log).toEqual(["upstream_error:first@1000"]);
+  const checkpoint = alertStateByKey(exportAlertState(fired.state), keyOf).get(BTC_KEY);
+  if (checkpoint === undefined) throw new Error("nothing checkpointed");
+  return { published: fired.transitions, checkpoint, state: fired.state };
+}
+
+/** The new owner adopting `adopted`, then polling: still failing at 5000, recovered at 6000. */
+function newOwnerLog(adopted: Parameters<typeof adoptAlertState>[1]): string[] {
+  const owner = createMonitorState();
+  adoptAlertState(owner, adopted);
+  return timeline(
+    rules,
+    [
+      [5000, "fail"],
+      [6000, "fail"],
+      [7000, 9],
+    ],
+    owner,
+  ).log;
+}
+
+describe("a checkpoint reconciled with the journal (cluster handover)", () => {
+  it("carries on a firing alert that was published but not checkpointed: no second first, one resolve", () => {
+    const { published } = firedOnOldOwner();
+    // the checkpoint was written before the transition (nothing firing), then the owner died
+    const reconciled = reconcileWithJournal(NO_ALERTS, published, BTC_KEY, keyOf);
+    expect(reconciled.alerts.map((a) => `${a.rule}:${a.status}`)).toEqual(["upstream_error:firing"]);
+    expect(newOwnerLog(reconciled)).toEqual(["upstream_error:resolved@7000"]);
+    // what the stale checkpoint alone does: the same alert announced a second time
+    expect(newOwnerLog(NO_ALERTS)).toEqual(["upstream_error:first@6000", "upstream_error:resolved@7000"]);
+  });
+
+  it("drops a firing alert whose resolve was published but not checkpointed: no second resolve", () => {
+    const { checkpoint, state } = firedOnOldOwner();
+    const resolved = timeline(rules, [[2000, 9]], state);
+    expect(resolved.log).toEqual(["upstream_error:resolved@2000"]);
+    const reconciled = reconcileWithJournal(checkpoint, resolved.transitions, BTC_KEY, keyOf);
+    expect(reconciled.alerts).toEqual([]);
+    // the stale checkpoint alone: the new owner resolves it again once it sees the target healthy
+    const owner = createMonitorState();
+    adoptAlertState(owner, checkpoint);
+    expect(timeline(rules, [[5000, 9]], owner).log).toEqual(["upstream_error:resolved@5000"]);
+  });
+
+  it("keeps the checkpoint as it is when the journal has nothing newer of the key's targets", () => {
+    const { checkpoint, published } = firedOnOldOwner();
+    expect(reconcileWithJournal(checkpoint, [], BTC_KEY, keyOf)).toEqual(checkpoint);
+    // the same transitions again (already in the checkpoint: a checkpoint's seq lags what it holds)
+    expect(reconcileWithJournal(checkpoint, published, BTC_KEY, keyOf).alerts).toHaveLength(1);
+    // another key's transitions are not this key's
+    expect(reconcileWithJournal(NO_ALERTS, published, "pair:ETH/USD", keyOf)).toEqual(NO_ALERTS);
+  });
+});
