@@ -61,6 +61,8 @@ export interface Evaluator {
   evaluatePartners(monitor: MonitorData, offchain: TargetData, nowMs: number, out: AlertPayload[]): void;
   /** Resolve alerts whose rule is gone, step every alert in time, drop records that carry nothing. */
   sweep(monitor: MonitorData, nowMs: number, out: AlertPayload[]): void;
+  /** Drop what was resolved for a target no longer monitored (its slots hold its data between runs). */
+  forget(targetId: string): void;
 }
 
 /** One enabled rule that covers a target, with what is resolved once per (rule, target spec). */
@@ -74,6 +76,26 @@ interface RuleSlot {
   readonly ruleLabels: AlertLabels;
   /** Fingerprint of the target's own key (subkey ""): what the calm check of a one-key rule looks up. */
   readonly mainFingerprint: string;
+  /** What the detector reads, rewritten by each run of the slot (one object per slot, not one per observation). */
+  readonly context: SlotContext;
+}
+
+/**
+ * A slot's DetectContext: the rule's part is fixed, the target's data, the time and the related target are written
+ * before each run. Detectors read it during the call and keep none of it (they destructure it), so one object
+ * serves every run of the slot; runs never nest (a detector does not call the evaluator).
+ */
+class SlotContext implements DetectContext<RuleConfig> {
+  /** Written before every run (a slot is resolved before its target's data exists). */
+  target!: TargetData;
+  nowMs = 0;
+  related: TargetData | undefined = undefined;
+
+  constructor(
+    readonly rule: RuleConfig,
+    readonly scopeKey: string,
+    readonly settings: RuleSettings,
+  ) {}
 }
 
 /** The rule slots of one target spec (rules with `inhibits` first, so a recovery unmutes before the others run). */
@@ -110,19 +132,13 @@ export function createEvaluator(rules: readonly RuleConfig[], options: Evaluator
     nowMs: number,
     out: AlertPayload[],
   ): void => {
-    const { rule, definition } = slot;
-    const related =
+    const { rule, definition, context } = slot;
+    context.target = data;
+    context.nowMs = nowMs;
+    context.related =
       definition.related === "offchain_spot" && data.spec.kind === "onchain"
         ? offchainSpotFor(monitor.targets, data.spec.pair)
         : undefined;
-    const context: DetectContext<RuleConfig> = {
-      target: data,
-      rule,
-      scopeKey: slot.scopeKey,
-      settings: slot.settings,
-      nowMs,
-      related,
-    };
     if (!exact && definition.calm !== null && definition.calm(context) && isQuiet(monitor.engine, slot))
       return;
     const findings = definition.detect(context);
@@ -164,6 +180,9 @@ export function createEvaluator(rules: readonly RuleConfig[], options: Evaluator
         if (isDisposable(record, rule, nowMs)) dropRecord(engine, record.fingerprint);
       }
     },
+    forget(targetId) {
+      perTarget.delete(targetId);
+    },
   };
 }
 
@@ -183,14 +202,16 @@ function buildSlots(active: readonly RuleConfig[], spec: TargetSpec): RuleSlot[]
     const scopeKey = definition.scopeKey(rule, spec);
     const targetLabels = definition.targetLabels(spec);
     const labels = ruleLabels(rule);
+    const settings = settingsFor(rule, scopeKey, definition.direction(rule));
     slots.push({
       rule,
       definition,
       scopeKey,
-      settings: settingsFor(rule, scopeKey, definition.direction(rule)),
+      settings,
       targetLabels,
       ruleLabels: labels,
       mainFingerprint: fingerprintOf(rule.kind, { ...targetLabels, ...labels }),
+      context: new SlotContext(rule, scopeKey, settings),
     });
   }
   return [...slots.filter((s) => s.definition.inhibits), ...slots.filter((s) => !s.definition.inhibits)];

@@ -120,9 +120,13 @@ export function retainTargets(
   specs?: readonly TargetSpec[],
 ): Evaluation {
   const out: AlertPayload[] = [];
-  for (const id of [...state.targets.byId.keys()]) if (!targetIds.has(id)) removeTarget(state.targets, id);
-  // configured targets are known before their first answer: upstream_down judges them (not failing) from the start
   const evaluator = evaluatorFor(state, rules);
+  for (const id of [...state.targets.byId.keys()])
+    if (!targetIds.has(id)) {
+      removeTarget(state.targets, id);
+      evaluator.forget(id);
+    }
+  // configured targets are known before their first answer: upstream_down judges them (not failing) from the start
   for (const spec of specs ?? [])
     if (targetIds.has(spec.id)) ensureTarget(state.targets, spec, evaluator.rulesFor(spec).retainMs);
   const { engine } = state;
