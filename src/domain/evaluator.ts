@@ -23,7 +23,7 @@ import {
   type RuleConfig,
   type RuleDefinition,
 } from "./rules/index.js";
-import type { TargetData } from "./target-state.js";
+import type { ResolvedRules, TargetData } from "./target-state.js";
 import type { TargetSpec } from "./types.js";
 
 /** What the evaluator works on: the targets' data and the alert engine (both owned by the monitor state). */
@@ -48,6 +48,11 @@ export interface Evaluator {
   readonly causes: readonly RuleConfig[];
   /** The rules that cover a target and the history it needs, resolved once per target spec. */
   rulesFor(spec: TargetSpec): TargetRules;
+  /**
+   * The rules this evaluator resolved for the data's spec and the data keeps (`data.resolved`, set by the monitor
+   * once the data's history is sized for them), or null: then rulesFor.
+   */
+  resolvedFor(data: TargetData): TargetRules | null;
   /** Run the target's rules (`rules`: rulesFor its spec) that `trigger` concerns and feed their measures to the alert engine. */
   evaluateTarget(
     monitor: MonitorData,
@@ -99,7 +104,7 @@ class SlotContext implements DetectContext<RuleConfig> {
 }
 
 /** The rule slots of one target spec (rules with `inhibits` first, so a recovery unmutes before the others run). */
-export interface TargetRules {
+export interface TargetRules extends ResolvedRules {
   readonly spec: TargetSpec;
   readonly slots: readonly RuleSlot[];
   /** History the target needs: the longest window of the enabled rules that keep one for its kind (0 = none). */
@@ -120,7 +125,7 @@ export function createEvaluator(rules: readonly RuleConfig[], options: Evaluator
     const known = perTarget.get(spec.id);
     if (known?.spec === spec) return known;
     const retainMs = enabled.reduce((ms, rule) => Math.max(ms, definitionOf(rule).historyMs(rule, spec)), 0);
-    const built = { spec, slots: buildSlots(active, spec), retainMs };
+    const built = { owner: perTarget, spec, slots: buildSlots(active, spec), retainMs };
     perTarget.set(spec.id, built);
     return built;
   };
@@ -151,6 +156,7 @@ export function createEvaluator(rules: readonly RuleConfig[], options: Evaluator
     rules,
     causes: active.filter((rule) => definitionOf(rule).cause !== null),
     rulesFor: rulesOf,
+    resolvedFor: (data) => resolvedBy(perTarget, data),
     evaluateTarget(monitor, data, rules, trigger, nowMs, out) {
       for (const slot of rules.slots)
         if (runsOn(slot.definition, trigger)) run(monitor, data, slot, nowMs, out);
@@ -163,7 +169,7 @@ export function createEvaluator(rules: readonly RuleConfig[], options: Evaluator
       for (const id of partners) {
         const onchain = monitor.targets.byId.get(id);
         if (onchain === undefined) continue;
-        for (const slot of rulesOf(onchain.spec).slots)
+        for (const slot of (resolvedBy(perTarget, onchain) ?? rulesOf(onchain.spec)).slots)
           if (slot.definition.related === "offchain_spot") run(monitor, onchain, slot, nowMs, out);
       }
     },
@@ -184,6 +190,15 @@ export function createEvaluator(rules: readonly RuleConfig[], options: Evaluator
       perTarget.delete(targetId);
     },
   };
+}
+
+// The rules the evaluator with token `owner` resolved for the data's current spec (see Evaluator.resolvedFor).
+function resolvedBy(owner: object, data: TargetData): TargetRules | null {
+  const resolved = data.resolved;
+  // only that evaluator's resolutions carry its token: the ResolvedRules is one of its TargetRules
+  return resolved !== null && resolved.owner === owner && resolved.spec === data.spec
+    ? (resolved as TargetRules)
+    : null;
 }
 
 // Whether a slot's rule runs for a trigger: failed polls are no verdict (only the failure count and the
