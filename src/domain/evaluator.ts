@@ -23,7 +23,7 @@ import {
   type RuleConfig,
   type RuleDefinition,
 } from "./rules/index.js";
-import type { TargetData } from "./target-state.js";
+import type { ResolvedRules, TargetData } from "./target-state.js";
 import type { TargetSpec } from "./types.js";
 
 /** What the evaluator works on: the targets' data and the alert engine (both owned by the monitor state). */
@@ -48,6 +48,11 @@ export interface Evaluator {
   readonly causes: readonly RuleConfig[];
   /** The rules that cover a target and the history it needs, resolved once per target spec. */
   rulesFor(spec: TargetSpec): TargetRules;
+  /**
+   * The rules this evaluator resolved for the data's spec and the data keeps (`data.resolved`, set by the monitor
+   * once the data's history is sized for them), or null: then rulesFor.
+   */
+  resolvedFor(data: TargetData): TargetRules | null;
   /** Run the target's rules (`rules`: rulesFor its spec) that `trigger` concerns and feed their measures to the alert engine. */
   evaluateTarget(
     monitor: MonitorData,
@@ -61,6 +66,8 @@ export interface Evaluator {
   evaluatePartners(monitor: MonitorData, offchain: TargetData, nowMs: number, out: AlertPayload[]): void;
   /** Resolve alerts whose rule is gone, step every alert in time, drop records that carry nothing. */
   sweep(monitor: MonitorData, nowMs: number, out: AlertPayload[]): void;
+  /** Drop what was resolved for a target no longer monitored (its slots hold its data between runs). */
+  forget(targetId: string): void;
 }
 
 /** One enabled rule that covers a target, with what is resolved once per (rule, target spec). */
@@ -74,10 +81,30 @@ interface RuleSlot {
   readonly ruleLabels: AlertLabels;
   /** Fingerprint of the target's own key (subkey ""): what the calm check of a one-key rule looks up. */
   readonly mainFingerprint: string;
+  /** What the detector reads, rewritten by each run of the slot (one object per slot, not one per observation). */
+  readonly context: SlotContext;
+}
+
+/**
+ * A slot's DetectContext: the rule's part is fixed, the target's data, the time and the related target are written
+ * before each run. Detectors read it during the call and keep none of it (they destructure it), so one object
+ * serves every run of the slot; runs never nest (a detector does not call the evaluator).
+ */
+class SlotContext implements DetectContext<RuleConfig> {
+  /** Written before every run (a slot is resolved before its target's data exists). */
+  target!: TargetData;
+  nowMs = 0;
+  related: TargetData | undefined = undefined;
+
+  constructor(
+    readonly rule: RuleConfig,
+    readonly scopeKey: string,
+    readonly settings: RuleSettings,
+  ) {}
 }
 
 /** The rule slots of one target spec (rules with `inhibits` first, so a recovery unmutes before the others run). */
-export interface TargetRules {
+export interface TargetRules extends ResolvedRules {
   readonly spec: TargetSpec;
   readonly slots: readonly RuleSlot[];
   /** History the target needs: the longest window of the enabled rules that keep one for its kind (0 = none). */
@@ -98,7 +125,7 @@ export function createEvaluator(rules: readonly RuleConfig[], options: Evaluator
     const known = perTarget.get(spec.id);
     if (known?.spec === spec) return known;
     const retainMs = enabled.reduce((ms, rule) => Math.max(ms, definitionOf(rule).historyMs(rule, spec)), 0);
-    const built = { spec, slots: buildSlots(active, spec), retainMs };
+    const built = { owner: perTarget, spec, slots: buildSlots(active, spec), retainMs };
     perTarget.set(spec.id, built);
     return built;
   };
@@ -110,19 +137,13 @@ export function createEvaluator(rules: readonly RuleConfig[], options: Evaluator
     nowMs: number,
     out: AlertPayload[],
   ): void => {
-    const { rule, definition } = slot;
-    const related =
+    const { rule, definition, context } = slot;
+    context.target = data;
+    context.nowMs = nowMs;
+    context.related =
       definition.related === "offchain_spot" && data.spec.kind === "onchain"
         ? offchainSpotFor(monitor.targets, data.spec.pair)
         : undefined;
-    const context: DetectContext<RuleConfig> = {
-      target: data,
-      rule,
-      scopeKey: slot.scopeKey,
-      settings: slot.settings,
-      nowMs,
-      related,
-    };
     if (!exact && definition.calm !== null && definition.calm(context) && isQuiet(monitor.engine, slot))
       return;
     const findings = definition.detect(context);
@@ -135,6 +156,7 @@ export function createEvaluator(rules: readonly RuleConfig[], options: Evaluator
     rules,
     causes: active.filter((rule) => definitionOf(rule).cause !== null),
     rulesFor: rulesOf,
+    resolvedFor: (data) => resolvedBy(perTarget, data),
     evaluateTarget(monitor, data, rules, trigger, nowMs, out) {
       for (const slot of rules.slots)
         if (runsOn(slot.definition, trigger)) run(monitor, data, slot, nowMs, out);
@@ -147,7 +169,7 @@ export function createEvaluator(rules: readonly RuleConfig[], options: Evaluator
       for (const id of partners) {
         const onchain = monitor.targets.byId.get(id);
         if (onchain === undefined) continue;
-        for (const slot of rulesOf(onchain.spec).slots)
+        for (const slot of (resolvedBy(perTarget, onchain) ?? rulesOf(onchain.spec)).slots)
           if (slot.definition.related === "offchain_spot") run(monitor, onchain, slot, nowMs, out);
       }
     },
@@ -164,7 +186,19 @@ export function createEvaluator(rules: readonly RuleConfig[], options: Evaluator
         if (isDisposable(record, rule, nowMs)) dropRecord(engine, record.fingerprint);
       }
     },
+    forget(targetId) {
+      perTarget.delete(targetId);
+    },
   };
+}
+
+// The rules the evaluator with token `owner` resolved for the data's current spec (see Evaluator.resolvedFor).
+function resolvedBy(owner: object, data: TargetData): TargetRules | null {
+  const resolved = data.resolved;
+  // only that evaluator's resolutions carry its token: the ResolvedRules is one of its TargetRules
+  return resolved !== null && resolved.owner === owner && resolved.spec === data.spec
+    ? (resolved as TargetRules)
+    : null;
 }
 
 // Whether a slot's rule runs for a trigger: failed polls are no verdict (only the failure count and the
@@ -183,14 +217,16 @@ function buildSlots(active: readonly RuleConfig[], spec: TargetSpec): RuleSlot[]
     const scopeKey = definition.scopeKey(rule, spec);
     const targetLabels = definition.targetLabels(spec);
     const labels = ruleLabels(rule);
+    const settings = settingsFor(rule, scopeKey, definition.direction(rule));
     slots.push({
       rule,
       definition,
       scopeKey,
-      settings: settingsFor(rule, scopeKey, definition.direction(rule)),
+      settings,
       targetLabels,
       ruleLabels: labels,
       mainFingerprint: fingerprintOf(rule.kind, { ...targetLabels, ...labels }),
+      context: new SlotContext(rule, scopeKey, settings),
     });
   }
   return [...slots.filter((s) => s.definition.inhibits), ...slots.filter((s) => !s.definition.inhibits)];

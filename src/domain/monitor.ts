@@ -67,8 +67,14 @@ export function observe(
 ): Evaluation {
   const evaluator = evaluatorFor(state, rules);
   const spec = observation.target;
-  const targetRules = evaluator.rulesFor(spec);
-  const data = ensureTarget(state.targets, spec, targetRules.retainMs);
+  // the steady state: the target is known under this very spec and this evaluator resolved it (history sized then)
+  let data = state.targets.byId.get(spec.id);
+  let targetRules = data?.spec === spec ? evaluator.resolvedFor(data) : null;
+  if (data === undefined || targetRules === null) {
+    targetRules = evaluator.rulesFor(spec);
+    data = ensureTarget(state.targets, spec, targetRules.retainMs);
+    data.resolved = targetRules;
+  }
   if (observation.kind === "history") {
     data.history?.insertAll(observation.points);
     return { state, transitions: [] };
@@ -93,7 +99,14 @@ export function tick(state: MonitorState, rules: readonly RuleConfig[], nowMs: n
   const out: AlertPayload[] = [];
   for (const data of state.targets.byId.values())
     if (data.snapshot !== null)
-      evaluator.evaluateTarget(state, data, evaluator.rulesFor(data.spec), "tick", nowMs, out);
+      evaluator.evaluateTarget(
+        state,
+        data,
+        evaluator.resolvedFor(data) ?? evaluator.rulesFor(data.spec),
+        "tick",
+        nowMs,
+        out,
+      );
   evaluator.sweep(state, nowMs, out);
   evaluateCauses(state, evaluator.causes, nowMs, out);
   return { state, transitions: out };
@@ -120,9 +133,13 @@ export function retainTargets(
   specs?: readonly TargetSpec[],
 ): Evaluation {
   const out: AlertPayload[] = [];
-  for (const id of [...state.targets.byId.keys()]) if (!targetIds.has(id)) removeTarget(state.targets, id);
-  // configured targets are known before their first answer: upstream_down judges them (not failing) from the start
   const evaluator = evaluatorFor(state, rules);
+  for (const id of [...state.targets.byId.keys()])
+    if (!targetIds.has(id)) {
+      removeTarget(state.targets, id);
+      evaluator.forget(id);
+    }
+  // configured targets are known before their first answer: upstream_down judges them (not failing) from the start
   for (const spec of specs ?? [])
     if (targetIds.has(spec.id)) ensureTarget(state.targets, spec, evaluator.rulesFor(spec).retainMs);
   const { engine } = state;

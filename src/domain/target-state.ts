@@ -49,6 +49,15 @@ export interface TargetData {
   /** When the latest poll, failed or not, was observed (NaN before one): how recent its verdict is. */
   lastPollAtMs: number;
   history: PriceHistory | null;
+  /** What the evaluator that last ran on the target resolved for it (its rule slots), so a poll needs no lookup. */
+  resolved: ResolvedRules | null;
+}
+
+/** The part of an evaluator's resolution of a target that the data keeps: which evaluator, for which spec. */
+export interface ResolvedRules {
+  /** A token of the evaluator that resolved it (another evaluator resolves again). */
+  readonly owner: object;
+  readonly spec: TargetSpec;
 }
 
 /** Fresh state of a target that has not been polled yet. */
@@ -65,6 +74,7 @@ export function createTargetData(spec: TargetSpec): TargetData {
     failingSinceMs: Number.NaN,
     lastPollAtMs: Number.NaN,
     history: null,
+    resolved: null,
   };
 }
 
