@@ -1,5 +1,5 @@
 // Member leases in a NATS JetStream key-value bucket: one record per member, renewed by compare-and-set on its revision.
-import { Kvm, type KV } from "@nats-io/kv";
+import { Kvm, type KV, type KvEntry } from "@nats-io/kv";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { z } from "zod";
 import type { ClusterConfig } from "../config/types.js";
@@ -33,6 +33,18 @@ const leaseRecordSchema = z.object({
   targets: z.number().int().nonnegative().optional(),
 });
 
+/** A member's record as a watch delivers it: the record, or null when it was deleted (or is malformed). */
+export interface LeaseChange {
+  readonly memberId: string;
+  readonly lease: StoredLease | null;
+}
+
+/** A running watch of the lease records: `ended` settles when it stops (stopped, or NATS ended it). */
+export interface LeaseWatch {
+  stop(): void;
+  readonly ended: Promise<void>;
+}
+
 /** The lease bucket (and the alert-state bucket) over one NATS connection (which reconnects by itself). */
 export interface LeaseStore {
   /** Each ownership key's alert state (cluster handover). */
@@ -45,13 +57,19 @@ export interface LeaseStore {
   renew(lease: LeaseRecord, revision: number): Promise<number | null>;
   /** Every member's current record (malformed ones skipped). */
   list(): Promise<readonly StoredLease[]>;
+  /**
+   * Tell `onChange` every record as it is now, then every change, in the bucket's order (so a record seen at
+   * revision R comes after every write the server took before it).
+   */
+  watch(onChange: (change: LeaseChange) => void): Promise<LeaseWatch>;
   /** Delete an expired record, unless it was renewed since `revision` (compare-and-set); false when it was. */
   remove(memberId: string, revision: number): Promise<boolean>;
   close(): Promise<void>;
 }
 
 const ENCODER = new TextEncoder();
-const keyOf = (memberId: string): string => `member.${memberId}`;
+const KEY_PREFIX = "member.";
+const keyOf = (memberId: string): string => `${KEY_PREFIX}${memberId}`;
 
 /** Connect to NATS and open (or create) the lease bucket; throws when NATS cannot be reached within `timeoutMs`. */
 export async function openLeaseStore(
@@ -102,10 +120,17 @@ function leaseStoreOver(
       for await (const key of await kv.keys("member.*")) keys.push(key);
       const entries = await Promise.all(keys.map((key) => kv.get(key)));
       return entries.flatMap((entry) => {
-        if (entry === null || entry.operation !== "PUT") return [];
-        const parsed = leaseRecordSchema.safeParse(safeJson(entry.string()));
-        return parsed.success ? [{ ...parsed.data, revision: entry.revision }] : [];
+        const lease = entry === null ? null : storedLeaseOf(entry);
+        return lease === null ? [] : [lease];
       });
+    },
+    async watch(onChange) {
+      const entries = await kv.watch({ key: "member.*" });
+      const ended = (async () => {
+        for await (const entry of entries)
+          onChange({ memberId: entry.key.slice(KEY_PREFIX.length), lease: storedLeaseOf(entry) });
+      })();
+      return { stop: () => entries.stop(), ended };
     },
     async remove(memberId, revision) {
       const done = await casOrNull(async () => {
@@ -118,6 +143,13 @@ function leaseStoreOver(
       await nc.close();
     },
   };
+}
+
+/** A stored entry as a lease with its revision; null for a delete or a malformed record. */
+function storedLeaseOf(entry: KvEntry): StoredLease | null {
+  if (entry.operation !== "PUT") return null;
+  const parsed = leaseRecordSchema.safeParse(safeJson(entry.string()));
+  return parsed.success ? { ...parsed.data, revision: entry.revision } : null;
 }
 
 function safeJson(text: string): unknown {

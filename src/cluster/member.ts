@@ -1,11 +1,11 @@
-// One cluster member: renews its lease in NATS KV, reads who else is live, and owns its rendezvous share of the targets.
+// One cluster member: renews its lease in NATS KV, watches who else is live, and owns its rendezvous share of the targets.
 import type { Logger } from "pino";
 import type { ClusterConfig } from "../config/types.js";
-import { NO_OWNERSHIP, nextOwnership, type Ownership } from "../domain/rendezvous.js";
+import { NO_OWNERSHIP, nextOwnership, ownedKeys, type Ownership } from "../domain/rendezvous.js";
 import type { AlertBucket } from "./alert-bucket.js";
 import type { ClusterMetrics } from "./metrics.js";
 import type { SharedBuckets } from "./shared-buckets.js";
-import type { LeaseRecord, LeaseStore, StoredLease } from "./lease-store.js";
+import type { LeaseChange, LeaseRecord, LeaseStore, LeaseWatch, StoredLease } from "./lease-store.js";
 
 /** What a member needs from the outside. */
 export interface ClusterMemberDeps {
@@ -45,7 +45,7 @@ export interface ClusterMember {
   refresh(): void;
 }
 
-/** A live member as the latest scan read its lease record (this member's own: as it is now). */
+/** A live member as the watch last delivered its lease record (this member's own: as it is now). */
 export interface MemberView {
   readonly memberId: string;
   readonly incarnation: string;
@@ -78,13 +78,25 @@ interface MemberState {
   revision: number | null;
   leaseUntilMs: number;
   lastRenewAtMs: number;
-  /** The live records read by the latest scan (other members' and this one's). */
-  seen: readonly StoredLease[];
-  /** When the read behind `seen` started, and when the current lease was first taken (ms). */
+  /** Every member's record (this one's too) as the watch delivered it, by member id. */
+  readonly records: Map<string, StoredLease>;
+  watch: LeaseWatch | undefined;
+  /**
+   * `records` holds every write the server took before this instant (ms): the start of the latest renewal whose
+   * own record the watch has delivered since. And when the current lease was first taken (ms).
+   */
   seenAtMs: number;
   leaseSinceMs: number;
+  /** The latest successful renewal (revision and start), and the revision of this member's record the watch last delivered. */
+  renewed: { readonly revision: number; readonly startedAtMs: number } | undefined;
+  watchedRevision: number;
+  /** The timer that re-applies ownership when the next other member's lease runs out, and that instant (ms). */
+  expiryTimer: NodeJS.Timeout | undefined;
+  expiryAtMs: number;
   previousMembers: readonly string[];
   ownership: Ownership;
+  /** The inputs of the latest ownership step (an identical step with nothing pending is skipped). */
+  lastStep: { readonly keys: readonly string[]; readonly signature: string } | undefined;
   /** Why each failing task fails (empty when NATS answers). */
   readonly errors: Map<TaskName, string>;
   readonly running: Set<TaskName>;
@@ -98,17 +110,23 @@ export function createClusterMember(deps: ClusterMemberDeps): ClusterMember {
   const state: MemberState = {
     deps,
     renewIntervalMs: Math.floor(leaseMs / 3),
-    // membership is read this often: a dead member's targets are taken within a lease plus one tick
+    // renewals are due this often (and retried as often); a dead member's targets are taken when its lease runs out
     tickMs: Math.min(1_000, Math.floor(leaseMs / 4)),
     store: undefined,
     revision: null,
     leaseUntilMs: 0,
     lastRenewAtMs: Number.NEGATIVE_INFINITY,
-    seen: [],
+    records: new Map(),
+    watch: undefined,
     seenAtMs: Number.NEGATIVE_INFINITY,
     leaseSinceMs: Number.POSITIVE_INFINITY,
+    renewed: undefined,
+    watchedRevision: 0,
+    expiryTimer: undefined,
+    expiryAtMs: Number.POSITIVE_INFINITY,
     previousMembers: [],
     ownership: NO_OWNERSHIP,
+    lastStep: undefined,
     errors: new Map(),
     running: new Set(),
     timer: undefined,
@@ -132,10 +150,14 @@ export function createClusterMember(deps: ClusterMemberDeps): ClusterMember {
 
 const leaseValid = (state: MemberState): boolean => state.deps.nowMs() < state.leaseUntilMs;
 
-/** The member's requests to NATS, each run at most once at a time (a hanging list never delays a renewal). */
-type TaskName = "connect" | "renew" | "list";
+/** The member's requests to NATS, each run at most once at a time (a hanging watch never delays a renewal). */
+type TaskName = "connect" | "renew" | "watch" | "drop";
 
-/** Each tick: ownership from what is known (so an expired lease stops polls even while NATS hangs), then the NATS tasks due. */
+/**
+ * Each tick: ownership from what is known (so an expired lease stops polls even while NATS hangs), then the NATS
+ * tasks due. A renewal is due on the last tick before a third of a lease has passed, so each renewal's echo in
+ * the watch keeps the view fresh (`seenAtMs` never older than a third of a lease) while NATS answers.
+ */
 function onTick(state: MemberState): void {
   applyOwnership(state);
   if (state.stopped) return;
@@ -149,13 +171,65 @@ function onTick(state: MemberState): void {
     });
     return;
   }
-  if (state.revision === null || deps.nowMs() - state.lastRenewAtMs >= state.renewIntervalMs)
+  if (state.watch === undefined) runTask(state, "watch", () => openWatch(state, store));
+  const dueMs = state.renewIntervalMs - state.tickMs;
+  if (state.revision === null || deps.nowMs() - state.lastRenewAtMs >= dueMs)
     runTask(state, "renew", () => renew(state, store));
-  runTask(state, "list", async () => {
-    const readAtMs = deps.nowMs();
-    state.seen = await dropExpired(state, store, await store.list());
-    state.seenAtMs = readAtMs;
-  });
+}
+
+/** Watch the lease records (a view rebuilt from nothing: fresh again only after the next renewal's echo). */
+async function openWatch(state: MemberState, store: LeaseStore): Promise<void> {
+  state.records.clear();
+  state.seenAtMs = Number.NEGATIVE_INFINITY;
+  const watch = await store.watch((change) => onLeaseChange(state, change));
+  if (state.stopped) return watch.stop();
+  state.watch = watch;
+  watch.ended
+    .then(
+      () => undefined,
+      (error: unknown) => setError(state, "watch", error instanceof Error ? error.message : String(error), error),
+    )
+    .finally(() => {
+      if (state.watch === watch) state.watch = undefined;
+      state.seenAtMs = Number.NEGATIVE_INFINITY;
+    });
+}
+
+/** A record changed: keep it, note this member's renewal echoed back, and apply ownership. */
+function onLeaseChange(state: MemberState, change: LeaseChange): void {
+  if (change.lease === null) state.records.delete(change.memberId);
+  else state.records.set(change.memberId, change.lease);
+  if (change.memberId === state.deps.memberId && change.lease !== null) {
+    state.watchedRevision = change.lease.revision;
+    markEchoed(state);
+  }
+  scheduleExpiry(state);
+  applyOwnership(state);
+}
+
+/** The latest renewal's record came back through the watch: the view holds every write before that renewal began. */
+function markEchoed(state: MemberState): void {
+  const { renewed } = state;
+  if (renewed !== undefined && renewed.revision === state.watchedRevision)
+    state.seenAtMs = Math.max(state.seenAtMs, renewed.startedAtMs);
+}
+
+/** Re-apply ownership (and remove the record) when the next other member's lease runs out. */
+function scheduleExpiry(state: MemberState): void {
+  const nowMs = state.deps.nowMs();
+  let nextMs = Number.POSITIVE_INFINITY;
+  for (const lease of state.records.values())
+    if (lease.memberId !== state.deps.memberId && lease.expiresAtMs > nowMs)
+      nextMs = Math.min(nextMs, lease.expiresAtMs);
+  if (nextMs === state.expiryAtMs) return;
+  clearTimeout(state.expiryTimer);
+  state.expiryAtMs = nextMs;
+  if (nextMs === Number.POSITIVE_INFINITY) return;
+  state.expiryTimer = setTimeout(() => {
+    state.expiryAtMs = Number.POSITIVE_INFINITY;
+    scheduleExpiry(state);
+    applyOwnership(state);
+  }, nextMs - nowMs + 1);
 }
 
 /** Run a task unless it is running; a failure (or no answer within half a lease) is recorded, a success clears it. */
@@ -204,6 +278,8 @@ async function renew(state: MemberState, store: LeaseStore): Promise<void> {
   }
   if (state.revision === null) state.leaseSinceMs = startedAtMs;
   state.revision = revision;
+  state.renewed = { revision, startedAtMs };
+  markEchoed(state);
   // counted from before the request: the others read the record's expiry, which is this same instant + leaseMs
   state.leaseUntilMs = startedAtMs + deps.config.leaseMs;
   state.lastRenewAtMs = startedAtMs;
@@ -224,42 +300,56 @@ async function takeExpired(
   return store.renew(lease, existing.revision);
 }
 
-/** The records still live; expired ones are removed (compare-and-set, so a late renewal wins). */
-async function dropExpired(
-  state: MemberState,
-  store: LeaseStore,
-  leases: readonly StoredLease[],
-): Promise<readonly StoredLease[]> {
-  const nowMs = state.deps.nowMs();
-  const expired = leases.filter(
-    (lease) => lease.expiresAtMs <= nowMs && lease.memberId !== state.deps.memberId,
+/** Remove the other members' expired records (compare-and-set, so a late renewal wins); the watch then drops them. */
+function dropExpired(state: MemberState, nowMs: number): void {
+  const { store, deps } = state;
+  const expired = [...state.records.values()].filter(
+    (lease) => lease.expiresAtMs <= nowMs && lease.memberId !== deps.memberId,
   );
-  await Promise.all(expired.map((lease) => store.remove(lease.memberId, lease.revision)));
-  return leases.filter((lease) => lease.expiresAtMs > nowMs);
+  if (store === undefined || expired.length === 0) return;
+  runTask(state, "drop", async () => {
+    await Promise.all(expired.map((lease) => store.remove(lease.memberId, lease.revision)));
+  });
 }
 
-/** Recompute what this member owns from the latest scan and its own lease; tell the daemon when it changed. */
+/** The members whose leases are live now, by the watched records and this member's own lease. */
+function liveMembers(state: MemberState, nowMs: number): string[] {
+  const { memberId } = state.deps;
+  const others: string[] = [];
+  for (const lease of state.records.values())
+    if (lease.memberId !== memberId && lease.expiresAtMs > nowMs) others.push(lease.memberId);
+  if (leaseValid(state)) others.push(memberId);
+  return others.sort();
+}
+
+/** Recompute what this member owns from the watched records and its own lease; tell the daemon when it changed. */
 function applyOwnership(state: MemberState): void {
   const { deps } = state;
   const nowMs = deps.nowMs();
   if (state.revision !== null && !leaseValid(state))
     loseLease(state, "the lease expired before it was renewed");
-  const others = state.seen
-    .filter((lease) => lease.memberId !== deps.memberId && lease.expiresAtMs > nowMs)
-    .map((lease) => lease.memberId);
-  const members = leaseValid(state) ? [...others, deps.memberId] : others;
-  // a view read before this lease began (a member back from SIGSTOP) or long ago shows the others' records
-  // as expired when they are not: it may only shrink what this member owns, never grow it
+  dropExpired(state, nowMs);
+  const members = liveMembers(state, nowMs);
+  // a view older than this lease (a member back from SIGSTOP) or than a third of a lease may show the others'
+  // records as expired when they are not: it may only shrink what this member owns, never grow it
   const fresh = state.seenAtMs >= state.leaseSinceMs && nowMs - state.seenAtMs <= state.renewIntervalMs;
-  const keys = fresh ? deps.keys() : deps.keys().filter((key) => state.ownership.owned.has(key));
-  const next = nextOwnership(state.ownership, {
-    keys,
+  const all = deps.keys();
+  const signature = `${fresh}|${members.join(",")}|${state.previousMembers.join(",")}`;
+  const last = state.lastStep;
+  const pending = state.ownership.pendingUntilMs.size > 0;
+  if (last !== undefined && last.keys === all && last.signature === signature && !pending) return;
+  state.lastStep = { keys: all, signature };
+  if (!fresh) renewIfGaining(state, all, members, nowMs);
+  const step = nextOwnership(state.ownership, {
+    keys: fresh ? all : all.filter((key) => state.ownership.owned.has(key)),
     members,
     previousMembers: state.previousMembers,
     me: deps.memberId,
     nowMs,
     handoverWaitMs: state.renewIntervalMs + state.tickMs,
   });
+  // a stale view keeps the handovers under way as they are (their waits are not restarted when it is fresh again)
+  const next = fresh ? step : { owned: step.owned, pendingUntilMs: state.ownership.pendingUntilMs };
   state.previousMembers = members;
   const changed = !sameSet(next.owned, state.ownership.owned);
   state.ownership = next;
@@ -269,6 +359,17 @@ function applyOwnership(state: MemberState): void {
     deps.logger.info({ owned: next.owned.size, members }, "cluster ownership changed");
     deps.onOwnership(next.owned);
   }
+}
+
+/**
+ * The view is not fresh but would give this member keys (a member left, or a handover is due): renew now (at
+ * most once a tick), so its echo makes the view fresh instead of waiting for the next renewal.
+ */
+function renewIfGaining(state: MemberState, keys: readonly string[], members: readonly string[], nowMs: number): void {
+  const { store, deps } = state;
+  if (store === undefined || state.revision === null || nowMs - state.lastRenewAtMs < state.tickMs) return;
+  const mine = ownedKeys(keys, members, deps.memberId);
+  if ([...mine].some((key) => !state.ownership.owned.has(key))) runTask(state, "renew", () => renew(state, store));
 }
 
 /** The lease is gone: own nothing until a new one is taken (the next scan re-creates the record). */
@@ -300,6 +401,8 @@ function setError(state: MemberState, task: TaskName, message: string | null, er
 async function stopMember(state: MemberState): Promise<void> {
   state.stopped = true;
   clearInterval(state.timer);
+  clearTimeout(state.expiryTimer);
+  state.watch?.stop();
   const { store, revision } = state;
   state.store = undefined;
   if (store === undefined) return;
@@ -310,8 +413,9 @@ async function stopMember(state: MemberState): Promise<void> {
 
 function statusOf(state: MemberState): ClusterStatus {
   const { deps, ownership } = state;
-  const others = state.seen
-    .filter((lease) => lease.memberId !== deps.memberId)
+  const nowMs = deps.nowMs();
+  const others = [...state.records.values()]
+    .filter((lease) => lease.memberId !== deps.memberId && lease.expiresAtMs > nowMs)
     .map((lease) => ({
       memberId: lease.memberId,
       incarnation: lease.incarnation,
