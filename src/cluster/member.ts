@@ -187,7 +187,8 @@ async function openWatch(state: MemberState, store: LeaseStore): Promise<void> {
   watch.ended
     .then(
       () => undefined,
-      (error: unknown) => setError(state, "watch", error instanceof Error ? error.message : String(error), error),
+      (error: unknown) =>
+        setError(state, "watch", error instanceof Error ? error.message : String(error), error),
     )
     .finally(() => {
       if (state.watch === watch) state.watch = undefined;
@@ -225,11 +226,14 @@ function scheduleExpiry(state: MemberState): void {
   clearTimeout(state.expiryTimer);
   state.expiryAtMs = nextMs;
   if (nextMs === Number.POSITIVE_INFINITY) return;
-  state.expiryTimer = setTimeout(() => {
-    state.expiryAtMs = Number.POSITIVE_INFINITY;
-    scheduleExpiry(state);
-    applyOwnership(state);
-  }, nextMs - nowMs + 1);
+  state.expiryTimer = setTimeout(
+    () => {
+      state.expiryAtMs = Number.POSITIVE_INFINITY;
+      scheduleExpiry(state);
+      applyOwnership(state);
+    },
+    nextMs - nowMs + 1,
+  );
 }
 
 /** Run a task unless it is running; a failure (or no answer within half a lease) is recorded, a success clears it. */
@@ -365,11 +369,17 @@ function applyOwnership(state: MemberState): void {
  * The view is not fresh but would give this member keys (a member left, or a handover is due): renew now (at
  * most once a tick), so its echo makes the view fresh instead of waiting for the next renewal.
  */
-function renewIfGaining(state: MemberState, keys: readonly string[], members: readonly string[], nowMs: number): void {
+function renewIfGaining(
+  state: MemberState,
+  keys: readonly string[],
+  members: readonly string[],
+  nowMs: number,
+): void {
   const { store, deps } = state;
   if (store === undefined || state.revision === null || nowMs - state.lastRenewAtMs < state.tickMs) return;
   const mine = ownedKeys(keys, members, deps.memberId);
-  if ([...mine].some((key) => !state.ownership.owned.has(key))) runTask(state, "renew", () => renew(state, store));
+  if ([...mine].some((key) => !state.ownership.owned.has(key)))
+    runTask(state, "renew", () => renew(state, store));
 }
 
 /** The lease is gone: own nothing until a new one is taken (the next scan re-creates the record). */
