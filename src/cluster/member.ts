@@ -81,6 +81,8 @@ interface MemberState {
   /** Every member's record (this one's too) as the watch delivered it, by member id. */
   readonly records: Map<string, StoredLease>;
   watch: LeaseWatch | undefined;
+  /** When the current watch was opened (ms). */
+  watchSinceMs: number;
   /**
    * `records` holds every write the server took before this instant (ms): the start of the latest renewal whose
    * own record the watch has delivered since. And when the current lease was first taken (ms).
@@ -118,6 +120,7 @@ export function createClusterMember(deps: ClusterMemberDeps): ClusterMember {
     lastRenewAtMs: Number.NEGATIVE_INFINITY,
     records: new Map(),
     watch: undefined,
+    watchSinceMs: Number.NEGATIVE_INFINITY,
     seenAtMs: Number.NEGATIVE_INFINITY,
     leaseSinceMs: Number.POSITIVE_INFINITY,
     renewed: undefined,
@@ -171,6 +174,9 @@ function onTick(state: MemberState): void {
     });
     return;
   }
+  // a watch that brought back none of this member's renewals for a whole lease is stuck: it ends, a new one opens
+  const echoedMs = Math.max(state.seenAtMs, state.watchSinceMs);
+  if (state.watch !== undefined && deps.nowMs() - echoedMs > deps.config.leaseMs) state.watch.stop();
   if (state.watch === undefined) runTask(state, "watch", () => openWatch(state, store));
   const dueMs = state.renewIntervalMs - state.tickMs;
   if (state.revision === null || deps.nowMs() - state.lastRenewAtMs >= dueMs)
@@ -181,6 +187,7 @@ function onTick(state: MemberState): void {
 async function openWatch(state: MemberState, store: LeaseStore): Promise<void> {
   state.records.clear();
   state.seenAtMs = Number.NEGATIVE_INFINITY;
+  state.watchSinceMs = state.deps.nowMs();
   const watch = await store.watch((change) => onLeaseChange(state, change));
   if (state.stopped) return watch.stop();
   state.watch = watch;
