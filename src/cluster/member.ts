@@ -178,6 +178,7 @@ function onTick(state: MemberState): void {
   const echoedMs = Math.max(state.seenAtMs, state.watchSinceMs);
   if (state.watch !== undefined && deps.nowMs() - echoedMs > deps.config.leaseMs) state.watch.stop();
   if (state.watch === undefined) runTask(state, "watch", () => openWatch(state, store));
+  dropExpired(state, deps.nowMs());
   const dueMs = state.renewIntervalMs - state.tickMs;
   if (state.revision === null || deps.nowMs() - state.lastRenewAtMs >= dueMs)
     runTask(state, "renew", () => renew(state, store));
@@ -238,6 +239,7 @@ function scheduleExpiry(state: MemberState): void {
       state.expiryAtMs = Number.POSITIVE_INFINITY;
       scheduleExpiry(state);
       applyOwnership(state);
+      dropExpired(state, state.deps.nowMs());
     },
     nextMs - nowMs + 1,
   );
@@ -311,7 +313,10 @@ async function takeExpired(
   return store.renew(lease, existing.revision);
 }
 
-/** Remove the other members' expired records (compare-and-set, so a late renewal wins); the watch then drops them. */
+/**
+ * Remove the other members' expired records (compare-and-set, so a late renewal wins); the watch then drops them.
+ * Tried when one expires and on each tick until the watch shows it gone, never in a loop.
+ */
 function dropExpired(state: MemberState, nowMs: number): void {
   const { store, deps } = state;
   const expired = [...state.records.values()].filter(
@@ -339,7 +344,6 @@ function applyOwnership(state: MemberState): void {
   const nowMs = deps.nowMs();
   if (state.revision !== null && !leaseValid(state))
     loseLease(state, "the lease expired before it was renewed");
-  dropExpired(state, nowMs);
   const members = liveMembers(state, nowMs);
   // a view older than this lease (a member back from SIGSTOP) or than a third of a lease may show the others'
   // records as expired when they are not: it may only shrink what this member owns, never grow it
