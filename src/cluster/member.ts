@@ -352,7 +352,8 @@ function applyOwnership(state: MemberState): void {
   const signature = `${fresh}|${members.join(",")}|${state.previousMembers.join(",")}`;
   const last = state.lastStep;
   const pending = state.ownership.pendingUntilMs.size > 0;
-  if (last !== undefined && last.keys === all && last.signature === signature && !pending) return;
+  // a stale view is stepped every time (its renewal may have been held back a tick): only a fresh one is skipped
+  if (fresh && last !== undefined && last.keys === all && last.signature === signature && !pending) return;
   state.lastStep = { keys: all, signature };
   if (!fresh) renewIfGaining(state, all, members, nowMs);
   const step = nextOwnership(state.ownership, {
