@@ -69,6 +69,7 @@ export function createClusterMode(deps: ClusterModeDeps): ClusterMode | undefine
   let runner: MonitorRunner | undefined;
   let handover: AlertHandover | undefined = undefined;
   const owns = (spec: TargetSpec): boolean => handover?.owns(ownershipKey(spec)) ?? false;
+  const plan = planOnce(deps.monitors);
   const member = createClusterMember({
     config,
     memberId,
@@ -76,9 +77,8 @@ export function createClusterMode(deps: ClusterModeDeps): ClusterMode | undefine
     nowMs: deps.nowMs,
     logger,
     metrics,
-    keys: () => [...new Set(planTargets(deps.monitors()).map((plan) => ownershipKey(plan.spec)))],
-    targetCount: (keys) =>
-      planTargets(deps.monitors()).filter((plan) => keys.has(ownershipKey(plan.spec))).length,
+    keys: () => plan().keys,
+    targetCount: (keys) => plan().targetKeys.filter((key) => keys.has(key)).length,
     onOwnership: () => handover?.request(),
     openStore: () =>
       openLeaseStore(config.nats, { name: memberId, timeoutMs: Math.min(2_000, config.leaseMs / 4) }),
@@ -86,7 +86,10 @@ export function createClusterMode(deps: ClusterModeDeps): ClusterMode | undefine
   handover = createAlertHandover({
     member,
     memberId,
-    keyOfTarget: () => targetKeys(deps.monitors()),
+    keyOfTarget: () => {
+      const { keyOfTarget } = plan();
+      return (targetId) => keyOfTarget.get(targetId);
+    },
     lastSeq: deps.lastSeq,
     journaledAfter: deps.journaledAfter,
     unpublished: deps.unpublished,
@@ -133,10 +136,26 @@ export function ownershipKey(spec: TargetSpec): string {
   return "pair" in spec ? `pair:${spec.pair}` : spec.id;
 }
 
-/** Each configured target's ownership key, by target id. */
-function targetKeys(monitors: MonitorsConfig): (targetId: string) => string | undefined {
-  const keys = new Map(planTargets(monitors).map((plan) => [plan.spec.id, ownershipKey(plan.spec)]));
-  return (targetId) => keys.get(targetId);
+/** The ownership keys of a configuration: each distinct key, each target's key, and the key by target id. */
+interface PlannedKeys {
+  readonly keys: readonly string[];
+  readonly targetKeys: readonly string[];
+  readonly keyOfTarget: ReadonlyMap<string, string>;
+}
+
+/** The ownership keys of the monitors in force, planned again only when they change (a reload), not on every look. */
+function planOnce(monitors: () => MonitorsConfig): () => PlannedKeys {
+  let planned: { readonly of: MonitorsConfig; readonly keys: PlannedKeys } | undefined;
+  return () => {
+    const now = monitors();
+    if (planned?.of !== now) {
+      const specs = planTargets(now).map((target) => target.spec);
+      const targetKeys = specs.map(ownershipKey);
+      const keyOfTarget = new Map(specs.map((spec, i) => [spec.id, targetKeys[i]!]));
+      planned = { of: now, keys: { keys: [...new Set(targetKeys)], targetKeys, keyOfTarget } };
+    }
+    return planned.keys;
+  };
 }
 
 /** `<hostname>-<incarnation>`, reduced to the characters a KV key allows. */

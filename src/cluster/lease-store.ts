@@ -1,5 +1,5 @@
 // Member leases in a NATS JetStream key-value bucket: one record per member, renewed by compare-and-set on its revision.
-import { Kvm, type KV } from "@nats-io/kv";
+import { Kvm, type KV, type KvEntry } from "@nats-io/kv";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { z } from "zod";
 import type { ClusterConfig } from "../config/types.js";
@@ -18,6 +18,11 @@ export interface LeaseRecord {
   /** The ownership keys it owned and how many targets they hold, at its last renewal (for /api/v1/status). */
   readonly keys?: readonly string[] | undefined;
   readonly targets?: number | undefined;
+  /**
+   * A member that has not yet confirmed its view of the membership (starting, or its watch lags): it holds its
+   * record but is no member for the rendezvous, so nobody hands it keys it could not yet poll safely.
+   */
+  readonly standby?: boolean | undefined;
 }
 
 /** A lease record with the KV revision it was read at (the compare-and-set token). */
@@ -31,7 +36,20 @@ const leaseRecordSchema = z.object({
   expiresAtMs: z.number(),
   keys: z.array(z.string()).optional(),
   targets: z.number().int().nonnegative().optional(),
+  standby: z.boolean().optional(),
 });
+
+/** A member's record as a watch delivers it: the record, or null when it was deleted (or is malformed). */
+export interface LeaseChange {
+  readonly memberId: string;
+  readonly lease: StoredLease | null;
+}
+
+/** A running watch of the lease records: `ended` settles when it stops (stopped, or NATS ended it). */
+export interface LeaseWatch {
+  stop(): void;
+  readonly ended: Promise<void>;
+}
 
 /** The lease bucket (and the alert-state bucket) over one NATS connection (which reconnects by itself). */
 export interface LeaseStore {
@@ -45,13 +63,19 @@ export interface LeaseStore {
   renew(lease: LeaseRecord, revision: number): Promise<number | null>;
   /** Every member's current record (malformed ones skipped). */
   list(): Promise<readonly StoredLease[]>;
+  /**
+   * Tell `onChange` every record as it is now, then every change, in the bucket's order (so a record seen at
+   * revision R comes after every write the server took before it).
+   */
+  watch(onChange: (change: LeaseChange) => void): Promise<LeaseWatch>;
   /** Delete an expired record, unless it was renewed since `revision` (compare-and-set); false when it was. */
   remove(memberId: string, revision: number): Promise<boolean>;
   close(): Promise<void>;
 }
 
 const ENCODER = new TextEncoder();
-const keyOf = (memberId: string): string => `member.${memberId}`;
+const KEY_PREFIX = "member.";
+const keyOf = (memberId: string): string => `${KEY_PREFIX}${memberId}`;
 
 /** Connect to NATS and open (or create) the lease bucket; throws when NATS cannot be reached within `timeoutMs`. */
 export async function openLeaseStore(
@@ -102,10 +126,17 @@ function leaseStoreOver(
       for await (const key of await kv.keys("member.*")) keys.push(key);
       const entries = await Promise.all(keys.map((key) => kv.get(key)));
       return entries.flatMap((entry) => {
-        if (entry === null || entry.operation !== "PUT") return [];
-        const parsed = leaseRecordSchema.safeParse(safeJson(entry.string()));
-        return parsed.success ? [{ ...parsed.data, revision: entry.revision }] : [];
+        const lease = entry === null ? null : storedLeaseOf(entry);
+        return lease === null ? [] : [lease];
       });
+    },
+    async watch(onChange) {
+      const entries = await kv.watch({ key: "member.*" });
+      const ended = (async () => {
+        for await (const entry of entries)
+          onChange({ memberId: entry.key.slice(KEY_PREFIX.length), lease: storedLeaseOf(entry) });
+      })();
+      return { stop: () => entries.stop(), ended };
     },
     async remove(memberId, revision) {
       const done = await casOrNull(async () => {
@@ -118,6 +149,13 @@ function leaseStoreOver(
       await nc.close();
     },
   };
+}
+
+/** A stored entry as a lease with its revision; null for a delete or a malformed record. */
+function storedLeaseOf(entry: KvEntry): StoredLease | null {
+  if (entry.operation !== "PUT") return null;
+  const parsed = leaseRecordSchema.safeParse(safeJson(entry.string()));
+  return parsed.success ? { ...parsed.data, revision: entry.revision } : null;
 }
 
 function safeJson(text: string): unknown {

@@ -1,11 +1,11 @@
-// One cluster member: renews its lease in NATS KV, reads who else is live, and owns its rendezvous share of the targets.
+// One cluster member: renews its lease in NATS KV, watches who else is live, and owns its rendezvous share of the targets.
 import type { Logger } from "pino";
 import type { ClusterConfig } from "../config/types.js";
-import { NO_OWNERSHIP, nextOwnership, type Ownership } from "../domain/rendezvous.js";
+import { NO_OWNERSHIP, nextOwnership, ownedKeys, type Ownership } from "../domain/rendezvous.js";
 import type { AlertBucket } from "./alert-bucket.js";
 import type { ClusterMetrics } from "./metrics.js";
 import type { SharedBuckets } from "./shared-buckets.js";
-import type { LeaseRecord, LeaseStore, StoredLease } from "./lease-store.js";
+import type { LeaseChange, LeaseRecord, LeaseStore, LeaseWatch, StoredLease } from "./lease-store.js";
 
 /** What a member needs from the outside. */
 export interface ClusterMemberDeps {
@@ -45,7 +45,7 @@ export interface ClusterMember {
   refresh(): void;
 }
 
-/** A live member as the latest scan read its lease record (this member's own: as it is now). */
+/** A live member as the watch last delivered its lease record (this member's own: as it is now). */
 export interface MemberView {
   readonly memberId: string;
   readonly incarnation: string;
@@ -78,23 +78,44 @@ interface MemberState {
   revision: number | null;
   leaseUntilMs: number;
   lastRenewAtMs: number;
-  /** The live records read by the latest scan (other members' and this one's). */
-  seen: readonly StoredLease[];
-  /** When the read behind `seen` started, and when the current lease was first taken (ms). */
+  /** Every member's record (this one's too) as the watch delivered it, by member id. */
+  readonly records: Map<string, StoredLease>;
+  watch: LeaseWatch | undefined;
+  /** When the current watch was opened (ms). */
+  watchSinceMs: number;
+  /**
+   * `records` holds every write the server took before this instant (ms): the start of the latest renewal whose
+   * own record the watch has delivered since. And when the current lease was first taken (ms).
+   */
   seenAtMs: number;
   leaseSinceMs: number;
-  /** When the latest view that was current on arrival was read (ms): the lease is renewed within a lease of it. */
-  confirmedAtMs: number;
+  /** The latest successful renewal (revision and start), and the revision of this member's record the watch last delivered. */
+  renewed: { readonly revision: number; readonly startedAtMs: number } | undefined;
+  watchedRevision: number;
+  /** The timer that re-applies ownership when the next other member's lease runs out, and that instant (ms). */
+  expiryTimer: NodeJS.Timeout | undefined;
+  expiryAtMs: number;
   previousMembers: readonly string[];
   ownership: Ownership;
-  /** Why each failing task fails (empty when NATS answers). */
-  readonly errors: Map<TaskName, string>;
-  readonly running: Set<TaskName>;
-  timer: NodeJS.Timeout | undefined;
+  /** The inputs of the latest ownership step (an identical step with nothing pending is skipped). */
+  lastStep: { readonly keys: readonly string[]; readonly signature: string } | undefined;
+  /** The `seenAtMs` of the latest echo that was current when it arrived: the lease is renewed within a lease of it. */
+  confirmedAtMs: number;
   /** The keys it owned when its view went stale (its lease valid since): taken back at once by a current view. */
   suspended: ReadonlySet<string>;
-  /** Fires when the view gets too old to confirm what this member owns (re-armed by each scan). */
+  /** Fires when the view gets too old to confirm what this member owns (re-armed by each echo). */
   staleTimer: NodeJS.Timeout | undefined;
+  /** Fires when the lease runs out unless renewed (re-armed by each renewal): counted lost then, not a tick later. */
+  leaseTimer: NodeJS.Timeout | undefined;
+  /**
+   * Whether it is a member for the rendezvous: only once a view was current under its lease (its record says
+   * `standby` until then), and no longer after a whole lease without a current view.
+   */
+  active: boolean;
+  /** Why each failing task fails (empty when NATS answers). */
+  readonly errors: Map<ErrorSource, string>;
+  readonly running: Set<TaskName>;
+  timer: NodeJS.Timeout | undefined;
   stopped: boolean;
 }
 
@@ -104,23 +125,32 @@ export function createClusterMember(deps: ClusterMemberDeps): ClusterMember {
   const state: MemberState = {
     deps,
     renewIntervalMs: Math.floor(leaseMs / 3),
-    // membership is read this often: a dead member's targets are taken within a lease plus one tick
+    // renewals are due this often (and retried as often); a dead member's targets are taken when its lease runs out
     tickMs: Math.min(1_000, Math.floor(leaseMs / 4)),
     store: undefined,
     revision: null,
     leaseUntilMs: 0,
     lastRenewAtMs: Number.NEGATIVE_INFINITY,
-    seen: [],
+    records: new Map(),
+    watch: undefined,
+    watchSinceMs: Number.NEGATIVE_INFINITY,
     seenAtMs: Number.NEGATIVE_INFINITY,
     leaseSinceMs: Number.POSITIVE_INFINITY,
-    confirmedAtMs: Number.NEGATIVE_INFINITY,
+    renewed: undefined,
+    watchedRevision: 0,
+    expiryTimer: undefined,
+    expiryAtMs: Number.POSITIVE_INFINITY,
     previousMembers: [],
     ownership: NO_OWNERSHIP,
+    lastStep: undefined,
+    confirmedAtMs: Number.NEGATIVE_INFINITY,
+    suspended: new Set(),
+    staleTimer: undefined,
+    leaseTimer: undefined,
+    active: false,
     errors: new Map(),
     running: new Set(),
     timer: undefined,
-    suspended: new Set(),
-    staleTimer: undefined,
     stopped: false,
   };
   return {
@@ -141,10 +171,16 @@ export function createClusterMember(deps: ClusterMemberDeps): ClusterMember {
 
 const leaseValid = (state: MemberState): boolean => state.deps.nowMs() < state.leaseUntilMs;
 
-/** The member's requests to NATS, each run at most once at a time (a hanging list never delays a renewal). */
-type TaskName = "connect" | "renew" | "list";
+/** The member's requests to NATS, each run at most once at a time (a hanging watch never delays a renewal). */
+type TaskName = "connect" | "renew" | "watch" | "drop";
+/** What can fail: a NATS task, or the view (no current view for a lease). */
+type ErrorSource = TaskName | "view";
 
-/** Each tick: ownership from what is known (so an expired lease stops polls even while NATS hangs), then the NATS tasks due. */
+/**
+ * Each tick: ownership from what is known (so an expired lease stops polls even while NATS hangs), then the NATS
+ * tasks due. A renewal is due on the last tick before a third of a lease has passed, so each renewal's echo in
+ * the watch keeps the view fresh (`seenAtMs` never older than a third of a lease) while NATS answers.
+ */
 function onTick(state: MemberState): void {
   applyOwnership(state);
   if (state.stopped) return;
@@ -158,37 +194,35 @@ function onTick(state: MemberState): void {
     });
     return;
   }
-  const renewDue = state.revision === null || deps.nowMs() - state.lastRenewAtMs >= state.renewIntervalMs;
-  const withheld = renewDue ? leaseWithheld(state) : null;
-  if (renewDue && withheld === null) runTask(state, "renew", () => renew(state, store));
-  else if (withheld !== null && Number.isFinite(state.seenAtMs)) setError(state, "renew", withheld);
-  runTask(state, "list", async () => {
-    const readAtMs = deps.nowMs();
-    state.seen = await dropExpired(state, store, await store.list());
-    state.seenAtMs = readAtMs;
-    if (viewCurrent(state)) state.confirmedAtMs = readAtMs;
-    armStaleTimer(state);
-  });
+  // a watch that brought back none of this member's renewals for a whole lease is stuck: it ends, a new one opens
+  const echoedMs = Math.max(state.seenAtMs, state.watchSinceMs);
+  if (state.watch !== undefined && deps.nowMs() - echoedMs > deps.config.leaseMs) state.watch.stop();
+  if (state.watch === undefined) runTask(state, "watch", () => openWatch(state, store));
+  dropExpired(state, deps.nowMs());
+  standDownIfUnconfirmed(state);
+  const dueMs = state.renewIntervalMs - state.tickMs;
+  if (state.revision === null || deps.nowMs() - state.lastRenewAtMs >= dueMs)
+    runTask(state, "renew", () => renew(state, store));
 }
 
 /**
- * Why this member must not renew (or take) its lease now, or null. A member without a current view owns
- * nothing; one that has had none for a whole lease must not hold a share either: it lets its lease lapse, and
- * the others take its keys as a dead member's. It takes a new lease only with a current view.
+ * Step back to standby after a whole lease without a current view (counted from this lease's start at the
+ * earliest): it owns nothing already (its view is stale), and its next renewal tells the others to take its keys
+ * now instead of at its lease's end. It stays in standby, renewing, until a view is current again.
  */
-function leaseWithheld(state: MemberState): string | null {
-  if (state.revision === null)
-    return viewCurrent(state) ? null : "the membership view is not current: not taking a lease";
+function standDownIfUnconfirmed(state: MemberState): void {
   const { leaseMs } = state.deps.config;
-  return state.deps.nowMs() - state.confirmedAtMs <= leaseMs
-    ? null
-    : `membership not confirmed for ${leaseMs} ms: letting the lease lapse`;
+  if (!state.active || state.deps.nowMs() - Math.max(state.confirmedAtMs, state.leaseSinceMs) <= leaseMs)
+    return;
+  state.active = false;
+  state.lastRenewAtMs = Number.NEGATIVE_INFINITY; // say so at once
+  setError(state, "view", `membership not confirmed for ${leaseMs} ms: standing by`);
 }
 
 /**
- * Whether the membership view is recent enough to act on. A member that joins takes a key from a live owner
- * only a renew interval plus a scan after its record exists, so a view read less than that ago (less half a scan,
- * the margin for a poll in flight) shows every member that may already poll; an older view confirms nothing.
+ * Whether the view is recent enough to act on. A member that joins takes a key from a live owner only a renew
+ * interval plus a tick after its record exists, so a view holding every write up to less than that ago (less half
+ * a tick, the margin for a poll in flight) shows every member that may already poll; an older view confirms nothing.
  */
 function viewCurrent(state: MemberState): boolean {
   return state.deps.nowMs() - state.seenAtMs <= viewLimitMs(state);
@@ -203,6 +237,85 @@ function armStaleTimer(state: MemberState): void {
   const untilStaleMs = state.seenAtMs + viewLimitMs(state) + 1 - state.deps.nowMs();
   state.staleTimer = setTimeout(() => applyOwnership(state), Math.max(0, untilStaleMs));
   state.staleTimer.unref();
+}
+
+/** Watch the lease records (a view rebuilt from nothing: fresh again only after the next renewal's echo). */
+async function openWatch(state: MemberState, store: LeaseStore): Promise<void> {
+  state.records.clear();
+  state.seenAtMs = Number.NEGATIVE_INFINITY;
+  state.watchSinceMs = state.deps.nowMs();
+  const watch = await store.watch((change) => onLeaseChange(state, change));
+  if (state.stopped) return watch.stop();
+  state.watch = watch;
+  watch.ended
+    .then(
+      () => undefined,
+      (error: unknown) =>
+        setError(state, "watch", error instanceof Error ? error.message : String(error), error),
+    )
+    .finally(() => {
+      if (state.watch === watch) state.watch = undefined;
+      state.seenAtMs = Number.NEGATIVE_INFINITY;
+    });
+}
+
+/** A record changed: keep it, note this member's renewal echoed back, and apply ownership. */
+function onLeaseChange(state: MemberState, change: LeaseChange): void {
+  if (change.lease === null) state.records.delete(change.memberId);
+  else state.records.set(change.memberId, change.lease);
+  if (change.memberId === state.deps.memberId && change.lease !== null) {
+    state.watchedRevision = change.lease.revision;
+    markEchoed(state);
+  }
+  scheduleExpiry(state);
+  applyOwnership(state);
+}
+
+/**
+ * The latest renewal's record came back through the watch: the view holds every write before that renewal began,
+ * provided the renewal began after the watch was opened. A renewal from before is in the watch's first snapshot,
+ * which delivers each record's latest value, not in write order: records written after it may still be on the way.
+ */
+function markEchoed(state: MemberState): void {
+  const { renewed } = state;
+  if (renewed === undefined || renewed.revision !== state.watchedRevision) return;
+  if (renewed.startedAtMs <= state.seenAtMs || renewed.startedAtMs < state.watchSinceMs) return;
+  state.seenAtMs = renewed.startedAtMs;
+  if (viewCurrent(state)) {
+    state.confirmedAtMs = state.seenAtMs;
+    // a current view under its lease: a member for the rendezvous from its next renewal on (renewed at once)
+    if (!state.active && state.seenAtMs >= state.leaseSinceMs) {
+      state.active = true;
+      setError(state, "view", null);
+      if (state.store !== undefined) {
+        const store = state.store;
+        runTask(state, "renew", () => renew(state, store));
+      }
+    }
+  }
+  armStaleTimer(state);
+}
+
+/** Re-apply ownership (and remove the record) when the next other member's lease runs out. */
+function scheduleExpiry(state: MemberState): void {
+  const nowMs = state.deps.nowMs();
+  let nextMs = Number.POSITIVE_INFINITY;
+  for (const lease of state.records.values())
+    if (lease.memberId !== state.deps.memberId && lease.expiresAtMs > nowMs)
+      nextMs = Math.min(nextMs, lease.expiresAtMs);
+  if (nextMs === state.expiryAtMs) return;
+  clearTimeout(state.expiryTimer);
+  state.expiryAtMs = nextMs;
+  if (nextMs === Number.POSITIVE_INFINITY) return;
+  state.expiryTimer = setTimeout(
+    () => {
+      state.expiryAtMs = Number.POSITIVE_INFINITY;
+      scheduleExpiry(state);
+      applyOwnership(state);
+      dropExpired(state, state.deps.nowMs());
+    },
+    nextMs - nowMs + 1,
+  );
 }
 
 /** Run a task unless it is running; a failure (or no answer within half a lease) is recorded, a success clears it. */
@@ -239,6 +352,7 @@ async function renew(state: MemberState, store: LeaseStore): Promise<void> {
     expiresAtMs: startedAtMs + deps.config.leaseMs,
     keys: [...owned].sort(),
     targets: deps.targetCount(owned),
+    standby: !state.active,
   };
   let revision: number | null;
   if (state.revision === null)
@@ -251,9 +365,16 @@ async function renew(state: MemberState, store: LeaseStore): Promise<void> {
   }
   if (state.revision === null) state.leaseSinceMs = startedAtMs;
   state.revision = revision;
+  state.renewed = { revision, startedAtMs };
+  markEchoed(state);
   // counted from before the request: the others read the record's expiry, which is this same instant + leaseMs
   state.leaseUntilMs = startedAtMs + deps.config.leaseMs;
   state.lastRenewAtMs = startedAtMs;
+  clearTimeout(state.leaseTimer);
+  if (!state.stopped) {
+    state.leaseTimer = setTimeout(() => applyOwnership(state), state.leaseUntilMs + 1 - deps.nowMs());
+    state.leaseTimer.unref();
+  }
 }
 
 /** A record under this member's id exists: take it over when it expired, else another live process holds the id. */
@@ -271,35 +392,52 @@ async function takeExpired(
   return store.renew(lease, existing.revision);
 }
 
-/** The records still live; expired ones are removed (compare-and-set, so a late renewal wins). */
-async function dropExpired(
-  state: MemberState,
-  store: LeaseStore,
-  leases: readonly StoredLease[],
-): Promise<readonly StoredLease[]> {
-  const nowMs = state.deps.nowMs();
-  const expired = leases.filter(
-    (lease) => lease.expiresAtMs <= nowMs && lease.memberId !== state.deps.memberId,
+/**
+ * Remove the other members' expired records (compare-and-set, so a late renewal wins); the watch then drops them.
+ * Tried when one expires and on each tick until the watch shows it gone, never in a loop.
+ */
+function dropExpired(state: MemberState, nowMs: number): void {
+  const { store, deps } = state;
+  const expired = [...state.records.values()].filter(
+    (lease) => lease.expiresAtMs <= nowMs && lease.memberId !== deps.memberId,
   );
-  await Promise.all(expired.map((lease) => store.remove(lease.memberId, lease.revision)));
-  return leases.filter((lease) => lease.expiresAtMs > nowMs);
+  if (store === undefined || expired.length === 0) return;
+  runTask(state, "drop", async () => {
+    await Promise.all(expired.map((lease) => store.remove(lease.memberId, lease.revision)));
+  });
 }
 
-/** Recompute what this member owns from the latest scan and its own lease; tell the daemon when it changed. */
+/** The members whose leases are live now, by the watched records and this member's own lease. */
+function liveMembers(state: MemberState, nowMs: number): string[] {
+  const { memberId } = state.deps;
+  const others: string[] = [];
+  for (const lease of state.records.values())
+    if (lease.memberId !== memberId && lease.expiresAtMs > nowMs && lease.standby !== true)
+      others.push(lease.memberId);
+  if (leaseValid(state) && state.active) others.push(memberId);
+  return others.sort();
+}
+
+/** Recompute what this member owns from the watched records and its own lease; tell the daemon when it changed. */
 function applyOwnership(state: MemberState): void {
   const { deps } = state;
   const nowMs = deps.nowMs();
   if (state.revision !== null && !leaseValid(state))
     loseLease(state, "the lease expired before it was renewed");
-  const others = state.seen
-    .filter((lease) => lease.memberId !== deps.memberId && lease.expiresAtMs > nowMs)
-    .map((lease) => lease.memberId);
-  const members = leaseValid(state) ? [...others, deps.memberId] : others;
-  // a view read before this lease began (a member back from SIGSTOP) shows the others' records as expired when
-  // they are not; an older one (a slow or failing scan) may miss a member that has joined and, after its
-  // handover wait, polls some of these keys: with either, this member owns nothing
+  const members = liveMembers(state, nowMs);
+  // a view older than this lease (a member back from SIGSTOP) shows the others' records as expired when they are
+  // not; an older one (a slow watch) may miss a member that has joined and, after its handover wait, polls some
+  // of these keys: with either, this member owns nothing
   const fresh = state.seenAtMs >= state.leaseSinceMs && viewCurrent(state);
-  if (!leaseValid(state)) state.suspended = new Set();
+  const all = deps.keys();
+  const signature = `${fresh}|${members.join(",")}|${state.previousMembers.join(",")}`;
+  const last = state.lastStep;
+  const pending = state.ownership.pendingUntilMs.size > 0;
+  // a stale view is stepped every time (its renewal may have been held back a tick): only a fresh one is skipped
+  if (fresh && last !== undefined && last.keys === all && last.signature === signature && !pending) return;
+  state.lastStep = { keys: all, signature };
+  if (!fresh) renewIfGaining(state, all, members, nowMs);
+  if (!leaseValid(state) || !state.active) state.suspended = new Set();
   else if (!fresh && state.ownership.owned.size > 0) state.suspended = state.ownership.owned;
   // what it owned before its view went stale, under the same lease, nobody else took (the others saw it live):
   // a current view that still gives it those keys gives them back at once, without a handover wait
@@ -307,14 +445,16 @@ function applyOwnership(state: MemberState): void {
     ? { ...state.ownership, owned: new Set([...state.ownership.owned, ...state.suspended]) }
     : state.ownership;
   if (fresh) state.suspended = new Set();
-  const next = nextOwnership(current, {
-    keys: fresh ? deps.keys() : [],
+  const step = nextOwnership(current, {
+    keys: fresh ? all : [],
     members,
     previousMembers: state.previousMembers,
     me: deps.memberId,
     nowMs,
     handoverWaitMs: state.renewIntervalMs + state.tickMs,
   });
+  // a stale view keeps the handovers under way as they are (their waits are not restarted when it is fresh again)
+  const next = fresh ? step : { owned: step.owned, pendingUntilMs: state.ownership.pendingUntilMs };
   state.previousMembers = members;
   const changed = !sameSet(next.owned, state.ownership.owned);
   state.ownership = next;
@@ -326,11 +466,29 @@ function applyOwnership(state: MemberState): void {
   }
 }
 
+/**
+ * The view is not fresh but would give this member keys (a member left, or a handover is due): renew now (at
+ * most once a tick), so its echo makes the view fresh instead of waiting for the next renewal.
+ */
+function renewIfGaining(
+  state: MemberState,
+  keys: readonly string[],
+  members: readonly string[],
+  nowMs: number,
+): void {
+  const { store, deps } = state;
+  if (store === undefined || state.revision === null || nowMs - state.lastRenewAtMs < state.tickMs) return;
+  const mine = ownedKeys(keys, members, deps.memberId);
+  if ([...mine].some((key) => !state.ownership.owned.has(key)))
+    runTask(state, "renew", () => renew(state, store));
+}
+
 /** The lease is gone: own nothing until a new one is taken (the next scan re-creates the record). */
 function loseLease(state: MemberState, reason: string): void {
   state.revision = null;
   state.leaseUntilMs = 0;
   state.suspended = new Set();
+  state.active = false;
   state.deps.metrics.leasesLost.inc();
   state.deps.logger.error(
     { memberId: state.deps.memberId },
@@ -339,7 +497,7 @@ function loseLease(state: MemberState, reason: string): void {
 }
 
 /** Record (and log once per change) why a task cannot use NATS; the metric is 1 while any task fails. */
-function setError(state: MemberState, task: TaskName, message: string | null, error?: unknown): void {
+function setError(state: MemberState, task: ErrorSource, message: string | null, error?: unknown): void {
   const before = state.errors.get(task) ?? null;
   if (message === null) state.errors.delete(task);
   else state.errors.set(task, message);
@@ -356,7 +514,10 @@ function setError(state: MemberState, task: TaskName, message: string | null, er
 async function stopMember(state: MemberState): Promise<void> {
   state.stopped = true;
   clearInterval(state.timer);
+  clearTimeout(state.expiryTimer);
   clearTimeout(state.staleTimer);
+  clearTimeout(state.leaseTimer);
+  state.watch?.stop();
   const { store, revision } = state;
   state.store = undefined;
   if (store === undefined) return;
@@ -367,8 +528,9 @@ async function stopMember(state: MemberState): Promise<void> {
 
 function statusOf(state: MemberState): ClusterStatus {
   const { deps, ownership } = state;
-  const others = state.seen
-    .filter((lease) => lease.memberId !== deps.memberId)
+  const nowMs = deps.nowMs();
+  const others = [...state.records.values()]
+    .filter((lease) => lease.memberId !== deps.memberId && lease.expiresAtMs > nowMs)
     .map((lease) => ({
       memberId: lease.memberId,
       incarnation: lease.incarnation,

@@ -65,6 +65,7 @@ export function createMonitorRunner(deps: MonitorRunnerDeps, initialState: Monit
     streams: null,
     stream: deps.stream,
     owns: () => true,
+    takingOver: false,
     warmups: taskGate(WARMUP_CONCURRENCY),
   };
   if (deps.stream !== undefined) {
@@ -85,7 +86,9 @@ export function createMonitorRunner(deps: MonitorRunnerDeps, initialState: Monit
     update: (monitors, rules) => update(runner, monitors, rules),
     restrict(owns) {
       runner.owns = owns;
+      runner.takingOver = runner.running.size > 0;
       if (runner.monitors !== undefined) update(runner, runner.monitors, runner.rules);
+      runner.takingOver = false;
     },
     reconfigureStream: (stream) => reconfigureStream(runner, stream),
     targetHealth: () => [...runner.running.values()].map((t) => ({ id: t.plan.spec.id, health: t.health })),

@@ -94,6 +94,11 @@ export interface Runner {
   stream: MonitorRunnerDeps["stream"];
   /** Which of the configured targets this daemon runs (all but in cluster mode, where a member runs the ones it owns). */
   owns: (spec: TargetSpec) => boolean;
+  /**
+   * Targets started now are taken over from another cluster member (this member already runs some): their first
+   * poll comes within a quarter of their period, not spread over it, so a dead member's targets are polled again soon.
+   */
+  takingOver: boolean;
   /** History warm-ups wait here, so they never hold every upstream connection while targets wait to be polled. */
   readonly warmups: TaskGate;
 }

@@ -23,7 +23,10 @@ export function startPoll(runner: Runner, target: RunningTarget, periodMs: numbe
     {
       periodMs,
       jitter: monitors?.jitter ?? 0,
-      spreadMs: monitors?.spreadMs ?? 10_000,
+      spreadMs: Math.min(
+        monitors?.spreadMs ?? 10_000,
+        runner.takingOver ? periodMs / 4 : Number.POSITIVE_INFINITY,
+      ),
       maxBackoffMs: Math.max(periodMs, monitors?.maxBackoffMs ?? 60_000),
       timeoutMs: deps.pollTimeoutMs,
       random: deps.random,

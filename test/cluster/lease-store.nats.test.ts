@@ -1,6 +1,6 @@
-// The lease bucket against a real nats-server: create, compare-and-set renewal, and removal that a renewal beats.
+// The lease bucket against a real nats-server: create, compare-and-set renewal, removal that a renewal beats, and the watch.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openLeaseStore, type LeaseStore } from "../../src/cluster/lease-store.js";
+import { openLeaseStore, type LeaseChange, type LeaseStore } from "../../src/cluster/lease-store.js";
 import { natsServerAvailable, startNats, type NatsCluster } from "./nats.js";
 
 const available = natsServerAvailable();
@@ -37,5 +37,28 @@ describe.skipIf(!available)("lease store (nats-server)", () => {
     expect(await store.list()).toEqual([]);
     // a removed record can be created again (a member that lost its lease re-joins)
     expect(await store.create(lease)).toBeTypeOf("number");
+  });
+
+  it("watches the records: each as it is, then each renewal and removal in order", async () => {
+    const seen: LeaseChange[] = [];
+    const lease = { memberId: "w", incarnation: "1", expiresAtMs: 1_000 };
+    const first = (await store.create(lease)) ?? 0;
+    const watch = await store.watch((change) => seen.push(change));
+    const changesOfW = async (count: number): Promise<void> => {
+      const deadline = Date.now() + 5_000;
+      while (seen.filter((change) => change.memberId === "w").length < count && Date.now() < deadline)
+        await new Promise((resolve) => setTimeout(resolve, 20));
+    };
+    await changesOfW(1);
+    const second = (await store.renew({ ...lease, expiresAtMs: 2_000 }, first)) ?? 0;
+    expect(await store.remove("w", second)).toBe(true);
+    await changesOfW(3);
+    watch.stop();
+    await watch.ended;
+    expect(seen.filter((change) => change.memberId === "w")).toEqual([
+      { memberId: "w", lease: { ...lease, revision: first } },
+      { memberId: "w", lease: { ...lease, expiresAtMs: 2_000, revision: second } },
+      { memberId: "w", lease: null },
+    ]);
   });
 });

@@ -13,7 +13,7 @@ import type { CountingProxy } from "./proxy.js";
 const PAIRS = syntheticPairIds(60);
 const LEASE_MS = 3_000;
 const PERIOD_MS = 1_000;
-/** A member scans membership every min(1 s, lease/4); the machine is loaded: one more second of slack. */
+/** A member renews on a tick of min(1 s, lease/4) and adopts what it takes over from KV; the machine is loaded: one more second of slack. */
 const SLACK_MS = Math.min(1_000, LEASE_MS / 4) + 1_000;
 
 const available = natsServerAvailable();

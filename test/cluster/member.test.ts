@@ -1,0 +1,136 @@
+// A cluster member over an in-memory lease store: a dead member's keys are taken the moment its lease runs out, and
+// never from a view the member's own renewal has not come back through (a stalled watch only shrinks what it owns).
+import { pino } from "pino";
+import { Registry } from "prom-client";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import type { LeaseChange, LeaseRecord, LeaseStore, StoredLease } from "../../src/cluster/lease-store.js";
+import { createClusterMember, type ClusterMember } from "../../src/cluster/member.js";
+import { createClusterMetrics } from "../../src/cluster/metrics.js";
+import { ownerOf } from "../../src/domain/rendezvous.js";
+
+const LEASE_MS = 4_000;
+const KEYS = Array.from({ length: 20 }, (_, i) => `k${i}`);
+
+/** A lease bucket in memory: compare-and-set like KV; the watch can be held (its changes queued) and released. */
+function memoryStore() {
+  const records = new Map<string, StoredLease>();
+  const watchers = new Set<(change: LeaseChange) => void>();
+  const held: LeaseChange[] = [];
+  let holding = false;
+  let revision = 0;
+  const emit = (change: LeaseChange): void => {
+    if (holding) held.push(change);
+    else for (const watcher of watchers) watcher(change);
+  };
+  const put = (lease: LeaseRecord): number => {
+    const stored = { ...lease, revision: ++revision };
+    records.set(lease.memberId, stored);
+    emit({ memberId: lease.memberId, lease: stored });
+    return stored.revision;
+  };
+  const store: LeaseStore = {
+    // the member only hands these on; this test never uses them
+    alerts: {
+      read: () => Promise.reject(new Error("unused")),
+      write: () => Promise.reject(new Error("unused")),
+    },
+    shared: undefined as unknown as LeaseStore["shared"], // never read by the member itself
+    create: (lease) => Promise.resolve(records.has(lease.memberId) ? null : put(lease)),
+    renew: (lease, at) => Promise.resolve(records.get(lease.memberId)?.revision === at ? put(lease) : null),
+    list: () => Promise.resolve([...records.values()]),
+    remove(memberId, at) {
+      if (records.get(memberId)?.revision !== at) return Promise.resolve(false);
+      records.delete(memberId);
+      emit({ memberId, lease: null });
+      return Promise.resolve(true);
+    },
+    watch(onChange) {
+      for (const lease of records.values()) onChange({ memberId: lease.memberId, lease });
+      watchers.add(onChange);
+      let end: () => void = () => undefined;
+      const ended = new Promise<void>((resolve) => (end = resolve));
+      return Promise.resolve({ stop: () => (watchers.delete(onChange), end()), ended });
+    },
+    close: () => Promise.resolve(),
+  };
+  return {
+    store,
+    put,
+    hold: () => (holding = true),
+    release() {
+      holding = false;
+      for (const change of held.splice(0)) emit(change);
+    },
+  };
+}
+
+describe("cluster member (in-memory lease store)", () => {
+  let member: ClusterMember;
+  let owned: ReadonlySet<string> = new Set();
+  let bucket: ReturnType<typeof memoryStore>;
+
+  beforeEach(() => {
+    vi.useFakeTimers({ now: 1_000_000 });
+    bucket = memoryStore();
+    member = createClusterMember({
+      config: {
+        nats: { servers: ["nats://127.0.0.1:1"], user: "", password: "", token: "", replicas: 1 },
+        memberId: "a",
+        leaseMs: LEASE_MS,
+        experimental: true,
+      },
+      memberId: "a",
+      incarnation: "1",
+      nowMs: Date.now,
+      logger: pino({ level: "silent" }),
+      metrics: createClusterMetrics(new Registry()),
+      keys: () => KEYS,
+      targetCount: (keys) => keys.size,
+      onOwnership: (next) => (owned = next),
+      openStore: () => Promise.resolve(bucket.store),
+    });
+  });
+  afterEach(async () => {
+    await member.stop();
+    vi.useRealTimers();
+  });
+
+  /** Member "b" holds a lease until `untilMs` and is never renewed; the keys it owns beside "a". */
+  function deadMemberB(untilMs: number): string[] {
+    bucket.put({ memberId: "b", incarnation: "1", expiresAtMs: untilMs });
+    return KEYS.filter((key) => ownerOf(key, ["a", "b"]) === "b");
+  }
+
+  it("takes a dead member's keys the moment its lease runs out, not before", async () => {
+    // between two ticks: a tick would take them up to a second late
+    const untilMs = Date.now() + 8_500;
+    const ofB = deadMemberB(untilMs);
+    expect(ofB.length).toBeGreaterThan(0);
+    member.start();
+    // b holds every key when a joins: a takes its share after the handover wait
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect([...owned].sort()).toEqual(KEYS.filter((key) => !ofB.includes(key)).sort());
+    await vi.advanceTimersByTimeAsync(untilMs - Date.now() - 1);
+    expect(ofB.some((key) => owned.has(key))).toBe(false);
+    await vi.advanceTimersByTimeAsync(5);
+    expect(owned.size).toBe(KEYS.length);
+  });
+
+  it("takes nothing from a view its own renewal has not come back through, and takes it once it has", async () => {
+    const untilMs = Date.now() + 8_000;
+    const ofB = deadMemberB(untilMs);
+    member.start();
+    // b holds every key when a joins: a takes its share after the handover wait
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(owned.size).toBe(KEYS.length - ofB.length);
+    bucket.hold();
+    // b's lease runs out while the watch brings nothing back: its keys stay unowned (a renewal of b may be in there)
+    // (held for less than a lease: a watch silent for a whole lease is reopened)
+    await vi.advanceTimersByTimeAsync(untilMs - Date.now() + 500);
+    expect(member.leaseValid()).toBe(true);
+    expect(ofB.some((key) => owned.has(key))).toBe(false);
+    bucket.release();
+    await vi.advanceTimersByTimeAsync(1);
+    expect(owned.size).toBe(KEYS.length);
+  });
+});
