@@ -354,6 +354,7 @@ async function renew(state: MemberState, store: LeaseStore): Promise<void> {
     targets: deps.targetCount(owned),
     standby: !state.active,
   };
+  const { standby } = lease;
   let revision: number | null;
   if (state.revision === null)
     revision = (await store.create(lease)) ?? (await takeExpired(state, store, lease));
@@ -366,7 +367,6 @@ async function renew(state: MemberState, store: LeaseStore): Promise<void> {
   if (state.revision === null) state.leaseSinceMs = startedAtMs;
   state.revision = revision;
   state.renewed = { revision, startedAtMs };
-  markEchoed(state);
   // counted from before the request: the others read the record's expiry, which is this same instant + leaseMs
   state.leaseUntilMs = startedAtMs + deps.config.leaseMs;
   state.lastRenewAtMs = startedAtMs;
@@ -375,6 +375,9 @@ async function renew(state: MemberState, store: LeaseStore): Promise<void> {
     state.leaseTimer = setTimeout(() => applyOwnership(state), state.leaseUntilMs + 1 - deps.nowMs());
     state.leaseTimer.unref();
   }
+  markEchoed(state);
+  // it became a member, or stood by, while this record was on its way: the next tick writes what it is now
+  if (standby === state.active) state.lastRenewAtMs = Number.NEGATIVE_INFINITY;
 }
 
 /** A record under this member's id exists: take it over when it expired, else another live process holds the id. */

@@ -9,6 +9,8 @@ import { createClusterMetrics } from "../../src/cluster/metrics.js";
 import { ownerOf } from "../../src/domain/rendezvous.js";
 
 const LEASE_MS = 4_000;
+/** cluster.leaseMs's default: a tick every second, a renewal due every 2 333 ms. */
+const DEFAULT_LEASE_MS = 10_000;
 const KEYS = Array.from({ length: 20 }, (_, i) => `k${i}`);
 
 /** A lease bucket in memory: compare-and-set like KV; the watch can be held (its changes queued) and released. */
@@ -132,5 +134,70 @@ describe("cluster member (in-memory lease store)", () => {
     bucket.release();
     await vi.advanceTimersByTimeAsync(1);
     expect(owned.size).toBe(KEYS.length);
+  });
+});
+
+describe("cluster member standby (in-memory lease store, the default lease: renewals every third tick)", () => {
+  let member: ClusterMember;
+  let owned: ReadonlySet<string> = new Set();
+  let bucket: ReturnType<typeof memoryStore>;
+
+  beforeEach(() => {
+    vi.useFakeTimers({ now: 1_000_000 });
+    bucket = memoryStore();
+    member = createClusterMember({
+      config: {
+        nats: { servers: ["nats://127.0.0.1:1"], user: "", password: "", token: "", replicas: 1 },
+        memberId: "a",
+        leaseMs: DEFAULT_LEASE_MS,
+        experimental: true,
+      },
+      memberId: "a",
+      incarnation: "1",
+      nowMs: Date.now,
+      logger: pino({ level: "silent" }),
+      metrics: createClusterMetrics(new Registry()),
+      keys: () => KEYS,
+      targetCount: (keys) => keys.size,
+      onOwnership: (next) => (owned = next),
+      openStore: () => Promise.resolve(bucket.store),
+    });
+  });
+  afterEach(async () => {
+    await member.stop();
+    vi.useRealTimers();
+  });
+
+  const recordOfA = async (): Promise<StoredLease | undefined> =>
+    (await bucket.store.list()).find((lease) => lease.memberId === "a");
+
+  it("starts as a standby and is a member from the renewal after its first current view, within a tick", async () => {
+    const written: LeaseRecord[] = [];
+    const { create, renew } = bucket.store;
+    bucket.store.create = (lease) => (written.push(lease), create(lease));
+    bucket.store.renew = (lease, at) => (written.push(lease), renew(lease, at));
+    member.start(); // connects at once, writes its record at the next tick (min(1 s, lease / 4))
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(written).toEqual([expect.objectContaining({ standby: true, keys: [] })]);
+    await vi.advanceTimersByTimeAsync(1_000); // its first echo came inside that renewal: the next tick says so
+    expect(written[1]).toMatchObject({ standby: false });
+    expect(owned.size).toBe(KEYS.length);
+  });
+
+  it("stands by after a lease without a current view (the others take its keys), and is a member again after", async () => {
+    member.start();
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(owned.size).toBe(KEYS.length);
+    bucket.hold(); // its renewals succeed, their echoes do not come back
+    await vi.advanceTimersByTimeAsync(DEFAULT_LEASE_MS + 2_000);
+    expect(owned.size).toBe(0);
+    expect((await recordOfA())?.standby).toBe(true);
+    expect(member.leaseValid()).toBe(true);
+    expect(member.status().error).toMatch(/standing by/);
+    bucket.release();
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect((await recordOfA())?.standby).toBe(false);
+    expect(owned.size).toBe(KEYS.length);
+    expect(member.status().error).toBeNull();
   });
 });
