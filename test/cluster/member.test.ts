@@ -66,6 +66,31 @@ function memoryStore() {
   };
 }
 
+/** Member "a" over `store`, with fake-timer time, owning from `KEYS`; tells `onOwnership` what it owns. */
+function memberA(
+  store: LeaseStore,
+  leaseMs: number,
+  onOwnership: (owned: ReadonlySet<string>) => void,
+): ClusterMember {
+  return createClusterMember({
+    config: {
+      nats: { servers: ["nats://127.0.0.1:1"], user: "", password: "", token: "", replicas: 1 },
+      memberId: "a",
+      leaseMs,
+      experimental: true,
+    },
+    memberId: "a",
+    incarnation: "1",
+    nowMs: Date.now,
+    logger: pino({ level: "silent" }),
+    metrics: createClusterMetrics(new Registry()),
+    keys: () => KEYS,
+    targetCount: (keys) => keys.size,
+    onOwnership,
+    openStore: () => Promise.resolve(store),
+  });
+}
+
 describe("cluster member (in-memory lease store)", () => {
   let member: ClusterMember;
   let owned: ReadonlySet<string> = new Set();
@@ -74,23 +99,7 @@ describe("cluster member (in-memory lease store)", () => {
   beforeEach(() => {
     vi.useFakeTimers({ now: 1_000_000 });
     bucket = memoryStore();
-    member = createClusterMember({
-      config: {
-        nats: { servers: ["nats://127.0.0.1:1"], user: "", password: "", token: "", replicas: 1 },
-        memberId: "a",
-        leaseMs: LEASE_MS,
-        experimental: true,
-      },
-      memberId: "a",
-      incarnation: "1",
-      nowMs: Date.now,
-      logger: pino({ level: "silent" }),
-      metrics: createClusterMetrics(new Registry()),
-      keys: () => KEYS,
-      targetCount: (keys) => keys.size,
-      onOwnership: (next) => (owned = next),
-      openStore: () => Promise.resolve(bucket.store),
-    });
+    member = memberA(bucket.store, LEASE_MS, (next) => (owned = next));
   });
   afterEach(async () => {
     await member.stop();
@@ -145,23 +154,7 @@ describe("cluster member standby (in-memory lease store, the default lease: rene
   beforeEach(() => {
     vi.useFakeTimers({ now: 1_000_000 });
     bucket = memoryStore();
-    member = createClusterMember({
-      config: {
-        nats: { servers: ["nats://127.0.0.1:1"], user: "", password: "", token: "", replicas: 1 },
-        memberId: "a",
-        leaseMs: DEFAULT_LEASE_MS,
-        experimental: true,
-      },
-      memberId: "a",
-      incarnation: "1",
-      nowMs: Date.now,
-      logger: pino({ level: "silent" }),
-      metrics: createClusterMetrics(new Registry()),
-      keys: () => KEYS,
-      targetCount: (keys) => keys.size,
-      onOwnership: (next) => (owned = next),
-      openStore: () => Promise.resolve(bucket.store),
-    });
+    member = memberA(bucket.store, DEFAULT_LEASE_MS, (next) => (owned = next));
   });
   afterEach(async () => {
     await member.stop();
