@@ -93,14 +93,20 @@ interface Book {
   timer: unknown;
   /** The state of each silence at the last check: a change of state is what the next check announces. */
   states: Map<string, SilenceState>;
+  /** The states last written to the file, so a check writes only when they changed. */
+  savedStates: ReadonlyMap<string, SilenceState> | undefined;
 }
 
 /** Load the stored silences and build the silencer (nothing is published until `start`). */
 export function createSilencer(options: SilencerOptions): Silencer {
   const { nowMs, logger } = options;
-  const stored = pruneSilences(readSilences(options.path, nowMs(), logger), nowMs());
+  const file = readSilences(options.path, nowMs(), logger);
+  const stored = pruneSilences(file.silences, nowMs());
   const maintenanceOf = options.maintenance ?? (() => []);
   const windows = maintenanceOf(nowMs());
+  const states = statesOf([...stored, ...windows], nowMs());
+  // what changed while the daemon was down (a silence ended, a window started or ended) is announced at start
+  for (const [id, state] of file.checkedStates ?? []) if (states.has(id)) states.set(id, state);
   const book: Book = {
     options,
     setTimer: options.setTimer ?? ((callback, delayMs) => setTimeout(callback, delayMs).unref()),
@@ -110,7 +116,8 @@ export function createSilencer(options: SilencerOptions): Silencer {
     windows,
     hub: undefined,
     timer: undefined,
-    states: statesOf([...stored, ...windows], nowMs()),
+    states,
+    savedStates: file.checkedStates,
   };
   return {
     silencing: (alert) => silencingIds(all(book), alert, nowMs()),
@@ -140,15 +147,20 @@ function all(book: Book): readonly Silence[] {
   return book.windows.length === 0 ? book.stored : [...book.stored, ...book.windows];
 }
 
-/** Write `silences` (atomically, before any answer) and hold them; false (logged) when the disk refused. */
-function persist(book: Book, silences: readonly Silence[]): boolean {
+/**
+ * Write `silences` and the states of the last check (atomically, before any answer) and hold them; false (logged)
+ * when the disk refused.
+ */
+function persist(book: Book, silences: readonly Silence[], states = book.states): boolean {
   try {
-    writeSilences(book.options.path, silences);
+    writeSilences(book.options.path, silences, states);
   } catch (error) {
     book.options.logger.error({ err: error, path: book.options.path }, "could not write the silences file");
     return false;
   }
   book.stored = silences;
+  book.states = states;
+  book.savedStates = new Map(states);
   return true;
 }
 
@@ -165,15 +177,13 @@ function put(book: Book, input: SilenceInput): SilenceChange | SilenceRefusal {
   const { nowMs, newId } = book.options;
   const change = putSilence(book.stored, input, nowMs(), newId ?? randomUUID);
   if (!("silences" in change)) return change;
-  if (!persist(book, change.silences)) return NOT_SAVED;
+  const states = new Map(book.states).set(change.silence.id, silenceState(change.silence, nowMs()));
+  if (change.replaced !== undefined) states.set(change.replaced.id, "expired");
+  if (!persist(book, change.silences, states)) return NOT_SAVED;
   if (change.replaced !== undefined) book.options.onStored?.(change.replaced);
   book.options.onStored?.(change.silence);
-  if (change.replaced !== undefined) {
-    announce(book.hub, "silence_expired", change.replaced, "replaced");
-    book.states.set(change.replaced.id, "expired");
-  }
+  if (change.replaced !== undefined) announce(book.hub, "silence_expired", change.replaced, "replaced");
   announce(book.hub, "silence_created", change.silence, input.id === undefined ? "created" : "updated");
-  book.states.set(change.silence.id, silenceState(change.silence, nowMs()));
   check(book);
   return change;
 }
@@ -183,10 +193,9 @@ function expire(book: Book, id: string): SilenceChange | SilenceRefusal {
   if (isMaintenanceSilenceId(id)) return maintenanceRefusal(id);
   const change = expireSilence(book.stored, id, book.options.nowMs());
   if (!("silences" in change)) return change;
-  if (!persist(book, change.silences)) return NOT_SAVED;
+  if (!persist(book, change.silences, new Map(book.states).set(id, "expired"))) return NOT_SAVED;
   book.options.onStored?.(change.silence);
   announce(book.hub, "silence_expired", change.silence, "expired");
-  book.states.set(id, "expired");
   check(book);
   return change;
 }
@@ -203,10 +212,13 @@ function merge(book: Book, silence: Silence): boolean {
       : book.stored.map((s) => (s.id === silence.id ? silence : s));
   const pruned = pruneSilences(silences, nowMs);
   if (!pruned.some((s) => s.id === silence.id)) return false;
-  // the file is this member's copy: muting follows the shared set even when the disk refuses
-  if (!persist(book, pruned)) book.stored = pruned;
   // its state now is what its maker announced: no announcement here, and none later for the same state
-  book.states.set(silence.id, silenceState(silence, nowMs));
+  const states = new Map(book.states).set(silence.id, silenceState(silence, nowMs));
+  // the file is this member's copy: muting follows the shared set even when the disk refuses
+  if (!persist(book, pruned, states)) {
+    book.stored = pruned;
+    book.states = states;
+  }
   check(book);
   return true;
 }
@@ -221,9 +233,9 @@ function check(book: Book): void {
   book.windows = book.maintenanceOf(now);
   const current = [...book.stored, ...book.windows];
   announceStateChanges(hub, book.states, current, now, book.options.announceOnce);
-  book.states = statesOf(current, now);
   const pruned = pruneSilences(book.stored, now);
-  if (pruned !== book.stored) persist(book, pruned);
+  book.states = statesOf([...pruned, ...book.windows], now);
+  if (pruned !== book.stored || !sameStates(book.states, book.savedStates)) persist(book, pruned);
   remute(hub, all(book), now, book.options.remuteScope?.() ?? (() => true));
   const next = nextSilenceChangeMs(current, now);
   const delayMs = Math.min(MAX_CHECK_DELAY_MS, next === null ? MAX_CHECK_DELAY_MS : next - now);
@@ -303,6 +315,17 @@ function announce(
   });
 }
 
+/** Whether two state maps say the same of the same ids. */
+function sameStates(
+  a: ReadonlyMap<string, SilenceState>,
+  b: ReadonlyMap<string, SilenceState> | undefined,
+): boolean {
+  if (b === undefined || a.size !== b.size) return false;
+  for (const [id, state] of a) if (b.get(id) !== state) return false;
+  return true;
+}
+
+/** Each silence's state at `nowMs`, by id. */
 function statesOf(silences: readonly Silence[], nowMs: number): Map<string, SilenceState> {
   return new Map(silences.map((silence) => [silence.id, silenceState(silence, nowMs)]));
 }

@@ -2,7 +2,7 @@
 import { join } from "node:path";
 import type { Logger } from "pino";
 import { z } from "zod";
-import type { Silence } from "../domain/silence.js";
+import type { Silence, SilenceState } from "../domain/silence.js";
 import { silenceProblem } from "../domain/silence.js";
 import { quarantine, readJsonFile, writeFileAtomic } from "./atomic-file.js";
 
@@ -35,7 +35,28 @@ export const SILENCE = z.object({
   updatedAt: z.iso.datetime({ offset: true }),
 });
 
-const SILENCE_FILE = z.object({ version: z.literal(SILENCE_FILE_VERSION), silences: z.array(z.unknown()) });
+const SILENCE_FILE = z.object({
+  version: z.literal(SILENCE_FILE_VERSION),
+  silences: z.array(z.unknown()),
+  // absent in files written before it was kept: then nothing that changed while the daemon was down is announced
+  checkedStates: z.unknown().optional(),
+});
+
+/** Each silence's and window's state at the silencer's last check, by id (what a change by time is measured from). */
+const CHECKED_STATES = z.record(z.string().max(256), z.enum(["pending", "active", "expired"]));
+
+/** What the silences file holds. */
+export interface StoredSilences {
+  readonly silences: readonly Silence[];
+  /**
+   * The state of each silence and maintenance window when the daemon last checked them: a silence that ended (or
+   * a window that started or ended) after that was not announced. Undefined when the file does not say.
+   */
+  readonly checkedStates: ReadonlyMap<string, SilenceState> | undefined;
+}
+
+/** Nothing stored. */
+const NO_SILENCES: StoredSilences = { silences: [], checkedStates: undefined };
 
 /** Where the silences of `stateDir` live. */
 export function silenceFilePath(stateDir: string): string {
@@ -46,18 +67,18 @@ export function silenceFilePath(stateDir: string): string {
  * Read the silences; a damaged file is moved aside and a damaged entry dropped (each logged), so a bad write
  * by hand never keeps the daemon from starting. Expired entries stay: the caller prunes.
  */
-export function readSilences(path: string, nowMs: number, logger: Logger): readonly Silence[] {
+export function readSilences(path: string, nowMs: number, logger: Logger): StoredSilences {
   const read = readJsonFile(path, nowMs);
-  if (read.kind === "missing") return [];
+  if (read.kind === "missing") return NO_SILENCES;
   if (read.kind === "corrupt") {
     logger.error({ movedTo: read.movedTo, reason: read.reason }, "silences file unreadable: moved aside");
-    return [];
+    return NO_SILENCES;
   }
   const file = SILENCE_FILE.safeParse(read.value);
   if (!file.success) {
     const movedTo = quarantine(path, nowMs);
     logger.error({ movedTo }, "silences file has an unknown format: moved aside");
-    return [];
+    return NO_SILENCES;
   }
   const silences: Silence[] = [];
   for (const [index, entry] of file.data.silences.entries()) {
@@ -67,10 +88,33 @@ export function readSilences(path: string, nowMs: number, logger: Logger): reado
     if (parsed.success && problem === null) silences.push(parsed.data);
     else logger.error({ index, reason: problem }, "silences file: dropped an invalid silence");
   }
-  return silences;
+  return { silences, checkedStates: checkedStatesOf(file.data.checkedStates, logger) };
 }
 
-/** Write every silence atomically (fsync'd before this returns: an answered POST survives kill -9). */
-export function writeSilences(path: string, silences: readonly Silence[]): void {
-  writeFileAtomic(path, `${JSON.stringify({ version: SILENCE_FILE_VERSION, silences })}\n`);
+/** The file's checked states; undefined (logged when present but damaged) when it has none worth trusting. */
+function checkedStatesOf(value: unknown, logger: Logger): ReadonlyMap<string, SilenceState> | undefined {
+  if (value === undefined) return undefined;
+  const parsed = CHECKED_STATES.safeParse(value);
+  if (parsed.success) return new Map(Object.entries(parsed.data));
+  logger.error(
+    { reason: parsed.error.issues[0]?.message },
+    "silences file: checkedStates unreadable, so a silence that ended while the daemon was down is not announced",
+  );
+  return undefined;
+}
+
+/**
+ * Write every silence, and the states of the last check, atomically (fsync'd before this returns: an answered
+ * POST survives kill -9).
+ */
+export function writeSilences(
+  path: string,
+  silences: readonly Silence[],
+  checkedStates?: ReadonlyMap<string, SilenceState>,
+): void {
+  const states = checkedStates === undefined ? undefined : Object.fromEntries(checkedStates);
+  writeFileAtomic(
+    path,
+    `${JSON.stringify({ version: SILENCE_FILE_VERSION, silences, checkedStates: states })}\n`,
+  );
 }

@@ -292,7 +292,7 @@ describe("silencer: the file", () => {
     expect(run.silencer.list().map((view) => view.id)).toEqual(["r1-1"]);
     w.clock.advance(MINUTE_MS);
     expect(run.silencer.list()).toEqual([]);
-    expect(JSON.parse(readFileSync(w.path, "utf8"))).toEqual({ version: 1, silences: [] });
+    expect(JSON.parse(readFileSync(w.path, "utf8"))).toEqual({ version: 1, silences: [], checkedStates: {} });
   });
 
   it("a write that fails answers 503 and changes nothing", () => {
@@ -366,9 +366,46 @@ describe("silencer: after a restart", () => {
     first.silencer.stop();
     w.clock.advance(2 * HOUR_MS);
     const second = w.start({ previous: first });
-    expect(second.published()).toEqual(["BTC/USD firing repeat"]);
+    expect(second.published()).toEqual([
+      'silence_expired r1-1 ended {pair="BTC/USD"}',
+      "BTC/USD firing repeat",
+    ]);
     resolve(second, BTC);
     expect(second.published()).toEqual(["BTC/USD resolved resolved"]);
+  });
+
+  it("an end announced before a restart is not announced again, nor one expired through the API", () => {
+    const w = world();
+    const first = w.start();
+    first.silencer.put(input());
+    const early = accepted(first.silencer.put(input({ matchers: [matcher("pair", "=", "ETH/USD")] })));
+    first.silencer.expire(early.silence.id);
+    w.clock.advance(2 * HOUR_MS);
+    expect(first.published()).toEqual([
+      'silence_created r1-1 created {pair="BTC/USD"}',
+      'silence_created r1-2 created {pair="ETH/USD"}',
+      'silence_expired r1-2 expired {pair="ETH/USD"}',
+      'silence_expired r1-1 ended {pair="BTC/USD"}',
+    ]);
+    first.silencer.stop();
+    const second = w.start({ previous: first });
+    expect(second.published()).toEqual([]);
+    second.silencer.stop();
+    expect(w.start({ previous: second }).published()).toEqual([]);
+  });
+
+  it("a silences file from before the states were kept announces nothing at start", () => {
+    const w = world();
+    const first = w.start();
+    first.silencer.put(input());
+    first.silencer.stop();
+    const { checkedStates: _old, ...file } = JSON.parse(readFileSync(w.path, "utf8")) as Record<
+      string,
+      unknown
+    >;
+    writeFileSync(w.path, JSON.stringify(file));
+    w.clock.advance(2 * HOUR_MS);
+    expect(w.start({ previous: first }).published()).toEqual([]);
   });
 
   it("a silence still running keeps muting, and ends on time", () => {
@@ -413,6 +450,19 @@ describe("silencer: maintenance windows", () => {
       "BTC/USD firing repeat",
       "BTC/EUR firing repeat",
     ]);
+  });
+
+  it("a window that started while the daemon was down is announced at start, and its end on time", () => {
+    const w = world();
+    const first = w.start({ maintenance: () => [window] });
+    first.silencer.stop();
+    w.clock.advance(15 * MINUTE_MS);
+    const second = w.start({ previous: first, maintenance: () => [window] });
+    expect(second.published()).toEqual([
+      'silence_created maintenance:nightly window_started {pair=~"BTC/.*"}',
+    ]);
+    w.clock.advance(5 * MINUTE_MS);
+    expect(second.published()).toEqual(['silence_expired maintenance:nightly window_ended {pair=~"BTC/.*"}']);
   });
 
   it("a window can be neither updated nor expired through the API (409)", () => {

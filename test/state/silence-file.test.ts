@@ -35,17 +35,17 @@ describe("silences file", () => {
     const path = fileIn();
     const log = captureLogger();
     writeSilences(path, [a, b]);
-    expect(readSilences(path, T0, log.logger)).toEqual([a, b]);
+    expect(readSilences(path, T0, log.logger).silences).toEqual([a, b]);
     expect(statSync(path).mode & 0o777).toBe(PRIVATE_FILE_MODE);
     expect(JSON.parse(readFileSync(path, "utf8"))).toMatchObject({ version: 1 });
     writeSilences(path, [b]);
-    expect(readSilences(path, T0, log.logger)).toEqual([b]);
+    expect(readSilences(path, T0, log.logger).silences).toEqual([b]);
     expect(log.lines).toEqual([]);
   });
 
   it("reads nothing, and logs nothing, when there is no file", () => {
     const log = captureLogger();
-    expect(readSilences(fileIn(), T0, log.logger)).toEqual([]);
+    expect(readSilences(fileIn(), T0, log.logger).silences).toEqual([]);
     expect(log.lines).toEqual([]);
   });
 
@@ -67,14 +67,14 @@ describe("silences file", () => {
     const path = fileIn();
     const log = captureLogger();
     writeFileSync(path, text);
-    expect(readSilences(path, T0, log.logger)).toEqual([]);
+    expect(readSilences(path, T0, log.logger).silences).toEqual([]);
     const aside = quarantinePath(path, T0);
     expect(existsSync(path)).toBe(false);
     expect(readFileSync(aside, "utf8")).toBe(text);
     expect(log.lines).toEqual([expect.objectContaining({ level: 50, msg: message, movedTo: aside })]);
     // the next write starts a fresh file beside the one set aside
     writeSilences(path, [a]);
-    expect(readSilences(path, T0, log.logger)).toEqual([a]);
+    expect(readSilences(path, T0, log.logger).silences).toEqual([a]);
   });
 
   it.each<[string, unknown]>([
@@ -91,7 +91,7 @@ describe("silences file", () => {
     const path = fileIn();
     const log = captureLogger();
     writeFileSync(path, JSON.stringify({ version: 1, silences: [a, bad, b] }));
-    expect(readSilences(path, T0, log.logger)).toEqual([a, b]);
+    expect(readSilences(path, T0, log.logger).silences).toEqual([a, b]);
     expect(existsSync(path)).toBe(true);
     expect(log.lines).toEqual([
       expect.objectContaining({
@@ -107,7 +107,32 @@ describe("silences file", () => {
     const path = fileIn();
     const { isEqual: _omitted, ...bare } = matcher("pair", "=", "BTC/USD");
     writeFileSync(path, JSON.stringify({ version: 1, silences: [{ ...a, matchers: [bare] }] }));
-    expect(readSilences(path, T0, captureLogger().logger)).toEqual([a]);
+    expect(readSilences(path, T0, captureLogger().logger).silences).toEqual([a]);
+  });
+
+  it("keeps the states of the last check; a file without them (or with damaged ones) has none", () => {
+    const path = fileIn();
+    const log = captureLogger();
+    writeSilences(
+      path,
+      [a, b],
+      new Map([
+        ["a", "active"],
+        ["b", "expired"],
+      ]),
+    );
+    expect(readSilences(path, T0, log.logger).checkedStates).toEqual(
+      new Map([
+        ["a", "active"],
+        ["b", "expired"],
+      ]),
+    );
+    writeSilences(path, [a]);
+    expect(readSilences(path, T0, log.logger).checkedStates).toBeUndefined();
+    writeFileSync(path, JSON.stringify({ version: 1, silences: [a], checkedStates: { a: "asleep" } }));
+    const read = readSilences(path, T0, log.logger);
+    expect([read.silences, read.checkedStates]).toEqual([[a], undefined]);
+    expect(log.text()).toContain("checkedStates unreadable");
   });
 
   it("leaves no temp file beside it", () => {
