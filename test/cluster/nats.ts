@@ -88,7 +88,51 @@ export async function startNats(size = 1): Promise<NatsCluster> {
   };
 }
 
-function createNode(name: string, clientPort: number, args: readonly string[]): NatsNode {
+/**
+ * Start three JetStream nodes routed over loopback from one config file (`nats-server -c`), each with the
+ * environment `envOf` gives it for its ports and store dir; resolves when every client port accepts.
+ */
+export async function startNatsFromConfig(
+  configFile: string,
+  envOf: (node: NatsNodePlace, all: readonly NatsNodePlace[]) => Readonly<Record<string, string>>,
+): Promise<NatsCluster> {
+  const root = mkdtempSync(join(tmpdir(), "pm-nats-"));
+  const places = await Promise.all(
+    ["n1", "n2", "n3"].map(async (name) => ({
+      name,
+      clientPort: await freePort(),
+      clusterPort: await freePort(),
+      storeDir: join(root, name),
+    })),
+  );
+  const nodes = places.map((place) =>
+    createNode(place.name, place.clientPort, ["-c", configFile], envOf(place, places)),
+  );
+  await Promise.all(nodes.map((node) => node.restart()));
+  return {
+    nodes,
+    urls: nodes.map((node) => node.url),
+    async close() {
+      await Promise.all(nodes.map((node) => node.kill()));
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Where one node of `startNatsFromConfig` listens and stores. */
+export interface NatsNodePlace {
+  readonly name: string;
+  readonly clientPort: number;
+  readonly clusterPort: number;
+  readonly storeDir: string;
+}
+
+function createNode(
+  name: string,
+  clientPort: number,
+  args: readonly string[],
+  env?: Readonly<Record<string, string>>,
+): NatsNode {
   let child: ChildProcess | undefined;
   let output = "";
   return {
@@ -106,7 +150,10 @@ function createNode(name: string, clientPort: number, args: readonly string[]): 
     },
     async restart() {
       output = "";
-      const started = spawn("nats-server", args, { stdio: ["ignore", "pipe", "pipe"] });
+      const started = spawn("nats-server", args, {
+        stdio: ["ignore", "pipe", "pipe"],
+        ...(env === undefined ? {} : { env: { ...process.env, ...env } }),
+      });
       started.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
       started.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
       child = started;
