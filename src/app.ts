@@ -122,6 +122,8 @@ const TICK_MS = 1_000;
 /** How often the alert checkpoint is written and the journal fsync'd. */
 const CHECKPOINT_INTERVAL_MS = 5_000;
 const JOURNAL_SYNC_INTERVAL_MS = 1_000;
+/** How long a cluster member adopting keys waits to have read the event log to its end before the next pass tries. */
+const READ_THROUGH_WAIT_MS = 1_000;
 
 /** The daemon's parts, filled in by the start steps in order; `config` and `knownRules` change on reload. */
 interface Daemon {
@@ -617,6 +619,7 @@ function startPipeline(
     journaledAfter: (seq) =>
       hub.replay(seq).events.flatMap((event) => (event.type === "alert" ? [event.alert] : [])),
     unpublished: () => app.clusterJournal?.unpublished() ?? false,
+    readThrough: () => app.clusterJournal?.readThrough(READ_THROUGH_WAIT_MS) ?? Promise.resolve(true),
     logger: app.log("cluster"),
     config: config.cluster,
     monitors: () => app.config.monitors,

@@ -20,6 +20,11 @@ export interface AlertHandoverDeps {
   readonly journaledAfter: (seq: number) => readonly AlertPayload[];
   /** Whether events this member published still wait for the cluster's log to take them (a checkpoint waits too). */
   readonly unpublished: () => boolean;
+  /**
+   * Resolves true once this member's journal holds every event the cluster's log held when asked; false when it
+   * cannot tell or that takes too long (adoption then waits for the next pass).
+   */
+  readonly readThrough: () => Promise<boolean>;
   readonly nowMs: () => number;
   readonly logger: Logger;
   /** Re-apply the runner's ownership filter (`owns` changed). */
@@ -151,6 +156,16 @@ async function adoptGained(state: HandoverState, runner: MonitorRunner): Promise
   const bucket = deps.member.alertBucket();
   const gained = [...deps.member.ownedKeys()].filter((key) => !state.held.has(key));
   if (gained.length === 0 || bucket === undefined || !deps.member.leaseValid()) return;
+  // a transition the old owner published after its checkpoint must be in this member's journal before the claim
+  // reconciles with it: a member that has not read the log that far would adopt the alert as not firing, and
+  // announce it again as new (or never resolve it)
+  if (!(await deps.readThrough())) {
+    deps.logger.warn(
+      { keys: gained.length },
+      "cluster: the event log is not read up to its end yet: new keys are adopted at the next pass",
+    );
+    return;
+  }
   const claimed = await Promise.all(gained.map((key) => claim(state, bucket, key)));
   let adopted = 0;
   for (const entry of claimed) {

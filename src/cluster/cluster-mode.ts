@@ -34,6 +34,8 @@ export interface ClusterModeDeps {
   readonly journaledAfter: (seq: number) => readonly AlertPayload[];
   /** Whether this member's events still wait for the cluster's log (checkpoints wait for them). */
   readonly unpublished: () => boolean;
+  /** Whether this member read the cluster's log up to its end now (a new owner reconciles only then). */
+  readonly readThrough: () => Promise<boolean>;
   /** The hash of the configuration in force (the shared config generation). */
   readonly configHash: () => string;
   /** The daemon alerts this process published (it re-announces only those when a silence changes). */
@@ -93,6 +95,7 @@ export function createClusterMode(deps: ClusterModeDeps): ClusterMode | undefine
     lastSeq: deps.lastSeq,
     journaledAfter: deps.journaledAfter,
     unpublished: deps.unpublished,
+    readThrough: deps.readThrough,
     nowMs: deps.nowMs,
     logger,
     restrict: () => runner?.restrict(owns),

@@ -29,6 +29,8 @@ const DUPLICATE_WINDOW_MS = 120_000;
 /** Wait between retries of a failed publish, a failed connect, or a consumer that ended. */
 const RETRY_MS = 500;
 const PUBLISH_TIMEOUT_MS = 2_000;
+/** How often `readThrough` looks whether the consumer reached the stream's end. */
+const READ_THROUGH_POLL_MS = 20;
 
 /** What the cluster journal needs from the daemon. */
 export interface ClusterJournalDeps {
@@ -50,6 +52,11 @@ export interface ClusterJournal {
   forward(event: UnnumberedEvent): void;
   /** Whether events this member queued are not yet taken by the stream. */
   unpublished(): boolean;
+  /**
+   * Resolves true once this member has read the stream up to where it ended when asked (so its journal holds
+   * every event published before), false when it cannot tell (NATS away) or that takes longer than `waitMs`.
+   */
+  readThrough(waitMs: number): Promise<boolean>;
   /** `source` with only the journaled events this process published (what its own sinks notify, as before). */
   own(source: EventSource): EventSource;
   /** Connect, create the stream if needed, publish what is queued and feed the stream into `hub`. */
@@ -75,7 +82,12 @@ export function createClusterJournal(deps: ClusterJournalDeps): ClusterJournal |
   let stopped = false;
   let connection: NatsConnection | undefined;
   let messages: ConsumerMessages | undefined;
+  let manager: JetStreamManager | undefined;
+  /** The last stream seq read, malformed events included (the journal's lastSeq skips those). */
+  let readSeq = 0;
+  const readUpTo = (): number => Math.max(readSeq, journal.lastSeq);
   const deliver = (hub: EventHub, msg: JsMsg): void => {
+    readSeq = Math.max(readSeq, msg.seq);
     if (msg.seq <= journal.lastSeq) return;
     const event = eventOfMessage(msg.string(), msg.seq);
     if (event === undefined) {
@@ -97,6 +109,7 @@ export function createClusterJournal(deps: ClusterJournalDeps): ClusterJournal |
       () => stopped,
     );
     if (jsm === undefined) return;
+    manager = jsm;
     publisher.attach(jetstream(nc));
     while (!stopped) {
       try {
@@ -118,6 +131,7 @@ export function createClusterJournal(deps: ClusterJournalDeps): ClusterJournal |
     journal,
     forward: (event) => publisher.enqueue(event),
     unpublished: () => publisher.queued() > 0,
+    readThrough: (waitMs) => readThrough(manager, readUpTo, () => stopped, waitMs),
     own: (source) => ownEvents(source, ownSeqs),
     start(hub) {
       run(hub).catch((error: unknown) => deps.logger.error({ err: error }, "cluster journal stopped"));
@@ -130,6 +144,27 @@ export function createClusterJournal(deps: ClusterJournalDeps): ClusterJournal |
       await connection?.close();
     },
   };
+}
+
+/** True once `read()` reaches the stream's last seq as of the call; false without NATS, when stopped, or after `waitMs`. */
+async function readThrough(
+  manager: JetStreamManager | undefined,
+  read: () => number,
+  stopped: () => boolean,
+  waitMs: number,
+): Promise<boolean> {
+  if (manager === undefined) return false;
+  const deadlineMs = Date.now() + waitMs;
+  const endSeq = await manager.streams.info(EVENTS_STREAM).then(
+    (info) => info.state.last_seq,
+    () => undefined,
+  );
+  if (endSeq === undefined) return false;
+  while (read() < endSeq) {
+    if (stopped() || Date.now() > deadlineMs) return false;
+    await sleep(READ_THROUGH_POLL_MS);
+  }
+  return true;
 }
 
 /** `source` whose live journaled events are only those of `ownSeqs` (price ticks pass). */

@@ -92,6 +92,7 @@ function handoverOver(
   bucket: AlertBucket,
   journal: readonly { readonly seq: number; readonly alert: AlertPayload }[],
   unpublished: () => boolean,
+  readThrough: () => Promise<boolean> = () => Promise.resolve(true),
 ) {
   return createAlertHandover({
     member: owningMember(bucket),
@@ -100,6 +101,7 @@ function handoverOver(
     lastSeq: () => 5,
     journaledAfter: (seq) => journal.filter((e) => e.seq > seq).map((e) => e.alert),
     unpublished,
+    readThrough,
     nowMs: () => 0,
     logger: pino({ level: "silent" }),
     restrict: () => undefined,
@@ -132,6 +134,33 @@ describe("the alert handover with the cluster's log", () => {
       "upstream_error:firing",
     ]);
     expect(recorded(bucket)).toEqual(["upstream_error:firing"]);
+  });
+
+  it("adopts nothing until it has read the log to its end: a firing still unread is not lost", async () => {
+    const bucket = memoryBucket();
+    await bucket.write(KEY, checkpointJson({ lastSeq: 4, engine: NO_ALERTS }, 0), 0);
+    // the old owner's firing is seq 5 of the log; this member's consumer has not read it yet
+    const journal: { seq: number; alert: AlertPayload }[] = [];
+    let read = false;
+    const adopted: PersistedAlertState[] = [];
+    const handover = handoverOver(
+      bucket,
+      journal,
+      () => false,
+      () => Promise.resolve(read),
+    );
+    const engine = createMonitorState();
+    handover.attach(recordingRunner(() => engine, adopted));
+    await settle(50);
+    expect(adopted).toEqual([]);
+    expect(handover.owns(KEY)).toBe(false);
+    journal.push(...fired().transitions.map((alert) => ({ seq: 5, alert })));
+    read = true;
+    await settle(1_200);
+    await handover.stop();
+    expect(adopted.flatMap((s) => s.alerts.map((a) => `${a.rule}:${a.status}`))).toEqual([
+      "upstream_error:firing",
+    ]);
   });
 
   it("writes no checkpoint ahead of the log: a transition waits until its event was taken", async () => {

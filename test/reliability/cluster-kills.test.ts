@@ -66,22 +66,41 @@ function settled(members: readonly Member[]): boolean {
   );
 }
 
-/** Every event of the cluster's journal stream, in stream order. */
-async function readClusterJournal(urls: readonly string[]): Promise<JournaledEvent[]> {
+/** Every event of the cluster's journal stream, in stream order, and who published each (`m3/<incarnation>`). */
+async function readClusterJournal(
+  urls: readonly string[],
+): Promise<{ events: JournaledEvent[]; publisherOf: Map<number, string> }> {
   const nc = await connect({ servers: [...urls] });
   try {
     const jsm = await jetstreamManager(nc);
     const { state } = await jsm.streams.info(EVENTS_STREAM);
     const events: JournaledEvent[] = [];
+    const publisherOf = new Map<number, string>();
     for (let seq = state.first_seq; seq <= state.last_seq && state.messages > 0; seq++) {
       const msg = await jsm.streams.getMessage(EVENTS_STREAM, { seq });
       const event = msg === null ? undefined : eventOfMessage(msg.string(), seq);
       if (event !== undefined) events.push(event);
+      publisherOf.set(seq, msg?.header.get("Nats-Msg-Id").split(":")[0] ?? "?");
     }
-    return events;
+    return { events, publisherOf };
   } finally {
     await nc.close();
   }
+}
+
+/** For a failure: each event of the alerts a problem names, with its publisher and time, to tell what happened. */
+function historyOf(
+  problems: readonly string[],
+  events: readonly JournaledEvent[],
+  publisherOf: ReadonlyMap<number, string>,
+): string[] {
+  return events.flatMap((event) =>
+    event.type === "alert" && problems.some((problem) => problem.includes(event.alert.fingerprint))
+      ? [
+          `${event.alert.fingerprint} seq ${event.seq} ${event.alert.status}/${event.alert.reason} by ${publisherOf.get(event.seq)} startsAt ${event.alert.startsAt} endsAt ${event.alert.endsAt}`,
+        ]
+      : [],
+  );
 }
 
 describe.skipIf(!available)("cluster failover under repeated kill -9 (nats-server, 3 built daemons)", () => {
@@ -135,6 +154,8 @@ describe.skipIf(!available)("cluster failover under repeated kill -9 (nats-serve
     let ownerKills = 0;
     let unsettled = 0;
     const misses: string[] = [];
+    /** Kills and starts with their times: printed when the journal shows a problem. */
+    const timeline: string[] = [];
     // a pair not spiked in the last rounds: its price_change is resolved, so a spike must be a new firing
     const order = [...PAIRS].sort(() => random() - 0.5);
     for (let round = 0; round < KILLS; round++) {
@@ -168,13 +189,15 @@ describe.skipIf(!available)("cluster failover under repeated kill -9 (nats-serve
       if (victim === owner) ownerKills += 1;
       await sleep(randomInt(random, 0, 1_500));
       victim.daemon.signal("SIGKILL");
+      timeline.push(`${new Date().toISOString()} killed ${victim.id} (round ${round}, ${pair})`);
       members.splice(members.indexOf(victim), 1);
       members.push(await startMember());
+      timeline.push(`${new Date().toISOString()} started m${started}`);
       await sleep(LEASE_MS + PERIOD_MS);
     }
     // quiet: every spike is over, its resolve (and the return's firing and resolve) announced
     await sleep(3 * WINDOW_MS + LEASE_MS + 2 * PERIOD_MS);
-    const journal = await readClusterJournal(nats.urls);
+    const { events: journal, publisherOf } = await readClusterJournal(nats.urls);
     const journaled = journal.filter((event) => event.type === "alert").map((event) => event.seq);
     const accepted = hook.deliveries.items.filter((d) => d.answeredStatus < 300);
     const deliveredIds = new Set(accepted.map((d) => d.deliveryId));
@@ -198,6 +221,9 @@ describe.skipIf(!available)("cluster failover under repeated kill -9 (nats-serve
       `lease ${LEASE_MS} ms, poll period ${PERIOD_MS} ms, ${PAIRS.length} pairs, price_change ${WINDOW_MS} ms window`,
       ...misses,
       ...problems.slice(0, 5),
+      ...(problems.length === 0
+        ? []
+        : [...historyOf(problems.slice(0, 5), journal, publisherOf), ...timeline]),
     ]);
     expect(problems).toEqual([]);
     expect(counts).toMatchObject({
