@@ -141,7 +141,7 @@ describe.skipIf(!available)(
       await sleep(1_000);
       throttled = true;
       const joinedAtMs = Date.now();
-      startMember("j1", () => false);
+      const joiner = startMember("j1", () => false);
       startMember("j2", () => false);
       await sleep(4 * LEASE_MS);
       const endMs = Date.now();
@@ -158,7 +158,16 @@ describe.skipIf(!available)(
       expect(new Set(lastRound.map((p) => p.key)).size).toBe(KEYS.length);
       expect(lastRound.filter((p) => p.memberId === "old")).toEqual([]);
       expect(old.member.leaseValid()).toBe(true); // it renews, as a standby
+      expect(old.member.status().standby).toBe(true);
       expect(old.member.status().error).toMatch(/standing by/);
+      // what /api/v1/status shows: the joiner is a member and lists the slow one as standing by
+      const seenByJoiner = joiner.member.status();
+      expect(seenByJoiner.standby).toBe(false);
+      expect(seenByJoiner.members.map(({ memberId, standby }) => ({ memberId, standby }))).toEqual([
+        { memberId: "j1", standby: false },
+        { memberId: "j2", standby: false },
+        { memberId: "old", standby: true },
+      ]);
       // no key waited longer than the bound: it stopped polling once its view was older than the limit, stood by
       // a lease after its last current view (at its next tick), and the others took its keys as soon as they saw
       // that renewal (plus a poll period, and a second of slack for the loaded machine)
