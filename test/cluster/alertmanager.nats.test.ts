@@ -2,10 +2,9 @@
 // prometheus-alertmanager notifying a webhook receiver): a firing alert reaches it and is re-sent while it fires,
 // a kill -9 of the member that re-sends hands the re-sends to the survivor before the alert could lapse, and the
 // receiver is notified once of the firing and once of the resolve.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { syntheticPairIds } from "../../src/simulator/synthetic-pairs.js";
-import { ensureBuilt, killAllDaemons, startSimulatorProcess, type RunningDaemon } from "../e2e/daemon.js";
-import { makeWorkDir, removeWorkDirs } from "../e2e/fixtures.js";
+import { type RunningDaemon } from "../e2e/daemon.js";
 import {
   alertmanagerAvailable,
   startAlertmanager,
@@ -13,8 +12,8 @@ import {
   type RunningAlertmanager,
 } from "./alertmanager.js";
 import { startClusterMember } from "./member-config.js";
-import { natsServerAvailable, startNats, type NatsCluster } from "./nats.js";
-import type { CountingProxy } from "./proxy.js";
+import { natsServerAvailable } from "./nats.js";
+import { useNatsSuite } from "./suite.js";
 import { sleep, waitUntil } from "./wait.js";
 
 const PAIRS = syntheticPairIds(4);
@@ -23,6 +22,13 @@ const PERIOD_MS = 1_000;
 /** The sink re-sends every 2 s; each post is valid for 4 re-sends (8 s), longer than a failover (lease + claim). */
 const RESEND_INTERVAL_MS = 2_000;
 const SINK_TIMEOUT_MS = 1_500;
+/** What both members poll and alert on: a pair failing 3 polls in a row fires upstream_error. */
+const MEMBER = {
+  pairs: PAIRS,
+  periodMs: PERIOD_MS,
+  leaseMs: LEASE_MS,
+  rules: [{ kind: "upstream_error", threshold: 3 }],
+};
 
 const available = natsServerAvailable() && alertmanagerAvailable();
 
@@ -48,24 +54,11 @@ async function deliveries(daemon: RunningDaemon): Promise<number> {
 }
 
 describe.skipIf(!available)("cluster alertmanager sink (nats-server, 2 daemons, real Alertmanager)", () => {
-  let nats: NatsCluster;
-  let simulatorUrl: string;
+  const suite = useNatsSuite({ simulator: { seed: 23, syntheticPairs: PAIRS.length } });
   let am: RunningAlertmanager;
-  const proxies: CountingProxy[] = [];
 
   beforeAll(async () => {
-    ensureBuilt();
-    nats = await startNats(1);
-    am = await startAlertmanager({ groupWaitMs: 500, groupIntervalMs: 1_000 });
-    const work = makeWorkDir();
-    simulatorUrl = (await startSimulatorProcess(work.dir, { seed: 23, syntheticPairs: PAIRS.length })).url;
-  }, 180_000);
-  afterAll(async () => {
-    await killAllDaemons();
-    await Promise.all(proxies.splice(0).map((proxy) => proxy.close()));
-    await am.close();
-    await nats.close();
-    removeWorkDirs();
+    am = suite.closeAtEnd(await startAlertmanager({ groupWaitMs: 500, groupIntervalMs: 1_000 }));
   });
 
   async function startMember(id: string): Promise<RunningDaemon> {
@@ -77,16 +70,8 @@ describe.skipIf(!available)("cluster alertmanager sink (nats-server, 2 daemons, 
       resendIntervalMs: RESEND_INTERVAL_MS,
       timeoutMs: SINK_TIMEOUT_MS,
     };
-    const { daemon } = await startClusterMember(simulatorUrl, proxies, {
-      id,
-      natsUrls: nats.urls,
-      pairs: PAIRS,
-      periodMs: PERIOD_MS,
-      leaseMs: LEASE_MS,
-      rules: [{ kind: "upstream_error", threshold: 3 }],
-      sinks: [sink],
-    });
-    return daemon;
+    const member = { ...MEMBER, id, natsUrls: suite.nats.urls, sinks: [sink] };
+    return (await startClusterMember(suite.simulatorUrl, suite.proxies, member)).daemon;
   }
 
   it("re-sends a firing alert from one member, from the survivor after a kill -9, and notifies once each way", async () => {
@@ -94,10 +79,10 @@ describe.skipIf(!available)("cluster alertmanager sink (nats-server, 2 daemons, 
     const pair = PAIRS[0] ?? "";
     await waitUntil(
       "the pair polled",
-      () => proxies.some((p) => p.requests.some((r) => r.pair === pair)),
+      () => suite.proxies.some((p) => p.requests.some((r) => r.pair === pair)),
       30_000,
     );
-    for (const proxy of proxies) proxy.failing.add(pair);
+    for (const proxy of suite.proxies) proxy.failing.add(pair);
     const notified = (status: "firing" | "resolved"): number =>
       am.notifications.filter((n) => n.status === status && n.alerts.some((a) => a.labels["pair"] === pair))
         .length;
@@ -128,7 +113,7 @@ describe.skipIf(!available)("cluster alertmanager sink (nats-server, 2 daemons, 
     const gapsMs = firing.slice(1).map((post, i) => post.atMs - (firing[i]?.atMs ?? 0));
     expect(Math.max(...gapsMs)).toBeLessThan(4 * RESEND_INTERVAL_MS);
 
-    for (const proxy of proxies) proxy.failing.delete(pair);
+    for (const proxy of suite.proxies) proxy.failing.delete(pair);
     await waitUntil("Alertmanager to notify the resolve", () => notified("resolved") > 0, 30_000);
     await sleep(2 * RESEND_INTERVAL_MS); // a stale re-send of the firing would re-open the alert by now
     console.info(
