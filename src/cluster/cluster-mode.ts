@@ -172,11 +172,18 @@ function fenceOpen(member: ClusterMember, metrics: ClusterMetrics, what: "poll" 
   return false;
 }
 
-/** Not ready while the member holds no lease or cannot reach NATS. */
-function withClusterReasons(base: Readiness, member: ClusterMember): Readiness {
+/** Not ready while the member holds no lease, stands by, or cannot reach NATS. */
+export function withClusterReasons(
+  base: Readiness,
+  member: Pick<ClusterMember, "status" | "leaseValid">,
+): Readiness {
   const status = member.status();
+  const leaseValid = member.leaseValid();
+  // a member that stood down says so in its error already; one starting up has no error yet
+  const standingBy = leaseValid && status.standby && status.error === null;
   const reasons = [
-    ...(member.leaseValid() ? [] : ["cluster: no valid lease (polling nothing)"]),
+    ...(leaseValid ? [] : ["cluster: no valid lease (polling nothing)"]),
+    ...(standingBy ? ["cluster: standing by until its membership view is current (polling nothing)"] : []),
     ...(status.error === null ? [] : [`cluster: ${status.error}`]),
   ];
   if (reasons.length === 0) return base;

@@ -9,7 +9,7 @@ import type { MonitorRunner } from "../pipeline/monitor-runner.js";
 import type { Silencer, SilencerOptions } from "../pipeline/silencer.js";
 import { createClusterErrorAlert } from "./cluster-error-alert.js";
 import { createConfigGeneration, type ConfigGenerationView } from "./config-generation.js";
-import type { ClusterMember } from "./member.js";
+import type { ClusterMember, ClusterStatus } from "./member.js";
 import type { PublishedAlerts } from "./published-alerts.js";
 import { createSilenceSync } from "./silence-sync.js";
 
@@ -39,6 +39,8 @@ export interface MemberStatusView {
   readonly leaseRevision: number;
   readonly targets: number;
   readonly keys: readonly string[];
+  /** Its record says it stands by: no member for the rendezvous (the others take its keys). */
+  readonly standby: boolean;
 }
 
 /** The `cluster` object of /api/v1/status. */
@@ -49,6 +51,8 @@ export interface ClusterStatusView {
   readonly error: string | null;
   readonly ownedKeys: number;
   readonly pendingKeys: number;
+  /** This member stands by: its membership view is not current, it owns nothing. */
+  readonly standby: boolean;
   readonly members: readonly MemberStatusView[];
   readonly config: ConfigGenerationView;
 }
@@ -105,7 +109,7 @@ export function createClusterShared(deps: ClusterSharedDeps): ClusterShared {
     },
     configLoaded: () => generation.loaded(),
     configGeneration: () => generation.view().generation,
-    status: () => statusView(member, generation.view()),
+    status: () => clusterStatusView(member.status(), generation.view()),
     stop() {
       clearInterval(timer);
       sync.stop();
@@ -124,8 +128,8 @@ function remuteScope(deps: ClusterSharedDeps): (alert: AlertPayload) => boolean 
   return (alert) => engine.has(alert.fingerprint) || deps.published.has(alert.fingerprint);
 }
 
-function statusView(member: ClusterMember, config: ConfigGenerationView): ClusterStatusView {
-  const status = member.status();
+/** The `cluster` object of /api/v1/status from the member's status and the shared config generation. */
+export function clusterStatusView(status: ClusterStatus, config: ConfigGenerationView): ClusterStatusView {
   return {
     memberId: status.memberId,
     leaseRevision: status.leaseRevision,
@@ -133,6 +137,7 @@ function statusView(member: ClusterMember, config: ConfigGenerationView): Cluste
     error: status.error,
     ownedKeys: status.ownedKeys,
     pendingKeys: status.pendingKeys,
+    standby: status.standby,
     members: status.members.map((view) => ({
       memberId: view.memberId,
       self: view.memberId === status.memberId,
@@ -141,6 +146,7 @@ function statusView(member: ClusterMember, config: ConfigGenerationView): Cluste
       leaseRevision: view.revision,
       targets: view.targets,
       keys: view.keys,
+      standby: view.standby,
     })),
     config,
   };

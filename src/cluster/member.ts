@@ -55,6 +55,8 @@ export interface MemberView {
   /** The ownership keys it owned at its last renewal, and how many targets they hold. */
   readonly keys: readonly string[];
   readonly targets: number;
+  /** Its record says `standby` (this member's own: whether it stands by now): no member for the rendezvous. */
+  readonly standby: boolean;
 }
 
 /** Membership as one member sees it. */
@@ -66,6 +68,8 @@ export interface ClusterStatus {
   readonly members: readonly MemberView[];
   readonly ownedKeys: number;
   readonly pendingKeys: number;
+  /** Whether this member stands by (its view not yet, or no longer, current): it owns nothing and others skip it. */
+  readonly standby: boolean;
   /** Why the member cannot renew or read the membership (null when it can). */
   readonly error: string | null;
 }
@@ -541,6 +545,7 @@ function statusOf(state: MemberState): ClusterStatus {
       revision: lease.revision,
       keys: [...(lease.keys ?? [])],
       targets: lease.targets ?? 0,
+      standby: lease.standby === true,
     }));
   const self: readonly MemberView[] =
     state.revision === null
@@ -553,6 +558,7 @@ function statusOf(state: MemberState): ClusterStatus {
             revision: state.revision,
             keys: [...ownership.owned].sort(),
             targets: deps.targetCount(ownership.owned),
+            standby: !state.active,
           },
         ];
   return {
@@ -562,6 +568,7 @@ function statusOf(state: MemberState): ClusterStatus {
     members: [...self, ...others].sort((a, b) => a.memberId.localeCompare(b.memberId)),
     ownedKeys: state.ownership.owned.size,
     pendingKeys: state.ownership.pendingUntilMs.size,
+    standby: !state.active,
     error: [...state.errors.values()][0] ?? null,
   };
 }

@@ -58,6 +58,7 @@ function owningMember(bucket: AlertBucket): ClusterMember {
       members: [],
       ownedKeys: 1,
       pendingKeys: 0,
+      standby: false,
       error: null,
     }),
     refresh: () => undefined,

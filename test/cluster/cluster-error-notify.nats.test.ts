@@ -1,13 +1,14 @@
 // cluster_error reaches the chat-ops sinks of a member that lost NATS (real processes: nats-server, a simulator, one
 // daemon, one signed webhook receiver): sent straight from the member, retried under one delivery id after a 503,
 // accepted once; its resolve once when NATS is back.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { syntheticPairIds } from "../../src/simulator/synthetic-pairs.js";
-import { ensureBuilt, killAllDaemons, startDaemon, startSimulatorProcess } from "../e2e/daemon.js";
-import { makeWorkDir, removeWorkDirs, writeConfig } from "../e2e/fixtures.js";
+import { startDaemon, startSimulatorProcess } from "../e2e/daemon.js";
+import { makeWorkDir, writeConfig } from "../e2e/fixtures.js";
 import { startWebhookReceiver, type Delivery, type WebhookReceiver } from "../e2e/webhook-receiver.js";
 import { memberConfig } from "./member-config.js";
-import { natsServerAvailable, startNats, type NatsCluster } from "./nats.js";
+import { natsServerAvailable } from "./nats.js";
+import { useNatsSuite } from "./suite.js";
 import { sleep, waitUntil } from "./wait.js";
 
 const SECRET = "cluster-error-secret-0123456789";
@@ -22,19 +23,11 @@ function clusterErrors(hook: WebhookReceiver, status: "firing" | "resolved"): De
 describe.skipIf(!available)(
   "cluster_error to the chat-ops sinks (nats-server, 1 daemon, one webhook)",
   () => {
-    let nats: NatsCluster;
+    const suite = useNatsSuite({ daemons: true });
     let hook: WebhookReceiver;
 
     beforeAll(async () => {
-      ensureBuilt();
-      nats = await startNats(1);
-      hook = await startWebhookReceiver(SECRET, 200);
-    }, 180_000);
-    afterAll(async () => {
-      await killAllDaemons();
-      await hook.close();
-      await nats.close();
-      removeWorkDirs();
+      hook = suite.closeAtEnd(await startWebhookReceiver(SECRET, 200));
     });
 
     it("sends cluster_error from the member while NATS is lost, once, and its resolve once NATS is back", async () => {
@@ -43,7 +36,13 @@ describe.skipIf(!available)(
       const simulatorUrl = (await startSimulatorProcess(work.dir, { seed: 5, syntheticPairs: pairs.length }))
         .url;
       const sink = { kind: "webhook", name: "ops", url: hook.url, secret: SECRET, timeoutMs: 1_500 };
-      const options = { id: "e1", upstreamUrl: simulatorUrl, natsUrls: nats.urls, pairs, periodMs: 1_000 };
+      const options = {
+        id: "e1",
+        upstreamUrl: simulatorUrl,
+        natsUrls: suite.nats.urls,
+        pairs,
+        periodMs: 1_000,
+      };
       const rules = [{ kind: "upstream_error", threshold: 3 }];
       writeConfig(work, memberConfig(work, { ...options, leaseMs: 3_000, rules, sinks: [sink] }));
       const daemon = await startDaemon(work.configFile, { cwd: work.dir, simulatorUrl, timeoutMs: 20_000 });
@@ -53,7 +52,7 @@ describe.skipIf(!available)(
       });
       await sleep(2_000);
 
-      const node = nats.nodes[0];
+      const node = suite.nats.nodes[0];
       if (node === undefined) throw new Error("no nats node");
       hook.status = 503; // the first attempt is refused: retried under the same delivery id
       await node.kill();

@@ -1,14 +1,13 @@
 // Notification grouping across the cluster (real processes: nats-server, a simulator, three daemons behind counting
-// proxies, one signed webhook receiver): pairs of several members failing together make one group notification, the
+// suite.proxies, one signed webhook receiver): pairs of several members failing together make one group notification, the
 // group interval holds for the cluster, and after a member is killed -9 the survivors neither announce an alert
 // again nor lose its resolve (the group state is in NATS KV, not in a member).
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { syntheticPairIds } from "../../src/simulator/synthetic-pairs.js";
-import { ensureBuilt, killAllDaemons, startSimulatorProcess } from "../e2e/daemon.js";
-import { makeWorkDir, removeWorkDirs } from "../e2e/fixtures.js";
 import { startWebhookReceiver, type WebhookReceiver } from "../e2e/webhook-receiver.js";
 import { startClusterMember } from "./member-config.js";
-import { natsServerAvailable, startNats, type NatsCluster } from "./nats.js";
+import { natsServerAvailable } from "./nats.js";
+import { useNatsSuite } from "./suite.js";
 import { sleep, waitUntil } from "./wait.js";
 import type { CountingProxy } from "./proxy.js";
 
@@ -60,24 +59,11 @@ function listed(notified: readonly Notified[], pair: string, state: "new" | "res
 }
 
 describe.skipIf(!available)("cluster grouping (nats-server, 3 daemons, one grouping webhook)", () => {
-  let nats: NatsCluster;
-  let simulatorUrl: string;
+  const suite = useNatsSuite({ simulator: { seed: 17, syntheticPairs: PAIRS.length } });
   let hook: WebhookReceiver;
-  const proxies: CountingProxy[] = [];
 
   beforeAll(async () => {
-    ensureBuilt();
-    nats = await startNats(1);
-    hook = await startWebhookReceiver(SECRET, 200);
-    const work = makeWorkDir();
-    simulatorUrl = (await startSimulatorProcess(work.dir, { seed: 17, syntheticPairs: PAIRS.length })).url;
-  }, 180_000);
-  afterAll(async () => {
-    await killAllDaemons();
-    await Promise.all(proxies.splice(0).map((proxy) => proxy.close()));
-    await hook.close();
-    await nats.close();
-    removeWorkDirs();
+    hook = suite.closeAtEnd(await startWebhookReceiver(SECRET, 200));
   });
 
   async function startMember(
@@ -95,9 +81,9 @@ describe.skipIf(!available)("cluster grouping (nats-server, 3 daemons, one group
       repeatIntervalMs: 0,
       timeoutMs: 1_500,
     };
-    const { proxy, daemon } = await startClusterMember(simulatorUrl, proxies, {
+    const { proxy, daemon } = await startClusterMember(suite.simulatorUrl, suite.proxies, {
       id,
-      natsUrls: nats.urls,
+      natsUrls: suite.nats.urls,
       pairs: PAIRS,
       periodMs: PERIOD_MS,
       leaseMs: LEASE_MS,
@@ -127,7 +113,7 @@ describe.skipIf(!available)("cluster grouping (nats-server, 3 daemons, one group
     if (!FAILED.every((pair) => pair !== undefined))
       throw new Error(`a member polls no pair: ${String(FAILED)}`);
 
-    for (const proxy of proxies) for (const pair of FAILED) proxy.failing.add(pair);
+    for (const proxy of suite.proxies) for (const pair of FAILED) proxy.failing.add(pair);
     await waitUntil("a group notification", () => accepted(hook).length > 0, 20_000);
     const [first] = accepted(hook);
     // the failures of several members' pairs in one notification (the group wait gathered them)
@@ -137,7 +123,7 @@ describe.skipIf(!available)("cluster grouping (nats-server, 3 daemons, one group
 
     // kill -9 a member, the pairs recover: the survivors hold the group (no second "new"), every resolve arrives once
     members[0]?.signal("SIGKILL");
-    for (const proxy of proxies) for (const pair of FAILED) proxy.failing.delete(pair);
+    for (const proxy of suite.proxies) for (const pair of FAILED) proxy.failing.delete(pair);
     await waitUntil(
       "every failure announced and resolved",
       () =>

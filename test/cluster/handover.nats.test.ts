@@ -1,21 +1,15 @@
 // Alert state moves with a cluster target (real processes: nats-server, a simulator, three daemons behind failing
-// proxies, one webhook receiver): a member killed -9 while an alert fires on its target; the new owner neither
+// suite.proxies, one webhook receiver): a member killed -9 while an alert fires on its target; the new owner neither
 // announces it again nor loses the resolve of a target that recovered during the handover; when the member comes
 // back (same id, so the same rendezvous share) the target moves back without a `target_removed` resolve.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { AlertPayload } from "../../src/domain/events.js";
 import { syntheticPairIds } from "../../src/simulator/synthetic-pairs.js";
-import {
-  ensureBuilt,
-  killAllDaemons,
-  startDaemon,
-  startSimulatorProcess,
-  type RunningDaemon,
-} from "../e2e/daemon.js";
-import { makeWorkDir, removeWorkDirs } from "../e2e/fixtures.js";
+import { startDaemon, type RunningDaemon } from "../e2e/daemon.js";
 import { startWebhookReceiver, type WebhookReceiver } from "../e2e/webhook-receiver.js";
 import { startClusterMember } from "./member-config.js";
-import { natsServerAvailable, startNats, type NatsCluster } from "./nats.js";
+import { natsServerAvailable } from "./nats.js";
+import { useNatsSuite } from "./suite.js";
 import { sleep, waitUntil } from "./wait.js";
 import type { CountingProxy } from "./proxy.js";
 
@@ -61,32 +55,19 @@ function published(member: Member, fingerprint: string): AlertPayload[] {
 }
 
 describe.skipIf(!available)("cluster alert handover (nats-server, 3 daemons, kill -9)", () => {
-  let nats: NatsCluster;
-  let simulatorUrl: string;
+  const suite = useNatsSuite({ simulator: { seed: 7, syntheticPairs: 12 } });
   let hook: WebhookReceiver;
-  const proxies: CountingProxy[] = [];
 
   beforeAll(async () => {
-    ensureBuilt();
-    nats = await startNats(1);
-    hook = await startWebhookReceiver(SECRET, 200);
-    const work = makeWorkDir();
-    simulatorUrl = (await startSimulatorProcess(work.dir, { seed: 7, syntheticPairs: 12 })).url;
-  }, 180_000);
-  afterAll(async () => {
-    await killAllDaemons();
-    await Promise.all(proxies.splice(0).map((proxy) => proxy.close()));
-    await hook.close();
-    await nats.close();
-    removeWorkDirs();
+    hook = suite.closeAtEnd(await startWebhookReceiver(SECRET, 200));
   });
 
   /** Start a member with its own work dir and proxy, notifying the shared webhook receiver. */
   async function startMember(id: string): Promise<Member> {
     const sink = { kind: "webhook", name: "hook", url: hook.url, secret: SECRET, failureThreshold: 1000 };
-    const { proxy, daemon, work } = await startClusterMember(simulatorUrl, proxies, {
+    const { proxy, daemon, work } = await startClusterMember(suite.simulatorUrl, suite.proxies, {
       id,
-      natsUrls: nats.urls,
+      natsUrls: suite.nats.urls,
       pairs: PAIRS,
       periodMs: PERIOD_MS,
       leaseMs: LEASE_MS,
@@ -113,7 +94,7 @@ describe.skipIf(!available)("cluster alert handover (nats-server, 3 daemons, kil
     const [victim, pairs] = [...byOwner].find(([, owned]) => owned.length >= 2) ?? [];
     if (victim === undefined || pairs === undefined) throw new Error("no member polls two pairs");
     const [failingPair, recoveringPair] = pairs as [string, string];
-    for (const proxy of proxies) proxy.failing.add(failingPair).add(recoveringPair);
+    for (const proxy of suite.proxies) proxy.failing.add(failingPair).add(recoveringPair);
     await waitUntil(
       "both alerts delivered as firing",
       () => [failingPair, recoveringPair].every((pair) => delivered(hook, pair).length > 0),
@@ -126,7 +107,7 @@ describe.skipIf(!available)("cluster alert handover (nats-server, 3 daemons, kil
 
     const killedAtMs = Date.now();
     victim.daemon.signal("SIGKILL");
-    for (const proxy of proxies) proxy.failing.delete(recoveringPair);
+    for (const proxy of suite.proxies) proxy.failing.delete(recoveringPair);
     const survivors = members.filter((member) => member !== victim);
     await waitUntil(
       "the recovered alert resolved",

@@ -1,20 +1,15 @@
 // The cluster's event log with real processes: nats-server, a simulator, daemons. Every member serves the
 // same events with the same seq; a client resumes on another member with `since` after its member is killed;
 // a nats-server restart (file store) loses nothing.
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import type { JournaledEvent } from "../../src/domain/events.js";
 import { syntheticPairIds } from "../../src/simulator/synthetic-pairs.js";
-import {
-  ensureBuilt,
-  killAllDaemons,
-  startDaemon,
-  startSimulatorProcess,
-  type RunningDaemon,
-} from "../e2e/daemon.js";
-import { makeWorkDir, removeWorkDirs, writeConfig } from "../e2e/fixtures.js";
+import { startDaemon, type RunningDaemon } from "../e2e/daemon.js";
+import { makeWorkDir, writeConfig } from "../e2e/fixtures.js";
 import { closeAllWs, connectWs, type ServerFrame, type WsClient } from "../e2e/ws-client.js";
 import { memberConfig } from "./member-config.js";
-import { natsServerAvailable, startNats, type NatsCluster } from "./nats.js";
+import { natsServerAvailable } from "./nats.js";
+import { useNatsSuite } from "./suite.js";
 
 const PAIRS = syntheticPairIds(12);
 const LEASE_MS = 3_000;
@@ -51,21 +46,8 @@ async function reaches(client: WsClient, seq: number, what: string): Promise<voi
 }
 
 describe.skipIf(!available)("cluster event log (nats-server, daemons, one JetStream stream)", () => {
-  let nats: NatsCluster;
-  let simulatorUrl: string;
-
-  beforeAll(async () => {
-    ensureBuilt();
-    nats = await startNats(1);
-    const work = makeWorkDir();
-    simulatorUrl = (await startSimulatorProcess(work.dir, { seed: 7, syntheticPairs: PAIRS.length })).url;
-  }, 180_000);
+  const suite = useNatsSuite({ simulator: { seed: 7, syntheticPairs: PAIRS.length } });
   afterEach(() => closeAllWs());
-  afterAll(async () => {
-    await killAllDaemons();
-    await nats.close();
-    removeWorkDirs();
-  });
 
   const works = new Map<string, ReturnType<typeof makeWorkDir>>();
 
@@ -78,8 +60,8 @@ describe.skipIf(!available)("cluster event log (nats-server, daemons, one JetStr
       work,
       memberConfig(work, {
         id,
-        upstreamUrl: simulatorUrl,
-        natsUrls: nats.urls,
+        upstreamUrl: suite.simulatorUrl,
+        natsUrls: suite.nats.urls,
         pairs: PAIRS,
         periodMs: 1_000,
         leaseMs: LEASE_MS,
@@ -91,7 +73,11 @@ describe.skipIf(!available)("cluster event log (nats-server, daemons, one JetStr
 
   function startMember(id: string): Promise<RunningDaemon> {
     const work = configure(id);
-    return startDaemon(work.configFile, { cwd: work.dir, simulatorUrl, timeoutMs: 20_000 });
+    return startDaemon(work.configFile, {
+      cwd: work.dir,
+      simulatorUrl: suite.simulatorUrl,
+      timeoutMs: 20_000,
+    });
   }
 
   /** How many of `daemon`'s log lines say `msg`. */
@@ -180,7 +166,7 @@ describe.skipIf(!available)("cluster event log (nats-server, daemons, one JetStr
     expect(stitched.map(identity)).toEqual(upTo(journaled(onB), after));
 
     // restart nats-server (file store) with an event published meanwhile (b's reload); a new member reads all back
-    const node = nats.nodes[0];
+    const node = suite.nats.nodes[0];
     if (node === undefined) throw new Error("no nats node");
     const reloadsLogged = countLogs(b, "config reloaded");
     const reloadsServed = (): number =>

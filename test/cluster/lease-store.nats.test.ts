@@ -1,25 +1,22 @@
 // The lease bucket against a real nats-server: create, compare-and-set renewal, removal that a renewal beats, and the watch.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { openLeaseStore, type LeaseChange, type LeaseStore } from "../../src/cluster/lease-store.js";
-import { natsServerAvailable, startNats, type NatsCluster } from "./nats.js";
+import { natsServerAvailable } from "./nats.js";
+import { useNatsSuite } from "./suite.js";
 
 const available = natsServerAvailable();
 
 describe.skipIf(!available)("lease store (nats-server)", () => {
-  let nats: NatsCluster;
+  const suite = useNatsSuite();
   let store: LeaseStore;
 
   beforeAll(async () => {
-    nats = await startNats(1);
-    const servers = nats.urls;
-    store = await openLeaseStore(
-      { servers, user: "", password: "", token: "", replicas: 1 },
-      { name: "test", timeoutMs: 2_000 },
+    store = suite.closeAtEnd(
+      await openLeaseStore(
+        { servers: suite.nats.urls, user: "", password: "", token: "", replicas: 1 },
+        { name: "test", timeoutMs: 2_000 },
+      ),
     );
-  });
-  afterAll(async () => {
-    await store.close();
-    await nats.close();
   });
 
   it("creates a record once, renews it by revision only, and removes it by revision only", async () => {

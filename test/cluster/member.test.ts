@@ -170,8 +170,11 @@ describe("cluster member standby (in-memory lease store, the default lease: rene
     bucket.store.create = (lease) => (written.push(lease), create(lease));
     bucket.store.renew = (lease, at) => (written.push(lease), renew(lease, at));
     member.start(); // connects at once, writes its record at the next tick (min(1 s, lease / 4))
+    expect(member.status()).toMatchObject({ standby: true, members: [] });
     await vi.advanceTimersByTimeAsync(1_000);
     expect(written).toEqual([expect.objectContaining({ standby: true, keys: [] })]);
+    // its status says what it is now: a member since that record's echo
+    expect(member.status()).toMatchObject({ standby: false, members: [{ memberId: "a", standby: false }] });
     await vi.advanceTimersByTimeAsync(1_000); // its first echo came inside that renewal: the next tick says so
     expect(written[1]).toMatchObject({ standby: false });
     expect(owned.size).toBe(KEYS.length);
@@ -186,11 +189,12 @@ describe("cluster member standby (in-memory lease store, the default lease: rene
     expect(owned.size).toBe(0);
     expect((await recordOfA())?.standby).toBe(true);
     expect(member.leaseValid()).toBe(true);
+    expect(member.status().standby).toBe(true);
     expect(member.status().error).toMatch(/standing by/);
     bucket.release();
     await vi.advanceTimersByTimeAsync(2_000);
     expect((await recordOfA())?.standby).toBe(false);
     expect(owned.size).toBe(KEYS.length);
-    expect(member.status().error).toBeNull();
+    expect(member.status()).toMatchObject({ standby: false, error: null });
   });
 });

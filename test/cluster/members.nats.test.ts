@@ -1,12 +1,12 @@
 // Cluster mode with real processes: nats-server, a simulator, three daemons each behind a counting proxy.
 // Every target is polled by exactly one member; a kill -9 hands its targets over within lease + period;
 // a member stopped past its lease (SIGSTOP) polls nothing it lost when it resumes.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { syntheticPairIds } from "../../src/simulator/synthetic-pairs.js";
-import { ensureBuilt, killAllDaemons, startSimulatorProcess, type RunningDaemon } from "../e2e/daemon.js";
-import { makeWorkDir, removeWorkDirs } from "../e2e/fixtures.js";
+import { type RunningDaemon } from "../e2e/daemon.js";
 import { startClusterMember } from "./member-config.js";
-import { natsServerAvailable, startNats, type NatsCluster } from "./nats.js";
+import { natsServerAvailable } from "./nats.js";
+import { useNatsSuite } from "./suite.js";
 import { sleep } from "./wait.js";
 import type { CountingProxy } from "./proxy.js";
 
@@ -56,30 +56,16 @@ async function waitExclusive(members: readonly Member[], windowMs: number, timeo
 }
 
 describe.skipIf(!available)("cluster members (nats-server, 3 daemons, 60 targets)", () => {
-  let nats: NatsCluster;
-  let simulatorUrl: string;
-  const proxies: CountingProxy[] = [];
-
-  beforeAll(async () => {
-    ensureBuilt();
-    nats = await startNats(1);
-    const work = makeWorkDir();
-    simulatorUrl = (await startSimulatorProcess(work.dir, { seed: 7, syntheticPairs: 60 })).url;
-  }, 180_000);
+  const suite = useNatsSuite({ simulator: { seed: 7, syntheticPairs: 60 } });
   afterEach(async () => {
-    await Promise.all(proxies.splice(0).map((proxy) => proxy.close()));
-  });
-  afterAll(async () => {
-    await killAllDaemons();
-    await nats.close();
-    removeWorkDirs();
+    await Promise.all(suite.proxies.splice(0).map((proxy) => proxy.close()));
   });
 
   /** Start a member with its own work dir and proxy. */
   async function startMember(id: string): Promise<Member> {
-    const { proxy, daemon } = await startClusterMember(simulatorUrl, proxies, {
+    const { proxy, daemon } = await startClusterMember(suite.simulatorUrl, suite.proxies, {
       id,
-      natsUrls: nats.urls,
+      natsUrls: suite.nats.urls,
       pairs: PAIRS,
       periodMs: PERIOD_MS,
       leaseMs: LEASE_MS,

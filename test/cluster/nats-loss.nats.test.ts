@@ -1,11 +1,12 @@
 // A member losing NATS: once its lease could have expired it owns (polls) nothing, reports cluster_error and is not ready; it resumes when NATS returns.
 import { pino } from "pino";
 import { Registry } from "prom-client";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { openLeaseStore } from "../../src/cluster/lease-store.js";
 import { createClusterMember, type ClusterMember } from "../../src/cluster/member.js";
 import { createClusterMetrics, type ClusterMetrics } from "../../src/cluster/metrics.js";
-import { natsServerAvailable, startNats, type NatsCluster } from "./nats.js";
+import { natsServerAvailable } from "./nats.js";
+import { useNatsSuite, type NatsSuite } from "./suite.js";
 
 const LEASE_MS = 2_000;
 const available = natsServerAvailable();
@@ -20,38 +21,49 @@ async function waitFor(what: string, condition: () => boolean, timeoutMs: number
   return Date.now() - startedAtMs;
 }
 
+/**
+ * Start member `id` owning keys a, b and c on the suite's nats-server (replicated on every node), stopped at the
+ * suite's end; `onOwnership` is told what it owns.
+ */
+function startMember(
+  suite: NatsSuite,
+  id: string,
+  leaseMs: number,
+  onOwnership: (owned: ReadonlySet<string>) => void,
+): { member: ClusterMember; metrics: ClusterMetrics } {
+  const metrics = createClusterMetrics(new Registry());
+  const { urls } = suite.nats;
+  const config = {
+    nats: { servers: urls, user: "", password: "", token: "", replicas: urls.length },
+    memberId: id,
+    leaseMs,
+    experimental: true,
+  };
+  const member = createClusterMember({
+    config,
+    memberId: id,
+    incarnation: "1",
+    nowMs: Date.now,
+    logger: pino({ level: "silent" }),
+    metrics,
+    keys: () => ["a", "b", "c"],
+    targetCount: (keys) => keys.size,
+    onOwnership,
+    openStore: () => openLeaseStore(config.nats, { name: id, timeoutMs: leaseMs / 4 }),
+  });
+  member.start();
+  suite.closeAtEnd({ close: () => member.stop() });
+  return { member, metrics };
+}
+
 describe.skipIf(!available)("a member losing NATS (nats-server)", () => {
-  let nats: NatsCluster;
+  const suite = useNatsSuite();
   let member: ClusterMember;
   let metrics: ClusterMetrics;
   let owned: ReadonlySet<string> = new Set();
 
-  beforeAll(async () => {
-    nats = await startNats(1);
-    metrics = createClusterMetrics(new Registry());
-    const config = {
-      nats: { servers: nats.urls, user: "", password: "", token: "", replicas: 1 },
-      memberId: "solo",
-      leaseMs: LEASE_MS,
-      experimental: true,
-    };
-    member = createClusterMember({
-      config,
-      memberId: "solo",
-      incarnation: "1",
-      nowMs: Date.now,
-      logger: pino({ level: "silent" }),
-      metrics,
-      keys: () => ["a", "b", "c"],
-      targetCount: (keys) => keys.size,
-      onOwnership: (next) => (owned = next),
-      openStore: () => openLeaseStore(config.nats, { name: "solo", timeoutMs: LEASE_MS / 4 }),
-    });
-    member.start();
-  });
-  afterAll(async () => {
-    await member.stop();
-    await nats.close();
+  beforeAll(() => {
+    ({ member, metrics } = startMember(suite, "solo", LEASE_MS, (next) => (owned = next)));
   });
 
   it("stops owning within its lease once NATS is gone, says why, and takes its targets back when NATS returns", async () => {
@@ -59,7 +71,7 @@ describe.skipIf(!available)("a member losing NATS (nats-server)", () => {
     const errorGauge = async (): Promise<number> => (await metrics.error.get()).values[0]?.value ?? -1;
     expect(await errorGauge()).toBe(0);
 
-    const [node] = nats.nodes;
+    const [node] = suite.nats.nodes;
     if (node === undefined) throw new Error("no node");
     await node.kill();
     const fencedAfterMs = await waitFor(
@@ -83,43 +95,19 @@ describe.skipIf(!available)("a member losing NATS (nats-server)", () => {
 describe.skipIf(!available)("a member on a 3-node NATS cluster (nats-server ×3, replicas 3)", () => {
   // the default lease: a killed node's streams elect a new leader within it (about 4 s measured on nats-server 2.9)
   const leaseMs = 10_000;
-  let nats: NatsCluster;
+  const suite = useNatsSuite({ nodes: 3 });
   let member: ClusterMember;
   let metrics: ClusterMetrics;
   let owned: ReadonlySet<string> = new Set();
 
-  beforeAll(async () => {
-    nats = await startNats(3);
-    metrics = createClusterMetrics(new Registry());
-    const config = {
-      nats: { servers: nats.urls, user: "", password: "", token: "", replicas: 3 },
-      memberId: "trio",
-      leaseMs,
-      experimental: true,
-    };
-    member = createClusterMember({
-      config,
-      memberId: "trio",
-      incarnation: "1",
-      nowMs: Date.now,
-      logger: pino({ level: "silent" }),
-      metrics,
-      keys: () => ["a", "b", "c"],
-      targetCount: (keys) => keys.size,
-      onOwnership: (next) => (owned = next),
-      openStore: () => openLeaseStore(config.nats, { name: "trio", timeoutMs: leaseMs / 4 }),
-    });
-    member.start();
-  });
-  afterAll(async () => {
-    await member.stop();
-    await nats.close();
+  beforeAll(() => {
+    ({ member, metrics } = startMember(suite, "trio", leaseMs, (next) => (owned = next)));
   });
 
   it("keeps its lease while one NATS node is killed, pauses its targets only while it cannot read the membership", async () => {
     // the cluster elects its JetStream leader first: allow it a while to create the replicated bucket
     await waitFor("the first lease", () => owned.size === 3 && member.leaseValid(), 30_000);
-    const [first] = nats.nodes;
+    const [first] = suite.nats.nodes;
     if (first === undefined) throw new Error("no node");
     await first.kill();
     const untilMs = Date.now() + 1.5 * leaseMs;

@@ -1,17 +1,18 @@
 // Exactly one notification per event per sink across the cluster (real processes: nats-server, a simulator, three
-// daemons behind counting proxies, one signed webhook receiver): the member owning a spiking pair is killed -9, the
+// daemons behind counting suite.proxies, one signed webhook receiver): the member owning a spiking pair is killed -9, the
 // alert still arrives once; a 503 with Retry-After is delivered once, after the delay; no event arrives twice; a
 // sink that never accepts has each of its notifications dead-lettered once into its own stream after maxAgeMs.
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { deadLetterStream } from "../../src/cluster/sink-delivery.js";
 import { syntheticPairIds } from "../../src/simulator/synthetic-pairs.js";
-import { ensureBuilt, killAllDaemons, startSimulatorProcess, type RunningDaemon } from "../e2e/daemon.js";
-import { makeWorkDir, postFault, removeWorkDirs } from "../e2e/fixtures.js";
+import { type RunningDaemon } from "../e2e/daemon.js";
+import { postFault } from "../e2e/fixtures.js";
 import { startWebhookReceiver, type Delivery, type WebhookReceiver } from "../e2e/webhook-receiver.js";
 import { startClusterMember } from "./member-config.js";
-import { natsServerAvailable, startNats, type NatsCluster } from "./nats.js";
+import { natsServerAvailable } from "./nats.js";
+import { useNatsSuite } from "./suite.js";
 import { sleep, waitUntil } from "./wait.js";
 import type { CountingProxy } from "./proxy.js";
 
@@ -53,33 +54,19 @@ function publishedSpike(member: Member, pair: string): boolean {
 }
 
 describe.skipIf(!available)("cluster notifications (nats-server, 3 daemons, one webhook)", () => {
-  let nats: NatsCluster;
-  let simulatorUrl: string;
+  const suite = useNatsSuite({ simulator: { seed: 11, syntheticPairs: PAIRS.length } });
   let hook: WebhookReceiver;
   let downHook: WebhookReceiver;
-  const proxies: CountingProxy[] = [];
 
   beforeAll(async () => {
-    ensureBuilt();
-    nats = await startNats(1);
-    hook = await startWebhookReceiver(SECRET, 200);
-    downHook = await startWebhookReceiver(SECRET, 503);
-    const work = makeWorkDir();
-    simulatorUrl = (await startSimulatorProcess(work.dir, { seed: 11, syntheticPairs: PAIRS.length })).url;
-  }, 180_000);
-  afterAll(async () => {
-    await killAllDaemons();
-    await Promise.all(proxies.splice(0).map((proxy) => proxy.close()));
-    await hook.close();
-    await downHook.close();
-    await nats.close();
-    removeWorkDirs();
+    hook = suite.closeAtEnd(await startWebhookReceiver(SECRET, 200));
+    downHook = suite.closeAtEnd(await startWebhookReceiver(SECRET, 503));
   });
 
   async function startMember(id: string): Promise<Member> {
-    const { proxy, daemon } = await startClusterMember(simulatorUrl, proxies, {
+    const { proxy, daemon } = await startClusterMember(suite.simulatorUrl, suite.proxies, {
       id,
-      natsUrls: nats.urls,
+      natsUrls: suite.nats.urls,
       pairs: PAIRS,
       periodMs: PERIOD_MS,
       leaseMs: LEASE_MS,
@@ -135,7 +122,7 @@ describe.skipIf(!available)("cluster notifications (nats-server, 3 daemons, one 
     const retried = PAIRS.find((pair) => ![undefined, owner].includes(pollerOf(members, pair, 1_500)));
     if (retried === undefined) throw new Error("the owner polls every pair");
     hook.status = 503;
-    await postFault(simulatorUrl, { kind: "spike", pair: spiked, factor: 1.2 }, 20_000);
+    await postFault(suite.simulatorUrl, { kind: "spike", pair: spiked, factor: 1.2 }, 20_000);
     await waitUntil(
       "the spike's first notification refused",
       () => attemptsFor(hook, spiked).length > 0,
@@ -157,7 +144,7 @@ describe.skipIf(!available)("cluster notifications (nats-server, 3 daemons, one 
     // the receiver is down with Retry-After: 2 for the next notification, then accepts
     hook.status = 503;
     hook.retryAfter = "2";
-    await postFault(simulatorUrl, { kind: "spike", pair: retried, factor: 1.2 }, 20_000);
+    await postFault(suite.simulatorUrl, { kind: "spike", pair: retried, factor: 1.2 }, 20_000);
     await waitUntil("a 503 answered", () => attemptsFor(hook, retried).length > 0, 15_000);
     hook.status = 200;
     hook.retryAfter = undefined;
@@ -194,7 +181,7 @@ describe.skipIf(!available)("cluster notifications (nats-server, 3 daemons, one 
 
     // the sink that never accepts: each of its notifications tried, then dead-lettered once into its own stream
     const firingSeqs = acceptedAll.filter((d) => d.event?.alert.status === "firing").map((d) => d.event?.seq);
-    const letters = await readDeadLetters(nats.urls);
+    const letters = await readDeadLetters(suite.nats.urls);
     expect(letters.every((letter) => letter.sink === DEAD_SINK && letter.reason === "max_age")).toBe(true);
     const letterSeqs = letters.map((letter) => letter.event.seq);
     expect(letterSeqs).toEqual([...new Set(letterSeqs)]);

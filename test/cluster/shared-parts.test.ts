@@ -1,5 +1,6 @@
 // The pure parts of what cluster members share: the config generation's next record and hash, the cluster_error
-// transitions and their local announcement, the silence bucket's keys and values, the daemon alerts a member published.
+// transitions and their local announcement, the silence bucket's keys and values, the daemon alerts a member published,
+// and the status and readiness a member's standby shows in.
 import { filter } from "rxjs";
 import { describe, expect, it } from "vitest";
 import {
@@ -7,7 +8,10 @@ import {
   createClusterErrorAlert,
   withLocalAlerts,
 } from "../../src/cluster/cluster-error-alert.js";
+import { withClusterReasons } from "../../src/cluster/cluster-mode.js";
+import { clusterStatusView } from "../../src/cluster/cluster-shared.js";
 import { configHash, nextGenerationRecord } from "../../src/cluster/config-generation.js";
+import type { ClusterStatus } from "../../src/cluster/member.js";
 import { createPublishedAlerts } from "../../src/cluster/published-alerts.js";
 import { claimKeyOf, silenceKeyOf, silenceOfText } from "../../src/cluster/silence-sync.js";
 import type { BusEvent } from "../../src/domain/events.js";
@@ -123,5 +127,52 @@ describe("published daemon alerts", () => {
     expect(published.has(price.fingerprint)).toBe(false);
     published.note({ type: "alert", alert: resolvedOf(sinkError) });
     expect(published.has(sinkError.fingerprint)).toBe(false);
+  });
+});
+
+describe("cluster status and readiness of a member standing by", () => {
+  const config = { generation: 1, hash: "h1", clusterHash: "h1", current: true, loadedBy: "a" };
+  const member = (memberId: string, standby: boolean): ClusterStatus["members"][number] => ({
+    memberId,
+    incarnation: `${memberId}-1`,
+    expiresAtMs: T0,
+    revision: 3,
+    keys: standby ? [] : ["pair:BTC/USD"],
+    targets: standby ? 0 : 2,
+    standby,
+  });
+  const status = (standby: boolean, error: string | null = null): ClusterStatus => ({
+    memberId: "a",
+    leaseRevision: 3,
+    leaseExpiresAtMs: T0,
+    members: [member("a", standby), member("b", false)],
+    ownedKeys: standby ? 0 : 1,
+    pendingKeys: 0,
+    standby,
+    error,
+  });
+  const ready = { ready: true, reasons: [] };
+
+  it("shows whether this member and each other member stands by", () => {
+    const view = clusterStatusView(status(true), config);
+    expect(view).toMatchObject({ memberId: "a", standby: true, config });
+    expect(view.members.map(({ memberId, self, standby }) => ({ memberId, self, standby }))).toEqual([
+      { memberId: "a", self: true, standby: true },
+      { memberId: "b", self: false, standby: false },
+    ]);
+    expect(clusterStatusView(status(false), config).standby).toBe(false);
+  });
+
+  it("is not ready while it stands by under a valid lease, with one reason whether starting or stood down", () => {
+    const readiness = (of: ClusterStatus, leaseValid = true) =>
+      withClusterReasons(ready, { status: () => of, leaseValid: () => leaseValid });
+    expect(readiness(status(false))).toEqual(ready);
+    expect(readiness(status(true))).toEqual({
+      ready: false,
+      reasons: ["cluster: standing by until its membership view is current (polling nothing)"],
+    });
+    const stoodDown = "membership not confirmed for 3000 ms: standing by";
+    expect(readiness(status(true, stoodDown))).toEqual({ ready: false, reasons: [`cluster: ${stoodDown}`] });
+    expect(readiness(status(true), false).reasons).toEqual(["cluster: no valid lease (polling nothing)"]);
   });
 });

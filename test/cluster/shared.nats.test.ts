@@ -2,21 +2,16 @@
 // made on one member mutes an alert another member publishes (re-announced once, by its owner), a silence's end is
 // announced once, /api/v1/status lists the members, their keys and leases and the shared config generation, and a
 // member that loses NATS raises cluster_error on its stdout and WebSocket and resolves it when NATS is back.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import type { JournaledEvent } from "../../src/domain/events.js";
 import type { StatusView } from "../../src/http/api/status-schema.js";
 import { syntheticPairIds } from "../../src/simulator/synthetic-pairs.js";
-import {
-  ensureBuilt,
-  killAllDaemons,
-  startDaemon,
-  startSimulatorProcess,
-  type RunningDaemon,
-} from "../e2e/daemon.js";
-import { makeWorkDir, removeWorkDirs, writeConfig, type WorkDir } from "../e2e/fixtures.js";
+import { startDaemon, type RunningDaemon } from "../e2e/daemon.js";
+import { makeWorkDir, writeConfig, type WorkDir } from "../e2e/fixtures.js";
 import { closeAllWs, connectWs, type ServerFrame, type WsClient } from "../e2e/ws-client.js";
 import { memberConfig } from "./member-config.js";
-import { natsServerAvailable, startNats, type NatsCluster } from "./nats.js";
+import { natsServerAvailable } from "./nats.js";
+import { useNatsSuite } from "./suite.js";
 
 const PAIRS = syntheticPairIds(8);
 const LEASE_MS = 3_000;
@@ -70,22 +65,9 @@ const silence = (matchers: unknown[], endsInMs: number, comment: string): unknow
 });
 
 describe.skipIf(!available)("cluster shared state (nats-server, two daemons)", () => {
-  let nats: NatsCluster;
-  let simulatorUrl: string;
+  const suite = useNatsSuite({ simulator: { seed: 11, syntheticPairs: PAIRS.length } });
   const works = new Map<string, WorkDir>();
-
-  beforeAll(async () => {
-    ensureBuilt();
-    nats = await startNats(1);
-    const work = makeWorkDir();
-    simulatorUrl = (await startSimulatorProcess(work.dir, { seed: 11, syntheticPairs: PAIRS.length })).url;
-  }, 180_000);
   afterEach(() => closeAllWs());
-  afterAll(async () => {
-    await killAllDaemons();
-    await nats.close();
-    removeWorkDirs();
-  });
 
   function configure(id: string, rules: readonly unknown[]): WorkDir {
     const work = works.get(id) ?? makeWorkDir();
@@ -94,8 +76,8 @@ describe.skipIf(!available)("cluster shared state (nats-server, two daemons)", (
       work,
       memberConfig(work, {
         id,
-        upstreamUrl: simulatorUrl,
-        natsUrls: nats.urls,
+        upstreamUrl: suite.simulatorUrl,
+        natsUrls: suite.nats.urls,
         pairs: PAIRS,
         periodMs: 1_000,
         leaseMs: LEASE_MS,
@@ -107,7 +89,11 @@ describe.skipIf(!available)("cluster shared state (nats-server, two daemons)", (
 
   function startMember(id: string): Promise<RunningDaemon> {
     const work = configure(id, [FIRES]);
-    return startDaemon(work.configFile, { cwd: work.dir, simulatorUrl, timeoutMs: 20_000 });
+    return startDaemon(work.configFile, {
+      cwd: work.dir,
+      simulatorUrl: suite.simulatorUrl,
+      timeoutMs: 20_000,
+    });
   }
 
   it("shares silences (muted once, by the owner; an end announced once), lists members and leases, shares the config generation", async () => {
@@ -239,7 +225,7 @@ describe.skipIf(!available)("cluster shared state (nats-server, two daemons)", (
     );
     const client = await connectWs(a.wsUrl);
     await client.subscribe({ channels: ["alerts"] });
-    const node = nats.nodes[0];
+    const node = suite.nats.nodes[0];
     if (node === undefined) throw new Error("no nats node");
     await node.kill();
     const fired = await a.logs.waitFor(

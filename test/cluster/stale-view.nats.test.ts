@@ -2,11 +2,12 @@
 // two members at once, and none is left unpolled for longer than the documented bound (about two leases).
 import { pino } from "pino";
 import { Registry } from "prom-client";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { openLeaseStore, type LeaseChange, type LeaseStore } from "../../src/cluster/lease-store.js";
 import { createClusterMember, type ClusterMember } from "../../src/cluster/member.js";
 import { createClusterMetrics } from "../../src/cluster/metrics.js";
-import { natsServerAvailable, startNats, type NatsCluster } from "./nats.js";
+import { natsServerAvailable } from "./nats.js";
+import { useNatsSuite } from "./suite.js";
 
 const LEASE_MS = 3_000;
 const RENEW_INTERVAL_MS = LEASE_MS / 3;
@@ -80,23 +81,14 @@ function longestGapMs(polls: readonly Poll[], fromMs: number, toMs: number): num
 describe.skipIf(!available)(
   "a member with a throttled membership view while others join (nats-server)",
   () => {
-    let nats: NatsCluster;
+    const suite = useNatsSuite();
     const polls: Poll[] = [];
-    const running: PollingMember[] = [];
     let throttled = false;
-
-    beforeAll(async () => {
-      nats = await startNats(1);
-    });
-    afterAll(async () => {
-      await Promise.all(running.map((m) => m.stop()));
-      await nats.close();
-    });
 
     /** Start member `id`; its membership reads are throttled while `throttle` says so. */
     function startMember(id: string, throttle: () => boolean): PollingMember {
       const config = {
-        nats: { servers: nats.urls, user: "", password: "", token: "", replicas: 1 },
+        nats: { servers: suite.nats.urls, user: "", password: "", token: "", replicas: 1 },
         memberId: id,
         leaseMs: LEASE_MS,
         experimental: true,
@@ -127,7 +119,7 @@ describe.skipIf(!available)(
           await member.stop();
         },
       };
-      running.push(polling);
+      suite.closeAtEnd({ close: () => polling.stop() });
       return polling;
     }
 
@@ -141,7 +133,7 @@ describe.skipIf(!available)(
       await sleep(1_000);
       throttled = true;
       const joinedAtMs = Date.now();
-      startMember("j1", () => false);
+      const joiner = startMember("j1", () => false);
       startMember("j2", () => false);
       await sleep(4 * LEASE_MS);
       const endMs = Date.now();
@@ -158,7 +150,16 @@ describe.skipIf(!available)(
       expect(new Set(lastRound.map((p) => p.key)).size).toBe(KEYS.length);
       expect(lastRound.filter((p) => p.memberId === "old")).toEqual([]);
       expect(old.member.leaseValid()).toBe(true); // it renews, as a standby
+      expect(old.member.status().standby).toBe(true);
       expect(old.member.status().error).toMatch(/standing by/);
+      // what /api/v1/status shows: the joiner is a member and lists the slow one as standing by
+      const seenByJoiner = joiner.member.status();
+      expect(seenByJoiner.standby).toBe(false);
+      expect(seenByJoiner.members.map(({ memberId, standby }) => ({ memberId, standby }))).toEqual([
+        { memberId: "j1", standby: false },
+        { memberId: "j2", standby: false },
+        { memberId: "old", standby: true },
+      ]);
       // no key waited longer than the bound: it stopped polling once its view was older than the limit, stood by
       // a lease after its last current view (at its next tick), and the others took its keys as soon as they saw
       // that renewal (plus a poll period, and a second of slack for the loaded machine)

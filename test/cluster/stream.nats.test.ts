@@ -1,17 +1,12 @@
 // Cluster mode with the streaming transport (monitors.offchain[].transport = "stream"): each pair is streamed by
 // exactly one member at a time, and a killed member's pairs move to the survivor's stream within lease + slack.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { syntheticPairIds } from "../../src/simulator/synthetic-pairs.js";
-import {
-  ensureBuilt,
-  killAllDaemons,
-  startDaemon,
-  startSimulatorProcess,
-  type RunningDaemon,
-} from "../e2e/daemon.js";
-import { makeWorkDir, removeWorkDirs, writeConfig } from "../e2e/fixtures.js";
+import { startDaemon, type RunningDaemon } from "../e2e/daemon.js";
+import { makeWorkDir, writeConfig } from "../e2e/fixtures.js";
 import { memberConfig } from "./member-config.js";
-import { natsServerAvailable, startNats, type NatsCluster } from "./nats.js";
+import { natsServerAvailable } from "./nats.js";
+import { useNatsSuite } from "./suite.js";
 import { startStreamProxy, type StreamProxy } from "./stream-proxy.js";
 
 const PAIRS = syntheticPairIds(12);
@@ -47,32 +42,18 @@ async function waitUntil(what: string, done: () => boolean, timeoutMs: number): 
 }
 
 describe.skipIf(!available)("cluster members with the streaming transport (nats-server, 2 daemons)", () => {
-  let nats: NatsCluster;
-  let simulatorUrl: string;
+  const suite = useNatsSuite({ simulator: { seed: 7, syntheticPairs: PAIRS.length } });
   const proxies: StreamProxy[] = [];
-
-  beforeAll(async () => {
-    ensureBuilt();
-    nats = await startNats(1);
-    const work = makeWorkDir();
-    simulatorUrl = (await startSimulatorProcess(work.dir, { seed: 7, syntheticPairs: PAIRS.length })).url;
-  }, 180_000);
-  afterAll(async () => {
-    await killAllDaemons();
-    await Promise.all(proxies.map((proxy) => proxy.close()));
-    await nats.close();
-    removeWorkDirs();
-  });
 
   /** Start a member streaming every pair through its own proxy. */
   async function startMember(id: string): Promise<Member> {
-    const proxy = await startStreamProxy(simulatorUrl);
+    const proxy = await startStreamProxy(suite.simulatorUrl);
     proxies.push(proxy);
     const work = makeWorkDir();
     const config = memberConfig(work, {
       id,
       upstreamUrl: proxy.url,
-      natsUrls: nats.urls,
+      natsUrls: suite.nats.urls,
       pairs: PAIRS,
       periodMs: PERIOD_MS,
       leaseMs: LEASE_MS,

@@ -32,6 +32,11 @@ export const STATUS_CLUSTER_MEMBER = z.object({
     .describe(
       "ownership keys it owns (pair:<pair>, or a target id); another member's as of its last renewal",
     ),
+  standby: z
+    .boolean()
+    .describe(
+      "true while it stands by (its membership view not current): it owns nothing and the others leave it out of the rendezvous",
+    ),
 });
 
 /** Cluster mode as the answering member sees it. */
@@ -42,6 +47,11 @@ export const STATUS_CLUSTER = z.object({
   error: z.string().nullable().describe("why it cannot reach NATS (the cluster_error alert fires meanwhile)"),
   ownedKeys: z.number().int().nonnegative(),
   pendingKeys: z.number().int().nonnegative().describe("keys it will take after the handover wait"),
+  standby: z
+    .boolean()
+    .describe(
+      "true while this member stands by: starting, or its membership view not current for a whole lease; it owns nothing (not ready)",
+    ),
   members: z.array(STATUS_CLUSTER_MEMBER).describe("live members, by member id"),
   config: z
     .object({
