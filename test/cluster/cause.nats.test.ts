@@ -1,6 +1,7 @@
 // A cause alert in a cluster (real processes: nats-server, a simulator, three daemons, one webhook receiver): the
 // upstream fails for every pair; `upstream_down` is published to the cluster's log once (by one member, not one
-// per member over its share), delivered once, and resolved once when the upstream answers again.
+// per member over its share), delivered once; its publisher is killed -9 and a survivor carries it on without
+// announcing it again, and resolves it once when the upstream answers again.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AlertPayload } from "../../src/domain/events.js";
 import { syntheticPairIds } from "../../src/simulator/synthetic-pairs.js";
@@ -69,7 +70,7 @@ describe.skipIf(!available)("cluster cause alert (nats-server, 3 daemons, upstre
     return ((await response.json()) as { id: string }).id;
   }
 
-  it("announces upstream_down once for the cluster and resolves it once", async () => {
+  it("announces upstream_down once for the cluster, hands it over on kill -9 and resolves it once", async () => {
     const sink = { kind: "webhook", name: "hook", url: hook.url, secret: SECRET, failureThreshold: 1000 };
     const members: RunningDaemon[] = [];
     for (const id of ["c1", "c2", "c3"])
@@ -96,7 +97,7 @@ describe.skipIf(!available)("cluster cause alert (nats-server, 3 daemons, upstre
     );
     await sleep(LEASE_MS); // settled: the handover wait of the later joiners is over
     const shares = proxies.map(
-      (p) => new Set(p.requests.filter((r) => r.atMs > Date.now() - 1_500).map((r) => r.pair)).size,
+      (p) => new Set(p.requests.filter((r) => r.atMs > Date.now() - 3_000).map((r) => r.pair)).size,
     );
     console.info(`cause: pairs per member ${shares.join("/")}`);
 
@@ -110,8 +111,29 @@ describe.skipIf(!available)("cluster cause alert (nats-server, 3 daemons, upstre
     const firsts = members.flatMap((daemon) =>
       published(daemon, "upstream_down").filter((a) => a.status === "firing" && a.reason === "first"),
     );
-    console.info(`cause: upstream_down firsts published ${firsts.length}, delivered ${delivered(hook, "upstream_down").length}`);
+    console.info(
+      `cause: upstream_down firsts published ${firsts.length}, delivered ${delivered(hook, "upstream_down").length}`,
+    );
     expect(firsts).toHaveLength(1);
+    expect(transitions(delivered(hook, "upstream_down"))).toEqual(["firing/first"]);
+
+    // its publisher (the cause key's owner) is killed: a survivor adopts the firing alert without announcing it
+    const owner = members.find((daemon) => published(daemon, "upstream_down").length > 0);
+    if (owner === undefined) throw new Error("no member published upstream_down");
+    const killedAtMs = Date.now();
+    owner.signal("SIGKILL");
+    const survivors = members.filter((daemon) => daemon !== owner);
+    await waitUntil(
+      "every pair polled by a survivor after the kill",
+      () =>
+        PAIRS.every((pair) =>
+          proxies.some(
+            (p, i) => members[i] !== owner && p.requests.some((r) => r.pair === pair && r.atMs > killedAtMs),
+          ),
+        ),
+      LEASE_MS + PERIOD_MS + 15_000,
+    );
+    await sleep(3_000);
     expect(transitions(delivered(hook, "upstream_down"))).toEqual(["firing/first"]);
 
     const response = await fetch(`${simulatorUrl}/_sim/faults/${faultId}`, { method: "DELETE" });
@@ -122,7 +144,7 @@ describe.skipIf(!available)("cluster cause alert (nats-server, 3 daemons, upstre
       20_000,
     );
     await sleep(3_000);
-    const resolves = members.flatMap((daemon) =>
+    const resolves = survivors.flatMap((daemon) =>
       published(daemon, "upstream_down").filter((a) => a.status === "resolved"),
     );
     expect(resolves).toHaveLength(1);

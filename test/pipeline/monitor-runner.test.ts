@@ -152,14 +152,14 @@ describe("createMonitorRunner", () => {
   it("polls targets taken over from another cluster member within a quarter period, not spread over it", async () => {
     const { callTimesByPair, runner } = start(new Set(), parkMiller(11));
     const firstHalf = new Set(fortyPairsAt1s.slice(0, 20).map(({ pair }) => pair));
-    runner.restrict((spec) => "pair" in spec && firstHalf.has(spec.pair));
+    runner.restrict((spec) => "pair" in spec && firstHalf.has(spec.pair), true);
     runner.update({ ...offchainMonitors(fortyPairsAt1s), spreadMs: 10_000, coalesceMs: 100 }, []);
     await vi.advanceTimersByTimeAsync(5_000);
     // the first restriction of a member that runs nothing is its start: spread over the period
     const startFirsts = [...firstHalf].map((pair) => (callTimesByPair.get(pair)?.[0] ?? Number.NaN) - T0);
     expect(Math.max(...startFirsts)).toBeGreaterThan(250);
     const takenAtMs = Date.now();
-    runner.restrict(() => true);
+    runner.restrict(() => true, true);
     await vi.advanceTimersByTimeAsync(2_000);
     for (const { pair } of fortyPairsAt1s.slice(20)) {
       const first = (callTimesByPair.get(pair)?.[0] ?? Number.NaN) - takenAtMs;
