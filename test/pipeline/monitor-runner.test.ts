@@ -167,6 +167,24 @@ describe("createMonitorRunner", () => {
     }
   });
 
+  it("runs the cause rules only while restricted with runsCauses (the cluster's cause key), the others always", async () => {
+    const failing = new Set(["BTC/USD", "ETH/USD", "SOL/USD"]);
+    const { journaled, runner } = start(failing);
+    const rules = [
+      rule("upstream_error", {}, { threshold: 2 }),
+      rule("upstream_down", { minFraction: 0, windowMs: 10_000 }, { threshold: 3 }),
+    ];
+    const firingRules = (): string[] =>
+      journaled.flatMap((e) => (e.type === "alert" && e.alert.status === "firing" ? [e.alert.rule] : []));
+    runner.restrict(() => true, false);
+    runner.update(offchainMonitors([...failing].map((pair) => ({ pair, periodMs: 1_000 }))), rules);
+    await vi.advanceTimersByTimeAsync(3_500);
+    expect(new Set(firingRules())).toEqual(new Set(["upstream_error"]));
+    runner.restrict(() => true, true);
+    await vi.advanceTimersByTimeAsync(1_500);
+    expect(firingRules().filter((kind) => kind === "upstream_down")).toHaveLength(1);
+  });
+
   it("reports each target as waiting until its first poll, then the latest outcome with its error code", async () => {
     const failing = new Set(["ETH/USD"]);
     const { runner } = start(failing);
