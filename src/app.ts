@@ -623,6 +623,7 @@ function startPipeline(
     logger: app.log("cluster"),
     config: config.cluster,
     monitors: () => app.config.monitors,
+    rules: () => app.config.rules,
     registry: metrics.registry,
     configHash: () => configHash(app.config),
     published: app.published,

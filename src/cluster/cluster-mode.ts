@@ -9,6 +9,8 @@ import type { TargetSpec } from "../domain/types.js";
 import type { EventHub } from "../pipeline/event-hub.js";
 import type { MonitorRunner } from "../pipeline/monitor-runner.js";
 import { planTargets } from "../pipeline/targets.js";
+import { CAUSE_OWNERSHIP_KEY } from "../domain/alert-handover.js";
+import { isCauseKind, type RuleConfig } from "../domain/rules/index.js";
 import type { PragmaClient } from "../upstream/types.js";
 import { createAlertHandover, type AlertHandover } from "./alert-handover.js";
 import { fencedClient, fencedHub } from "./fences.js";
@@ -24,6 +26,8 @@ export interface ClusterModeDeps {
   readonly config: ClusterConfig;
   /** The monitors of the configuration in force (changes on reload). */
   readonly monitors: () => MonitorsConfig;
+  /** The rules of the configuration in force (an enabled cause rule adds the cause key). */
+  readonly rules: () => readonly RuleConfig[];
   readonly logger: Logger;
   readonly registry: Registry;
   readonly nowMs: () => number;
@@ -71,7 +75,8 @@ export function createClusterMode(deps: ClusterModeDeps): ClusterMode | undefine
   let runner: MonitorRunner | undefined;
   let handover: AlertHandover | undefined = undefined;
   const owns = (spec: TargetSpec): boolean => handover?.owns(ownershipKey(spec)) ?? false;
-  const plan = planOnce(deps.monitors);
+  const ownsCauses = (): boolean => handover?.owns(CAUSE_OWNERSHIP_KEY) ?? false;
+  const plan = planOnce(deps.monitors, deps.rules);
   const member = createClusterMember({
     config,
     memberId,
@@ -98,7 +103,7 @@ export function createClusterMode(deps: ClusterModeDeps): ClusterMode | undefine
     readThrough: deps.readThrough,
     nowMs: deps.nowMs,
     logger,
-    restrict: () => runner?.restrict(owns),
+    restrict: () => runner?.restrict(owns, ownsCauses()),
   });
   const alerts = handover;
   const shared = createClusterShared({ ...deps, member, memberId, logger, runner: () => runner });
@@ -118,7 +123,7 @@ export function createClusterMode(deps: ClusterModeDeps): ClusterMode | undefine
       ),
     attach(next) {
       runner = next;
-      next.restrict(owns);
+      next.restrict(owns, ownsCauses());
       alerts.attach(next);
       member.start();
     },
@@ -139,23 +144,30 @@ export function ownershipKey(spec: TargetSpec): string {
   return "pair" in spec ? `pair:${spec.pair}` : spec.id;
 }
 
-/** The ownership keys of a configuration: each distinct key, each target's key, and the key by target id. */
+/** The ownership keys of a configuration: each distinct key (and the cause key), each target's key, and the key by target id. */
 interface PlannedKeys {
   readonly keys: readonly string[];
   readonly targetKeys: readonly string[];
   readonly keyOfTarget: ReadonlyMap<string, string>;
 }
 
-/** The ownership keys of the monitors in force, planned again only when they change (a reload), not on every look. */
-function planOnce(monitors: () => MonitorsConfig): () => PlannedKeys {
-  let planned: { readonly of: MonitorsConfig; readonly keys: PlannedKeys } | undefined;
+/**
+ * The ownership keys of the monitors in force, and the cause key while a cause rule is enabled, planned again only
+ * when either changes (a reload), not on every look.
+ */
+function planOnce(monitors: () => MonitorsConfig, rules: () => readonly RuleConfig[]): () => PlannedKeys {
+  let planned:
+    { readonly of: MonitorsConfig; readonly causes: boolean; readonly keys: PlannedKeys } | undefined;
   return () => {
     const now = monitors();
-    if (planned?.of !== now) {
+    const causes = rules().some((rule) => rule.enabled && isCauseKind(rule.kind));
+    if (planned?.of !== now || planned.causes !== causes) {
       const specs = planTargets(now).map((target) => target.spec);
       const targetKeys = specs.map(ownershipKey);
       const keyOfTarget = new Map(specs.map((spec, i) => [spec.id, targetKeys[i]!]));
-      planned = { of: now, keys: { keys: [...new Set(targetKeys)], targetKeys, keyOfTarget } };
+      // the cause rules' key is owned like a target's: one member evaluates them and publishes their alerts
+      const keys = [...new Set(targetKeys), ...(causes ? [CAUSE_OWNERSHIP_KEY] : [])];
+      planned = { of: now, causes, keys: { keys, targetKeys, keyOfTarget } };
     }
     return planned.keys;
   };

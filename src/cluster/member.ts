@@ -466,7 +466,7 @@ function applyOwnership(state: MemberState): void {
   const changed = !sameSet(next.owned, state.ownership.owned);
   state.ownership = next;
   deps.metrics.members.set(members.length);
-  deps.metrics.ownedTargets.set(next.owned.size);
+  deps.metrics.ownedTargets.set(deps.targetCount(next.owned));
   if (changed) {
     deps.logger.info({ owned: next.owned.size, members }, "cluster ownership changed");
     deps.onOwnership(next.owned);

@@ -7,11 +7,19 @@ import {
   type PersistedAlertState,
 } from "./alert-persistence.js";
 import type { AlertPayload } from "./events.js";
+import { isCauseKind } from "./rules/index.js";
+
+/**
+ * The reserved ownership key of the cause rules (`upstream_down`, ...): its owner alone evaluates them and
+ * publishes their alerts, and their alert state moves with it like any key's. No target id or pair key has this form.
+ */
+export const CAUSE_OWNERSHIP_KEY = "cause:";
 
 /**
  * The persisted alerts of each ownership key: an alert belongs to a key when every target it was computed from
- * belongs to that key (`keyOfTarget`). Alerts of no known target (cause alerts, alerts restored from a journal
- * that have not seen data yet) or of targets under several keys belong to none: they stay with the process.
+ * belongs to that key (`keyOfTarget`); a cause alert (no targets) belongs to CAUSE_OWNERSHIP_KEY. Other alerts of
+ * no known target (restored from a journal, not seen data yet) or of targets under several keys belong to none:
+ * they stay with the process.
  */
 export function alertStateByKey(
   state: PersistedAlertState,
@@ -56,6 +64,7 @@ function keyOfAlert(
   alert: PersistedAlert,
   keyOfTarget: (targetId: string) => string | undefined,
 ): string | undefined {
+  if (alert.targetIds.length === 0 && isCauseKind(alert.rule)) return CAUSE_OWNERSHIP_KEY;
   const keys = new Set(alert.targetIds.map(keyOfTarget));
   const [key] = keys;
   return keys.size === 1 ? key : undefined;

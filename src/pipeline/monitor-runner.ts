@@ -31,8 +31,11 @@ export type { MonitorRunnerDeps } from "./runner.js";
 export interface MonitorRunner {
   /** Apply a (new) config: start added targets, stop removed ones, restart changed ones, switch a changed transport in place; rules swap in place. */
   update(monitors: MonitorsConfig, rules: readonly RuleConfig[]): void;
-  /** Run only the configured targets `owns` accepts (cluster ownership); re-applies the current config at once. */
-  restrict(owns: (spec: TargetSpec) => boolean): void;
+  /**
+   * Run only the configured targets `owns` accepts, and the cause rules only when `runsCauses` (cluster ownership);
+   * re-applies the current config at once.
+   */
+  restrict(owns: (spec: TargetSpec) => boolean, runsCauses: boolean): void;
   /** New stream settings (reload): connections reopen with them; the transport default applies at the next `update`. */
   reconfigureStream(stream: NonNullable<MonitorRunnerDeps["stream"]>): void;
   /** Each running target with what its latest poll showed (the input of readiness). */
@@ -61,6 +64,8 @@ export function createMonitorRunner(deps: MonitorRunnerDeps, initialState: Monit
     wallNowMs: deps.wallNowMs ?? deps.nowMs,
     state: initialState,
     rules: [],
+    configuredRules: [],
+    runsCauses: true,
     monitors: undefined,
     streams: null,
     stream: deps.stream,
@@ -84,10 +89,11 @@ export function createMonitorRunner(deps: MonitorRunnerDeps, initialState: Monit
   });
   return {
     update: (monitors, rules) => update(runner, monitors, rules),
-    restrict(owns) {
+    restrict(owns, runsCauses) {
       runner.owns = owns;
+      runner.runsCauses = runsCauses;
       runner.takingOver = runner.running.size > 0;
-      if (runner.monitors !== undefined) update(runner, runner.monitors, runner.rules);
+      if (runner.monitors !== undefined) update(runner, runner.monitors, runner.configuredRules);
       runner.takingOver = false;
     },
     reconfigureStream: (stream) => reconfigureStream(runner, stream),
@@ -133,7 +139,8 @@ function pollClocks(scheduler: SchedulerLike): (slotMs: number) => PollClock {
 function update(runner: Runner, monitors: MonitorsConfig, rules: readonly RuleConfig[]): void {
   const { deps, running } = runner;
   runner.monitors = monitors;
-  runner.rules = rules;
+  runner.rules = evaluatedRules(runner, rules);
+  runner.configuredRules = rules;
   const plans = planTargets(monitors, runner.stream?.defaultTransport ?? "poll").filter((plan) =>
     runner.owns(plan.spec),
   );
@@ -154,8 +161,22 @@ function update(runner: Runner, monitors: MonitorsConfig, rules: readonly RuleCo
   for (const plan of plans) if (!running.has(plan.spec.id)) startTarget(runner, plan);
   updateStreams(runner);
   const specs = plans.map((plan) => plan.spec);
-  publish(runner, retainTargets(runner.state, new Set(wanted.keys()), rules, deps.nowMs(), specs));
+  publish(runner, retainTargets(runner.state, new Set(wanted.keys()), runner.rules, deps.nowMs(), specs));
   exportTargetCounts(deps.metrics, specs);
+}
+
+/**
+ * The rules to evaluate: `rules`, without its cause rules while they run elsewhere. The same array as before while
+ * neither changed (a new array rebuilds the monitor's evaluator).
+ */
+function evaluatedRules(runner: Runner, rules: readonly RuleConfig[]): readonly RuleConfig[] {
+  if (runner.runsCauses) return rules;
+  if (runner.configuredRules === rules && !runner.rules.some(isCause)) return runner.rules;
+  return rules.filter((rule) => !isCause(rule));
+}
+
+function isCause(rule: RuleConfig): boolean {
+  return definitionOf(rule).cause !== null;
 }
 
 /** Targets per kind (every kind, 0 when none, so a reload that drops the last target of a kind shows 0) and both outcome series per endpoint. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { alertStateByKey, NO_ALERTS } from "../../src/domain/alert-handover.js";
+import { alertStateByKey, CAUSE_OWNERSHIP_KEY, NO_ALERTS } from "../../src/domain/alert-handover.js";
 import {
   activeAlerts,
   adoptAlertState,
@@ -51,6 +51,20 @@ describe("alert state by ownership key (cluster handover)", () => {
     };
     expect(alertStateByKey(state, keyOf).size).toBe(0);
     expect(alertStateByKey(NO_ALERTS, keyOf).size).toBe(0);
+  });
+
+  it("puts cause alerts (no targets) under the reserved cause key, so they move with its owner", () => {
+    const [alert] = exportAlertState(firingBtcAndEth()).alerts;
+    if (alert === undefined) throw new Error("no alert");
+    const cause = {
+      ...alert,
+      fingerprint: "0000000000000004",
+      rule: "upstream_down" as const,
+      targetIds: [],
+    };
+    const byKey = alertStateByKey({ version: 1, alerts: [cause] }, keyOf);
+    expect([...byKey.keys()]).toEqual([CAUSE_OWNERSHIP_KEY]);
+    expect(byKey.get(CAUSE_OWNERSHIP_KEY)?.alerts.map((a) => a.fingerprint)).toEqual([cause.fingerprint]);
   });
 
   it("a new owner that adopts a firing alert does not announce it again, and resolves it on recovery", () => {

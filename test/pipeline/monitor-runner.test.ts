@@ -152,19 +152,37 @@ describe("createMonitorRunner", () => {
   it("polls targets taken over from another cluster member within a quarter period, not spread over it", async () => {
     const { callTimesByPair, runner } = start(new Set(), parkMiller(11));
     const firstHalf = new Set(fortyPairsAt1s.slice(0, 20).map(({ pair }) => pair));
-    runner.restrict((spec) => "pair" in spec && firstHalf.has(spec.pair));
+    runner.restrict((spec) => "pair" in spec && firstHalf.has(spec.pair), true);
     runner.update({ ...offchainMonitors(fortyPairsAt1s), spreadMs: 10_000, coalesceMs: 100 }, []);
     await vi.advanceTimersByTimeAsync(5_000);
     // the first restriction of a member that runs nothing is its start: spread over the period
     const startFirsts = [...firstHalf].map((pair) => (callTimesByPair.get(pair)?.[0] ?? Number.NaN) - T0);
     expect(Math.max(...startFirsts)).toBeGreaterThan(250);
     const takenAtMs = Date.now();
-    runner.restrict(() => true);
+    runner.restrict(() => true, true);
     await vi.advanceTimersByTimeAsync(2_000);
     for (const { pair } of fortyPairsAt1s.slice(20)) {
       const first = (callTimesByPair.get(pair)?.[0] ?? Number.NaN) - takenAtMs;
       expect(first).toBeLessThanOrEqual(300); // a quarter period, rounded onto the 100 ms grid
     }
+  });
+
+  it("runs the cause rules only while restricted with runsCauses (the cluster's cause key), the others always", async () => {
+    const failing = new Set(["BTC/USD", "ETH/USD", "SOL/USD"]);
+    const { journaled, runner } = start(failing);
+    const rules = [
+      rule("upstream_error", {}, { threshold: 2 }),
+      rule("upstream_down", { minFraction: 0, windowMs: 10_000 }, { threshold: 3 }),
+    ];
+    const firingRules = (): string[] =>
+      journaled.flatMap((e) => (e.type === "alert" && e.alert.status === "firing" ? [e.alert.rule] : []));
+    runner.restrict(() => true, false);
+    runner.update(offchainMonitors([...failing].map((pair) => ({ pair, periodMs: 1_000 }))), rules);
+    await vi.advanceTimersByTimeAsync(3_500);
+    expect(new Set(firingRules())).toEqual(new Set(["upstream_error"]));
+    runner.restrict(() => true, true);
+    await vi.advanceTimersByTimeAsync(1_500);
+    expect(firingRules().filter((kind) => kind === "upstream_down")).toHaveLength(1);
   });
 
   it("reports each target as waiting until its first poll, then the latest outcome with its error code", async () => {
