@@ -1,18 +1,15 @@
 // A polled target's price is one store rewritten by each poll: nothing the daemon hands out may change with it.
-import { pino } from "pino";
-import { Registry } from "prom-client";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import type { JournaledEvent, PriceTick } from "../../src/domain/events.js";
 import { createMonitorState } from "../../src/domain/monitor.js";
 import { ScaledPrice } from "../../src/domain/price.js";
 import type { PairPrice } from "../../src/domain/types.js";
-import { createMetrics } from "../../src/metrics.js";
 import { createEventHub } from "../../src/pipeline/event-hub.js";
 import { createMonitorRunner, type MonitorRunner } from "../../src/pipeline/monitor-runner.js";
 import { createJournal } from "../../src/state/journal.js";
 import type { PragmaClient } from "../../src/upstream/types.js";
 import { rule } from "../domain/helpers.js";
-import { offchainMonitors } from "./helpers.js";
+import { offchainMonitors, pairPriceClient, runnerDeps } from "./helpers.js";
 
 const T0 = Date.UTC(2026, 10, 27, 4, 0, 0);
 
@@ -36,21 +33,10 @@ function scriptedClient(
   script: ReadonlyArray<readonly [aggregate: bigint, offPercent: bigint]>,
 ): PragmaClient {
   let polls = 0;
-  const notUsed = (): never => {
-    throw new Error("not used in this test");
-  };
-  return {
-    getPairPrice: () => {
-      const [aggregate, offPercent] = script[Math.min(polls++, script.length - 1)]!;
-      return Promise.resolve(body(Date.now(), aggregate, offPercent));
-    },
-    getCandlesticks: notUsed,
-    getFundingRates: notUsed,
-    iterateFundingRates: notUsed,
-    getOnchainEntry: notUsed,
-    getOnchainPublishers: notUsed,
-    getVault: notUsed,
-  };
+  return pairPriceClient(() => {
+    const [aggregate, offPercent] = script[Math.min(polls++, script.length - 1)]!;
+    return Promise.resolve(body(Date.now(), aggregate, offPercent));
+  });
 }
 
 /** A deep copy to compare with later: what the value showed when it was handed out. */
@@ -58,15 +44,13 @@ const frozenCopy = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
 
 describe("a polled target's stored price", () => {
   let runner: MonitorRunner | undefined;
-  beforeEach(() => {
-    vi.useFakeTimers({ now: T0 });
-  });
   afterEach(() => {
     runner?.stop();
     vi.useRealTimers();
   });
 
   it("leaves every alert, price tick and report handed out before the next poll as it was", async () => {
+    vi.useFakeTimers({ now: T0 });
     const hub = createEventHub({ journal: createJournal(100), nowMs: Date.now, version: "test" });
     const alerts: JournaledEvent[] = [];
     const ticks: PriceTick[] = [];
@@ -79,24 +63,14 @@ describe("a polled target's stored price", () => {
     });
     // B is 5 % off for three polls (firing after forMs: its payload is described then, from the stored price),
     // then moves to 7 % and back to 0 (resolved): every poll rewrites the same stored components
-    runner = createMonitorRunner(
-      {
-        client: scriptedClient([
-          [1_000_000n, 5n],
-          [1_100_000n, 5n],
-          [1_200_000n, 5n],
-          [1_300_000n, 7n],
-          [1_400_000n, 0n],
-        ]),
-        hub,
-        metrics: createMetrics(new Registry(), { collectProcess: false }),
-        logger: pino({ level: "silent" }),
-        nowMs: Date.now,
-        random: () => 0.5,
-        pollTimeoutMs: 500,
-      },
-      createMonitorState(),
-    );
+    const script = [
+      [1_000_000n, 5n],
+      [1_100_000n, 5n],
+      [1_200_000n, 5n],
+      [1_300_000n, 7n],
+      [1_400_000n, 0n],
+    ] as const;
+    runner = createMonitorRunner(runnerDeps(scriptedClient(script), hub), createMonitorState());
     runner.update(offchainMonitors([{ pair: "BTC/USD", periodMs: 1_000 }]), [
       rule("component_deviation", { market: "offchain" }, { threshold: 0.01, forMs: 1_500 }),
     ]);
