@@ -211,6 +211,7 @@ function startTarget(runner: Runner, plan: TargetPlan): void {
     poll: null,
     lastFed: null,
     streamed: null,
+    latestPrice: null,
   };
   runner.running.set(plan.spec.id, target);
   warmUp(runner, target);

@@ -1,4 +1,5 @@
 // One observation per price timestamp for a target fed by both the stream and polls.
+import type { ScaledPrice } from "../domain/price.js";
 import type { PairPrice, PriceComponent } from "../domain/types.js";
 
 /** What was last fed to the monitor for a target: its price timestamp, whether it carried components, and whether the stream delivered it. */
@@ -6,8 +7,8 @@ export interface FedPrice {
   readonly timestampMs: number;
   readonly withComponents: boolean;
   readonly viaStream: boolean;
-  /** The components it carried (shareUnchangedComponents compares the next price's with them). */
-  readonly components: readonly PriceComponent[];
+  /** The price itself (a polled or streamed target's own store, see storePrice). */
+  readonly price: PairPrice;
 }
 
 /**
@@ -26,7 +27,7 @@ export function fedPrice(price: PairPrice, viaStream: boolean): FedPrice {
     timestampMs: price.timestampMs,
     withComponents: price.components.length > 0,
     viaStream,
-    components: price.components,
+    price,
   };
 }
 
@@ -49,7 +50,7 @@ class FedRecord implements FedPrice {
     public timestampMs: number,
     public withComponents: boolean,
     public viaStream: boolean,
-    public components: readonly PriceComponent[],
+    public price: PairPrice,
   ) {}
 }
 
@@ -60,12 +61,11 @@ class FedRecord implements FedPrice {
 export function refeed(last: FedPrice | null, price: PairPrice, viaStream: boolean): FedPrice {
   const streamed = markedStreamed(last, price, viaStream);
   const withComponents = price.components.length > 0;
-  if (!(last instanceof FedRecord))
-    return new FedRecord(price.timestampMs, withComponents, streamed, price.components);
+  if (!(last instanceof FedRecord)) return new FedRecord(price.timestampMs, withComponents, streamed, price);
   last.timestampMs = price.timestampMs;
   last.withComponents = withComponents;
   last.viaStream = streamed;
-  last.components = price.components;
+  last.price = price;
   return last;
 }
 
@@ -78,26 +78,56 @@ export function checksRepeats(streamed: boolean, last: FedPrice | null): boolean
   return streamed || last?.viaStream === true;
 }
 
+/** A component of a target's stored price (see storePrice): overwritten in place when the source moves. */
+class StoredComponent implements PriceComponent {
+  constructor(
+    public source: string,
+    public price: ScaledPrice,
+    public timestampMs: number,
+  ) {}
+}
+
+/** A target's stored off-chain price (see storePrice): one object per target, rewritten by each price fed. */
+class StoredPairPrice implements PairPrice {
+  readonly components: StoredComponent[] = [];
+
+  constructor(
+    public pairId: string,
+    public price: ScaledPrice,
+    public numSources: number,
+    public timestampMs: number,
+  ) {}
+}
+
 /**
- * Put the components of `previous` back in `next` (freshly decoded, not yet shared) where they are unchanged (same
- * place, source, timestamp and price text). Equal values, older objects: most sources do not move every second, and
- * a component kept from the last poll is one the new body need not carry into the old generation (a snapshot lives
- * a period, long enough for V8 to promote it; measured, the decoded components were a third of what was promoted).
+ * The target's stored price rewritten to `next` (a freshly decoded body, left as garbage), or a new store when
+ * `stored` is not one. A snapshot lives a period, long enough for V8 to promote it, so the record, its components
+ * array and each component are one object per target instead of new ones per poll; a component whose source,
+ * timestamp and hex text are unchanged also keeps its old price. Only the price objects (immutable once decoded)
+ * are taken from `next`, so nothing a detector or an alert captured changes: what is overwritten is the container
+ * the monitor reads as the target's current snapshot, which each fed price replaces anyway.
  */
-export function shareUnchangedComponents(previous: readonly PriceComponent[], next: PairPrice): PairPrice {
-  // the decoder builds a new mutable array per body; the empty one is frozen, and skipped by the bound
-  const components = next.components as PriceComponent[];
-  const count = Math.min(previous.length, components.length);
-  for (let i = 0; i < count; i++) {
-    const old = previous[i]!;
-    const fresh = components[i]!;
-    if (
-      old !== fresh &&
-      old.source === fresh.source &&
-      old.timestampMs === fresh.timestampMs &&
-      old.price.sameHexAs(fresh.price)
-    )
-      components[i] = old;
+export function storePrice(stored: PairPrice | null, next: PairPrice): PairPrice {
+  const store =
+    stored instanceof StoredPairPrice
+      ? stored
+      : new StoredPairPrice(next.pairId, next.price, next.numSources, next.timestampMs);
+  store.pairId = next.pairId;
+  store.price = next.price;
+  store.numSources = next.numSources;
+  store.timestampMs = next.timestampMs;
+  const kept = store.components;
+  const fresh = next.components;
+  for (let i = 0; i < fresh.length; i++) {
+    const { source, price, timestampMs } = fresh[i]!;
+    const old = kept[i];
+    if (old === undefined) kept.push(new StoredComponent(source, price, timestampMs));
+    else if (old.source !== source || old.timestampMs !== timestampMs || !old.price.sameHexAs(price)) {
+      old.source = source;
+      old.price = price;
+      old.timestampMs = timestampMs;
+    }
   }
-  return next;
+  if (kept.length > fresh.length) kept.length = fresh.length;
+  return store;
 }

@@ -16,6 +16,7 @@ import type { EventHub } from "./event-hub.js";
 import type { PollClock } from "./coalescing-clock.js";
 import type { FedPrice } from "./price-dedup.js";
 import type { StreamFeed, StreamSettings } from "./stream-feed.js";
+import type { LatestPrice } from "./target-feed.js";
 import type { TargetPlan } from "./targets.js";
 import type { TaskGate } from "./warmup.js";
 
@@ -69,6 +70,8 @@ export interface RunningTarget {
   readonly lastSuccess: GaugeChild;
   /** Set for a streamed target: where its prices come from now, its poll (fallback or components). */
   streamed: StreamedTarget | null;
+  /** Its latest price tick's record (null before its first price), rewritten by each price fed. */
+  latestPrice: LatestPrice | null;
 }
 
 /** A streamed target's polls: none, the fallback (at its period) or the component poll (slower). */

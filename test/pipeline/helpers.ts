@@ -1,5 +1,11 @@
 // Shared pipeline test helpers: a monitors config of spot/median off-chain pairs with every timing knob off.
+import { pino } from "pino";
+import { Registry } from "prom-client";
 import type { MonitorsConfig } from "../../src/config/types.js";
+import { createMetrics } from "../../src/metrics.js";
+import type { EventHub } from "../../src/pipeline/event-hub.js";
+import type { MonitorRunnerDeps } from "../../src/pipeline/monitor-runner.js";
+import type { PragmaClient } from "../../src/upstream/types.js";
 
 /** Off-chain spot median pairs at 1 s interval; no jitter, spread, coalescing or warm-up. */
 export function offchainMonitors(
@@ -64,5 +70,41 @@ export function createVirtualClock(startMs: number): VirtualClock {
       now = target;
     },
     pendingDelaysMs: () => [...timers.values()].map((timer) => timer.atMs - now).sort((a, b) => a - b),
+  };
+}
+
+/** A client answering pair prices with `getPairPrice` (and candles with `getCandlesticks`); any other call throws. */
+export function pairPriceClient(
+  getPairPrice: PragmaClient["getPairPrice"],
+  getCandlesticks?: PragmaClient["getCandlesticks"],
+): PragmaClient {
+  const notUsed = (): never => {
+    throw new Error("not used in this test");
+  };
+  return {
+    getPairPrice,
+    getCandlesticks: getCandlesticks ?? notUsed,
+    getFundingRates: notUsed,
+    iterateFundingRates: notUsed,
+    getOnchainEntry: notUsed,
+    getOnchainPublishers: notUsed,
+    getVault: notUsed,
+  };
+}
+
+/** A runner's dependencies in tests: fresh metrics, silent logs, the (fake) Date clock, a 500 ms poll deadline. */
+export function runnerDeps(
+  client: PragmaClient,
+  hub: EventHub,
+  random: () => number = () => 0.5,
+): MonitorRunnerDeps {
+  return {
+    client,
+    hub,
+    metrics: createMetrics(new Registry(), { collectProcess: false }),
+    logger: pino({ level: "silent" }),
+    nowMs: Date.now,
+    random,
+    pollTimeoutMs: 500,
   };
 }

@@ -1,7 +1,5 @@
 // The monitor runner: one poll stream per target, reconfiguration that restarts only changed targets, readiness, alerts.
-import { offchainMonitors } from "./helpers.js";
-import { pino } from "pino";
-import { Registry } from "prom-client";
+import { offchainMonitors, runnerDeps } from "./helpers.js";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { JournaledEvent } from "../../src/domain/events.js";
 import { createMonitorState } from "../../src/domain/monitor.js";
@@ -9,7 +7,6 @@ import { ScaledPrice } from "../../src/domain/price.js";
 import type { PairPrice } from "../../src/domain/types.js";
 import type { TargetHealth } from "../../src/domain/readiness.js";
 import { PmError } from "../../src/domain/errors.js";
-import { createMetrics } from "../../src/metrics.js";
 import { createEventHub } from "../../src/pipeline/event-hub.js";
 import { createJournal } from "../../src/state/journal.js";
 import { createMonitorRunner, type MonitorRunner } from "../../src/pipeline/monitor-runner.js";
@@ -87,18 +84,7 @@ describe("createMonitorRunner", () => {
     hub.events$.subscribe((e) => {
       if (e.type === "price") prices.push(e.tick.pair);
     });
-    runner = createMonitorRunner(
-      {
-        client,
-        hub,
-        metrics: createMetrics(new Registry(), { collectProcess: false }),
-        logger: pino({ level: "silent" }),
-        nowMs: Date.now,
-        random,
-        pollTimeoutMs: 500,
-      },
-      createMonitorState(),
-    );
+    runner = createMonitorRunner(runnerDeps(client, hub, random), createMonitorState());
     return { calls, callTimesByPair, hub, journaled, prices, runner };
   };
 

@@ -1,5 +1,5 @@
 // A stall of the daemon itself (virtual time jumps while a poll is in flight) must raise monitor_stalled, not stale_price or upstream_error.
-import { offchainMonitors } from "./helpers.js";
+import { offchainMonitors, pairPriceClient } from "./helpers.js";
 import { pino } from "pino";
 import { Registry } from "prom-client";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
@@ -20,27 +20,16 @@ const POLL_TIMEOUT_MS = 500;
 
 /** A client answering fresh prices at once, or never while `hang.on` (a request caught in the stall). */
 function hangingClient(hang: { on: boolean }): PragmaClient {
-  const notUsed = (): never => {
-    throw new Error("not used in this test");
-  };
-  return {
-    getPairPrice: (query) => {
-      if (hang.on) return new Promise<PairPrice>(() => undefined);
-      return Promise.resolve({
-        pairId: query.pair,
-        price: new ScaledPrice(100n * 10n ** 18n, 18),
-        numSources: 5,
-        timestampMs: Date.now(),
-        components: [],
-      });
-    },
-    getCandlesticks: notUsed,
-    getFundingRates: notUsed,
-    iterateFundingRates: notUsed,
-    getOnchainEntry: notUsed,
-    getOnchainPublishers: notUsed,
-    getVault: notUsed,
-  };
+  return pairPriceClient((query) => {
+    if (hang.on) return new Promise<PairPrice>(() => undefined);
+    return Promise.resolve({
+      pairId: query.pair,
+      price: new ScaledPrice(100n * 10n ** 18n, 18),
+      numSources: 5,
+      timestampMs: Date.now(),
+      components: [],
+    });
+  });
 }
 
 const MONITORS = offchainMonitors([{ pair: "BTC/USD", periodMs: 1_000 }]);

@@ -8,7 +8,7 @@ import {
   nextFedPrice,
   refeed,
   isRepeatedPrice,
-  shareUnchangedComponents,
+  storePrice,
   type FedPrice,
 } from "../../src/pipeline/price-dedup.js";
 import {
@@ -91,36 +91,39 @@ const pairPrice = (timestampMs: number, components: number): PairPrice => ({
   })),
 });
 
+/** The price a FedPrice literal carries where the test does not read it. */
+const NO_PRICE = pairPrice(0, 0);
+
 describe("isRepeatedPrice", () => {
   it.each<[string, FedPrice | null, PairPrice, boolean]>([
     ["nothing fed yet", null, pairPrice(1_000, 0), false],
     [
       "a newer price",
-      { timestampMs: 1_000, withComponents: false, viaStream: true, components: [] },
+      { timestampMs: 1_000, withComponents: false, viaStream: true, price: NO_PRICE },
       pairPrice(2_000, 0),
       false,
     ],
     [
       "the same timestamp again (stream and poll)",
-      { timestampMs: 1_000, withComponents: false, viaStream: true, components: [] },
+      { timestampMs: 1_000, withComponents: false, viaStream: true, price: NO_PRICE },
       pairPrice(1_000, 0),
       true,
     ],
     [
       "an older price",
-      { timestampMs: 2_000, withComponents: true, viaStream: false, components: [] },
+      { timestampMs: 2_000, withComponents: true, viaStream: false, price: NO_PRICE },
       pairPrice(1_000, 3),
       true,
     ],
     [
       "the same timestamp adding components",
-      { timestampMs: 1_000, withComponents: false, viaStream: true, components: [] },
+      { timestampMs: 1_000, withComponents: false, viaStream: true, price: NO_PRICE },
       pairPrice(1_000, 3),
       false,
     ],
     [
       "the same timestamp with components twice",
-      { timestampMs: 1_000, withComponents: true, viaStream: false, components: [] },
+      { timestampMs: 1_000, withComponents: true, viaStream: false, price: NO_PRICE },
       pairPrice(1_000, 3),
       true,
     ],
@@ -135,64 +138,81 @@ describe("isRepeatedPrice", () => {
       timestampMs: 5,
       withComponents: true,
       viaStream: false,
-      components: price.components,
+      price,
     });
-    expect(fed.components).toBe(price.components);
+    expect(fed.price).toBe(price);
   });
 });
 
-describe("shareUnchangedComponents", () => {
+describe("storePrice", () => {
   const component = (source: string, hex: string, timestampMs: number): PriceComponent => ({
     source,
     price: ScaledPrice.fromHex(hex, 8)!,
     timestampMs,
   });
-  const withComponents = (components: PriceComponent[]): PairPrice => ({
+  const decoded = (timestampMs: number, components: PriceComponent[]): PairPrice => ({
     pairId: "BTC/USD",
-    price: ScaledPrice.fromHex("0x10", 8)!,
+    price: ScaledPrice.fromHex(`0x${timestampMs.toString(16)}`, 8)!,
     numSources: components.length,
-    timestampMs: 2_000,
+    timestampMs,
     components,
   });
-
-  it("puts back the previous object of each unchanged component and keeps the changed ones", () => {
-    const previous = [
-      component("A", "0x10", 1_000),
-      component("B", "0x20", 1_000),
-      component("C", "0x30", 1_000),
-    ];
-    const next = [
-      component("A", "0x10", 1_000),
-      component("B", "0x21", 1_000),
-      component("C", "0x30", 2_000),
-    ];
-    const fresh = [...next];
-    const shared = shareUnchangedComponents(previous, withComponents(next));
-    expect(shared.components[0]).toBe(previous[0]);
-    expect(shared.components[1]).toBe(fresh[1]);
-    expect(shared.components[2]).toBe(fresh[2]);
-    expect(shared.components.map((c) => [c.source, c.price.text, c.timestampMs])).toEqual(
-      fresh.map((c) => [c.source, c.price.text, c.timestampMs]),
-    );
+  const plain = (price: PairPrice) => ({
+    pairId: price.pairId,
+    price: price.price.text,
+    numSources: price.numSources,
+    timestampMs: price.timestampMs,
+    components: price.components.map((c) => [c.source, c.price.text, c.timestampMs]),
   });
 
-  it("never shares a component of another source, place, or a price text it cannot compare cheaply", () => {
-    const previous = [component("A", "0x10", 1_000), component("B", "0x20", 1_000)];
-    void previous[1]!.price.raw; // a built bigint drops the hex text
-    const next = [
-      component("B", "0x10", 1_000),
-      component("B", "0x20", 1_000),
-      component("C", "0x30", 1_000),
-    ];
-    const fresh = [...next];
-    const shared = shareUnchangedComponents(previous, withComponents(next));
-    expect(shared.components).toEqual(fresh);
-    shared.components.forEach((c, i) => expect(c).toBe(fresh[i]));
+  it("rewrites one store per target to each price, equal to what was decoded", () => {
+    const first = decoded(1_000, [component("A", "0x10", 1_000), component("B", "0x20", 1_000)]);
+    const store = storePrice(null, first);
+    expect(store).not.toBe(first);
+    expect(plain(store)).toEqual(plain(first));
+    for (const next of [
+      decoded(2_000, [
+        component("A", "0x10", 1_000),
+        component("B", "0x21", 2_000),
+        component("C", "0x30", 2_000),
+      ]),
+      decoded(3_000, [component("C", "0x30", 2_000)]),
+      decoded(4_000, []),
+      decoded(5_000, [component("A", "0x11", 5_000)]),
+    ]) {
+      expect(storePrice(store, next)).toBe(store);
+      expect(plain(store)).toEqual(plain(next));
+    }
+  });
+
+  it("keeps the component objects, and the old price of a component whose source, time and hex are unchanged", () => {
+    const store = storePrice(
+      null,
+      decoded(1_000, [component("A", "0x10", 1_000), component("B", "0x20", 1_000)]),
+    );
+    const [a, b] = store.components;
+    const [oldA, oldB] = [a!.price, b!.price];
+    const next = decoded(2_000, [component("A", "0x10", 1_000), component("B", "0x21", 2_000)]);
+    storePrice(store, next);
+    expect(store.components[0]).toBe(a);
+    expect(store.components[1]).toBe(b);
+    expect(a!.price).toBe(oldA);
+    expect(b!.price).toBe(next.components[1]!.price);
+    expect(oldB.text).toBe("0.00000032");
+  });
+
+  it("starts a new store over a price that is not one (a record from elsewhere, e.g. the replay's)", () => {
+    const given = decoded(1_000, [component("A", "0x10", 1_000)]);
+    const next = decoded(2_000, [component("A", "0x11", 2_000)]);
+    const store = storePrice(given, next);
+    expect(store).not.toBe(given);
+    expect(plain(given)).toEqual(plain(decoded(1_000, [component("A", "0x10", 1_000)])));
+    expect(plain(store)).toEqual(plain(next));
   });
 });
 
 describe("nextFedPrice", () => {
-  const streamed: FedPrice = { timestampMs: 1_000, withComponents: false, viaStream: true, components: [] };
+  const streamed: FedPrice = { timestampMs: 1_000, withComponents: false, viaStream: true, price: NO_PRICE };
   it("keeps a streamed price marked as streamed when a poll only adds its components", () => {
     expect(nextFedPrice(streamed, pairPrice(1_000, 3), false)).toMatchObject({
       timestampMs: 1_000,
@@ -214,10 +234,10 @@ describe("nextFedPrice", () => {
 
 describe("refeed", () => {
   it("records what nextFedPrice would, in the target's own record (one object per target, not per poll)", () => {
-    const given: FedPrice = { timestampMs: 1_000, withComponents: false, viaStream: true, components: [] };
+    const given: FedPrice = { timestampMs: 1_000, withComponents: false, viaStream: true, price: NO_PRICE };
     const first = refeed(given, pairPrice(1_000, 3), false);
     expect(first).not.toBe(given);
-    expect(given).toEqual({ timestampMs: 1_000, withComponents: false, viaStream: true, components: [] });
+    expect(given).toEqual({ timestampMs: 1_000, withComponents: false, viaStream: true, price: NO_PRICE });
     expect({ ...first }).toEqual(nextFedPrice(given, pairPrice(1_000, 3), false));
     for (const [price, viaStream] of [
       [pairPrice(2_000, 0), true],
@@ -236,7 +256,7 @@ describe("checksRepeats", () => {
     timestampMs: 1,
     withComponents: true,
     viaStream,
-    components: [],
+    price: NO_PRICE,
   });
   it.each<[string, boolean, FedPrice | null, boolean]>([
     ["a streamed target, nothing fed yet", true, null, true],

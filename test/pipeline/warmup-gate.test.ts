@@ -1,19 +1,15 @@
 // History warm-ups go through a gate: a start with many targets never holds every upstream connection with candle
 // requests while the targets' first polls wait (a cluster member adopting 130 targets polled them 20 s late).
-import { pino } from "pino";
-import { Registry } from "prom-client";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createMonitorState } from "../../src/domain/monitor.js";
 import { ScaledPrice } from "../../src/domain/price.js";
-import { createMetrics } from "../../src/metrics.js";
 import { createEventHub } from "../../src/pipeline/event-hub.js";
 import { createMonitorRunner, type MonitorRunner } from "../../src/pipeline/monitor-runner.js";
 import { taskGate, WARMUP_CONCURRENCY } from "../../src/pipeline/warmup.js";
 import { createJournal } from "../../src/state/journal.js";
 import type { CandleSeries } from "../../src/domain/types.js";
-import type { PragmaClient } from "../../src/upstream/types.js";
 import { rule } from "../domain/helpers.js";
-import { offchainMonitors } from "./helpers.js";
+import { offchainMonitors, pairPriceClient, runnerDeps } from "./helpers.js";
 
 describe("taskGate", () => {
   it("runs at most `limit` tasks at once, the rest in arrival order, and frees a slot when a task fails", async () => {
@@ -58,11 +54,8 @@ describe("warm-up at start", () => {
     const candleCalls: string[] = [];
     const polled = new Set<string>();
     const answerCandles: (() => void)[] = [];
-    const notUsed = (): never => {
-      throw new Error("not used in this test");
-    };
-    const client: PragmaClient = {
-      getPairPrice: (query) => {
+    const client = pairPriceClient(
+      (query) => {
         polled.add(query.pair);
         const price = new ScaledPrice(100n * 10n ** 18n, 18);
         return Promise.resolve({
@@ -73,27 +66,14 @@ describe("warm-up at start", () => {
           components: [],
         });
       },
-      getCandlesticks: (query) => {
+      (query) => {
         candleCalls.push(query.pair);
         const series: CandleSeries = { pairId: query.pair, candles: [] };
         return new Promise((resolve) => answerCandles.push(() => resolve(series)));
       },
-      getFundingRates: notUsed,
-      iterateFundingRates: notUsed,
-      getOnchainEntry: notUsed,
-      getOnchainPublishers: notUsed,
-      getVault: notUsed,
-    };
+    );
     const hub = createEventHub({ journal: createJournal(100), nowMs: Date.now, version: "test" });
-    const deps = {
-      client,
-      hub,
-      metrics: createMetrics(new Registry(), { collectProcess: false }),
-      logger: pino({ level: "silent" }),
-      nowMs: Date.now,
-      random: () => 0.5,
-      pollTimeoutMs: 500,
-    };
+    const deps = runnerDeps(client, hub);
     runner = createMonitorRunner(deps, createMonitorState());
     const warmup = { enabled: true, interval: "1min", lookbackMs: 3_600_000 } as const;
     const rules = [rule("price_change", { market: "offchain", windowMs: 600_000 }, { threshold: 0.05 })];
