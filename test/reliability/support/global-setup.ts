@@ -99,6 +99,16 @@ delivered after the restart. crash-consistency writes exactly that state and res
 transition journaled but not yet in the outbox when the process dies is delivered after restart"); any
 undelivered transition counts as \`lost\` and fails the suite.
 
+**The adoption-before-read window (found by cluster-kills in full mode, fixed).** A member that took over a
+key reconciled the key's KV checkpoint with the transitions *its own* copy of the cluster's log held after the
+checkpoint. A member whose stream consumer had not yet read the old owner's last firing (a replacement that
+had just started) adopted the alert as not firing: the firing's resolve was never announced, and the next move
+was announced as a new \`firing/first\` (the run of 2026-11-27 04:16 UTC at load 14–18: 31 transitions, 0 lost,
+0 duplicate deliveries, 1 alert announced firing twice in a row). A member now adopts keys only once it has read
+the log up to where the stream ended when it looked (\`readThrough\` in \`src/cluster/journal-stream.ts\`), else it
+retries at the next pass a second later (\`test/cluster/alert-handover-journal.test.ts\` fails without it). The
+full-mode run after the fix, at the same load: 33 transitions, every one delivered once, none twice in a row.
+
 The WebSocket suite's memory bound starts after the fast-check phase: fast-check and the assertion library
 allocate about 80 MB once (the same with 60 or 300 runs), which is test-harness memory, not the server's.
 `;
