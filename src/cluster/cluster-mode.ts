@@ -96,6 +96,7 @@ export function createClusterMode(deps: ClusterModeDeps): ClusterMode | undefine
     nowMs: deps.nowMs,
     logger,
     restrict: () => runner?.restrict(owns),
+    historyRejected: (reason) => metrics.historyRejected.inc({ reason }),
   });
   const alerts = handover;
   const shared = createClusterShared({ ...deps, member, memberId, logger, runner: () => runner });

@@ -103,6 +103,7 @@ function handoverOver(
     nowMs: () => 0,
     logger: pino({ level: "silent" }),
     restrict: () => undefined,
+    historyRejected: () => undefined,
   });
 }
 
