@@ -2,6 +2,7 @@
 // counting proxies): the joining member's proxy shows every price 10 % higher, so each pair that moves to it has
 // moved by 10 % between its old owner's last poll and its new owner's first. The new owner's price_change window
 // reaches back into the old owner's points (carried in the key's handover record) and fires once per moved pair.
+// Then the joined member stops (SIGTERM): the pairs move back, 10 % lower, and fire once on the first member.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AlertPayload } from "../../src/domain/events.js";
 import { syntheticPairIds } from "../../src/simulator/synthetic-pairs.js";
@@ -96,7 +97,7 @@ describe.skipIf(!available)("a price move across a join handover (nats-server, 2
     return { proxy, daemon };
   }
 
-  it("fires once on the new owner for each pair whose price moved while it changed hands", async () => {
+  it("fires once on the new owner for each pair whose price moved while it changed hands (join, then SIGTERM)", async () => {
     const old = await startMember("w1");
     const startedAtMs = Date.now();
     await waitUntil(
@@ -126,5 +127,22 @@ describe.skipIf(!available)("a price move across a join handover (nats-server, 2
       expect({ pair, w1: priceChanges(old, pair) }).toEqual({ pair, w1: [] });
     }
     for (const pair of kept) expect({ pair, w1: priceChanges(old, pair) }).toEqual({ pair, w1: [] });
+
+    // the moved pairs resolve once w2's window holds only its own prices; then w2 leaves gracefully
+    await waitUntil(
+      "the moved pairs resolved on w2",
+      () => moved.every((pair) => priceChanges(joined, pair).includes("resolved/resolved")),
+      2 * WINDOW_MS,
+    );
+    joined.daemon.signal("SIGTERM");
+    const leftAtMs = Date.now();
+    await waitUntil(
+      "w1 polling the moved pairs again",
+      () => moved.every((pair) => polled(old, pair, leftAtMs, 3)),
+      LEASE_MS + 10_000,
+    );
+    await sleep(2 * PERIOD_MS);
+    for (const pair of moved)
+      expect({ pair, w1: priceChanges(old, pair) }).toEqual({ pair, w1: ["firing/first"] });
   });
 });
