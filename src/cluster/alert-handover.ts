@@ -141,7 +141,7 @@ async function releaseLost(state: HandoverState, runner: MonitorRunner): Promise
   if (lost.length === 0) return;
   const alertsOf = snapshot(state, runner);
   // read before `restrict` stops the targets and the engine forgets their histories
-  const historyOf = historyFieldsByKey(runner.state(), deps.keyOfTarget(), deps.nowMs());
+  const historyOf = historyFieldsByKey(runner.state(), deps.keyOfTarget(), new Set(lost), deps.nowMs());
   const last = lost.map((key) => ({
     key,
     held: state.held.get(key),
@@ -252,7 +252,10 @@ async function checkpointChanged(state: HandoverState, runner: MonitorRunner, la
     return;
   }
   const alertsOf = snapshot(state, runner);
-  const historyOf = last ? historyFieldsByKey(runner.state(), deps.keyOfTarget(), deps.nowMs()) : undefined;
+  const heldKeys = new Set(state.held.keys());
+  const historyOf = last
+    ? historyFieldsByKey(runner.state(), deps.keyOfTarget(), heldKeys, deps.nowMs())
+    : undefined;
   const changed = [...state.held].flatMap(([key, held]) => {
     const alerts = alertsOf(key);
     const json = JSON.stringify(alerts);

@@ -24,16 +24,21 @@ export interface RecordHistory {
   }[];
 }
 
-/** Each ownership key's history field, from the engine's histories now (undefined: no target of the key has points). */
+/** The history field of each of `keys`, from the engine's histories now (undefined: no target of the key has points). */
 export function historyFieldsByKey(
   state: MonitorState,
   keyOfTarget: (targetId: string) => string | undefined,
+  keys: ReadonlySet<string>,
   nowMs: number,
 ): (key: string) => HistoryField | undefined {
   const byKey = new Map<string, Record<string, string>>();
-  for (const [targetId, points] of exportHistories(state, nowMs)) {
+  const ofKeys = (targetId: string): boolean => {
     const key = keyOfTarget(targetId);
-    if (key === undefined) continue;
+    return key !== undefined && keys.has(key);
+  };
+  for (const [targetId, points] of exportHistories(state, nowMs, ofKeys)) {
+    const key = keyOfTarget(targetId);
+    if (key === undefined) continue; // (narrowing: ofKeys took only targets of a key)
     const field = byKey.get(key) ?? {};
     field[targetId] = encodePricePoints(points);
     byKey.set(key, field);

@@ -100,12 +100,16 @@ export function observe(
   return { state, transitions: out };
 }
 
-/** Each target's price points any of its windows can still use at `nowMs` or later (a cluster handover carries them on). */
-export function exportHistories(state: MonitorState, nowMs: number): Map<string, readonly PricePoint[]> {
+/** The price points of each `wanted` target any of its windows can still use at `nowMs` or later (a cluster handover carries them on). */
+export function exportHistories(
+  state: MonitorState,
+  nowMs: number,
+  wanted: (targetId: string) => boolean,
+): Map<string, readonly PricePoint[]> {
   const histories = new Map<string, readonly PricePoint[]>();
   for (const [id, data] of state.targets.byId) {
     const history = data.history;
-    if (history === null || history.size === 0) continue;
+    if (history === null || history.size === 0 || !wanted(id)) continue;
     const fromMs = oldestReferenceMs(history, nowMs);
     const points = history.points().filter((point) => point.atMs >= fromMs);
     if (points.length > 0) histories.set(id, points);

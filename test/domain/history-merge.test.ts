@@ -95,7 +95,7 @@ describe("a handover's points, then candle warm-up, through the monitor", () => 
     const state = createMonitorState();
     const stale = Array.from({ length: 12 }, (_, i) => ({ atMs: T0 - 60 * S + i * S, price: p("100") }));
     observe(state, seed(stale), [pc10], T0);
-    expect(exportHistories(state, T0).size).toBe(0);
+    expect(exportHistories(state, T0, () => true).size).toBe(0);
     expect(observe(state, obs.off(pairPrice("108", T0), T0), [pc10], T0).transitions).toEqual([]);
   });
 
@@ -104,10 +104,10 @@ describe("a handover's points, then candle warm-up, through the monitor", () => 
     const points = Array.from({ length: 30 }, (_, i) => ({ atMs: T0 - 29 * S + i * S, price: p("100") }));
     observe(state, { kind: "history", target: BTC_OFF, points }, [pc10], T0);
     // the history keeps one point at or before now − 10 s; a point 12 s old (10 s window, 2 s tolerance) would be exported too
-    expect(times(exportHistories(state, T0).get(BTC_OFF.id) ?? [])).toEqual(
+    expect(times(exportHistories(state, T0, () => true).get(BTC_OFF.id) ?? [])).toEqual(
       points.filter((point) => point.atMs >= T0 - 10 * S).map((point) => point.atMs),
     );
-    expect(times(exportHistories(state, T0 + 2 * S + 1).get(BTC_OFF.id) ?? [])).toEqual(
+    expect(times(exportHistories(state, T0 + 2 * S + 1, () => true).get(BTC_OFF.id) ?? [])).toEqual(
       points.filter((point) => point.atMs >= T0 - 9 * S).map((point) => point.atMs),
     );
   });
