@@ -4,6 +4,7 @@ import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import type { AlertBucket } from "../../src/cluster/alert-bucket.js";
 import { createAlertHandover } from "../../src/cluster/alert-handover.js";
+import type { ClusterMember } from "../../src/cluster/member.js";
 import { NO_ALERTS } from "../../src/domain/alert-handover.js";
 import type { AlertPayload } from "../../src/domain/events.js";
 import {
@@ -16,11 +17,52 @@ import {
 import type { MonitorRunner } from "../../src/pipeline/monitor-runner.js";
 import { checkpointJson, parseCheckpointJson } from "../../src/state/alert-checkpoint.js";
 import { BTC_OFF, rule, timeline } from "../domain/helpers.js";
-import { memoryBucket, owningMember } from "./handover-fakes.js";
 
 const rules = [rule("upstream_error", {}, { threshold: 2 })];
 const KEY = "pair:BTC/USD";
 const keyOf = (targetId: string): string | undefined => (targetId === BTC_OFF.id ? KEY : undefined);
+
+/** An in-memory alert bucket with compare-and-set on revisions, as the KV bucket has. */
+function memoryBucket(): AlertBucket & { readonly records: Map<string, { text: string; revision: number }> } {
+  const records = new Map<string, { text: string; revision: number }>();
+  let revision = 0;
+  return {
+    records,
+    read: (key) => {
+      const record = records.get(key);
+      return Promise.resolve({ text: record?.text ?? null, revision: record?.revision ?? 0 });
+    },
+    write: (key, text, expected) => {
+      if ((records.get(key)?.revision ?? 0) !== expected) return Promise.resolve(null);
+      revision += 1;
+      records.set(key, { text, revision });
+      return Promise.resolve(revision);
+    },
+  };
+}
+
+/** A member that owns `KEY` with a valid lease over `bucket`. */
+function owningMember(bucket: AlertBucket): ClusterMember {
+  return {
+    start: () => undefined,
+    stop: () => Promise.resolve(),
+    leaseValid: () => true,
+    owns: (key) => key === KEY,
+    ownedKeys: () => new Set([KEY]),
+    alertBucket: () => bucket,
+    sharedBuckets: () => undefined,
+    status: () => ({
+      memberId: "m2",
+      leaseRevision: 7,
+      leaseExpiresAtMs: 0,
+      members: [],
+      ownedKeys: 1,
+      pendingKeys: 0,
+      error: null,
+    }),
+    refresh: () => undefined,
+  };
+}
 
 /** A runner recording what it adopted into its engine `engine` (only what the handover uses of a runner). */
 function recordingRunner(engine: () => MonitorState, adopted: PersistedAlertState[]): MonitorRunner {
@@ -52,7 +94,7 @@ function handoverOver(
   unpublished: () => boolean,
 ) {
   return createAlertHandover({
-    member: owningMember(bucket, () => [KEY]),
+    member: owningMember(bucket),
     memberId: "m2",
     keyOfTarget: () => keyOf,
     lastSeq: () => 5,

@@ -25,6 +25,17 @@ export function memoryBucket(): AlertBucket & {
 
 /** A member with a valid lease over `bucket`, owning the keys `owned()` gives (asked each time). */
 export function owningMember(bucket: AlertBucket, owned: () => readonly string[]): ClusterMember {
+  // not a literal in place: newer members report more (standby), which this fake need not name
+  const status = {
+    memberId: "m2",
+    leaseRevision: 7,
+    leaseExpiresAtMs: 0,
+    members: [],
+    ownedKeys: 1,
+    pendingKeys: 0,
+    standby: false,
+    error: null,
+  };
   return {
     start: () => undefined,
     stop: () => Promise.resolve(),
@@ -33,15 +44,7 @@ export function owningMember(bucket: AlertBucket, owned: () => readonly string[]
     ownedKeys: () => new Set(owned()),
     alertBucket: () => bucket,
     sharedBuckets: () => undefined,
-    status: () => ({
-      memberId: "m2",
-      leaseRevision: 7,
-      leaseExpiresAtMs: 0,
-      members: [],
-      ownedKeys: 1,
-      pendingKeys: 0,
-      error: null,
-    }),
+    status: () => status,
     refresh: () => undefined,
   };
 }

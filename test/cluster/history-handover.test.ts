@@ -45,7 +45,9 @@ function handoverOf(
   owned: () => readonly string[],
   rejected: HistoryRejection[] = [],
 ) {
-  return createAlertHandover({
+  // not a literal in place: a handover that first reads the log to its end (readThrough) takes it, this one ignores it
+  const deps = {
+    readThrough: () => Promise.resolve(true),
     member: owningMember(bucket, owned),
     memberId,
     keyOfTarget: () => keyOf,
@@ -55,8 +57,9 @@ function handoverOf(
     nowMs: () => NOW_MS,
     logger: pino({ level: "silent" }),
     restrict: () => undefined,
-    historyRejected: (reason) => rejected.push(reason),
-  });
+    historyRejected: (reason: HistoryRejection) => rejected.push(reason),
+  };
+  return createAlertHandover(deps);
 }
 
 /** The times of the points `KEY`'s record carries for BTC/USD (none: no `history` field). */
