@@ -335,7 +335,7 @@ function replayWarmup(replay: Replay, line: RecordLineOf<"warmup">, at: LineOrig
   try {
     const series = decodeCandleSeriesBody(response.body);
     const points = candlesToHistory(series, line.interval as Interval, line.lookbackMs, line.asOfMs);
-    const observation = { kind: "history" as const, target: plan.spec, points };
+    const observation = { kind: "history" as const, target: plan.spec, points, source: "candles" as const };
     publish(replay, observe(replay.state, observation, replay.config.rules, line.atMs));
   } catch (error) {
     replay.problems.push({

@@ -2,10 +2,17 @@
 import type { Logger } from "pino";
 import { alertStateByKey, NO_ALERTS, reconcileWithJournal } from "../domain/alert-handover.js";
 import type { AlertPayload } from "../domain/events.js";
+import type { PricePoint } from "../domain/price-history.js";
 import { exportAlertState, type PersistedAlertState } from "../domain/monitor.js";
 import type { MonitorRunner } from "../pipeline/monitor-runner.js";
 import { checkpointJson, parseCheckpointJson, type AlertCheckpoint } from "../state/alert-checkpoint.js";
 import type { AlertBucket } from "./alert-bucket.js";
+import {
+  historyFieldsByKey,
+  historyOfRecord,
+  type HistoryField,
+  type HistoryRejection,
+} from "./history-handover.js";
 import type { ClusterMember } from "./member.js";
 
 /** What the handover needs from cluster mode. */
@@ -29,6 +36,8 @@ export interface AlertHandoverDeps {
   readonly logger: Logger;
   /** Re-apply the runner's ownership filter (`owns` changed). */
   readonly restrict: () => void;
+  /** Count a handover record's price history refused (malformed, oversized). */
+  readonly historyRejected: (reason: HistoryRejection) => void;
 }
 
 /** The keys whose alert state this member holds, and the work that keeps KV in step with them. */
@@ -39,7 +48,7 @@ export interface AlertHandover {
   owns(key: string): boolean;
   /** Ownership or alert state changed: release, adopt and checkpoint soon (coalesced, one pass at a time). */
   request(): void;
-  /** Write what changed one last time (graceful stop, after the pipeline stopped); a failure is logged, not thrown. */
+  /** Write every held key one last time, with its price history (graceful stop, after the pipeline stopped); a failure is logged, not thrown. */
   stop(): Promise<void>;
 }
 
@@ -91,7 +100,7 @@ export function createAlertHandover(deps: AlertHandoverDeps): AlertHandover {
       await state.running;
       if (state.runner === undefined) return;
       // NATS gone at shutdown: the new owner takes the last state written, and the member still leaves
-      await checkpointChanged(state, state.runner).catch((error: unknown) =>
+      await checkpointChanged(state, state.runner, true).catch((error: unknown) =>
         deps.logger.error({ err: error }, "cluster_error: cannot write the last alert state to NATS"),
       );
     },
@@ -136,7 +145,14 @@ async function releaseLost(state: HandoverState, runner: MonitorRunner): Promise
   const lost = [...state.held.keys()].filter((key) => !deps.member.owns(key));
   if (lost.length === 0) return;
   const alertsOf = snapshot(state, runner);
-  const last = lost.map((key) => ({ key, held: state.held.get(key), alerts: alertsOf(key) }));
+  // read before `restrict` stops the targets and the engine forgets their histories
+  const historyOf = historyFieldsByKey(runner.state(), deps.keyOfTarget(), new Set(lost), deps.nowMs());
+  const last = lost.map((key) => ({
+    key,
+    held: state.held.get(key),
+    alerts: alertsOf(key),
+    history: historyOf(key),
+  }));
   runner.release(last.flatMap(({ alerts }) => alerts.alerts.map((alert) => alert.fingerprint)));
   for (const key of lost) state.held.delete(key);
   deps.restrict();
@@ -144,8 +160,8 @@ async function releaseLost(state: HandoverState, runner: MonitorRunner): Promise
   const bucket = deps.member.alertBucket();
   if (!deps.member.leaseValid() || bucket === undefined) return;
   await Promise.all(
-    last.flatMap(({ key, held, alerts }) =>
-      held === undefined ? [] : [bucket.write(key, recordText(state, alerts), held.revision)],
+    last.flatMap(({ key, held, alerts, history }) =>
+      held === undefined ? [] : [bucket.write(key, recordText(state, alerts, history), held.revision)],
     ),
   );
 }
@@ -168,24 +184,27 @@ async function adoptGained(state: HandoverState, runner: MonitorRunner): Promise
   }
   const claimed = await Promise.all(gained.map((key) => claim(state, bucket, key)));
   let adopted = 0;
+  const seeds: [string, readonly PricePoint[]][] = [];
   for (const entry of claimed) {
     if (entry === null || !deps.member.owns(entry.key)) continue;
     runner.adopt(entry.alerts);
     state.held.set(entry.key, { revision: entry.revision, writtenJson: JSON.stringify(entry.alerts) });
     adopted += entry.alerts.alerts.length;
+    seeds.push(...entry.history);
   }
   if (adopted > 0) deps.logger.info({ alerts: adopted }, "cluster: adopted the alert state of new targets");
   deps.restrict();
+  // the targets just started: their first poll is still in flight, their candle warm-up (coarser) merges later
+  for (const [targetId, points] of seeds) runner.seedHistory(targetId, points);
+  if (seeds.length > 0)
+    deps.logger.info({ targets: seeds.length }, "cluster: seeded the price history of new targets");
 }
 
 /** Read a key's record and write it back as this member's (fencing the previous owner); null when another write won. */
-async function claim(
-  state: HandoverState,
-  bucket: AlertBucket,
-  key: string,
-): Promise<{ key: string; alerts: PersistedAlertState; revision: number } | null> {
+async function claim(state: HandoverState, bucket: AlertBucket, key: string): Promise<Claimed | null> {
   const read = await bucket.read(key);
   const checkpoint = read.text === null ? null : parsedOrNone(state, key, read.text);
+  const history = checkpoint === null || read.text === null ? [] : historyOf(state, key, read.text);
   // the log may hold transitions the checkpoint missed (its owner died between publishing and checkpointing)
   const alerts = reconcileWithJournal(
     checkpoint?.engine ?? NO_ALERTS,
@@ -196,7 +215,29 @@ async function claim(
   const revision = await bucket.write(key, recordText(state, alerts), read.revision);
   if (revision === null)
     state.deps.logger.warn({ key }, "cluster: alert state changed while claimed; retrying");
-  return revision === null ? null : { key, alerts, revision };
+  return revision === null ? null : { key, alerts, revision, history };
+}
+
+/** A key claimed: its alert state, the revision written, and the price points its record carried per target. */
+interface Claimed {
+  readonly key: string;
+  readonly alerts: PersistedAlertState;
+  readonly revision: number;
+  readonly history: readonly [string, readonly PricePoint[]][];
+}
+
+/** The price points a valid record carries for the key's targets; a refused part is counted and logged, never thrown. */
+function historyOf(state: HandoverState, key: string, text: string): [string, readonly PricePoint[]][] {
+  const { deps } = state;
+  const history = historyOfRecord(text, key, deps.keyOfTarget());
+  for (const { targetId, reason, error } of history.rejected) {
+    deps.historyRejected(reason);
+    deps.logger.error(
+      { key, target: targetId, reason, err: error },
+      "cluster: price history in NATS is invalid: the target's windows start from this member's polls",
+    );
+  }
+  return [...history.points];
 }
 
 function parsedOrNone(state: HandoverState, key: string, text: string): AlertCheckpoint | null {
@@ -211,8 +252,11 @@ function parsedOrNone(state: HandoverState, key: string, text: string): AlertChe
   }
 }
 
-/** Write each held key whose alerts changed since last written; a lost compare-and-set lets the key go. */
-async function checkpointChanged(state: HandoverState, runner: MonitorRunner): Promise<void> {
+/**
+ * Write each held key whose alerts changed since last written (`last`: every held key, with its price history:
+ * the member is leaving); a lost compare-and-set lets the key go.
+ */
+async function checkpointChanged(state: HandoverState, runner: MonitorRunner, last = false): Promise<void> {
   const { deps } = state;
   const bucket = deps.member.alertBucket();
   if (bucket === undefined || !deps.member.leaseValid()) return;
@@ -223,15 +267,20 @@ async function checkpointChanged(state: HandoverState, runner: MonitorRunner): P
     return;
   }
   const alertsOf = snapshot(state, runner);
+  const heldKeys = new Set(state.held.keys());
+  const historyOf = last
+    ? historyFieldsByKey(runner.state(), deps.keyOfTarget(), heldKeys, deps.nowMs())
+    : undefined;
   const changed = [...state.held].flatMap(([key, held]) => {
     const alerts = alertsOf(key);
     const json = JSON.stringify(alerts);
-    return json === held.writtenJson ? [] : [{ key, held, alerts, json }];
+    return json === held.writtenJson && !last ? [] : [{ key, held, alerts, json }];
   });
   const lost: string[] = [];
   await Promise.all(
     changed.map(async ({ key, held, alerts, json }) => {
-      const revision = await bucket.write(key, recordText(state, alerts), held.revision);
+      const text = recordText(state, alerts, historyOf?.(key));
+      const revision = await bucket.write(key, text, held.revision);
       if (revision === null) lost.push(key);
       else Object.assign(held, { revision, writtenJson: json });
     }),
@@ -246,11 +295,15 @@ async function checkpointChanged(state: HandoverState, runner: MonitorRunner): P
   state.again = true;
 }
 
-/** A key's KV record: the checkpoint format of `alerts.json`, with who wrote it under which lease revision. */
-function recordText(state: HandoverState, alerts: PersistedAlertState): string {
+/**
+ * A key's KV record: the checkpoint format of `alerts.json`, with who wrote it under which lease revision and,
+ * when the key is handed over gracefully, its targets' recent price points (`history`).
+ */
+function recordText(state: HandoverState, alerts: PersistedAlertState, history?: HistoryField): string {
   const { deps } = state;
   return checkpointJson({ lastSeq: deps.lastSeq(), engine: alerts }, deps.nowMs(), {
     memberId: deps.memberId,
     leaseRevision: deps.member.status().leaseRevision ?? 0,
+    ...(history === undefined ? {} : { history }),
   });
 }

@@ -104,12 +104,13 @@ export function createClusterMode(deps: ClusterModeDeps): ClusterMode | undefine
     nowMs: deps.nowMs,
     logger,
     restrict: () => runner?.restrict(owns, ownsCauses()),
+    historyRejected: (reason) => metrics.historyRejected.inc({ reason }),
   });
   const alerts = handover;
   const shared = createClusterShared({ ...deps, member, memberId, logger, runner: () => runner });
   logger.warn(
     { servers: config.nats.servers.length, leaseMs: config.leaseMs },
-    "cluster mode (experimental): targets, alert state, the event log, notifications and silences are shared; maintenance windows and the daemon's own alerts are per member, and a price move while its target changes hands can go undetected (docs/cluster.md)",
+    "cluster mode (experimental): targets, alert state, the event log, notifications and silences are shared; maintenance windows and the daemon's own alerts are per member, and a price move while a dead member's target moves can be missed (docs/cluster.md)",
   );
   return {
     member,

@@ -10,6 +10,8 @@ export interface ClusterMetrics {
   readonly leasesLost: Counter;
   /** Polls and alerts refused because the member held no valid lease (the fence). */
   readonly fenced: Counter<"what">;
+  /** Handover records whose price history (or one target's part) was refused: reason malformed or oversized. */
+  readonly historyRejected: Counter<"reason">;
 }
 
 /** Register the cluster metrics on `registry`. */
@@ -40,6 +42,12 @@ export function createClusterMetrics(registry: Registry): ClusterMetrics {
       name: "pragma_monitor_cluster_fenced_total",
       help: "Upstream requests (what=poll) and alerts (what=publish) refused because this member held no valid lease.",
       labelNames: ["what"],
+      registers,
+    }),
+    historyRejected: new Counter({
+      name: "pragma_monitor_cluster_history_rejected_total",
+      help: "Price histories in alert handover records refused (reason=malformed|oversized): those targets' windows start at this member's polls.",
+      labelNames: ["reason"],
       registers,
     }),
   };

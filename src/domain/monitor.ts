@@ -15,10 +15,12 @@ import { createEvaluator, type Evaluator } from "./evaluator.js";
 import type { AlertLabels, AlertPayload } from "./events.js";
 import { createTargetRegistry, ensureTarget, removeTarget, type TargetRegistry } from "./monitor-targets.js";
 import type { Observation } from "./observation.js";
+import type { PricePoint } from "./price-history.js";
 import { applyPoll } from "./target-state.js";
 import { describeTargetData, type TargetDataView } from "./target-view.js";
 import { isCauseKind, RULES, type RuleConfig } from "./rules/index.js";
 import type { TargetSpec } from "./types.js";
+import { oldestReferenceMs } from "./window-reference.js";
 
 export type { Observation } from "./observation.js";
 export type { PersistedAlert, PersistedAlertState } from "./alert-persistence.js";
@@ -76,7 +78,12 @@ export function observe(
     data.resolved = targetRules;
   }
   if (observation.kind === "history") {
-    data.history?.insertAll(observation.points);
+    const history = data.history;
+    const { points, source } = observation;
+    if (history !== null && source === "handover") {
+      const fromMs = oldestReferenceMs(history, nowMs);
+      history.insertAll(points.filter((point) => point.atMs >= fromMs));
+    } else history?.insertAll(points, source === "candles");
     return { state, transitions: [] };
   }
   const out: AlertPayload[] = [];
@@ -91,6 +98,23 @@ export function observe(
   if (out.length > 0 || !ok || wasFailing || state.engine.conditionFlips !== flipsBefore)
     evaluateCauses(state, evaluator.causes, nowMs, out);
   return { state, transitions: out };
+}
+
+/** The price points of each `wanted` target any of its windows can still use at `nowMs` or later (a cluster handover carries them on). */
+export function exportHistories(
+  state: MonitorState,
+  nowMs: number,
+  wanted: (targetId: string) => boolean,
+): Map<string, readonly PricePoint[]> {
+  const histories = new Map<string, readonly PricePoint[]>();
+  for (const [id, data] of state.targets.byId) {
+    const history = data.history;
+    if (history === null || history.size === 0 || !wanted(id)) continue;
+    const fromMs = oldestReferenceMs(history, nowMs);
+    const points = history.points().filter((point) => point.atMs >= fromMs);
+    if (points.length > 0) histories.set(id, points);
+  }
+  return histories;
 }
 
 /** Time-driven work with no new data: pending→firing after `for`, repeat reminders, staleness growing, hold-down expiry. Called ~every second. */

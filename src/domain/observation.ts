@@ -1,4 +1,4 @@
-// What the pipeline feeds the monitor: one poll outcome of a target, or warm-up history from candles.
+// What the pipeline feeds the monitor: one poll outcome of a target, or history points (candles, a stream, a cluster handover).
 import type { Result } from "./errors.js";
 import type { PricePoint } from "./price-history.js";
 import type {
@@ -12,7 +12,7 @@ import type {
 
 type TargetOf<K extends TargetSpec["kind"]> = Extract<TargetSpec, { kind: K }>;
 
-/** One poll outcome (success or typed failure) of a target, or warm-up price history of an off-chain target. */
+/** One poll outcome (success or typed failure) of a target, or past price points of a target (warm-up, handover). */
 export type Observation =
   | {
       kind: "offchain";
@@ -41,8 +41,14 @@ export type Observation =
   | { kind: "vault"; target: TargetOf<"vault">; result: Result<Vault>; observedAtMs: number }
   | {
       kind: "history";
-      target: TargetOf<"offchain">;
+      target: TargetSpec;
       points: readonly PricePoint[];
+      /**
+       * Where the points come from, when not the target's own stream: `candles` (closes, kept only outside the
+       * time range the history already covers: finer points win it) or `handover` (another cluster member's
+       * history: points no window can use any more are dropped).
+       */
+      source?: "candles" | "handover";
     };
 
 /** A poll outcome (every observation but warm-up history). */

@@ -10,6 +10,25 @@ export interface PricePoint {
   readonly price: ScaledPrice;
 }
 
+/**
+ * Points held merged with incoming ones, oldest first, one per timestamp (a held point wins a tie), non-finite
+ * times dropped. Incoming `coarse` points (candle closes, one a minute) are dropped inside the time range the
+ * held points cover: finer points (polls, a stream's history, a cluster handover) win their range, so a candle
+ * never sits between two polls it is coarser than.
+ */
+export function mergePricePoints(
+  held: readonly PricePoint[],
+  incoming: readonly PricePoint[],
+  coarse: boolean,
+): PricePoint[] {
+  const firstMs = held[0]?.atMs ?? Number.POSITIVE_INFINITY;
+  const lastMs = held[held.length - 1]?.atMs ?? Number.NEGATIVE_INFINITY;
+  const outsideHeld = (atMs: number): boolean => !coarse || atMs < firstMs || atMs > lastMs;
+  const all = [...held, ...incoming.filter((p) => Number.isFinite(p.atMs) && outsideHeld(p.atMs))];
+  all.sort((a, b) => a.atMs - b.atMs); // stable: a held point stays before an incoming one of the same time
+  return all.filter((point, i) => i === 0 || all[i - 1]?.atMs !== point.atMs);
+}
+
 const TWO_128 = 1n << 128n;
 const INITIAL_SLOTS = 64;
 const IN_OBJECTS = 255;
@@ -104,19 +123,26 @@ export class PriceHistory {
     this.#evictBefore(atMs - this.#retainMs);
   }
 
-  /** Merge points in any order (warm-up from candles): rebuilds the ring, the rare slow path. */
-  insertAll(points: readonly PricePoint[]): void {
-    const merged: PricePoint[] = [];
-    for (let i = 0; i < this.#size; i++) {
-      const price = this.priceAt(i);
-      if (price !== undefined) merged.push({ atMs: this.timeAt(i), price });
-    }
-    for (const point of points) if (Number.isFinite(point.atMs)) merged.push(point);
-    merged.sort((a, b) => a.atMs - b.atMs);
+  /**
+   * Merge points in any order (warm-up, a cluster handover): rebuilds the ring, the rare slow path. Coarse points
+   * (candle closes) are kept only outside the time range the history already covers (see mergePricePoints).
+   */
+  insertAll(points: readonly PricePoint[], coarse = false): void {
+    const merged = mergePricePoints(this.points(), points, coarse);
     this.#start = 0;
     this.#size = 0;
     this.#objects = null;
     for (const point of merged) this.push(point.atMs, point.price);
+  }
+
+  /** Every point held, oldest first (fresh objects: a handover encodes them, a rebuild re-inserts them). */
+  points(): PricePoint[] {
+    const held: PricePoint[] = [];
+    for (let i = 0; i < this.#size; i++) {
+      const price = this.priceAt(i);
+      if (price !== undefined) held.push({ atMs: this.timeAt(i), price });
+    }
+    return held;
   }
 
   /** Index of the newest point at or before `atMs`, or -1 when the history does not reach back that far. */

@@ -20,6 +20,14 @@ export function windowToleranceMs(windowMs: number, history: PriceHistory): numb
   return Math.max(windowMs / 10, MIN_WINDOW_TOLERANCE_MS, history.minSpacingMs);
 }
 
+/**
+ * The oldest time a point can still be the reference of any window the history serves, at `nowMs` or later:
+ * now − the longest window − that window's tolerance (a shorter window has a later reference and no wider one).
+ */
+export function oldestReferenceMs(history: PriceHistory, nowMs: number): number {
+  return nowMs - history.retainMs - windowToleranceMs(history.retainMs, history);
+}
+
 /** No point at or before now − window: the history does not reach back that far yet. */
 export const NO_REFERENCE = -1;
 /** The newest point at or before now − window is older than the tolerance allows (a gap in the history). */

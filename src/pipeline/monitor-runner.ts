@@ -12,6 +12,7 @@ import {
   type MonitorState,
   type PersistedAlertState,
 } from "../domain/monitor.js";
+import type { PricePoint } from "../domain/price-history.js";
 import type { TargetReadiness } from "../domain/readiness.js";
 import { definitionOf, type RuleConfig } from "../domain/rules/index.js";
 import type { TargetSpec } from "../domain/types.js";
@@ -44,6 +45,8 @@ export interface MonitorRunner {
   targetReports(maxPoints: number): readonly TargetReport[];
   /** Take over alerts another cluster member kept (before the targets they belong to start): announced nothing. */
   adopt(persisted: PersistedAlertState): void;
+  /** Seed a running target's history with points another cluster member held (before its first poll is evaluated). */
+  seedHistory(targetId: string, points: readonly PricePoint[]): void;
   /** Let alerts go without a transition (their targets move to another cluster member, which carries them on). */
   release(fingerprints: readonly string[]): void;
   /** Current engine state (for persistence). */
@@ -106,6 +109,17 @@ export function createMonitorRunner(deps: MonitorRunnerDeps, initialState: Monit
       ),
     adopt(persisted) {
       deps.hub.restoreActive(adoptAlertState(runner.state, persisted));
+    },
+    seedHistory(targetId, points) {
+      const target = runner.running.get(targetId);
+      if (target === undefined || points.length === 0) return;
+      const observation = {
+        kind: "history" as const,
+        target: target.plan.spec,
+        points,
+        source: "handover" as const,
+      };
+      publish(runner, observe(runner.state, observation, runner.rules, deps.nowMs()));
     },
     release(fingerprints) {
       releaseAlertState(runner.state, fingerprints);
@@ -240,7 +254,12 @@ function warmUp(runner: Runner, target: RunningTarget): void {
       deps.recorder?.warmedUp(spec.id, warmup.interval, warmup.lookbackMs, asOfMs);
       publish(
         runner,
-        observe(runner.state, { kind: "history", target: spec, points }, runner.rules, deps.nowMs()),
+        observe(
+          runner.state,
+          { kind: "history", target: spec, points, source: "candles" },
+          runner.rules,
+          deps.nowMs(),
+        ),
       );
     })
     .catch((error: unknown) =>

@@ -120,12 +120,12 @@ function engineOf(value: unknown, logger: Logger): PersistedAlertState | null {
 
 /**
  * The checkpoint as JSON text: the content of `alerts.json`, and of a cluster target's record in KV (there with
- * `writer`, who wrote it: extra fields the reader ignores).
+ * `writer`, who wrote it, and a handover's price history: extra fields this reader ignores).
  */
 export function checkpointJson(
   checkpoint: AlertCheckpoint,
   savedAtMs: number,
-  writer: Readonly<Record<string, string | number>> = {},
+  writer: Readonly<Record<string, unknown>> = {},
 ): string {
   return JSON.stringify({
     version: CHECKPOINT_VERSION,

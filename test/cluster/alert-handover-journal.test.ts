@@ -106,6 +106,7 @@ function handoverOver(
     nowMs: () => 0,
     logger: pino({ level: "silent" }),
     restrict: () => undefined,
+    historyRejected: () => undefined,
   });
 }
 

@@ -19,8 +19,11 @@ export interface CountingProxy {
 
 const PAIR_PRICE_PATH = /^\/node\/v1\/data\/([^/?]+)\/([^/?]+)/;
 
-/** Forward every request to `targetUrl`, logging pair-price requests by pair. */
-export async function startCountingProxy(targetUrl: string): Promise<CountingProxy> {
+/** Forward every request to `targetUrl`, logging pair-price requests by pair; `rewrite` may change a pair price's body. */
+export async function startCountingProxy(
+  targetUrl: string,
+  rewrite: (pair: string, body: Buffer) => Buffer = (_, body) => body,
+): Promise<CountingProxy> {
   const requests: ProxiedRequest[] = [];
   const failing = new Set<string>();
   const server: Server = createServer((req, res) => {
@@ -40,7 +43,7 @@ export async function startCountingProxy(targetUrl: string): Promise<CountingPro
         res.writeHead(upstream.status, {
           "content-type": upstream.headers.get("content-type") ?? "application/json",
         });
-        res.end(body);
+        res.end(pair === null || upstream.status !== 200 ? body : rewrite(pair, body));
       })
       .catch(() => {
         res.writeHead(502);

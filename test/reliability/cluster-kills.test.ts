@@ -53,8 +53,8 @@ function pollerOf(members: readonly Member[], pair: string, windowMs: number): M
 
 /**
  * Whether the cluster is settled: each pair polled in the last second by exactly one member, and every member
- * polling. A price move while a pair changes hands is outside the contract tested here (the new owner's price
- * window starts at its first poll; docs/cluster.md).
+ * polling. A price move while a pair changes hands is outside the contract tested here: after a kill -9 the new
+ * owner's price window starts at its first poll (docs/cluster.md); across a join, see history-handover.nats.test.ts.
  */
 function settled(members: readonly Member[]): boolean {
   const sinceMs = Date.now() - 1_000;

@@ -1,0 +1,85 @@
+// A target's recent price points ride in its ownership key's handover record, so the new owner's windows reach back across the move.
+import { PmError } from "../domain/errors.js";
+import { exportHistories, type MonitorState } from "../domain/monitor.js";
+import type { PricePoint } from "../domain/price-history.js";
+import {
+  decodePricePoints,
+  encodePricePoints,
+  MAX_ENCODED_POINTS_CHARS,
+} from "../domain/price-points-codec.js";
+
+/** The `history` field of a key's record: each of its targets' points (`encodePricePoints` text) by target id. */
+export type HistoryField = Readonly<Record<string, string>>;
+
+/** Why a record's history (or one target's part of it) was refused: the `reason` label of the counter. */
+export type HistoryRejection = "malformed" | "oversized";
+
+/** A record's history as read: the points of each target it carries, and what was refused. */
+export interface RecordHistory {
+  readonly points: ReadonlyMap<string, readonly PricePoint[]>;
+  readonly rejected: readonly {
+    readonly targetId: string | null;
+    readonly reason: HistoryRejection;
+    readonly error: PmError;
+  }[];
+}
+
+/** The history field of each of `keys`, from the engine's histories now (undefined: no target of the key has points). */
+export function historyFieldsByKey(
+  state: MonitorState,
+  keyOfTarget: (targetId: string) => string | undefined,
+  keys: ReadonlySet<string>,
+  nowMs: number,
+): (key: string) => HistoryField | undefined {
+  const byKey = new Map<string, Record<string, string>>();
+  const ofKeys = (targetId: string): boolean => {
+    const key = keyOfTarget(targetId);
+    return key !== undefined && keys.has(key);
+  };
+  for (const [targetId, points] of exportHistories(state, nowMs, ofKeys)) {
+    const key = keyOfTarget(targetId);
+    if (key === undefined) continue; // (narrowing: ofKeys took only targets of a key)
+    const field = byKey.get(key) ?? {};
+    field[targetId] = encodePricePoints(points);
+    byKey.set(key, field);
+  }
+  return (key) => byKey.get(key);
+}
+
+/**
+ * The points a record carries for the key's own targets. A record without `history` (written before handovers
+ * carried it, or by a member killed without releasing) carries none; a `history` that is not an object of
+ * strings, or a target's text over the limit or not in the format, is rejected (that target alone when it can be).
+ */
+export function historyOfRecord(
+  text: string,
+  key: string,
+  keyOfTarget: (targetId: string) => string | undefined,
+): RecordHistory {
+  const points = new Map<string, readonly PricePoint[]>();
+  const rejected: RecordHistory["rejected"][number][] = [];
+  const field = historyFieldOf(text);
+  if (field === undefined) return { points, rejected };
+  if (field === null || typeof field !== "object" || Array.isArray(field)) {
+    const error = new PmError("PM_ERR_STATE", "price history: not an object of target ids");
+    return { points, rejected: [{ targetId: null, reason: "malformed", error }] };
+  }
+  for (const [targetId, encoded] of Object.entries(field)) {
+    if (keyOfTarget(targetId) !== key) continue; // a target since moved to another key, or removed
+    try {
+      if (typeof encoded !== "string") throw new PmError("PM_ERR_STATE", "price points: not text");
+      points.set(targetId, decodePricePoints(encoded));
+    } catch (error) {
+      if (!(error instanceof PmError)) throw error;
+      const oversized = typeof encoded === "string" && encoded.length > MAX_ENCODED_POINTS_CHARS;
+      rejected.push({ targetId, reason: oversized ? "oversized" : "malformed", error });
+    }
+  }
+  return { points, rejected };
+}
+
+/** The record's `history` value (undefined when absent); the record itself was validated as JSON before. */
+function historyFieldOf(text: string): unknown {
+  const record = JSON.parse(text) as unknown;
+  return record !== null && typeof record === "object" && "history" in record ? record.history : undefined;
+}
