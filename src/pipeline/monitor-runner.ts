@@ -17,7 +17,14 @@ import { definitionOf, type RuleConfig } from "../domain/rules/index.js";
 import type { TargetSpec } from "../domain/types.js";
 import type { Metrics } from "../metrics.js";
 import { coalescingClock, type PollClock } from "./coalescing-clock.js";
-import { publish, type MonitorRunnerDeps, type Runner, type RunningTarget } from "./runner.js";
+import {
+  firstDataIn,
+  firstDataOfAll,
+  publish,
+  type MonitorRunnerDeps,
+  type Runner,
+  type RunningTarget,
+} from "./runner.js";
 import { createStreamFeed } from "./stream-feed.js";
 import { streamHooks, updateStreams } from "./streamed-targets.js";
 import { endpointOf, planTargets, type TargetPlan } from "./targets.js";
@@ -67,6 +74,8 @@ export function createMonitorRunner(deps: MonitorRunnerDeps, initialState: Monit
     owns: () => true,
     takingOver: false,
     warmups: taskGate(WARMUP_CONCURRENCY),
+    firstDataDue: new Set(),
+    afterFirstData: [],
   };
   if (deps.stream !== undefined) {
     runner.streams = createStreamFeed(deps.stream, streamHooks(runner), {
@@ -192,6 +201,8 @@ function startTarget(runner: Runner, plan: TargetPlan): void {
     streamed: null,
   };
   runner.running.set(plan.spec.id, target);
+  runner.firstDataDue.add(target);
+  target.subscription.add(() => firstDataIn(runner, target));
   warmUp(runner, target);
   startTransport(runner, target);
   target.subscription.add(() => stopTransport(target));
@@ -205,13 +216,15 @@ function warmUp(runner: Runner, target: RunningTarget): void {
   if (spec.kind !== "offchain" || !canWarmUp(spec) || warmup?.enabled !== true) return;
   if (!runner.rules.some((rule) => definitionOf(rule).historyMs(rule, spec) > 0)) return;
   const asOfMs = deps.nowMs();
-  // a target stopped while its warm-up waited for the gate fetches nothing
+  // no first poll waits behind candle requests (10 000 candles a body, slow to serve and to decode): a warm-up
+  // starts once every started target has had its first data; a target stopped meanwhile fetches nothing
   const fetch = (): Promise<WarmupPoint[]> =>
-    runner.warmups.run(() =>
-      runner.running.get(spec.id) === target
+    runner.warmups.run(async () => {
+      await firstDataOfAll(runner);
+      return runner.running.get(spec.id) === target
         ? warmUpHistory(deps.client, spec, warmup.interval, warmup.lookbackMs, asOfMs)
-        : Promise.resolve([]),
-    );
+        : [];
+    });
   const warm = (deps.recorder === undefined ? fetch() : deps.recorder.within(spec.id, "warmup", fetch))
     .then((points) => {
       if (points.length === 0 || runner.running.get(spec.id) !== target) return;

@@ -101,6 +101,22 @@ export interface Runner {
   takingOver: boolean;
   /** History warm-ups wait here, so they never hold every upstream connection while targets wait to be polled. */
   readonly warmups: TaskGate;
+  /** Started targets whose first data (a poll outcome or a streamed price) is not in yet: warm-ups wait for none. */
+  readonly firstDataDue: Set<RunningTarget>;
+  /** Warm-ups waiting for `firstDataDue` to empty. */
+  readonly afterFirstData: (() => void)[];
+}
+
+/** A target's first data is in (or it stopped): once no started target waits for its own, the warm-ups go on. */
+export function firstDataIn(runner: Runner, target: RunningTarget): void {
+  if (!runner.firstDataDue.delete(target) || runner.firstDataDue.size > 0) return;
+  for (const release of runner.afterFirstData.splice(0)) release();
+}
+
+/** Resolves once every started target has had its first data (at once when none waits). */
+export function firstDataOfAll(runner: Runner): Promise<void> {
+  if (runner.firstDataDue.size === 0) return Promise.resolve();
+  return new Promise((resolve) => runner.afterFirstData.push(resolve));
 }
 
 /** Take an evaluation's state and publish its transitions. */
