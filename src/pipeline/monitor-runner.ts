@@ -18,12 +18,12 @@ import type { TargetSpec } from "../domain/types.js";
 import type { Metrics } from "../metrics.js";
 import { coalescingClock, type PollClock } from "./coalescing-clock.js";
 import {
-  firstDataIn,
-  firstDataOfAll,
   publish,
+  releaseWarmupHold,
   type MonitorRunnerDeps,
   type Runner,
   type RunningTarget,
+  warmupHoldsEnded,
 } from "./runner.js";
 import { createStreamFeed } from "./stream-feed.js";
 import { streamHooks, updateStreams } from "./streamed-targets.js";
@@ -74,8 +74,8 @@ export function createMonitorRunner(deps: MonitorRunnerDeps, initialState: Monit
     owns: () => true,
     takingOver: false,
     warmups: taskGate(WARMUP_CONCURRENCY),
-    firstDataDue: new Set(),
-    afterFirstData: [],
+    warmupHolds: new Set(),
+    afterHolds: [],
   };
   if (deps.stream !== undefined) {
     runner.streams = createStreamFeed(deps.stream, streamHooks(runner), {
@@ -201,11 +201,24 @@ function startTarget(runner: Runner, plan: TargetPlan): void {
     streamed: null,
   };
   runner.running.set(plan.spec.id, target);
-  runner.firstDataDue.add(target);
-  target.subscription.add(() => firstDataIn(runner, target));
+  holdWarmups(runner, target);
   warmUp(runner, target);
   startTransport(runner, target);
   target.subscription.add(() => stopTransport(target));
+}
+
+/** Hold the warm-ups until the target's first data, and a target taken over until a period after its start too. */
+function holdWarmups(runner: Runner, target: RunningTarget): void {
+  const hold = (token: object): void => {
+    runner.warmupHolds.add(token);
+    target.subscription.add(() => releaseWarmupHold(runner, token));
+  };
+  hold(target);
+  if (!runner.takingOver) return;
+  const period = {};
+  hold(period);
+  const { periodMs } = target.plan;
+  target.subscription.add(runner.pollClock(0).schedule(() => releaseWarmupHold(runner, period), periodMs));
 }
 
 /** Fill an off-chain target's history from candles when warm-up is on and a rule keeps history for it. */
@@ -217,10 +230,10 @@ function warmUp(runner: Runner, target: RunningTarget): void {
   if (!runner.rules.some((rule) => definitionOf(rule).historyMs(rule, spec) > 0)) return;
   const asOfMs = deps.nowMs();
   // no first poll waits behind candle requests (10 000 candles a body, slow to serve and to decode): a warm-up
-  // starts once every started target has had its first data; a target stopped meanwhile fetches nothing
+  // starts once no hold is left (holdWarmups); a target stopped meanwhile fetches nothing
   const fetch = (): Promise<WarmupPoint[]> =>
     runner.warmups.run(async () => {
-      await firstDataOfAll(runner);
+      await warmupHoldsEnded(runner);
       return runner.running.get(spec.id) === target
         ? warmUpHistory(deps.client, spec, warmup.interval, warmup.lookbackMs, asOfMs)
         : [];

@@ -101,22 +101,26 @@ export interface Runner {
   takingOver: boolean;
   /** History warm-ups wait here, so they never hold every upstream connection while targets wait to be polled. */
   readonly warmups: TaskGate;
-  /** Started targets whose first data (a poll outcome or a streamed price) is not in yet: warm-ups wait for none. */
-  readonly firstDataDue: Set<RunningTarget>;
-  /** Warm-ups waiting for `firstDataDue` to empty. */
-  readonly afterFirstData: (() => void)[];
+  /**
+   * What history warm-ups wait for: each started target until its first data (a poll outcome or a streamed price),
+   * and a target taken over from another cluster member until one period after its start too (the other members
+   * take theirs at the same instant: their first polls must not queue behind this one's candle requests upstream).
+   */
+  readonly warmupHolds: Set<object>;
+  /** Warm-ups waiting for `warmupHolds` to empty. */
+  readonly afterHolds: (() => void)[];
 }
 
-/** A target's first data is in (or it stopped): once no started target waits for its own, the warm-ups go on. */
-export function firstDataIn(runner: Runner, target: RunningTarget): void {
-  if (!runner.firstDataDue.delete(target) || runner.firstDataDue.size > 0) return;
-  for (const release of runner.afterFirstData.splice(0)) release();
+/** A warm-up hold ends (a target's first data is in, its period after a takeover passed, or it stopped). */
+export function releaseWarmupHold(runner: Runner, hold: object): void {
+  if (!runner.warmupHolds.delete(hold) || runner.warmupHolds.size > 0) return;
+  for (const release of runner.afterHolds.splice(0)) release();
 }
 
-/** Resolves once every started target has had its first data (at once when none waits). */
-export function firstDataOfAll(runner: Runner): Promise<void> {
-  if (runner.firstDataDue.size === 0) return Promise.resolve();
-  return new Promise((resolve) => runner.afterFirstData.push(resolve));
+/** Resolves once no warm-up hold is left (at once when none is). */
+export function warmupHoldsEnded(runner: Runner): Promise<void> {
+  if (runner.warmupHolds.size === 0) return Promise.resolve();
+  return new Promise((resolve) => runner.afterHolds.push(resolve));
 }
 
 /** Take an evaluation's state and publish its transitions. */
