@@ -18,7 +18,14 @@ import { definitionOf, type RuleConfig } from "../domain/rules/index.js";
 import type { TargetSpec } from "../domain/types.js";
 import type { Metrics } from "../metrics.js";
 import { coalescingClock, type PollClock } from "./coalescing-clock.js";
-import { publish, type MonitorRunnerDeps, type Runner, type RunningTarget } from "./runner.js";
+import {
+  publish,
+  releaseWarmupHold,
+  type MonitorRunnerDeps,
+  type Runner,
+  type RunningTarget,
+  warmupHoldsEnded,
+} from "./runner.js";
 import { createStreamFeed } from "./stream-feed.js";
 import { streamHooks, updateStreams } from "./streamed-targets.js";
 import { endpointOf, planTargets, type TargetPlan } from "./targets.js";
@@ -75,6 +82,8 @@ export function createMonitorRunner(deps: MonitorRunnerDeps, initialState: Monit
     owns: () => true,
     takingOver: false,
     warmups: taskGate(WARMUP_CONCURRENCY),
+    warmupHolds: new Set(),
+    afterHolds: [],
   };
   if (deps.stream !== undefined) {
     runner.streams = createStreamFeed(deps.stream, streamHooks(runner), {
@@ -228,9 +237,24 @@ function startTarget(runner: Runner, plan: TargetPlan): void {
     latestPrice: null,
   };
   runner.running.set(plan.spec.id, target);
+  holdWarmups(runner, target);
   warmUp(runner, target);
   startTransport(runner, target);
   target.subscription.add(() => stopTransport(target));
+}
+
+/** Hold the warm-ups until the target's first data, and a target taken over until a period after its start too. */
+function holdWarmups(runner: Runner, target: RunningTarget): void {
+  const hold = (token: object): void => {
+    runner.warmupHolds.add(token);
+    target.subscription.add(() => releaseWarmupHold(runner, token));
+  };
+  hold(target);
+  if (!runner.takingOver) return;
+  const period = {};
+  hold(period);
+  const { periodMs } = target.plan;
+  target.subscription.add(runner.pollClock(0).schedule(() => releaseWarmupHold(runner, period), periodMs));
 }
 
 /** Fill an off-chain target's history from candles when warm-up is on and a rule keeps history for it. */
@@ -241,13 +265,15 @@ function warmUp(runner: Runner, target: RunningTarget): void {
   if (spec.kind !== "offchain" || !canWarmUp(spec) || warmup?.enabled !== true) return;
   if (!runner.rules.some((rule) => definitionOf(rule).historyMs(rule, spec) > 0)) return;
   const asOfMs = deps.nowMs();
-  // a target stopped while its warm-up waited for the gate fetches nothing
+  // no first poll waits behind candle requests (10 000 candles a body, slow to serve and to decode): a warm-up
+  // starts once no hold is left (holdWarmups); a target stopped meanwhile fetches nothing
   const fetch = (): Promise<WarmupPoint[]> =>
-    runner.warmups.run(() =>
-      runner.running.get(spec.id) === target
+    runner.warmups.run(async () => {
+      await warmupHoldsEnded(runner);
+      return runner.running.get(spec.id) === target
         ? warmUpHistory(deps.client, spec, warmup.interval, warmup.lookbackMs, asOfMs)
-        : Promise.resolve([]),
-    );
+        : [];
+    });
   const warm = (deps.recorder === undefined ? fetch() : deps.recorder.within(spec.id, "warmup", fetch))
     .then((points) => {
       if (points.length === 0 || runner.running.get(spec.id) !== target) return;

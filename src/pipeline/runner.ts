@@ -109,6 +109,26 @@ export interface Runner {
   takingOver: boolean;
   /** History warm-ups wait here, so they never hold every upstream connection while targets wait to be polled. */
   readonly warmups: TaskGate;
+  /**
+   * What history warm-ups wait for: each started target until its first data (a poll outcome or a streamed price),
+   * and a target taken over from another cluster member until one period after its start too (the other members
+   * take theirs at the same instant: their first polls must not queue behind this one's candle requests upstream).
+   */
+  readonly warmupHolds: Set<object>;
+  /** Warm-ups waiting for `warmupHolds` to empty. */
+  readonly afterHolds: (() => void)[];
+}
+
+/** A warm-up hold ends (a target's first data is in, its period after a takeover passed, or it stopped). */
+export function releaseWarmupHold(runner: Runner, hold: object): void {
+  if (!runner.warmupHolds.delete(hold) || runner.warmupHolds.size > 0) return;
+  for (const release of runner.afterHolds.splice(0)) release();
+}
+
+/** Resolves once no warm-up hold is left (at once when none is). */
+export function warmupHoldsEnded(runner: Runner): Promise<void> {
+  if (runner.warmupHolds.size === 0) return Promise.resolve();
+  return new Promise((resolve) => runner.afterHolds.push(resolve));
 }
 
 /** Take an evaluation's state and publish its transitions. */

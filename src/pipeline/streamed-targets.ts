@@ -4,7 +4,7 @@ import type { PmError } from "../domain/errors.js";
 import type { RuleConfig } from "../domain/rules/index.js";
 import type { PairPrice } from "../domain/types.js";
 import type { StreamFeedHooks, StreamedTargetRef } from "./stream-feed.js";
-import { publish, type Runner, type RunningTarget } from "./runner.js";
+import { publish, releaseWarmupHold, type Runner, type RunningTarget } from "./runner.js";
 import { feed, recordSuccess } from "./target-feed.js";
 import { startPoll } from "./target-poll.js";
 
@@ -21,6 +21,7 @@ export function streamHooks(runner: Runner): StreamFeedHooks {
       target.streamed.lastEventAtMs = runner.wallNowMs();
       runner.deps.recorder?.streamed(id, { event: "price", timestampMs: price.timestampMs });
       recordSuccess(runner, target);
+      releaseWarmupHold(runner, target);
       feed(runner, target, { ok: true, value: price }, true);
     },
     history(id, prices) {

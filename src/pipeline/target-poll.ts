@@ -2,7 +2,7 @@
 import type { Subscription } from "rxjs";
 import type { CounterChild } from "../metric-children.js";
 import { poll$, type PollOutcome } from "./poll.js";
-import type { Runner, RunningTarget } from "./runner.js";
+import { releaseWarmupHold, type Runner, type RunningTarget } from "./runner.js";
 import { feed, recordSuccess } from "./target-feed.js";
 import { endpointOf, targetFetcher } from "./targets.js";
 
@@ -52,6 +52,7 @@ function onOutcome(
 ): void {
   const held = runner.holding();
   recordOutcome(runner, target, outcome, counts);
+  releaseWarmupHold(runner, target);
   runner.deps.recorder?.polled(target.plan.spec.id, outcome, held && !outcome.ok);
   // a failure while verdicts are held overlapped the daemon's own stall (a timeout, most likely): not counted
   if (held && !outcome.ok) return;
