@@ -78,7 +78,7 @@ describe("warm-up of taken-over targets", () => {
     );
     const pairs = Array.from({ length: 8 }, (_, i) => ({ pair: `P${i}/USD`, periodMs: PERIOD_MS }));
     const mine = new Set(pairs.slice(0, 4).map((p) => p.pair));
-    runner.restrict((spec: TargetSpec) => "pair" in spec && mine.has(spec.pair));
+    runner.restrict((spec: TargetSpec) => "pair" in spec && mine.has(spec.pair), false);
     const warmup = { enabled: true, interval: "1min", lookbackMs: 3_600_000 } as const;
     const rules = [rule("price_change", { market: "offchain", windowMs: 600_000 }, { threshold: 0.05 })];
     runner.update({ ...offchainMonitors(pairs), warmup }, rules);
@@ -89,7 +89,7 @@ describe("warm-up of taken-over targets", () => {
     // the other four are taken over (another member's lease ran out)
     const takenAtMs = Date.now();
     for (const p of pairs) mine.add(p.pair);
-    runner.restrict((spec: TargetSpec) => "pair" in spec && mine.has(spec.pair));
+    runner.restrict((spec: TargetSpec) => "pair" in spec && mine.has(spec.pair), false);
     await vi.advanceTimersByTimeAsync(5_000);
     const taken = pairs.slice(4).map((p) => p.pair);
     const polledAfterMs = taken.map((pair) => upstream.firstPollAtMs.get(pair)! - takenAtMs);
