@@ -8,6 +8,7 @@ import type { MonitorRunner } from "../pipeline/monitor-runner.js";
 import { checkpointJson, parseCheckpointJson, type AlertCheckpoint } from "../state/alert-checkpoint.js";
 import type { AlertBucket } from "./alert-bucket.js";
 import {
+  historyField,
   historyFieldsByKey,
   historyOfRecord,
   type HistoryField,
@@ -32,6 +33,8 @@ export interface AlertHandoverDeps {
    * cannot tell or that takes too long (adoption then waits for the next pass).
    */
   readonly readThrough: () => Promise<boolean>;
+  /** How long adoption waits for `readThrough` before it adopts anyway (logged): the lease, so no key stays unpolled longer. */
+  readonly readThroughPatienceMs: number;
   readonly nowMs: () => number;
   readonly logger: Logger;
   /** Re-apply the runner's ownership filter (`owns` changed). */
@@ -67,6 +70,8 @@ interface HandoverState {
   running: Promise<void> | undefined;
   stopped: boolean;
   timer: NodeJS.Timeout | undefined;
+  /** Since when `readThrough` has kept failing (undefined while it succeeds). */
+  unreadSinceMs: number | undefined;
 }
 
 /** How often a pass runs without being asked: pending alerts change without a transition, a failed claim is retried. */
@@ -85,6 +90,7 @@ export function createAlertHandover(deps: AlertHandoverDeps): AlertHandover {
     running: undefined,
     stopped: false,
     timer: undefined,
+    unreadSinceMs: undefined,
   };
   return {
     attach(runner) {
@@ -175,13 +181,7 @@ async function adoptGained(state: HandoverState, runner: MonitorRunner): Promise
   // a transition the old owner published after its checkpoint must be in this member's journal before the claim
   // reconciles with it: a member that has not read the log that far would adopt the alert as not firing, and
   // announce it again as new (or never resolve it)
-  if (!(await deps.readThrough())) {
-    deps.logger.warn(
-      { keys: gained.length },
-      "cluster: the event log is not read up to its end yet: new keys are adopted at the next pass",
-    );
-    return;
-  }
+  if (!(await logReadOrPatienceOver(state, gained.length))) return;
   const claimed = await Promise.all(gained.map((key) => claim(state, bucket, key)));
   let adopted = 0;
   const seeds: [string, readonly PricePoint[]][] = [];
@@ -200,6 +200,33 @@ async function adoptGained(state: HandoverState, runner: MonitorRunner): Promise
     deps.logger.info({ targets: seeds.length }, "cluster: seeded the price history of new targets");
 }
 
+/**
+ * Whether adoption may go on: the log is read to its end, or it has not been for a whole `readThroughPatienceMs`
+ * (then the keys are adopted anyway, logged: a key unpolled for longer would be worse than a transition its old
+ * owner published last being announced again).
+ */
+async function logReadOrPatienceOver(state: HandoverState, keys: number): Promise<boolean> {
+  const { deps } = state;
+  if (await deps.readThrough()) {
+    state.unreadSinceMs = undefined;
+    return true;
+  }
+  const nowMs = deps.nowMs();
+  state.unreadSinceMs ??= nowMs;
+  if (nowMs - state.unreadSinceMs < deps.readThroughPatienceMs) {
+    deps.logger.warn(
+      { keys },
+      "cluster: the event log is not read up to its end yet: new keys are adopted at the next pass",
+    );
+    return false;
+  }
+  deps.logger.error(
+    { keys, waitedMs: nowMs - state.unreadSinceMs },
+    "cluster_error: the event log could not be read to its end: adopting new keys anyway (a transition their old owner published last may be announced again)",
+  );
+  return true;
+}
+
 /** Read a key's record and write it back as this member's (fencing the previous owner); null when another write won. */
 async function claim(state: HandoverState, bucket: AlertBucket, key: string): Promise<Claimed | null> {
   const read = await bucket.read(key);
@@ -212,7 +239,9 @@ async function claim(state: HandoverState, bucket: AlertBucket, key: string): Pr
     key,
     state.deps.keyOfTarget(),
   );
-  const revision = await bucket.write(key, recordText(state, alerts), read.revision);
+  // the points stay in the record until this member's first checkpoint, for a next owner should the key move on
+  const carried = history.length === 0 ? undefined : historyField(history);
+  const revision = await bucket.write(key, recordText(state, alerts, carried), read.revision);
   if (revision === null)
     state.deps.logger.warn({ key }, "cluster: alert state changed while claimed; retrying");
   return revision === null ? null : { key, alerts, revision, history };

@@ -101,6 +101,7 @@ export function createClusterMode(deps: ClusterModeDeps): ClusterMode | undefine
     journaledAfter: deps.journaledAfter,
     unpublished: deps.unpublished,
     readThrough: deps.readThrough,
+    readThroughPatienceMs: config.leaseMs,
     nowMs: deps.nowMs,
     logger,
     restrict: () => runner?.restrict(owns, ownsCauses()),

@@ -78,6 +78,11 @@ export function historyOfRecord(
   return { points, rejected };
 }
 
+/** The history field of the points `history` holds per target (what a claim writes back). */
+export function historyField(history: readonly (readonly [string, readonly PricePoint[]])[]): HistoryField {
+  return Object.fromEntries(history.map(([targetId, points]) => [targetId, encodePricePoints(points)]));
+}
+
 /** The record's `history` value (undefined when absent); the record itself was validated as JSON before. */
 function historyFieldOf(text: string): unknown {
   const record = JSON.parse(text) as unknown;

@@ -4,7 +4,6 @@ import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import type { AlertBucket } from "../../src/cluster/alert-bucket.js";
 import { createAlertHandover } from "../../src/cluster/alert-handover.js";
-import type { ClusterMember } from "../../src/cluster/member.js";
 import { NO_ALERTS } from "../../src/domain/alert-handover.js";
 import type { AlertPayload } from "../../src/domain/events.js";
 import {
@@ -17,53 +16,11 @@ import {
 import type { MonitorRunner } from "../../src/pipeline/monitor-runner.js";
 import { checkpointJson, parseCheckpointJson } from "../../src/state/alert-checkpoint.js";
 import { BTC_OFF, rule, timeline } from "../domain/helpers.js";
+import { memoryBucket, owningMember } from "./handover-fakes.js";
 
 const rules = [rule("upstream_error", {}, { threshold: 2 })];
 const KEY = "pair:BTC/USD";
 const keyOf = (targetId: string): string | undefined => (targetId === BTC_OFF.id ? KEY : undefined);
-
-/** An in-memory alert bucket with compare-and-set on revisions, as the KV bucket has. */
-function memoryBucket(): AlertBucket & { readonly records: Map<string, { text: string; revision: number }> } {
-  const records = new Map<string, { text: string; revision: number }>();
-  let revision = 0;
-  return {
-    records,
-    read: (key) => {
-      const record = records.get(key);
-      return Promise.resolve({ text: record?.text ?? null, revision: record?.revision ?? 0 });
-    },
-    write: (key, text, expected) => {
-      if ((records.get(key)?.revision ?? 0) !== expected) return Promise.resolve(null);
-      revision += 1;
-      records.set(key, { text, revision });
-      return Promise.resolve(revision);
-    },
-  };
-}
-
-/** A member that owns `KEY` with a valid lease over `bucket`. */
-function owningMember(bucket: AlertBucket): ClusterMember {
-  return {
-    start: () => undefined,
-    stop: () => Promise.resolve(),
-    leaseValid: () => true,
-    owns: (key) => key === KEY,
-    ownedKeys: () => new Set([KEY]),
-    alertBucket: () => bucket,
-    sharedBuckets: () => undefined,
-    status: () => ({
-      memberId: "m2",
-      leaseRevision: 7,
-      leaseExpiresAtMs: 0,
-      members: [],
-      ownedKeys: 1,
-      pendingKeys: 0,
-      standby: false,
-      error: null,
-    }),
-    refresh: () => undefined,
-  };
-}
 
 /** A runner recording what it adopted into its engine `engine` (only what the handover uses of a runner). */
 function recordingRunner(engine: () => MonitorState, adopted: PersistedAlertState[]): MonitorRunner {
@@ -94,16 +51,18 @@ function handoverOver(
   journal: readonly { readonly seq: number; readonly alert: AlertPayload }[],
   unpublished: () => boolean,
   readThrough: () => Promise<boolean> = () => Promise.resolve(true),
+  readThroughPatienceMs = 60_000,
 ) {
   return createAlertHandover({
-    member: owningMember(bucket),
+    member: owningMember(bucket, () => [KEY]),
     memberId: "m2",
     keyOfTarget: () => keyOf,
     lastSeq: () => 5,
     journaledAfter: (seq) => journal.filter((e) => e.seq > seq).map((e) => e.alert),
     unpublished,
     readThrough,
-    nowMs: () => 0,
+    readThroughPatienceMs,
+    nowMs: Date.now,
     logger: pino({ level: "silent" }),
     restrict: () => undefined,
     historyRejected: () => undefined,
@@ -163,6 +122,26 @@ describe("the alert handover with the cluster's log", () => {
     expect(adopted.flatMap((s) => s.alerts.map((a) => `${a.rule}:${a.status}`))).toEqual([
       "upstream_error:firing",
     ]);
+  });
+
+  it("adopts anyway once the log could not be read to its end for the whole patience (no key left unpolled)", async () => {
+    const bucket = memoryBucket();
+    const adopted: PersistedAlertState[] = [];
+    const handover = handoverOver(
+      bucket,
+      [],
+      () => false,
+      () => Promise.resolve(false),
+      1_500,
+    );
+    const engine = createMonitorState();
+    handover.attach(recordingRunner(() => engine, adopted));
+    await settle(1_200);
+    expect(handover.owns(KEY)).toBe(false);
+    await settle(1_300);
+    expect(handover.owns(KEY)).toBe(true);
+    await handover.stop();
+    expect(adopted).toHaveLength(1);
   });
 
   it("writes no checkpoint ahead of the log: a transition waits until its event was taken", async () => {

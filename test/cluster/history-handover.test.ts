@@ -48,6 +48,7 @@ function handoverOf(
   // not a literal in place: a handover that first reads the log to its end (readThrough) takes it, this one ignores it
   const deps = {
     readThrough: () => Promise.resolve(true),
+    readThroughPatienceMs: 60_000,
     member: owningMember(bucket, owned),
     memberId,
     keyOfTarget: () => keyOf,
@@ -90,6 +91,8 @@ describe("the price points of a handover", () => {
     const next = handoverOf("m2", bucket, () => [KEY]);
     next.attach(seededRunner(createMonitorState(), seeds));
     await settle(50);
+    // the claim keeps the points in the record, for a next owner should the key move on before they are used
+    expect(recordedTimes(bucket)).toEqual(expectedTimes);
     await Promise.all([old.stop(), next.stop()]);
     expect(seeds.map(([id, points]) => [id, points.map((point) => point.atMs)])).toEqual([
       [BTC_OFF.id, expectedTimes],
