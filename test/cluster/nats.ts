@@ -56,36 +56,25 @@ export async function freePort(): Promise<number> {
 /** Start `size` JetStream nodes (size > 1: a cluster routed over loopback); resolves when every client port accepts. */
 export async function startNats(size = 1): Promise<NatsCluster> {
   const root = mkdtempSync(join(tmpdir(), "pm-nats-"));
-  const ports = await Promise.all(
-    Array.from({ length: size }, async () => ({ client: await freePort(), cluster: await freePort() })),
-  );
-  const routes = ports.map((p) => `nats-route://127.0.0.1:${p.cluster}`).join(",");
-  const nodes = ports.map((p, i) => {
-    const name = `n${i + 1}`;
+  const places = await placesIn(root, size);
+  const routes = places.map((p) => `nats-route://127.0.0.1:${p.clusterPort}`).join(",");
+  const nodes = places.map((p) => {
     const args = [
       "-js",
       "-a",
       "127.0.0.1",
       "-p",
-      String(p.client),
+      String(p.clientPort),
       "-sd",
-      join(root, name),
+      p.storeDir,
       "--server_name",
-      name,
+      p.name,
     ];
     if (size > 1)
-      args.push("--cluster_name", "pm", "--cluster", `nats://127.0.0.1:${p.cluster}`, "--routes", routes);
-    return createNode(name, p.client, args);
+      args.push("--cluster_name", "pm", "--cluster", `nats://127.0.0.1:${p.clusterPort}`, "--routes", routes);
+    return createNode(p.name, p.clientPort, args);
   });
-  await Promise.all(nodes.map((node) => node.restart()));
-  return {
-    nodes,
-    urls: nodes.map((node) => node.url),
-    async close() {
-      await Promise.all(nodes.map((node) => node.kill()));
-      rmSync(root, { recursive: true, force: true });
-    },
-  };
+  return started(root, nodes);
 }
 
 /**
@@ -97,17 +86,27 @@ export async function startNatsFromConfig(
   envOf: (node: NatsNodePlace, all: readonly NatsNodePlace[]) => Readonly<Record<string, string>>,
 ): Promise<NatsCluster> {
   const root = mkdtempSync(join(tmpdir(), "pm-nats-"));
-  const places = await Promise.all(
-    ["n1", "n2", "n3"].map(async (name) => ({
-      name,
-      clientPort: await freePort(),
-      clusterPort: await freePort(),
-      storeDir: join(root, name),
-    })),
-  );
+  const places = await placesIn(root, 3);
   const nodes = places.map((place) =>
     createNode(place.name, place.clientPort, ["-c", configFile], envOf(place, places)),
   );
+  return started(root, nodes);
+}
+
+/** `size` nodes' names (n1, n2, ...), free loopback ports and store dirs under `root`. */
+function placesIn(root: string, size: number): Promise<NatsNodePlace[]> {
+  return Promise.all(
+    Array.from({ length: size }, async (_, i) => ({
+      name: `n${i + 1}`,
+      clientPort: await freePort(),
+      clusterPort: await freePort(),
+      storeDir: join(root, `n${i + 1}`),
+    })),
+  );
+}
+
+/** Start `nodes` and wait until each accepts; closing the cluster kills them and removes `root`. */
+async function started(root: string, nodes: readonly NatsNode[]): Promise<NatsCluster> {
   await Promise.all(nodes.map((node) => node.restart()));
   return {
     nodes,
