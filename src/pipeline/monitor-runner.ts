@@ -14,7 +14,7 @@ import {
 } from "../domain/monitor.js";
 import type { PricePoint } from "../domain/price-history.js";
 import type { TargetReadiness } from "../domain/readiness.js";
-import { definitionOf, type RuleConfig } from "../domain/rules/index.js";
+import { definitionOf, isCauseKind, type RuleConfig } from "../domain/rules/index.js";
 import type { TargetSpec } from "../domain/types.js";
 import type { Metrics } from "../metrics.js";
 import { coalescingClock, type PollClock } from "./coalescing-clock.js";
@@ -199,7 +199,7 @@ function evaluatedRules(runner: Runner, rules: readonly RuleConfig[]): readonly 
 }
 
 function isCause(rule: RuleConfig): boolean {
-  return definitionOf(rule).cause !== null;
+  return isCauseKind(rule.kind);
 }
 
 /** Targets per kind (every kind, 0 when none, so a reload that drops the last target of a kind shows 0) and both outcome series per endpoint. */
