@@ -91,24 +91,35 @@ function memberA(
   });
 }
 
-describe("cluster member (in-memory lease store)", () => {
-  let member: ClusterMember;
-  let owned: ReadonlySet<string> = new Set();
-  let bucket: ReturnType<typeof memoryStore>;
+/** What each test of a describe block gets: member "a" (fake timers) over a fresh store, and what it owns. */
+interface MemberFixture {
+  member: ClusterMember;
+  owned: ReadonlySet<string>;
+  bucket: ReturnType<typeof memoryStore>;
+}
 
+/** Before each test of the enclosing describe: fake timers, a fresh store, member "a" with `leaseMs`; stopped after. */
+function useMemberA(leaseMs: number): MemberFixture {
+  const fixture = {} as MemberFixture; // filled in before each test
   beforeEach(() => {
     vi.useFakeTimers({ now: 1_000_000 });
-    bucket = memoryStore();
-    member = memberA(bucket.store, LEASE_MS, (next) => (owned = next));
+    fixture.owned = new Set();
+    fixture.bucket = memoryStore();
+    fixture.member = memberA(fixture.bucket.store, leaseMs, (next) => (fixture.owned = next));
   });
   afterEach(async () => {
-    await member.stop();
+    await fixture.member.stop();
     vi.useRealTimers();
   });
+  return fixture;
+}
+
+describe("cluster member (in-memory lease store)", () => {
+  const fx = useMemberA(LEASE_MS);
 
   /** Member "b" holds a lease until `untilMs` and is never renewed; the keys it owns beside "a". */
   function deadMemberB(untilMs: number): string[] {
-    bucket.put({ memberId: "b", incarnation: "1", expiresAtMs: untilMs });
+    fx.bucket.put({ memberId: "b", incarnation: "1", expiresAtMs: untilMs });
     return KEYS.filter((key) => ownerOf(key, ["a", "b"]) === "b");
   }
 
@@ -117,84 +128,75 @@ describe("cluster member (in-memory lease store)", () => {
     const untilMs = Date.now() + 8_500;
     const ofB = deadMemberB(untilMs);
     expect(ofB.length).toBeGreaterThan(0);
-    member.start();
+    fx.member.start();
     // b holds every key when a joins: a takes its share after the handover wait
     await vi.advanceTimersByTimeAsync(5_000);
-    expect([...owned].sort()).toEqual(KEYS.filter((key) => !ofB.includes(key)).sort());
+    expect([...fx.owned].sort()).toEqual(KEYS.filter((key) => !ofB.includes(key)).sort());
     await vi.advanceTimersByTimeAsync(untilMs - Date.now() - 1);
-    expect(ofB.some((key) => owned.has(key))).toBe(false);
+    expect(ofB.some((key) => fx.owned.has(key))).toBe(false);
     await vi.advanceTimersByTimeAsync(5);
-    expect(owned.size).toBe(KEYS.length);
+    expect(fx.owned.size).toBe(KEYS.length);
   });
 
   it("takes nothing from a view its own renewal has not come back through, and takes it once it has", async () => {
     const untilMs = Date.now() + 8_000;
     const ofB = deadMemberB(untilMs);
-    member.start();
+    fx.member.start();
     // b holds every key when a joins: a takes its share after the handover wait
     await vi.advanceTimersByTimeAsync(5_000);
-    expect(owned.size).toBe(KEYS.length - ofB.length);
-    bucket.hold();
+    expect(fx.owned.size).toBe(KEYS.length - ofB.length);
+    fx.bucket.hold();
     // b's lease runs out while the watch brings nothing back: its keys stay unowned (a renewal of b may be in there)
     // (held for less than a lease: a watch silent for a whole lease is reopened)
     await vi.advanceTimersByTimeAsync(untilMs - Date.now() + 500);
-    expect(member.leaseValid()).toBe(true);
-    expect(ofB.some((key) => owned.has(key))).toBe(false);
-    bucket.release();
+    expect(fx.member.leaseValid()).toBe(true);
+    expect(ofB.some((key) => fx.owned.has(key))).toBe(false);
+    fx.bucket.release();
     await vi.advanceTimersByTimeAsync(1);
-    expect(owned.size).toBe(KEYS.length);
+    expect(fx.owned.size).toBe(KEYS.length);
   });
 });
 
 describe("cluster member standby (in-memory lease store, the default lease: renewals every third tick)", () => {
-  let member: ClusterMember;
-  let owned: ReadonlySet<string> = new Set();
-  let bucket: ReturnType<typeof memoryStore>;
-
-  beforeEach(() => {
-    vi.useFakeTimers({ now: 1_000_000 });
-    bucket = memoryStore();
-    member = memberA(bucket.store, DEFAULT_LEASE_MS, (next) => (owned = next));
-  });
-  afterEach(async () => {
-    await member.stop();
-    vi.useRealTimers();
-  });
+  const fx = useMemberA(DEFAULT_LEASE_MS);
 
   const recordOfA = async (): Promise<StoredLease | undefined> =>
-    (await bucket.store.list()).find((lease) => lease.memberId === "a");
+    (await fx.bucket.store.list()).find((lease) => lease.memberId === "a");
 
   it("starts as a standby and is a member from the renewal after its first current view, within a tick", async () => {
     const written: LeaseRecord[] = [];
-    const { create, renew } = bucket.store;
-    bucket.store.create = (lease) => (written.push(lease), create(lease));
-    bucket.store.renew = (lease, at) => (written.push(lease), renew(lease, at));
-    member.start(); // connects at once, writes its record at the next tick (min(1 s, lease / 4))
-    expect(member.status()).toMatchObject({ standby: true, members: [] });
+    const { create, renew } = fx.bucket.store;
+    fx.bucket.store.create = (lease) => (written.push(lease), create(lease));
+    fx.bucket.store.renew = (lease, at) => (written.push(lease), renew(lease, at));
+    fx.member.start(); // connects at once, writes its record at the next tick (min(1 s, lease / 4))
+    expect(fx.member.status()).toMatchObject({ standby: true, members: [] });
     await vi.advanceTimersByTimeAsync(1_000);
     expect(written).toEqual([expect.objectContaining({ standby: true, keys: [] })]);
     // its status says what it is now: a member since that record's echo
-    expect(member.status()).toMatchObject({ standby: false, members: [{ memberId: "a", standby: false }] });
+    expect(fx.member.status()).toMatchObject({
+      standby: false,
+      members: [{ memberId: "a", standby: false }],
+    });
     await vi.advanceTimersByTimeAsync(1_000); // its first echo came inside that renewal: the next tick says so
     expect(written[1]).toMatchObject({ standby: false });
-    expect(owned.size).toBe(KEYS.length);
+    expect(fx.owned.size).toBe(KEYS.length);
   });
 
   it("stands by after a lease without a current view (the others take its keys), and is a member again after", async () => {
-    member.start();
+    fx.member.start();
     await vi.advanceTimersByTimeAsync(2_000);
-    expect(owned.size).toBe(KEYS.length);
-    bucket.hold(); // its renewals succeed, their echoes do not come back
+    expect(fx.owned.size).toBe(KEYS.length);
+    fx.bucket.hold(); // its renewals succeed, their echoes do not come back
     await vi.advanceTimersByTimeAsync(DEFAULT_LEASE_MS + 2_000);
-    expect(owned.size).toBe(0);
+    expect(fx.owned.size).toBe(0);
     expect((await recordOfA())?.standby).toBe(true);
-    expect(member.leaseValid()).toBe(true);
-    expect(member.status().standby).toBe(true);
-    expect(member.status().error).toMatch(/standing by/);
-    bucket.release();
+    expect(fx.member.leaseValid()).toBe(true);
+    expect(fx.member.status().standby).toBe(true);
+    expect(fx.member.status().error).toMatch(/standing by/);
+    fx.bucket.release();
     await vi.advanceTimersByTimeAsync(2_000);
     expect((await recordOfA())?.standby).toBe(false);
-    expect(owned.size).toBe(KEYS.length);
-    expect(member.status()).toMatchObject({ standby: false, error: null });
+    expect(fx.owned.size).toBe(KEYS.length);
+    expect(fx.member.status()).toMatchObject({ standby: false, error: null });
   });
 });
