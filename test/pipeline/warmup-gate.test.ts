@@ -1,7 +1,5 @@
 // History warm-ups go through a gate: a start with many targets never holds every upstream connection with candle
 // requests while the targets' first polls wait (a cluster member adopting 130 targets polled them 20 s late).
-import { pino } from "pino";
-import { Subject } from "rxjs";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createMonitorState } from "../../src/domain/monitor.js";
 import { ScaledPrice } from "../../src/domain/price.js";
@@ -10,7 +8,6 @@ import { createMonitorRunner, type MonitorRunner } from "../../src/pipeline/moni
 import { taskGate, WARMUP_CONCURRENCY } from "../../src/pipeline/warmup.js";
 import { createJournal } from "../../src/state/journal.js";
 import type { CandleSeries } from "../../src/domain/types.js";
-import type { StreamSignal } from "../../src/upstream/multi-stream-client.js";
 import { rule } from "../domain/helpers.js";
 import { offchainMonitors, pairPriceClient, runnerDeps } from "./helpers.js";
 
@@ -90,61 +87,5 @@ describe("warm-up at start", () => {
       await vi.advanceTimersByTimeAsync(10);
     }
     expect(new Set(candleCalls).size).toBe(pairs.length);
-  });
-});
-
-describe("warm-up hold bound", () => {
-  let runner: MonitorRunner | undefined;
-  beforeEach(() => vi.useFakeTimers({ now: Date.UTC(2026, 10, 27, 6) }));
-  afterEach(() => {
-    runner?.stop();
-    vi.useRealTimers();
-  });
-
-  it("waits for a target without data at most a period and a poll timeout, then warms the others up and logs it", async () => {
-    const candleCalls: string[] = [];
-    const client = pairPriceClient(
-      (query) =>
-        Promise.resolve({
-          pairId: query.pair,
-          price: new ScaledPrice(100n * 10n ** 18n, 18),
-          numSources: 5,
-          timestampMs: Date.now(),
-          components: [],
-        }),
-      (query) => {
-        candleCalls.push(query.pair);
-        return Promise.resolve<CandleSeries>({ pairId: query.pair, candles: [] });
-      },
-    );
-    const hub = createEventHub({ journal: createJournal(100), nowMs: Date.now, version: "test" });
-    const logged: string[] = [];
-    const logger = pino({ level: "info" }, { write: (line: string) => void logged.push(line) });
-    // a stream that never connects nor delivers: its target has no first data
-    const stream = {
-      open: () => new Subject<StreamSignal>(),
-      staleIntervals: 3,
-      recoverEvents: 2,
-      maxPairsPerConnection: 500,
-      componentsPeriodMs: 60_000,
-      defaultTransport: "poll" as const,
-    };
-    runner = createMonitorRunner({ ...runnerDeps(client, hub), logger, stream }, createMonitorState());
-    const warmup = { enabled: true, interval: "1min", lookbackMs: 3_600_000 } as const;
-    const rules = [rule("price_change", { market: "offchain", windowMs: 600_000 }, { threshold: 0.05 })];
-    const monitors = offchainMonitors([
-      { pair: "POLLED/USD", periodMs: 1_000 },
-      { pair: "STREAMED/USD", periodMs: 1_000 },
-    ]);
-    const offchain = monitors.offchain.map((m) =>
-      m.pair === "STREAMED/USD" ? { ...m, transport: "stream" as const } : m,
-    );
-    runner.update({ ...monitors, offchain, warmup }, rules);
-    await vi.advanceTimersByTimeAsync(1_000 + 500 - 10);
-    expect(candleCalls).toEqual([]);
-    await vi.advanceTimersByTimeAsync(20);
-    expect(candleCalls).toContain("POLLED/USD");
-    expect(logged.join("")).toContain("warm-ups go ahead without the first data");
-    expect(logged.join("")).toContain("STREAMED/USD");
   });
 });
