@@ -45,6 +45,13 @@ function pollerConfig(simUrl: string, targets: number): Record<string, unknown> 
   };
 }
 
+/** The config of daemon `i` of `n` polling the i-th `n`th of the N targets (the control phase, no cluster). */
+function partConfig(simUrl: string, targets: number, i: number, n: number): Record<string, unknown> {
+  const all = offchainMonitors(syntheticPairIds(targets), targets, PERIOD_MS);
+  const size = Math.ceil(targets / n);
+  return { upstream: { url: simUrl }, monitors: { offchain: all.slice(i * size, (i + 1) * size) } };
+}
+
 /** Start member `id` as shipped (`pragma-monitor run`), in the cluster on `nats`; resolves once it listens. */
 async function startMember(simUrl: string, nats: BenchNats, id: string, targets: number): Promise<Member> {
   const cluster = { nats: { servers: [nats.url] }, memberId: id, leaseMs: LEASE_MS, experimental: true };
@@ -139,6 +146,27 @@ async function clusterRound(
   }
 }
 
+/**
+ * The control: as many plain daemons as members (no cluster, no NATS), each polling its share of the targets, side by
+ * side on the same simulator: what a third of the polling costs with the same number of processes sharing the cores.
+ */
+async function partsRound(simUrl: string, options: ClusterBenchOptions): Promise<{ cpuPerS: number[] }> {
+  const daemons: ShippedProcess[] = [];
+  try {
+    for (let i = 0; i < options.members; i++)
+      daemons.push(await startShippedDaemon(partConfig(simUrl, options.targets, i, options.members)));
+    await sleep(options.warmupS * 1000);
+    const cpu0 = daemons.map((d) => cpuMsOf(d.pid));
+    const t0 = performance.now();
+    await sleep(options.measureS * 1000);
+    const cpu1 = daemons.map((d) => cpuMsOf(d.pid));
+    const windowMs = performance.now() - t0;
+    return { cpuPerS: cpu1.map((c, i) => perS(c - cpu0[i]!, windowMs)) };
+  } finally {
+    await Promise.all(daemons.map((d) => d.stop()));
+  }
+}
+
 /** One daemon polling all targets (no cluster): CPU per s and polls per s over one window. */
 async function singleRound(
   simUrl: string,
@@ -217,31 +245,43 @@ export async function runClusterBench(options: ClusterBenchOptions): Promise<Ben
   const nats = await startBenchNats();
   const single: { cpuPerS: number; pollsPerS: number }[] = [];
   const cluster: { cpuPerS: number[]; pollsPerS: number }[] = [];
+  const parts: { cpuPerS: number[] }[] = [];
   let times: number[] = [];
   try {
     for (let round = 0; round < options.rounds; round++)
-      for (const mode of alternate(["single", "cluster"] as const, round))
+      for (const mode of alternate(["single", "cluster", "parts"] as const, round))
         if (mode === "single") single.push(await singleRound(sim.url, options));
-        else cluster.push(await clusterRound(sim.url, nats, options, round));
+        else if (mode === "cluster") cluster.push(await clusterRound(sim.url, nats, options, round));
+        else parts.push(await partsRound(sim.url, options));
     times = await failovers(sim.url, nats, options);
   } finally {
     await nats.stop();
     await sim.stop();
   }
-  return report(options, single, cluster, times);
+  return report(options, { single, cluster, parts }, times);
+}
+
+/** Per rank (busiest first), the median over rounds of each round's CPU figures sorted high to low. */
+function byRank(rounds: readonly { cpuPerS: readonly number[] }[], count: number): number[] {
+  return Array.from({ length: count }, (_, i) =>
+    median(rounds.map((r) => [...r.cpuPerS].sort((a, b) => b - a)[i]!)),
+  );
 }
 
 /** The bench's figures and checks from its rounds. */
 function report(
   options: ClusterBenchOptions,
-  single: readonly { cpuPerS: number; pollsPerS: number }[],
-  cluster: readonly { cpuPerS: number[]; pollsPerS: number }[],
+  rounds: {
+    readonly single: readonly { cpuPerS: number; pollsPerS: number }[];
+    readonly cluster: readonly { cpuPerS: number[]; pollsPerS: number }[];
+    readonly parts: readonly { cpuPerS: number[] }[];
+  },
   times: readonly number[],
 ): BenchResult {
+  const { single, cluster } = rounds;
   const singleCpu = median(single.map((s) => s.cpuPerS));
-  const memberCpu = Array.from({ length: options.members }, (_, i) =>
-    median(cluster.map((c) => [...c.cpuPerS].sort((a, b) => b - a)[i]!)),
-  );
+  const memberCpu = byRank(cluster, options.members);
+  const partCpu = byRank(rounds.parts, options.members);
   const worst = memberCpu[0]! / singleCpu;
   const sorted = [...times].sort((a, b) => a - b);
   const boundMs = LEASE_MS + PERIOD_MS;
@@ -249,7 +289,7 @@ function report(
     name: "cluster",
     title: `${options.members} cluster members share ${options.targets} targets at 1 s vs one daemon polling all of them`,
     method: [
-      `one line: CPU (/proc) of each member (\`pragma-monitor run\`, cluster.leaseMs ${LEASE_MS}, a bench-owned nats-server -js) over ${options.measureS} s after ${options.warmupS} s warm-up, vs one daemon with the same config and no cluster, ${options.rounds} round(s) alternating, medians; failover = kill -9 of a member → the poll that made every target it polled polled again by a survivor (each target's own last-success timestamp, scraped every ${WATCH_MS} ms), over ${options.kills} kills, each followed by a replacement member`,
+      `one line: CPU (/proc) of each member (\`pragma-monitor run\`, cluster.leaseMs ${LEASE_MS}, a bench-owned nats-server -js) over ${options.measureS} s after ${options.warmupS} s warm-up, vs one daemon with the same config and no cluster, and (the control: what the cores' sharing costs, no cluster code) ${options.members} plain daemons each polling an equal share of the targets side by side, ${options.rounds} round(s) alternating, medians; failover = kill -9 of a member → the poll that made every target it polled polled again by a survivor (each target's own last-success timestamp, scraped every ${WATCH_MS} ms), over ${options.kills} kills, each followed by a replacement member`,
     ],
     figures: [
       { label: "one daemon: CPU", value: singleCpu, unit: "ms CPU per s" },
@@ -260,6 +300,11 @@ function report(
         unit: "ms CPU per s",
       })),
       { label: "members together: polls", value: median(cluster.map((c) => c.pollsPerS)), unit: "polls/s" },
+      ...partCpu.map((cpu, i) => ({
+        label: `control: plain daemon ${i + 1} of ${options.members} polling its share (by CPU): CPU`,
+        value: cpu,
+        unit: `ms CPU per s (member ${i + 1} by CPU: ${(memberCpu[i]! / cpu).toFixed(2)}× this)`,
+      })),
       { label: "failover p50", value: sorted[Math.floor((sorted.length - 1) / 2)] ?? Number.NaN, unit: "ms" },
       { label: "failover max", value: sorted.at(-1) ?? Number.NaN, unit: `ms over ${times.length} kills` },
     ],

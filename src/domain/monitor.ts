@@ -117,6 +117,21 @@ export function exportHistories(
   return histories;
 }
 
+/**
+ * Whether the target's history already reaches back `spanMs` before `nowMs`, or its longest window when that is
+ * shorter (seeded by a cluster handover, say): older points, such as candles of a warm-up, would add nothing.
+ */
+export function historyReachesBack(
+  state: MonitorState,
+  targetId: string,
+  nowMs: number,
+  spanMs: number,
+): boolean {
+  const history = state.targets.byId.get(targetId)?.history;
+  if (history === null || history === undefined) return false;
+  return history.indexAtOrBefore(nowMs - Math.min(history.retainMs, spanMs)) >= 0;
+}
+
 /** Time-driven work with no new data: pending→firing after `for`, repeat reminders, staleness growing, hold-down expiry. Called ~every second. */
 export function tick(state: MonitorState, rules: readonly RuleConfig[], nowMs: number): Evaluation {
   const evaluator = evaluatorFor(state, rules);

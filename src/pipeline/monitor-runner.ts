@@ -5,6 +5,7 @@ import {
   activeAlerts,
   adoptAlertState,
   describeTargets,
+  historyReachesBack,
   observe,
   releaseAlertState,
   retainTargets,
@@ -19,6 +20,7 @@ import type { TargetSpec } from "../domain/types.js";
 import type { Metrics } from "../metrics.js";
 import { coalescingClock, type PollClock } from "./coalescing-clock.js";
 import {
+  expireWarmupHold,
   publish,
   releaseWarmupHold,
   type MonitorRunnerDeps,
@@ -84,6 +86,7 @@ export function createMonitorRunner(deps: MonitorRunnerDeps, initialState: Monit
     warmups: taskGate(WARMUP_CONCURRENCY),
     warmupHolds: new Set(),
     afterHolds: [],
+    warmupLaggards: [],
   };
   if (deps.stream !== undefined) {
     runner.streams = createStreamFeed(deps.stream, streamHooks(runner), {
@@ -243,18 +246,25 @@ function startTarget(runner: Runner, plan: TargetPlan): void {
   target.subscription.add(() => stopTransport(target));
 }
 
-/** Hold the warm-ups until the target's first data, and a target taken over until a period after its start too. */
+/**
+ * Hold the warm-ups until the target's first data, at most a period and a poll timeout (a first poll has its
+ * outcome by then: a target still without data, a stream that never delivers say, is a laggard the others' warm-ups
+ * do not wait for), and a target taken over until a period after its start too.
+ */
 function holdWarmups(runner: Runner, target: RunningTarget): void {
   const hold = (token: object): void => {
     runner.warmupHolds.add(token);
     target.subscription.add(() => releaseWarmupHold(runner, token));
   };
+  const { periodMs } = target.plan;
+  const clock = runner.pollClock(0);
   hold(target);
+  const boundMs = periodMs + runner.deps.pollTimeoutMs;
+  target.subscription.add(clock.schedule(() => expireWarmupHold(runner, target), boundMs));
   if (!runner.takingOver) return;
   const period = {};
   hold(period);
-  const { periodMs } = target.plan;
-  target.subscription.add(runner.pollClock(0).schedule(() => releaseWarmupHold(runner, period), periodMs));
+  target.subscription.add(clock.schedule(() => releaseWarmupHold(runner, period), periodMs));
 }
 
 /** Fill an off-chain target's history from candles when warm-up is on and a rule keeps history for it. */
@@ -266,13 +276,15 @@ function warmUp(runner: Runner, target: RunningTarget): void {
   if (!runner.rules.some((rule) => definitionOf(rule).historyMs(rule, spec) > 0)) return;
   const asOfMs = deps.nowMs();
   // no first poll waits behind candle requests (10 000 candles a body, slow to serve and to decode): a warm-up
-  // starts once no hold is left (holdWarmups); a target stopped meanwhile fetches nothing
+  // starts once no hold is left (holdWarmups); a target stopped meanwhile fetches nothing, nor one whose history
+  // already reaches back far enough (seeded by a cluster handover meanwhile: candles would all be dropped)
   const fetch = (): Promise<WarmupPoint[]> =>
     runner.warmups.run(async () => {
       await warmupHoldsEnded(runner);
-      return runner.running.get(spec.id) === target
-        ? warmUpHistory(deps.client, spec, warmup.interval, warmup.lookbackMs, asOfMs)
-        : [];
+      const needed =
+        runner.running.get(spec.id) === target &&
+        !historyReachesBack(runner.state, spec.id, deps.nowMs(), warmup.lookbackMs);
+      return needed ? warmUpHistory(deps.client, spec, warmup.interval, warmup.lookbackMs, asOfMs) : [];
     });
   const warm = (deps.recorder === undefined ? fetch() : deps.recorder.within(spec.id, "warmup", fetch))
     .then((points) => {

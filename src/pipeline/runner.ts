@@ -117,12 +117,27 @@ export interface Runner {
   readonly warmupHolds: Set<object>;
   /** Warm-ups waiting for `warmupHolds` to empty. */
   readonly afterHolds: (() => void)[];
+  /** Targets whose first data did not come within the hold's bound (logged when the warm-ups go ahead). */
+  readonly warmupLaggards: string[];
 }
 
 /** A warm-up hold ends (a target's first data is in, its period after a takeover passed, or it stopped). */
 export function releaseWarmupHold(runner: Runner, hold: object): void {
   if (!runner.warmupHolds.delete(hold) || runner.warmupHolds.size > 0) return;
+  const laggards = runner.warmupLaggards.splice(0);
+  if (laggards.length > 0 && runner.afterHolds.length > 0)
+    runner.deps.logger.info(
+      { targets: laggards.length, first: laggards.slice(0, 10) },
+      "price history warm-ups go ahead without the first data of some targets (none within a period and a poll timeout)",
+    );
   for (const release of runner.afterHolds.splice(0)) release();
+}
+
+/** The hold on `target`'s first data ends unreleased: it has been held a period and a poll timeout. */
+export function expireWarmupHold(runner: Runner, target: RunningTarget): void {
+  if (!runner.warmupHolds.has(target)) return;
+  runner.warmupLaggards.push(target.plan.spec.id);
+  releaseWarmupHold(runner, target);
 }
 
 /** Resolves once no warm-up hold is left (at once when none is). */

@@ -1,0 +1,99 @@
+// When a target's candle warm-up runs: not at all when a cluster handover seeded its history far enough back (the
+// candles would all be dropped), and not later than a period and a poll timeout behind a target that has no data.
+import { pino } from "pino";
+import { Subject } from "rxjs";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { createMonitorState } from "../../src/domain/monitor.js";
+import { ScaledPrice } from "../../src/domain/price.js";
+import type { PricePoint } from "../../src/domain/price-history.js";
+import type { CandleSeries } from "../../src/domain/types.js";
+import { createEventHub } from "../../src/pipeline/event-hub.js";
+import {
+  createMonitorRunner,
+  type MonitorRunner,
+  type MonitorRunnerDeps,
+} from "../../src/pipeline/monitor-runner.js";
+import { createJournal } from "../../src/state/journal.js";
+import type { StreamSignal } from "../../src/upstream/multi-stream-client.js";
+import { rule } from "../domain/helpers.js";
+import { offchainMonitors, pairPriceClient, runnerDeps } from "./helpers.js";
+
+const WINDOW_MS = 600_000;
+const price = new ScaledPrice(100n * 10n ** 18n, 18);
+const warmup = { enabled: true, interval: "1min", lookbackMs: 3_600_000 } as const;
+const rules = [rule("price_change", { market: "offchain", windowMs: WINDOW_MS }, { threshold: 0.05 })];
+
+/** A point every 10 s from `spanMs` before now to now. */
+function handedOver(spanMs: number): PricePoint[] {
+  const nowMs = Date.now();
+  return Array.from({ length: spanMs / 10_000 + 1 }, (_, i) => ({
+    atMs: nowMs - spanMs + i * 10_000,
+    price,
+  }));
+}
+
+/** Runner deps whose client answers every pair's price at once and records each candle request (no candles). */
+function recordingDeps(candleCalls: string[]): MonitorRunnerDeps {
+  const client = pairPriceClient(
+    (query) =>
+      Promise.resolve({ pairId: query.pair, price, numSources: 5, timestampMs: Date.now(), components: [] }),
+    (query) => {
+      candleCalls.push(query.pair);
+      return Promise.resolve<CandleSeries>({ pairId: query.pair, candles: [] });
+    },
+  );
+  const hub = createEventHub({ journal: createJournal(100), nowMs: Date.now, version: "test" });
+  return runnerDeps(client, hub);
+}
+
+describe("when a target's warm-up fetches candles", () => {
+  let runner: MonitorRunner | undefined;
+  beforeEach(() => vi.useFakeTimers({ now: Date.UTC(2026, 10, 27, 6) }));
+  afterEach(() => {
+    runner?.stop();
+    vi.useRealTimers();
+  });
+
+  it("only for the targets whose seeded history does not cover their window", async () => {
+    const candleCalls: string[] = [];
+    runner = createMonitorRunner(recordingDeps(candleCalls), createMonitorState());
+    const pairs = ["COVERED/USD", "SHORT/USD", "NONE/USD"].map((pair) => ({ pair, periodMs: 1_000 }));
+    runner.update({ ...offchainMonitors(pairs), warmup }, rules);
+    const idOf = (pair: string): string => runner!.targetIds().find((id) => id.includes(pair))!;
+    runner.seedHistory(idOf("COVERED/USD"), handedOver(WINDOW_MS + 30_000));
+    runner.seedHistory(idOf("SHORT/USD"), handedOver(WINDOW_MS / 2));
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(candleCalls.sort()).toEqual(["NONE/USD", "SHORT/USD"]);
+  });
+
+  it("after waiting for a target without data at most a period and a poll timeout (logged)", async () => {
+    const candleCalls: string[] = [];
+    const logged: string[] = [];
+    const logger = pino({ level: "info" }, { write: (line: string) => void logged.push(line) });
+    // a stream that never connects nor delivers: its target has no first data
+    const stream = {
+      open: () => new Subject<StreamSignal>(),
+      staleIntervals: 3,
+      recoverEvents: 2,
+      maxPairsPerConnection: 500,
+      componentsPeriodMs: 60_000,
+      defaultTransport: "poll" as const,
+    };
+    const deps = { ...recordingDeps(candleCalls), logger, stream };
+    runner = createMonitorRunner(deps, createMonitorState());
+    const monitors = offchainMonitors([
+      { pair: "POLLED/USD", periodMs: 1_000 },
+      { pair: "STREAMED/USD", periodMs: 1_000 },
+    ]);
+    const offchain = monitors.offchain.map((m) =>
+      m.pair === "STREAMED/USD" ? { ...m, transport: "stream" as const } : m,
+    );
+    runner.update({ ...monitors, offchain, warmup }, rules);
+    await vi.advanceTimersByTimeAsync(1_000 + deps.pollTimeoutMs - 10);
+    expect(candleCalls).toEqual([]);
+    await vi.advanceTimersByTimeAsync(20);
+    expect(candleCalls).toContain("POLLED/USD");
+    expect(logged.join("")).toContain("warm-ups go ahead without the first data");
+    expect(logged.join("")).toContain("STREAMED/USD");
+  });
+});
