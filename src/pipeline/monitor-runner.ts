@@ -103,18 +103,7 @@ export function createMonitorRunner(deps: MonitorRunnerDeps, initialState: Monit
   });
   return {
     update: (monitors, rules) => update(runner, monitors, rules),
-    restrict(owns, runsCauses) {
-      runner.owns = owns;
-      const { cluster } = runner.state;
-      setClusterCauses(runner.state, {
-        judges: runsCauses,
-        peers: cluster?.peers ?? NO_PEERS,
-        firing: cluster?.firing ?? new Set(),
-      });
-      runner.takingOver = runner.running.size > 0;
-      if (runner.monitors !== undefined) update(runner, runner.monitors, runner.rules);
-      runner.takingOver = false;
-    },
+    restrict: (owns, runsCauses) => restrict(runner, owns, runsCauses),
     clusterCauses(peers, firing) {
       setClusterCauses(runner.state, { judges: runner.state.cluster?.judges ?? true, peers, firing });
     },
@@ -153,6 +142,20 @@ export function createMonitorRunner(deps: MonitorRunnerDeps, initialState: Monit
       runner.running.clear();
     },
   };
+}
+
+/** Run the owned targets only, judge the cause rules or only link to them (cluster mode), and re-apply the config. */
+function restrict(runner: Runner, owns: (spec: TargetSpec) => boolean, runsCauses: boolean): void {
+  runner.owns = owns;
+  const { cluster } = runner.state;
+  setClusterCauses(runner.state, {
+    judges: runsCauses,
+    peers: cluster?.peers ?? NO_PEERS,
+    firing: cluster?.firing ?? new Set(),
+  });
+  runner.takingOver = runner.running.size > 0;
+  if (runner.monitors !== undefined) update(runner, runner.monitors, runner.rules);
+  runner.takingOver = false;
 }
 
 /** Poll clocks by slot width, created on first use (the width is reloadable; a target keeps the clock it started with). */
