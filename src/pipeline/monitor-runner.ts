@@ -46,7 +46,7 @@ export interface MonitorRunner {
    * ownership; else only link children to the parents firing in the cluster's log); re-applies the current config at once.
    */
   restrict(owns: (spec: TargetSpec) => boolean, runsCauses: boolean): void;
-  /** Cluster mode: what the cause rules read from now on besides this engine (the peers' summaries, the parents firing in the log). */
+  /** Cluster mode: what the cause rules read from now on besides this engine (the peers' summaries, the parents firing in the log); judged only once restricted with runsCauses. */
   clusterCauses(peers: PeerCauses, firing: ReadonlySet<string>): void;
   /** New stream settings (reload): connections reopen with them; the transport default applies at the next `update`. */
   reconfigureStream(stream: NonNullable<MonitorRunnerDeps["stream"]>): void;
@@ -105,7 +105,7 @@ export function createMonitorRunner(deps: MonitorRunnerDeps, initialState: Monit
     update: (monitors, rules) => update(runner, monitors, rules),
     restrict: (owns, runsCauses) => restrict(runner, owns, runsCauses),
     clusterCauses(peers, firing) {
-      setClusterCauses(runner.state, { judges: runner.state.cluster?.judges ?? true, peers, firing });
+      setClusterCauses(runner.state, { judges: runner.state.cluster?.judges ?? false, peers, firing });
     },
     reconfigureStream: (stream) => reconfigureStream(runner, stream),
     targetHealth: () => [...runner.running.values()].map((t) => ({ id: t.plan.spec.id, health: t.health })),
