@@ -234,16 +234,28 @@ function apply(state: SummariesState): void {
   runner.clusterCauses(mergePeerCauses(livePeers(state)), firing);
 }
 
-/** The records of the other live members (their lease as this member sees it, this very process), by member id. */
+/** The other live members' records (their lease as this member sees it, this very process), forgetting long-gone ones. */
 function livePeers(state: Pick<SummariesState, "deps" | "records">): CauseSummary[] {
   const { deps, records } = state;
   const nowMs = deps.nowMs();
   const live = new Map(deps.member.status().members.map((view) => [view.memberId, view.incarnation]));
-  const peers = [...records.values()].filter(
-    (record) => record.memberId !== deps.memberId && live.get(record.memberId) === record.incarnation,
-  );
   // records nobody rewrote for the bucket's max age are gone from NATS: forget those of members no longer live
   for (const [memberId, record] of records)
     if (!live.has(memberId) && nowMs - record.atMs > CAUSES_TTL_MS) records.delete(memberId);
-  return peers.sort((a, b) => (a.memberId < b.memberId ? -1 : 1)).map((record) => record.summary);
+  return livePeerSummaries(records.values(), live, deps.memberId);
+}
+
+/**
+ * The summaries of the members other than `selfId` whose record is that of the incarnation `live` holds a lease for
+ * (a dead member's, or an earlier process's of a live id, does not count), in member id order.
+ */
+export function livePeerSummaries(
+  records: Iterable<CauseRecord>,
+  live: ReadonlyMap<string, string>,
+  selfId: string,
+): CauseSummary[] {
+  return [...records]
+    .filter((record) => record.memberId !== selfId && live.get(record.memberId) === record.incarnation)
+    .sort((a, b) => (a.memberId < b.memberId ? -1 : 1))
+    .map((record) => record.summary);
 }

@@ -70,7 +70,7 @@ describe.skipIf(!available)("cluster cause alert (nats-server, 3 daemons, upstre
             leaseMs: LEASE_MS,
             rules: [
               { kind: "upstream_error", threshold: 2 },
-              // judged on the cause owner's share of the pairs (about 4 of 12; docs/cluster.md): a low count
+              // a low count: the whole cluster's count is cause-union.nats.test.ts's
               { kind: "upstream_down", threshold: 2, minFraction: 0.5, windowMs: 10_000 },
             ],
             sinks: [{ ...sink, timeoutMs: 2_000, groupBy: ["..."] }],
