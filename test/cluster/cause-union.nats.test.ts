@@ -3,11 +3,9 @@
 // fires once for the cluster counting all 12 pairs, and the `upstream_error` children on every member, the cause
 // owner's or not, carry its fingerprint (causedBy), so none is delivered to the webhook on its own.
 import { beforeAll, describe, expect, it } from "vitest";
-import type { AlertPayload } from "../../src/domain/events.js";
 import { syntheticPairIds } from "../../src/simulator/synthetic-pairs.js";
-import type { RunningDaemon } from "../e2e/daemon.js";
 import { startWebhookReceiver, type WebhookReceiver } from "../e2e/webhook-receiver.js";
-import { startClusterMember } from "./member-config.js";
+import { delivered, published, startCauseMembers } from "./cause-members.js";
 import { natsServerAvailable } from "./nats.js";
 import { useNatsSuite } from "./suite.js";
 import { sleep, waitUntil } from "./wait.js";
@@ -18,21 +16,6 @@ const PERIOD_MS = 1_000;
 const SECRET = "cluster-cause-union-secret-01234";
 
 const available = natsServerAvailable();
-
-/** The alerts of `rule` the receiver accepted. */
-function delivered(hook: WebhookReceiver, rule: string): AlertPayload[] {
-  return hook.deliveries.items.flatMap((d) =>
-    d.answeredStatus < 300 && d.event?.alert.rule === rule ? [d.event.alert] : [],
-  );
-}
-
-/** The alert events of `rule` a member published to the cluster's log (its stdout sink logs only those). */
-function published(daemon: RunningDaemon, rule: string): AlertPayload[] {
-  return daemon.logs.items.flatMap((line) => {
-    const alert = line["event"] === "alert" ? (line["alert"] as AlertPayload | undefined) : undefined;
-    return alert?.rule === rule ? [alert] : [];
-  });
-}
 
 describe.skipIf(!available)(
   "cluster cause alert over every member's targets (nats-server, 3 daemons)",
@@ -45,36 +28,20 @@ describe.skipIf(!available)(
     });
 
     it("fires upstream_down once counting all 12 pairs, and no member's upstream_error is delivered on its own", async () => {
-      const sink = { kind: "webhook", name: "hook", url: hook.url, secret: SECRET, failureThreshold: 1000 };
-      const members: RunningDaemon[] = [];
-      for (const id of ["u1", "u2", "u3"])
-        members.push(
-          (
-            await startClusterMember(suite.simulatorUrl, suite.proxies, {
-              id,
-              natsUrls: suite.nats.urls,
-              pairs: PAIRS,
-              periodMs: PERIOD_MS,
-              leaseMs: LEASE_MS,
-              rules: [
-                // the children fire at their 4th failed poll: by then the cluster's verdict is in the log
-                { kind: "upstream_error", threshold: 4 },
-                // 10 of 12: more than any member's share (about 4), reached only by counting the cluster
-                { kind: "upstream_down", threshold: 10, minFraction: 0.9, windowMs: 10_000 },
-              ],
-              sinks: [{ ...sink, timeoutMs: 2_000, groupBy: ["..."] }],
-            })
-          ).daemon,
-        );
-      await waitUntil(
-        "every pair polled by some member",
-        () => PAIRS.every((pair) => suite.proxies.some((p) => p.requests.some((r) => r.pair === pair))),
-        30_000,
-      );
-      await sleep(LEASE_MS); // settled: the handover wait of the later joiners is over
-      const shares = suite.proxies.map(
-        (p) => new Set(p.requests.filter((r) => r.atMs > Date.now() - 3_000).map((r) => r.pair)).size,
-      );
+      const { members, shares } = await startCauseMembers(suite, {
+        ids: ["u1", "u2", "u3"],
+        pairs: PAIRS,
+        periodMs: PERIOD_MS,
+        leaseMs: LEASE_MS,
+        rules: [
+          // the children fire at their 4th failed poll: by then the cluster's verdict is in the log
+          { kind: "upstream_error", threshold: 4 },
+          // 10 of 12: more than any member's share (about 4), reached only by counting the cluster
+          { kind: "upstream_down", threshold: 10, minFraction: 0.9, windowMs: 10_000 },
+        ],
+        hook,
+        secret: SECRET,
+      });
       console.info(`cause-union: pairs per member ${shares.join("/")}`);
       expect(Math.max(...shares)).toBeLessThan(10);
 

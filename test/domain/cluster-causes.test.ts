@@ -9,7 +9,6 @@ import {
   type ClusterCauses,
   type PeerCauses,
 } from "../../src/domain/cause-summary.js";
-import { PmError } from "../../src/domain/errors.js";
 import type { AlertPayload } from "../../src/domain/events.js";
 import { fingerprintOf } from "../../src/domain/fingerprint.js";
 import {
@@ -24,19 +23,10 @@ import {
 } from "../../src/domain/monitor.js";
 import { definitionOf, ruleLabels, type RuleConfig } from "../../src/domain/rules/index.js";
 import type { TargetSpec } from "../../src/domain/types.js";
-import { BTC_OFF, T0, obs, pairPrice, rule } from "./helpers.js";
+import { BTC_OFF, T0, http500, obs, pairPrice, refused, rule } from "./helpers.js";
 
 type Offchain = Extract<TargetSpec, { kind: "offchain" }>;
 const offchain = (pair: string): Offchain => ({ ...BTC_OFF, id: `offchain:${pair}`, pair });
-
-const http500 = new PmError("PM_ERR_UPSTREAM_HTTP", "HTTP 500", {
-  retryable: true,
-  details: { status: 500 },
-});
-const refused = new PmError("PM_ERR_UPSTREAM_NETWORK", "connect failed", {
-  retryable: true,
-  cause: Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:1"), { code: "ECONNREFUSED" }),
-});
 
 /** One poll's outcome: a price, or an error. */
 type Outcome = "100" | "94" | "106" | "500" | "refused";
