@@ -90,7 +90,7 @@ export function createClusterMode(deps: ClusterModeDeps): ClusterMode | undefine
     openStore: () =>
       openLeaseStore(config.nats, { name: memberId, timeoutMs: Math.min(2_000, config.leaseMs / 4) }),
   });
-  handover = createAlertHandover({
+  const alerts = (handover = createAlertHandover({
     member,
     memberId,
     keyOfTarget: () => {
@@ -106,9 +106,15 @@ export function createClusterMode(deps: ClusterModeDeps): ClusterMode | undefine
     logger,
     restrict: () => runner?.restrict(owns, ownsCauses()),
     historyRejected: (reason) => metrics.historyRejected.inc({ reason }),
+  }));
+  const shared = createClusterShared({
+    ...deps,
+    member,
+    memberId,
+    incarnation,
+    logger,
+    runner: () => runner,
   });
-  const alerts = handover;
-  const shared = createClusterShared({ ...deps, member, memberId, logger, runner: () => runner });
   logger.warn(
     { servers: config.nats.servers.length, leaseMs: config.leaseMs },
     "cluster mode (experimental): targets, alert state, the event log, notifications and silences are shared; maintenance windows and the daemon's own alerts are per member, and a price move while a dead member's target moves can be missed (docs/cluster.md)",
@@ -131,7 +137,7 @@ export function createClusterMode(deps: ClusterModeDeps): ClusterMode | undefine
     },
     readiness: (base) => withClusterReasons(base, member),
     async stop() {
-      shared.stop();
+      await shared.stop();
       await alerts.stop();
       await member.stop();
     },

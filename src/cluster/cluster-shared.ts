@@ -1,5 +1,5 @@
-// What the members share besides targets: silences, the config generation, a status of the membership, and the
-// cluster_error alert each member raises on its own bus.
+// What the members share besides targets: silences, the config generation, the cause summaries, a status of the
+// membership, and the cluster_error alert each member raises on its own bus.
 import type { Logger } from "pino";
 import type { AlertPayload } from "../domain/events.js";
 import { activeAlerts } from "../domain/monitor.js";
@@ -7,6 +7,7 @@ import type { Silence } from "../domain/silence.js";
 import type { EventHub } from "../pipeline/event-hub.js";
 import type { MonitorRunner } from "../pipeline/monitor-runner.js";
 import type { Silencer, SilencerOptions } from "../pipeline/silencer.js";
+import { createCauseSummaries } from "./cause-summaries.js";
 import { createClusterErrorAlert } from "./cluster-error-alert.js";
 import { createConfigGeneration, type ConfigGenerationView } from "./config-generation.js";
 import type { ClusterMember, ClusterStatus } from "./member.js";
@@ -20,6 +21,8 @@ const SHARED_INTERVAL_MS = 1_000;
 export interface ClusterSharedDeps {
   readonly member: ClusterMember;
   readonly memberId: string;
+  /** This process (its cause summary counts only while its lease is this incarnation's). */
+  readonly incarnation: string;
   readonly logger: Logger;
   readonly nowMs: () => number;
   /** The hash of the config in force on this member. */
@@ -65,14 +68,14 @@ export interface ClusterShared {
     announceOnce(claim: string, announce: () => void): void;
     stored(silence: Silence): void;
   };
-  /** Share `silencer`'s silences and raise cluster_error on `hub` from now on. */
+  /** Share `silencer`'s silences and the cause summaries, and raise cluster_error on `hub`, from now on. */
   start(silencer: Silencer, hub: EventHub): void;
   /** A config was loaded (reload): it becomes the cluster's generation. */
   configLoaded(): void;
   /** The cluster's generation (null until read from NATS). */
   configGeneration(): number | null;
   status(): ClusterStatusView;
-  stop(): void;
+  stop(): Promise<void>;
 }
 
 /** Create the shared parts; nothing runs until `start`. */
@@ -88,6 +91,15 @@ export function createClusterShared(deps: ClusterSharedDeps): ClusterShared {
     nowMs,
     logger,
   });
+  const causes = createCauseSummaries({
+    bucket: () => buckets()?.causes,
+    memberId: deps.memberId,
+    incarnation: deps.incarnation,
+    member,
+    runner: deps.runner,
+    logger,
+    nowMs,
+  });
   let timer: NodeJS.Timeout | undefined;
   return {
     silencing: {
@@ -99,6 +111,7 @@ export function createClusterShared(deps: ClusterSharedDeps): ClusterShared {
       silencer = next;
       sync.start(SHARED_INTERVAL_MS);
       generation.start(SHARED_INTERVAL_MS);
+      causes.start(hub, SHARED_INTERVAL_MS);
       const alert = createClusterErrorAlert({
         memberId: deps.memberId,
         error: () => member.status().error,
@@ -110,10 +123,11 @@ export function createClusterShared(deps: ClusterSharedDeps): ClusterShared {
     configLoaded: () => generation.loaded(),
     configGeneration: () => generation.view().generation,
     status: () => clusterStatusView(member.status(), generation.view()),
-    stop() {
+    async stop() {
       clearInterval(timer);
       sync.stop();
       generation.stop();
+      await causes.stop();
     },
   };
 }

@@ -1,6 +1,7 @@
 // The cause pass: after the rules of a step ran, evaluate the cause rules over the engine's alerts, step their
 // (parent) alerts, and link each pending or firing child to the firing parent that explains it (causedBy).
 import { applyMeasure, type AlertRecord, type EngineState } from "./alert-engine.js";
+import { NO_PEERS, type ClusterCauses } from "./cause-summary.js";
 import type { AlertPayload } from "./events.js";
 import type { Measure } from "./finding.js";
 import { fingerprintOf } from "./fingerprint.js";
@@ -16,15 +17,23 @@ const NO_TARGETS: readonly string[] = Object.freeze([]);
  * step's transitions so far; on return the parents' transitions come first, then the step's (a child's
  * firing carrying its new parent), then re-announcements (reason `repeat`) of firing children whose parent
  * changed: adopted by a parent that started firing, or left on their own by one that resolved.
+ * In a cluster (`cluster`) the rules read the peers' summaries too, and a member that does not judge them steps no
+ * parent: it links its children to the parents firing in the cluster's log.
  */
 export function evaluateCauses(
   monitor: { readonly targets: TargetRegistry; readonly engine: EngineState },
   causes: readonly RuleConfig[],
   nowMs: number,
   out: AlertPayload[],
+  cluster: ClusterCauses | null = null,
 ): void {
   if (causes.length === 0) return;
   const { engine } = monitor;
+  const judges = cluster?.judges ?? true;
+  const firing =
+    cluster === null || cluster.judges
+      ? (fingerprint: string) => engine.alerts.get(fingerprint)?.status === "firing"
+      : (fingerprint: string) => cluster.firing.has(fingerprint);
   const parentsOut: AlertPayload[] = [];
   // child fingerprint → the first firing parent (registry order, then finding order) that adopts it
   const claims = new Map<string, string>();
@@ -38,6 +47,7 @@ export function evaluateCauses(
       rule,
       alerts: engine.alerts,
       targets: monitor.targets.byId,
+      peers: cluster?.peers ?? NO_PEERS,
       parents,
       nowMs,
     });
@@ -47,14 +57,22 @@ export function evaluateCauses(
       const labels = { ...measure.extraLabels, ...extra };
       const fingerprint = fingerprintOf(rule.kind, labels);
       judged.add(fingerprint);
-      applyMeasure(engine, { fingerprint, labels, targetIds: NO_TARGETS }, measure, rule, nowMs, parentsOut);
-      if (engine.alerts.get(fingerprint)?.status !== "firing") continue;
+      if (judges)
+        applyMeasure(
+          engine,
+          { fingerprint, labels, targetIds: NO_TARGETS },
+          measure,
+          rule,
+          nowMs,
+          parentsOut,
+        );
+      if (!firing(fingerprint)) continue;
       for (const child of children)
         if (!claims.has(child) && child !== fingerprint) claims.set(child, fingerprint);
     }
     // a parent the rule gave no verdict for has nothing left to explain
     for (const parent of parents)
-      if (!judged.has(parent.fingerprint))
+      if (judges && !judged.has(parent.fingerprint))
         applyMeasure(
           engine,
           { fingerprint: parent.fingerprint, labels: parent.labels, targetIds: NO_TARGETS },
@@ -64,7 +82,7 @@ export function evaluateCauses(
           parentsOut,
         );
   }
-  const relinked = relink(engine, claims, out);
+  const relinked = relink(engine, claims, firing, out);
   out.unshift(...parentsOut);
   out.push(...relinked);
 }
@@ -73,11 +91,12 @@ export function evaluateCauses(
 function relink(
   engine: EngineState,
   claims: ReadonlyMap<string, string>,
+  firing: (fingerprint: string) => boolean,
   out: AlertPayload[],
 ): AlertPayload[] {
   const relinked: AlertPayload[] = [];
   for (const record of engine.alerts.values()) {
-    const parent = record.status === "inactive" ? null : parentOf(engine, record, claims);
+    const parent = record.status === "inactive" ? null : parentOf(record, claims, firing);
     if (record.causedBy === parent) continue;
     record.causedBy = parent;
     if (record.status !== "firing" || record.announced === null) continue;
@@ -101,14 +120,14 @@ function relink(
  * still fires (a child held firing after its own condition cleared stays in its incident until the parent ends).
  */
 function parentOf(
-  engine: EngineState,
   record: AlertRecord,
   claims: ReadonlyMap<string, string>,
+  firing: (fingerprint: string) => boolean,
 ): string | null {
   const claimed = claims.get(record.fingerprint);
   if (claimed !== undefined) return claimed;
   const previous = record.causedBy;
-  return previous !== null && engine.alerts.get(previous)?.status === "firing" ? previous : null;
+  return previous !== null && firing(previous) ? previous : null;
 }
 
 /** `alert` with exactly this parent (none: no `causedBy`). */

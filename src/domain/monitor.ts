@@ -10,6 +10,7 @@ import {
   type PersistedAlertState,
 } from "./alert-persistence.js";
 import { inhibitorsByTarget, inhibitorsOf, pendingAlertsOf, type PendingAlert } from "./alert-view.js";
+import { summarizeCauses, type CauseSummary, type ClusterCauses } from "./cause-summary.js";
 import { evaluateCauses } from "./causes.js";
 import { createEvaluator, type Evaluator } from "./evaluator.js";
 import type { AlertLabels, AlertPayload } from "./events.js";
@@ -35,6 +36,8 @@ export interface MonitorState {
   evaluator: Evaluator;
   /** Every detector runs (no calm shortcut): the reference the differential test compares with. */
   readonly exact: boolean;
+  /** Cluster mode: the peers' part of the cause rules' input and this member's role in them (null: one daemon). */
+  cluster: ClusterCauses | null;
 }
 
 /** Options of a new monitor state. */
@@ -57,6 +60,7 @@ export function createMonitorState(options: MonitorOptions = {}): MonitorState {
     engine: createEngineState(),
     evaluator: createEvaluator([], { exact }),
     exact,
+    cluster: null,
   };
 }
 
@@ -96,7 +100,7 @@ export function observe(
   // The causes read the alerts' conditions and the targets' failures: an observation that moved neither (the
   // steady state, healthy or not) leaves them as they were; what time alone changes, the next tick sees.
   if (out.length > 0 || !ok || wasFailing || state.engine.conditionFlips !== flipsBefore)
-    evaluateCauses(state, evaluator.causes, nowMs, out);
+    evaluateCauses(state, evaluator.causes, nowMs, out, state.cluster);
   return { state, transitions: out };
 }
 
@@ -147,8 +151,23 @@ export function tick(state: MonitorState, rules: readonly RuleConfig[], nowMs: n
         out,
       );
   evaluator.sweep(state, nowMs, out);
-  evaluateCauses(state, evaluator.causes, nowMs, out);
+  evaluateCauses(state, evaluator.causes, nowMs, out, state.cluster);
   return { state, transitions: out };
+}
+
+/**
+ * Cluster mode: what the cause passes from now on read besides this engine (the peers' summaries, the cause alerts
+ * firing in the cluster's log) and whether this member judges the cause rules or only links its children.
+ */
+export function setClusterCauses(state: MonitorState, cluster: ClusterCauses): MonitorState {
+  state.cluster = cluster;
+  return state;
+}
+
+/** What this engine's cause rules read of its targets and alerts at `nowMs`, for the other members; null when no cause rule is enabled. */
+export function causeSummary(state: MonitorState, nowMs: number): CauseSummary | null {
+  const { causes } = state.evaluator;
+  return causes.length === 0 ? null : summarizeCauses(state, causes, nowMs);
 }
 
 // The evaluator of `rules`: the state's own while the pipeline passes the same array, a new one after a reload.
@@ -194,7 +213,7 @@ export function retainTargets(
     dropRecord(engine, record.fingerprint);
   }
   evaluator.sweep(state, nowMs, out);
-  evaluateCauses(state, evaluator.causes, nowMs, out);
+  evaluateCauses(state, evaluator.causes, nowMs, out, state.cluster);
   return { state, transitions: out };
 }
 
@@ -217,6 +236,7 @@ export function importAlertState(persisted: PersistedAlertState, options: Monito
     engine: importEngine(persisted),
     evaluator: createEvaluator([], { exact }),
     exact,
+    cluster: null,
   };
 }
 

@@ -9,13 +9,15 @@ import {
   observe,
   releaseAlertState,
   retainTargets,
+  setClusterCauses,
   tick,
   type MonitorState,
   type PersistedAlertState,
 } from "../domain/monitor.js";
 import type { PricePoint } from "../domain/price-history.js";
 import type { TargetReadiness } from "../domain/readiness.js";
-import { definitionOf, isCauseKind, type RuleConfig } from "../domain/rules/index.js";
+import { NO_PEERS, type PeerCauses } from "../domain/cause-summary.js";
+import { definitionOf, type RuleConfig } from "../domain/rules/index.js";
 import type { TargetSpec } from "../domain/types.js";
 import type { Metrics } from "../metrics.js";
 import { coalescingClock, type PollClock } from "./coalescing-clock.js";
@@ -42,10 +44,12 @@ export interface MonitorRunner {
   /** Apply a (new) config: start added targets, stop removed ones, restart changed ones, switch a changed transport in place; rules swap in place. */
   update(monitors: MonitorsConfig, rules: readonly RuleConfig[]): void;
   /**
-   * Run only the configured targets `owns` accepts, and the cause rules only when `runsCauses` (cluster ownership);
-   * re-applies the current config at once.
+   * Run only the configured targets `owns` accepts, and judge the cause rules only when `runsCauses` (cluster
+   * ownership; else only link children to the parents firing in the cluster's log); re-applies the current config at once.
    */
   restrict(owns: (spec: TargetSpec) => boolean, runsCauses: boolean): void;
+  /** Cluster mode: what the cause rules read from now on besides this engine (the peers' summaries, the parents firing in the log); judged only once restricted with runsCauses. */
+  clusterCauses(peers: PeerCauses, firing: ReadonlySet<string>): void;
   /** New stream settings (reload): connections reopen with them; the transport default applies at the next `update`. */
   reconfigureStream(stream: NonNullable<MonitorRunnerDeps["stream"]>): void;
   /** Each running target with what its latest poll showed (the input of readiness). */
@@ -76,8 +80,6 @@ export function createMonitorRunner(deps: MonitorRunnerDeps, initialState: Monit
     wallNowMs: deps.wallNowMs ?? deps.nowMs,
     state: initialState,
     rules: [],
-    configuredRules: [],
-    runsCauses: true,
     monitors: undefined,
     streams: null,
     stream: deps.stream,
@@ -104,12 +106,9 @@ export function createMonitorRunner(deps: MonitorRunnerDeps, initialState: Monit
   });
   return {
     update: (monitors, rules) => update(runner, monitors, rules),
-    restrict(owns, runsCauses) {
-      runner.owns = owns;
-      runner.runsCauses = runsCauses;
-      runner.takingOver = runner.running.size > 0;
-      if (runner.monitors !== undefined) update(runner, runner.monitors, runner.configuredRules);
-      runner.takingOver = false;
+    restrict: (owns, runsCauses) => restrict(runner, owns, runsCauses),
+    clusterCauses(peers, firing) {
+      setClusterCauses(runner.state, { judges: runner.state.cluster?.judges ?? false, peers, firing });
     },
     reconfigureStream: (stream) => reconfigureStream(runner, stream),
     targetHealth: () => [...runner.running.values()].map((t) => ({ id: t.plan.spec.id, health: t.health })),
@@ -148,6 +147,20 @@ export function createMonitorRunner(deps: MonitorRunnerDeps, initialState: Monit
   };
 }
 
+/** Run the owned targets only, judge the cause rules or only link to them (cluster mode), and re-apply the config. */
+function restrict(runner: Runner, owns: (spec: TargetSpec) => boolean, runsCauses: boolean): void {
+  runner.owns = owns;
+  const { cluster } = runner.state;
+  setClusterCauses(runner.state, {
+    judges: runsCauses,
+    peers: cluster?.peers ?? NO_PEERS,
+    firing: cluster?.firing ?? new Set(),
+  });
+  runner.takingOver = runner.running.size > 0;
+  if (runner.monitors !== undefined) update(runner, runner.monitors, runner.rules);
+  runner.takingOver = false;
+}
+
 /** Poll clocks by slot width, created on first use (the width is reloadable; a target keeps the clock it started with). */
 function pollClocks(scheduler: SchedulerLike): (slotMs: number) => PollClock {
   const clocks = new Map<number, PollClock>();
@@ -165,8 +178,7 @@ function pollClocks(scheduler: SchedulerLike): (slotMs: number) => PollClock {
 function update(runner: Runner, monitors: MonitorsConfig, rules: readonly RuleConfig[]): void {
   const { deps, running } = runner;
   runner.monitors = monitors;
-  runner.rules = evaluatedRules(runner, rules);
-  runner.configuredRules = rules;
+  runner.rules = rules;
   const plans = planTargets(monitors, runner.stream?.defaultTransport ?? "poll").filter((plan) =>
     runner.owns(plan.spec),
   );
@@ -189,20 +201,6 @@ function update(runner: Runner, monitors: MonitorsConfig, rules: readonly RuleCo
   const specs = plans.map((plan) => plan.spec);
   publish(runner, retainTargets(runner.state, new Set(wanted.keys()), runner.rules, deps.nowMs(), specs));
   exportTargetCounts(deps.metrics, specs);
-}
-
-/**
- * The rules to evaluate: `rules`, without its cause rules while they run elsewhere. The same array as before while
- * neither changed (a new array rebuilds the monitor's evaluator).
- */
-function evaluatedRules(runner: Runner, rules: readonly RuleConfig[]): readonly RuleConfig[] {
-  if (runner.runsCauses) return rules;
-  if (runner.configuredRules === rules && !runner.rules.some(isCause)) return runner.rules;
-  return rules.filter((rule) => !isCause(rule));
-}
-
-function isCause(rule: RuleConfig): boolean {
-  return isCauseKind(rule.kind);
 }
 
 /** Targets per kind (every kind, 0 when none, so a reload that drops the last target of a kind shows 0) and both outcome series per endpoint. */

@@ -90,12 +90,8 @@ export interface Runner {
   readonly holding: () => boolean;
   readonly wallNowMs: () => number;
   state: MonitorState;
-  /** The rules evaluated: the configured ones, without the cause rules while `runsCauses` is false. */
-  rules: readonly RuleConfig[];
   /** The rules of the configuration in force. */
-  configuredRules: readonly RuleConfig[];
-  /** Whether the cause rules run here (always, but in cluster mode only on the owner of the cause key). */
-  runsCauses: boolean;
+  rules: readonly RuleConfig[];
   monitors: MonitorsConfig | undefined;
   streams: StreamFeed | null;
   /** The stream settings in force (`deps.stream` at start, replaced by a reload of `upstream.transport` or `upstream.stream`). */

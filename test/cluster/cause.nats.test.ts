@@ -5,9 +5,8 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import type { AlertPayload } from "../../src/domain/events.js";
 import { syntheticPairIds } from "../../src/simulator/synthetic-pairs.js";
-import type { RunningDaemon } from "../e2e/daemon.js";
 import { startWebhookReceiver, type WebhookReceiver } from "../e2e/webhook-receiver.js";
-import { startClusterMember } from "./member-config.js";
+import { delivered, published, startCauseMembers } from "./cause-members.js";
 import { natsServerAvailable } from "./nats.js";
 import { useNatsSuite } from "./suite.js";
 import { sleep, waitUntil } from "./wait.js";
@@ -18,21 +17,6 @@ const PERIOD_MS = 1_000;
 const SECRET = "cluster-cause-secret-0123456789";
 
 const available = natsServerAvailable();
-
-/** The alerts of `rule` the receiver accepted. */
-function delivered(hook: WebhookReceiver, rule: string): AlertPayload[] {
-  return hook.deliveries.items.flatMap((d) =>
-    d.answeredStatus < 300 && d.event?.alert.rule === rule ? [d.event.alert] : [],
-  );
-}
-
-/** The alert events of `rule` a member published to the cluster's log (its stdout sink logs only those). */
-function published(daemon: RunningDaemon, rule: string): AlertPayload[] {
-  return daemon.logs.items.flatMap((line) => {
-    const alert = line["event"] === "alert" ? (line["alert"] as AlertPayload | undefined) : undefined;
-    return alert?.rule === rule ? [alert] : [];
-  });
-}
 
 const transitions = (alerts: readonly AlertPayload[]): string[] =>
   alerts.map((a) => `${a.status}/${a.reason}`);
@@ -57,35 +41,19 @@ describe.skipIf(!available)("cluster cause alert (nats-server, 3 daemons, upstre
   }
 
   it("announces upstream_down once for the cluster, hands it over on kill -9 and resolves it once", async () => {
-    const sink = { kind: "webhook", name: "hook", url: hook.url, secret: SECRET, failureThreshold: 1000 };
-    const members: RunningDaemon[] = [];
-    for (const id of ["c1", "c2", "c3"])
-      members.push(
-        (
-          await startClusterMember(suite.simulatorUrl, suite.proxies, {
-            id,
-            natsUrls: suite.nats.urls,
-            pairs: PAIRS,
-            periodMs: PERIOD_MS,
-            leaseMs: LEASE_MS,
-            rules: [
-              { kind: "upstream_error", threshold: 2 },
-              // judged on the cause owner's share of the pairs (about 4 of 12; docs/cluster.md): a low count
-              { kind: "upstream_down", threshold: 2, minFraction: 0.5, windowMs: 10_000 },
-            ],
-            sinks: [{ ...sink, timeoutMs: 2_000, groupBy: ["..."] }],
-          })
-        ).daemon,
-      );
-    await waitUntil(
-      "every pair polled by some member",
-      () => PAIRS.every((pair) => suite.proxies.some((p) => p.requests.some((r) => r.pair === pair))),
-      30_000,
-    );
-    await sleep(LEASE_MS); // settled: the handover wait of the later joiners is over
-    const shares = suite.proxies.map(
-      (p) => new Set(p.requests.filter((r) => r.atMs > Date.now() - 3_000).map((r) => r.pair)).size,
-    );
+    const { members, shares } = await startCauseMembers(suite, {
+      ids: ["c1", "c2", "c3"],
+      pairs: PAIRS,
+      periodMs: PERIOD_MS,
+      leaseMs: LEASE_MS,
+      rules: [
+        { kind: "upstream_error", threshold: 2 },
+        // a low count: the whole cluster's count is cause-union.nats.test.ts's
+        { kind: "upstream_down", threshold: 2, minFraction: 0.5, windowMs: 10_000 },
+      ],
+      hook,
+      secret: SECRET,
+    });
     console.info(`cause: pairs per member ${shares.join("/")}`);
 
     const faultId = await injectFault({ kind: "outage", status: 500 });

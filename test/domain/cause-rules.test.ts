@@ -1,7 +1,6 @@
 // The cause rules in virtual time: their conditions and hysteresis, children linked by causedBy, parents
 // resolving when the cause clears, children that outlive their parent, and a restart in the middle.
 import { describe, expect, it } from "vitest";
-import { PmError } from "../../src/domain/errors.js";
 import type { AlertPayload } from "../../src/domain/events.js";
 import {
   createMonitorState,
@@ -17,7 +16,7 @@ import {
 import type { RuleConfig } from "../../src/domain/rules/index.js";
 import type { TargetSpec } from "../../src/domain/types.js";
 import { parsePersistedAlertState } from "../../src/state/alert-checkpoint.js";
-import { BTC_OFF, T0, obs, pairPrice, publisher, rule } from "./helpers.js";
+import { BTC_OFF, T0, http500, obs, pairPrice, publisher, refused, rule } from "./helpers.js";
 
 const offchain = (pair: string): Extract<TargetSpec, { kind: "offchain" }> => ({
   ...BTC_OFF,
@@ -26,15 +25,6 @@ const offchain = (pair: string): Extract<TargetSpec, { kind: "offchain" }> => ({
 });
 const PAIRS = ["BTC/USD", "ETH/USD", "SOL/USD", "STRK/USD"];
 const TARGETS = PAIRS.map(offchain);
-
-const http500 = new PmError("PM_ERR_UPSTREAM_HTTP", "HTTP 500", {
-  retryable: true,
-  details: { status: 500 },
-});
-const refused = new PmError("PM_ERR_UPSTREAM_NETWORK", "connect failed", {
-  retryable: true,
-  cause: Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:1"), { code: "ECONNREFUSED" }),
-});
 
 const fail = (target: TargetSpec, atMs: number, error = http500): Observation =>
   ({ kind: "offchain", target, result: { ok: false, error }, observedAtMs: atMs }) as Observation;

@@ -195,6 +195,17 @@ export const fundingRates = (hourlyRate: number, timestampMs: number): readonly 
   { pair: "BTC/USD", source: "HYPERLIQUID", timestampMs, hourlyRate },
 ];
 
+/** An upstream answer with HTTP status 500. */
+export const http500 = new PmError("PM_ERR_UPSTREAM_HTTP", "HTTP 500", {
+  retryable: true,
+  details: { status: 500 },
+});
+/** An upstream that refuses the connection (the errno in the cause chain). */
+export const refused = new PmError("PM_ERR_UPSTREAM_NETWORK", "connect failed", {
+  retryable: true,
+  cause: Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:1"), { code: "ECONNREFUSED" }),
+});
+
 export const failure = (message = "boom"): PmError =>
   new PmError("PM_ERR_UPSTREAM_HTTP", message, { retryable: true });
 

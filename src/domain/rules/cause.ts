@@ -1,5 +1,6 @@
 // What the cause rules share: child alerts grouped by the cause they point at, members counted, the parent's measure.
 import type { AlertRecord } from "../alert-engine.js";
+import type { ChildRecord } from "../cause-summary.js";
 import type { AlertLabels, RuleKind } from "../events.js";
 import type { Description, Measure } from "../finding.js";
 import { settingsFor, type RuleSettings } from "../rule-scope.js";
@@ -18,20 +19,22 @@ export interface ChildGroup {
   readonly key: string;
   readonly labels: AlertLabels;
   /** Records whose condition holds now (pending, or firing with the condition on), by member. */
-  readonly members: Map<string, AlertRecord[]>;
+  readonly members: Map<string, ChildRecord[]>;
   /** Fingerprints of every pending or firing child (held ones too): what the parent adopts while it fires. */
   readonly children: string[];
 }
 
 /**
- * Group the pending and firing records of `kinds` by the cause `view` reads off each; every existing parent
- * seeds its own group (`parentView` of its labels), so a parent whose children are gone still gets a verdict.
+ * Group the pending and firing records of `kinds` (the engine's, then the peers' it does not hold) by the cause
+ * `view` reads off each; every existing parent seeds its own group (`parentView` of its labels), so a parent whose
+ * children are gone still gets a verdict.
  */
 export function groupChildren(
   alerts: ReadonlyMap<string, AlertRecord>,
+  peers: readonly ChildRecord[],
   parents: readonly AlertRecord[],
   kinds: ReadonlySet<RuleKind>,
-  view: (record: AlertRecord) => ChildView | null,
+  view: (record: ChildRecord) => ChildView | null,
   parentView: (labels: AlertLabels) => Pick<ChildView, "key" | "labels"> | null,
 ): Map<string, ChildGroup> {
   const groups = new Map<string, ChildGroup>();
@@ -47,22 +50,24 @@ export function groupChildren(
     const seed = parentView(parent.labels);
     if (seed !== null) groupOf(seed.key, seed.labels);
   }
-  for (const record of alerts.values()) {
-    if (record.status === "inactive" || !kinds.has(record.ruleKind)) continue;
+  const add = (record: ChildRecord): void => {
+    if (record.status === "inactive" || !kinds.has(record.ruleKind)) return;
     const child = view(record);
-    if (child === null) continue;
+    if (child === null) return;
     const group = groupOf(child.key, child.labels);
     group.children.push(record.fingerprint);
-    if (!record.rawActive) continue;
+    if (!record.rawActive) return;
     const list = group.members.get(child.member);
     if (list === undefined) group.members.set(child.member, [record]);
     else list.push(record);
-  }
+  };
+  for (const record of alerts.values()) add(record);
+  for (const record of peers) if (!alerts.has(record.fingerprint)) add(record);
   return groups;
 }
 
 /** The signed value a child last measured (its finding, else its announcement); null when it has none. */
-export function childValue(record: AlertRecord): number | null {
+export function childValue(record: ChildRecord): number | null {
   return record.finding?.value ?? record.announced?.value ?? null;
 }
 
@@ -105,7 +110,7 @@ export interface GroupVerdict {
 /** How a grouped cause rule reads its children and judges each group. */
 export interface GroupedCause<R> {
   readonly kinds: ReadonlySet<RuleKind>;
-  readonly view: (record: AlertRecord) => ChildView | null;
+  readonly view: (record: ChildRecord) => ChildView | null;
   readonly parentView: (labels: AlertLabels) => Pick<ChildView, "key" | "labels"> | null;
   /** The key the rule's overrides use for a group (its publisher, its source, its direction). */
   readonly scopeKey: (group: ChildGroup) => string;
@@ -117,7 +122,14 @@ export function evaluateGroups<R extends RuleCommon>(
   context: CauseContext<R>,
   cause: GroupedCause<R>,
 ): readonly CauseFinding[] {
-  const groups = groupChildren(context.alerts, context.parents, cause.kinds, cause.view, cause.parentView);
+  const groups = groupChildren(
+    context.alerts,
+    context.peers.children,
+    context.parents,
+    cause.kinds,
+    cause.view,
+    cause.parentView,
+  );
   const findings: CauseFinding[] = [];
   for (const group of groups.values()) {
     const settings = settingsFor(context.rule, cause.scopeKey(group), "above");

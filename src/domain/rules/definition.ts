@@ -1,6 +1,7 @@
 // What a rule kind is, in one object: the targets it reads, its scope, labels and direction, when it runs, the history it needs, and its detector.
 import type { AlertRecord } from "../alert-engine.js";
-import type { AlertLabels } from "../events.js";
+import type { PeerCauses } from "../cause-summary.js";
+import type { AlertLabels, RuleKind } from "../events.js";
 import type { Finding, Measure } from "../finding.js";
 import { inScope, targetLabels, targetScopeKey, type Direction, type RuleSettings } from "../rule-scope.js";
 import type { TargetData } from "../target-state.js";
@@ -20,11 +21,16 @@ export interface DetectContext<R> {
   readonly related: TargetData | undefined;
 }
 
-/** What a cause rule reads: the alert records of the engine and the targets' data, at `nowMs`. */
+/**
+ * What a cause rule reads: the alert records of the engine and the targets' data, and (cluster mode) what the other
+ * live members summarised of theirs, at `nowMs`.
+ */
 export interface CauseContext<R> {
   readonly rule: R;
   readonly alerts: ReadonlyMap<string, AlertRecord>;
   readonly targets: ReadonlyMap<string, TargetData>;
+  /** The other members' targets and children (none on one daemon); a target or alert the engine holds is its own. */
+  readonly peers: PeerCauses;
   /** The rule's own (parent) records that are pending or firing: each needs a finding, so it can clear. */
   readonly parents: readonly AlertRecord[];
   readonly nowMs: number;
@@ -40,6 +46,8 @@ export interface CauseFinding {
 /** An aggregate rule over other alerts (and the targets' poll outcomes): the cause that names many symptoms. */
 export interface CauseDefinition<R> {
   readonly evaluate: (context: CauseContext<R>) => readonly CauseFinding[];
+  /** The kinds of the child alerts it groups: what a cluster member's summary carries of its alerts (none: it reads targets). */
+  readonly childKinds: ReadonlySet<RuleKind>;
 }
 
 /** One rule kind as the evaluator sees it; build it with defineRule, which fills the defaults. */

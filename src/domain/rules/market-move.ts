@@ -1,5 +1,5 @@
 // market_move: many pairs crossing their price_change thresholds in one direction within one window; those alerts are children.
-import type { AlertRecord } from "../alert-engine.js";
+import type { ChildRecord } from "../cause-summary.js";
 import type { AlertLabels, RuleKind } from "../events.js";
 import { formatSignedPercent, formatWindowMs } from "../format.js";
 import { inScope } from "../rule-scope.js";
@@ -27,7 +27,7 @@ export interface MarketMoveRule extends RuleCommon {
 const CHILD_KINDS: ReadonlySet<RuleKind> = new Set<RuleKind>(["price_change"]);
 
 /** A price_change alert points at the direction of its move. */
-function childView(record: AlertRecord): ChildView | null {
+function childView(record: ChildRecord): ChildView | null {
   const pair = record.labels["pair"];
   const value = childValue(record);
   if (pair === undefined || value === null || value === 0) return null;
@@ -40,9 +40,9 @@ function parentView(labels: AlertLabels): Pick<ChildView, "key" | "labels"> | nu
   return direction === undefined ? null : { key: direction, labels: { direction } };
 }
 
-/** Distinct pairs of the price targets: what minFraction is a fraction of. */
-function pairCount(targets: ReadonlyMap<string, TargetData>): number {
-  const pairs = new Set<string>();
+/** Distinct pairs of the price targets (the engine's, and the peers'): what minFraction is a fraction of. */
+function pairCount(targets: ReadonlyMap<string, TargetData>, peers: ReadonlySet<string>): number {
+  const pairs = new Set<string>(peers);
   for (const { spec } of targets.values())
     if (spec.kind === "offchain" || spec.kind === "onchain") pairs.add(spec.pair);
   return pairs.size;
@@ -70,7 +70,7 @@ function movesOf(rule: MarketMoveRule, group: ChildGroup, nowMs: number) {
 
 /** One verdict per direction with moving pairs (and per existing parent). */
 function evaluate(context: CauseContext<MarketMoveRule>): readonly CauseFinding[] {
-  const total = pairCount(context.targets);
+  const total = pairCount(context.targets, context.peers.pairs);
   return evaluateGroups(context, {
     kinds: CHILD_KINDS,
     view: childView,
@@ -100,5 +100,5 @@ export const marketMove = defineRule<MarketMoveRule>({
   appliesTo: () => false,
   keys: "many",
   detect: () => [],
-  cause: { evaluate },
+  cause: { evaluate, childKinds: CHILD_KINDS },
 });

@@ -1,5 +1,5 @@
 // publisher_outage: one publisher stale or missing on many pairs; its per-pair publisher_stale / publisher_missing alerts are children.
-import type { AlertRecord } from "../alert-engine.js";
+import type { ChildRecord } from "../cause-summary.js";
 import type { AlertLabels, RuleKind } from "../events.js";
 import { inScope } from "../rule-scope.js";
 import { evaluateGroups, listMembers, type ChildView } from "./cause.js";
@@ -14,7 +14,7 @@ export interface PublisherOutageRule extends RuleCommon {
 const CHILD_KINDS: ReadonlySet<RuleKind> = new Set<RuleKind>(["publisher_stale", "publisher_missing"]);
 
 /** A per-pair publisher alert points at its publisher (alerts without a pair, one per publisher, are no children). */
-function childView(record: AlertRecord): ChildView | null {
+function childView(record: ChildRecord): ChildView | null {
   const publisher = record.labels["publisher"];
   const pair = record.labels["pair"];
   if (publisher === undefined || pair === undefined) return null;
@@ -57,5 +57,5 @@ export const publisherOutage = defineRule<PublisherOutageRule>({
   appliesTo: () => false,
   keys: "many",
   detect: () => [],
-  cause: { evaluate },
+  cause: { evaluate, childKinds: CHILD_KINDS },
 });

@@ -1,5 +1,5 @@
 // source_deviation: one source deviating from the aggregate on many pairs; its component_deviation alerts are children.
-import type { AlertRecord } from "../alert-engine.js";
+import type { ChildRecord } from "../cause-summary.js";
 import type { AlertLabels, RuleKind } from "../events.js";
 import { formatSignedPercent } from "../format.js";
 import { inScope } from "../rule-scope.js";
@@ -15,7 +15,7 @@ export interface SourceDeviationRule extends RuleCommon {
 const CHILD_KINDS: ReadonlySet<RuleKind> = new Set<RuleKind>(["component_deviation"]);
 
 /** A component_deviation alert points at its source on its market. */
-function childView(record: AlertRecord): ChildView | null {
+function childView(record: ChildRecord): ChildView | null {
   const source = record.labels["source"];
   const pair = record.labels["pair"];
   const market = record.labels["market"];
@@ -68,5 +68,5 @@ export const sourceDeviation = defineRule<SourceDeviationRule>({
   appliesTo: () => false,
   keys: "many",
   detect: () => [],
-  cause: { evaluate },
+  cause: { evaluate, childKinds: CHILD_KINDS },
 });

@@ -2,6 +2,7 @@
 import type { PmError } from "../errors.js";
 import { errorCode } from "../errors.js";
 import { toIso } from "../format.js";
+import type { PeerCauses } from "../cause-summary.js";
 import { settingsFor } from "../rule-scope.js";
 import type { TargetData } from "../target-state.js";
 import { causeMeasure, enoughMembers, listMembers } from "./cause.js";
@@ -30,36 +31,54 @@ export function errorKind(error: PmError): string {
   return error.code;
 }
 
-/** The targets failing with one kind of error. */
+/** The targets failing with one kind of error: their ids, and since when the earliest fails. */
 interface FailingGroup {
   readonly kind: string;
-  readonly targets: TargetData[];
+  readonly ids: string[];
+  sinceMs: number;
   readonly network: boolean;
+}
+
+/** Whether the rule judges a target that does not fail: not polled yet, or polled fine within its window. */
+export function judgesHealthy(rule: UpstreamDownRule, data: TargetData, nowMs: number): boolean {
+  return (
+    data.failures === 0 && (Number.isNaN(data.lastPollAtMs) || nowMs - data.lastPollAtMs <= rule.windowMs)
+  );
 }
 
 /**
  * Failing targets by error kind, and how many targets are judged: failing, polled fine within the window, or
  * configured and not polled yet (at startup the first few answers, timeouts of a loaded machine, say, are not
- * "most targets").
+ * "most targets"). The peers' targets count too, but for those the engine holds (its own state is newer).
  */
-function failingGroups(rule: UpstreamDownRule, targets: ReadonlyMap<string, TargetData>, nowMs: number) {
+function failingGroups(
+  rule: UpstreamDownRule,
+  targets: ReadonlyMap<string, TargetData>,
+  peers: PeerCauses,
+  nowMs: number,
+) {
   const groups = new Map<string, FailingGroup>();
-  let judged = 0;
+  const add = (kind: string, id: string, sinceMs: number, network: boolean): void => {
+    const group = groups.get(kind);
+    if (group === undefined) groups.set(kind, { kind, ids: [id], sinceMs, network });
+    else {
+      group.ids.push(id);
+      group.sinceMs = Math.min(group.sinceMs, sinceMs);
+    }
+  };
+  let judged = peers.judged.get(rule.id) ?? 0;
   for (const data of targets.values()) {
     const error = data.lastError;
     if (data.failures > 0 && error !== null) {
       judged++;
-      const kind = errorKind(error);
-      const group = groups.get(kind);
-      if (group === undefined)
-        groups.set(kind, { kind, targets: [data], network: error.code === "PM_ERR_UPSTREAM_NETWORK" });
-      else group.targets.push(data);
-    } else if (
-      data.failures === 0 &&
-      (Number.isNaN(data.lastPollAtMs) || nowMs - data.lastPollAtMs <= rule.windowMs)
-    )
-      judged++;
+      add(errorKind(error), data.spec.id, data.failingSinceMs, error.code === "PM_ERR_UPSTREAM_NETWORK");
+    } else if (judgesHealthy(rule, data, nowMs)) judged++;
   }
+  for (const peer of peers.failing)
+    if (!targets.has(peer.id)) {
+      judged++;
+      add(peer.kind, peer.id, peer.sinceMs, peer.network);
+    }
   return { groups, judged };
 }
 
@@ -69,21 +88,27 @@ function largest(groups: ReadonlyMap<string, FailingGroup>): FailingGroup | null
   for (const group of groups.values())
     if (
       best === null ||
-      group.targets.length > best.targets.length ||
-      (group.targets.length === best.targets.length && group.kind < best.kind)
+      group.ids.length > best.ids.length ||
+      (group.ids.length === best.ids.length && group.kind < best.kind)
     )
       best = group;
   return best;
 }
 
 /** The verdict of the one upstream_down key: the largest failing group against the threshold and fraction. */
-function evaluate({ rule, alerts, targets, nowMs }: CauseContext<UpstreamDownRule>): readonly CauseFinding[] {
+function evaluate({
+  rule,
+  alerts,
+  targets,
+  peers,
+  nowMs,
+}: CauseContext<UpstreamDownRule>): readonly CauseFinding[] {
   const settings = settingsFor(rule, "", "above");
-  const { groups, judged } = failingGroups(rule, targets, nowMs);
+  const { groups, judged } = failingGroups(rule, targets, peers, nowMs);
   const group = largest(groups);
-  const count = group?.targets.length ?? 0;
-  const ids = (group?.targets ?? []).map((data) => data.spec.id).sort();
-  const sinceMs = Math.min(...(group?.targets ?? []).map((data) => data.failingSinceMs));
+  const count = group?.ids.length ?? 0;
+  const ids = [...(group?.ids ?? [])].sort();
+  const sinceMs = group?.sinceMs ?? Number.POSITIVE_INFINITY;
   const failing = new Set(ids);
   const children: string[] = [];
   for (const record of alerts.values())
@@ -121,5 +146,5 @@ export const upstreamDown = defineRule<UpstreamDownRule>({
   appliesTo: () => false,
   keys: "many",
   detect: () => [],
-  cause: { evaluate },
+  cause: { evaluate, childKinds: new Set() },
 });

@@ -1,0 +1,222 @@
+// The cause rules in a cluster, pure: a member judging them over its own engine and the other members' summaries
+// judges like one daemon holding every target (property), and a member that does not judge them links its own
+// children to the parents firing in the cluster's log.
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import {
+  mergePeerCauses,
+  type CauseSummary,
+  type ClusterCauses,
+  type PeerCauses,
+} from "../../src/domain/cause-summary.js";
+import type { AlertPayload } from "../../src/domain/events.js";
+import { fingerprintOf } from "../../src/domain/fingerprint.js";
+import {
+  causeSummary,
+  createMonitorState,
+  observe,
+  retainTargets,
+  setClusterCauses,
+  tick,
+  type MonitorState,
+  type Observation,
+} from "../../src/domain/monitor.js";
+import { definitionOf, ruleLabels, type RuleConfig } from "../../src/domain/rules/index.js";
+import type { TargetSpec } from "../../src/domain/types.js";
+import { BTC_OFF, T0, http500, obs, pairPrice, refused, rule } from "./helpers.js";
+
+type Offchain = Extract<TargetSpec, { kind: "offchain" }>;
+const offchain = (pair: string): Offchain => ({ ...BTC_OFF, id: `offchain:${pair}`, pair });
+
+/** One poll's outcome: a price, or an error. */
+type Outcome = "100" | "94" | "106" | "500" | "refused";
+
+function observation(target: Offchain, outcome: Outcome, atMs: number): Observation {
+  if (outcome === "500" || outcome === "refused")
+    return {
+      kind: "offchain",
+      target,
+      result: { ok: false, error: outcome === "500" ? http500 : refused },
+      observedAtMs: atMs,
+    };
+  return obs.off(pairPrice(outcome, atMs), atMs, target);
+}
+
+const upstreamError = rule("upstream_error", {}, { threshold: 2 });
+const priceChange = rule(
+  "price_change",
+  { windowMs: 10_000, market: "offchain" },
+  { threshold: 0.02, clearThreshold: 0.015 },
+);
+const upstreamDown = (threshold: number, minFraction: number) =>
+  rule("upstream_down", { minFraction, windowMs: 5_000 }, { threshold, clearThreshold: 1 });
+const marketMove = (threshold: number, minFraction: number) =>
+  rule("market_move", { minFraction, windowMs: 60_000 }, { threshold, clearThreshold: 1 });
+
+/** One daemon: no peers. */
+const peers0 = mergePeerCauses([]);
+
+/** What a cause rule says, order aside: each finding's labels, value, verdict and text. */
+function verdicts(state: MonitorState, cause: RuleConfig, peers: PeerCauses, nowMs: number): string[] {
+  const definition = definitionOf(cause).cause;
+  if (definition === null) throw new Error(`${cause.kind} is no cause rule`);
+  const findings = definition.evaluate({
+    rule: cause,
+    alerts: state.engine.alerts,
+    targets: state.targets.byId,
+    peers,
+    parents: [],
+    nowMs,
+  });
+  return findings
+    .map(({ measure }) => {
+      const { summary, context } = measure.describe();
+      return JSON.stringify([
+        measure.extraLabels,
+        measure.value,
+        measure.fires,
+        measure.clears,
+        summary,
+        context,
+      ]);
+    })
+    .sort();
+}
+
+/** Feed `script` (per pair, one outcome a second after ten healthy seconds) to a state holding only `mine`. */
+function feed(
+  rules: readonly RuleConfig[],
+  pairs: readonly string[],
+  script: readonly (readonly Outcome[])[],
+  mine: (index: number) => boolean,
+): MonitorState {
+  const targets = pairs.map(offchain);
+  // as the runner starts: the configured targets this state holds are registered before their first poll
+  const held = targets.filter((_, i) => mine(i));
+  let state = retainTargets(createMonitorState(), new Set(held.map((t) => t.id)), rules, T0, held).state;
+  const steps = 10 + (script[0]?.length ?? 0);
+  for (let s = 0; s <= steps; s++)
+    targets.forEach((target, i) => {
+      if (!mine(i)) return;
+      const outcome = s <= 10 ? "100" : (script[i]?.[s - 11] ?? "100");
+      state = observe(state, observation(target, outcome, T0 + s * 1_000), rules, T0 + s * 1_000).state;
+    });
+  return state;
+}
+
+describe("cause rules over the cluster's summaries", () => {
+  it("a member judging with the others' summaries judges like one daemon holding every target (property)", () => {
+    const outcome = fc.constantFrom<Outcome>("100", "94", "106", "500", "refused");
+    const world = fc
+      .record({
+        pairCount: fc.integer({ min: 2, max: 9 }),
+        members: fc.integer({ min: 1, max: 4 }),
+        steps: fc.integer({ min: 1, max: 3 }),
+        threshold: fc.integer({ min: 1, max: 6 }),
+        minFraction: fc.constantFrom(0, 0.5, 0.8),
+        laterMs: fc.constantFrom(0, 2_000, 30_000),
+      })
+      .chain((w) =>
+        fc.record({
+          w: fc.constant(w),
+          owners: fc.array(fc.integer({ min: 0, max: w.members - 1 }), {
+            minLength: w.pairCount,
+            maxLength: w.pairCount,
+          }),
+          script: fc.array(fc.array(outcome, { minLength: w.steps, maxLength: w.steps }), {
+            minLength: w.pairCount,
+            maxLength: w.pairCount,
+          }),
+        }),
+      );
+    fc.assert(
+      fc.property(world, ({ w, owners, script }) => {
+        const pairs = Array.from({ length: w.pairCount }, (_, i) => `P${i}/USD`);
+        const causes = [upstreamDown(w.threshold, w.minFraction), marketMove(w.threshold, w.minFraction)];
+        const rules = [upstreamError, priceChange, ...causes];
+        const nowMs = T0 + (10 + w.steps) * 1_000 + w.laterMs;
+        const single = feed(rules, pairs, script, () => true);
+        const members = Array.from({ length: w.members }, (_, m) =>
+          feed(rules, pairs, script, (i) => owners[i] === m),
+        );
+        const summaries = members.map((state) => causeSummary(state, nowMs));
+        // the summary is what travels through NATS: JSON
+        const travelled = summaries.map((s) => JSON.parse(JSON.stringify(s)) as CauseSummary);
+        members.forEach((owner, m) => {
+          const peers = mergePeerCauses(travelled.filter((_, k) => k !== m));
+          for (const cause of causes)
+            expect(verdicts(owner, cause, peers, nowMs)).toEqual(verdicts(single, cause, peers0, nowMs));
+        });
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it("counts the cluster in the summary and the fraction: 4 of 4 where the owner holds 2", () => {
+    const pairs = ["A/USD", "B/USD", "C/USD", "D/USD"];
+    const script: Outcome[][] = pairs.map(() => ["500", "500"]);
+    const rules = [upstreamError, upstreamDown(3, 0.8)];
+    const owner = feed(rules, pairs, script, (i) => i < 2);
+    const other = feed(rules, pairs, script, (i) => i >= 2);
+    const nowMs = T0 + 12_000;
+    const alone = tick(owner, rules, nowMs).transitions.filter((t) => t.rule === "upstream_down");
+    expect(alone).toEqual([]); // 2 failing: below the count of 3
+    const peers = mergePeerCauses([causeSummary(other, nowMs)!]);
+    setClusterCauses(owner, { judges: true, peers, firing: new Set() });
+    const [parent] = tick(owner, rules, nowMs + 1_000).transitions.filter((t) => t.rule === "upstream_down");
+    expect(parent?.summary).toBe("Pragma API failing (HTTP 500): 4 of 4 targets failing since 10:00:11");
+    expect(parent?.context["targets"]).toBe("offchain:A/USD, offchain:B/USD, offchain:C/USD, offchain:D/USD");
+  });
+
+  it("a member that does not judge steps no parent and links its children to the parents firing in the log", () => {
+    const pairs = ["A/USD", "B/USD"];
+    const rules = [upstreamError, upstreamDown(2, 0)];
+    const parent = fingerprintOf("upstream_down", ruleLabels(upstreamDown(2, 0)));
+    const run = (firing: ReadonlySet<string>): AlertPayload[] => {
+      let state = feed(rules, pairs, [[], []], () => true);
+      const cluster: ClusterCauses = { judges: false, peers: mergePeerCauses([]), firing };
+      setClusterCauses(state, cluster);
+      const out: AlertPayload[] = [];
+      for (let s = 1; s <= 3; s++)
+        pairs.map(offchain).forEach((target) => {
+          const atMs = T0 + (10 + s) * 1_000;
+          const step = observe(state, observation(target, "500", atMs), rules, atMs);
+          state = step.state;
+          out.push(...step.transitions);
+        });
+      return out;
+    };
+    const linked = run(new Set([parent]));
+    expect(linked.map((t) => `${t.rule}:${t.reason}:${t.causedBy ?? "-"}`)).toEqual([
+      `upstream_error:first:${parent}`,
+      `upstream_error:first:${parent}`,
+    ]);
+    const alone = run(new Set());
+    expect(alone.map((t) => `${t.rule}:${t.reason}:${t.causedBy ?? "-"}`)).toEqual([
+      "upstream_error:first:-",
+      "upstream_error:first:-",
+    ]);
+  });
+
+  it("merges the peers' summaries: each target and child once, judged counts summed, pairs united", () => {
+    const a: CauseSummary = {
+      failing: [{ id: "t1", kind: "HTTP 500", network: false, sinceMs: 1 }],
+      judged: { upstream_down: 2 },
+      pairs: ["A/USD"],
+      children: [],
+    };
+    const b: CauseSummary = {
+      failing: [
+        { id: "t1", kind: "HTTP 502", network: false, sinceMs: 5 },
+        { id: "t2", kind: "HTTP 500", network: false, sinceMs: 3 },
+      ],
+      judged: { upstream_down: 1 },
+      pairs: ["A/USD", "B/USD"],
+      children: [],
+    };
+    const merged = mergePeerCauses([a, b]);
+    expect(merged.failing.map((t) => `${t.id}:${t.kind}`)).toEqual(["t1:HTTP 500", "t2:HTTP 500"]);
+    expect(merged.judged.get("upstream_down")).toBe(3);
+    expect([...merged.pairs]).toEqual(["A/USD", "B/USD"]);
+  });
+});
