@@ -106,6 +106,8 @@ export function createClusterMode(deps: ClusterModeDeps): ClusterMode | undefine
     logger,
     restrict: () => runner?.restrict(owns, ownsCauses()),
     historyRejected: (reason) => metrics.historyRejected.inc({ reason }),
+    historyCheckpointMs: config.historyCheckpointMs,
+    historyTrimmed: (targets) => metrics.historyTrimmed.inc(targets),
   });
   const alerts = handover;
   const shared = createClusterShared({ ...deps, member, memberId, logger, runner: () => runner });
