@@ -113,7 +113,7 @@ export function createClusterMode(deps: ClusterModeDeps): ClusterMode | undefine
   const shared = createClusterShared({ ...deps, member, memberId, logger, runner: () => runner });
   logger.warn(
     { servers: config.nats.servers.length, leaseMs: config.leaseMs },
-    "cluster mode (experimental): targets, alert state, the event log, notifications and silences are shared; maintenance windows and the daemon's own alerts are per member, and a price move while a dead member's target moves can be missed (docs/cluster.md)",
+    "cluster mode (experimental): targets, alert state, the event log, notifications and silences are shared; maintenance windows and the daemon's own alerts are per member, and a price move across a member's kill -9 is missed by a window shorter than the gap (docs/cluster.md)",
   );
   return {
     member,

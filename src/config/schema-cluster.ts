@@ -60,7 +60,7 @@ export const clusterSchema = {
     600_000,
   ),
   experimental: key({
-    doc: "Must be true to turn cluster mode on while it is incomplete: targets, their alert state, the event log, the notifications (grouping too) and silences are shared, but maintenance windows and the daemon's own alerts are per member, cause rules judge one member's targets, a transition still queued for the log when its member dies is decided again (later) by the new owner, and a price move while a dead member's target moves can be missed (docs/cluster.md).",
+    doc: "Must be true to turn cluster mode on while it is incomplete: targets, their alert state, the event log, the notifications (grouping too) and silences are shared, but maintenance windows and the daemon's own alerts are per member, cause rules judge one member's targets, a transition still queued for the log when its member dies is decided again (later) by the new owner, and a price move across a member's kill -9 is missed by a window shorter than the gap (docs/cluster.md).",
     format: "pm-boolean",
     default: false,
     env: "PM_CLUSTER_EXPERIMENTAL",
