@@ -261,7 +261,8 @@ async function claim(state: HandoverState, bucket: AlertBucket, key: string): Pr
     key,
     state.deps.keyOfTarget(),
   );
-  // the points stay in the record until this member's first checkpoint, for a next owner should the key move on
+  // the points stay in the record for a next owner should the key move on: until this member's own are due (with
+  // periodic checkpoints off, until its first checkpoint)
   const carried = history.length === 0 ? undefined : historyField(history);
   const revision = await bucket.write(key, recordText(state, key, alerts, carried), read.revision);
   if (revision === null)

@@ -1,4 +1,4 @@
-// A target's recent price points ride in its ownership key's handover record, so the new owner's windows reach back across the move.
+// A target's recent price points ride in its ownership key's handover record (on release, and periodically while held), so the new owner's windows reach back across the move.
 import { PmError } from "../domain/errors.js";
 import { fnv1a64Hex } from "../domain/fingerprint.js";
 import { exportHistories, type MonitorState } from "../domain/monitor.js";
@@ -49,7 +49,7 @@ export function historyFieldsByKey(
 
 /**
  * The points a record carries for the key's own targets. A record without `history` (written before handovers
- * carried it, or by a member killed without releasing) carries none; a `history` that is not an object of
+ * carried it, or by a member killed before it wrote any) carries none; a `history` that is not an object of
  * strings, or a target's text over the limit or not in the format, is rejected (that target alone when it can be).
  */
 export function historyOfRecord(
