@@ -8,9 +8,13 @@ import type { MonitorRunner } from "../pipeline/monitor-runner.js";
 import { checkpointJson, parseCheckpointJson, type AlertCheckpoint } from "../state/alert-checkpoint.js";
 import type { AlertBucket } from "./alert-bucket.js";
 import {
+  capHistoryField,
   historyField,
   historyFieldsByKey,
   historyOfRecord,
+  nextHistoryDueMs,
+  RECORD_BUDGET_BYTES,
+  sameHistoryField,
   type HistoryField,
   type HistoryRejection,
 } from "./history-handover.js";
@@ -41,6 +45,13 @@ export interface AlertHandoverDeps {
   readonly restrict: () => void;
   /** Count a handover record's price history refused (malformed, oversized). */
   readonly historyRejected: (reason: HistoryRejection) => void;
+  /**
+   * How often (ms) each held key's price points are written to its record while held (spread over the interval,
+   * only when they changed), so a new owner after a kill -9 seeds from points at most this old; 0 = only on release.
+   */
+  readonly historyCheckpointMs: number;
+  /** Count targets whose points were left out of a record written, to keep it within RECORD_BUDGET_BYTES. */
+  readonly historyTrimmed: (targets: number) => void;
 }
 
 /** The keys whose alert state this member holds, and the work that keeps KV in step with them. */
@@ -55,10 +66,14 @@ export interface AlertHandover {
   stop(): Promise<void>;
 }
 
-/** A key's alert state as this member holds it: the KV revision to write over and the engine JSON last written. */
+/** A key's alert state as this member holds it: the KV revision to write over, the engine JSON and points last written. */
 interface Held {
   revision: number;
   writtenJson: string;
+  /** The price points the record holds (each write carries them until the next are due); undefined: none. */
+  history: HistoryField | undefined;
+  /** When the key's points are next due to be written (Infinity: periodic checkpoints off). */
+  historyDueAtMs: number;
 }
 
 interface HandoverState {
@@ -167,7 +182,7 @@ async function releaseLost(state: HandoverState, runner: MonitorRunner): Promise
   if (!deps.member.leaseValid() || bucket === undefined) return;
   await Promise.all(
     last.flatMap(({ key, held, alerts, history }) =>
-      held === undefined ? [] : [bucket.write(key, recordText(state, alerts, history), held.revision)],
+      held === undefined ? [] : [bucket.write(key, recordText(state, key, alerts, history), held.revision)],
     ),
   );
 }
@@ -185,10 +200,17 @@ async function adoptGained(state: HandoverState, runner: MonitorRunner): Promise
   const claimed = await Promise.all(gained.map((key) => claim(state, bucket, key)));
   let adopted = 0;
   const seeds: [string, readonly PricePoint[]][] = [];
+  const { historyCheckpointMs } = deps;
   for (const entry of claimed) {
     if (entry === null || !deps.member.owns(entry.key)) continue;
     runner.adopt(entry.alerts);
-    state.held.set(entry.key, { revision: entry.revision, writtenJson: JSON.stringify(entry.alerts) });
+    state.held.set(entry.key, {
+      revision: entry.revision,
+      writtenJson: JSON.stringify(entry.alerts),
+      // while the points are checkpointed, the old owner's stay in the record until this member's are due
+      history: historyCheckpointMs > 0 ? entry.carried : undefined,
+      historyDueAtMs: nextHistoryDueMs(entry.key, deps.nowMs(), historyCheckpointMs),
+    });
     adopted += entry.alerts.alerts.length;
     seeds.push(...entry.history);
   }
@@ -239,12 +261,13 @@ async function claim(state: HandoverState, bucket: AlertBucket, key: string): Pr
     key,
     state.deps.keyOfTarget(),
   );
-  // the points stay in the record until this member's first checkpoint, for a next owner should the key move on
+  // the points stay in the record for a next owner should the key move on: until this member's own are due (with
+  // periodic checkpoints off, until its first checkpoint)
   const carried = history.length === 0 ? undefined : historyField(history);
-  const revision = await bucket.write(key, recordText(state, alerts, carried), read.revision);
+  const revision = await bucket.write(key, recordText(state, key, alerts, carried), read.revision);
   if (revision === null)
     state.deps.logger.warn({ key }, "cluster: alert state changed while claimed; retrying");
-  return revision === null ? null : { key, alerts, revision, history };
+  return revision === null ? null : { key, alerts, revision, history, carried };
 }
 
 /** A key claimed: its alert state, the revision written, and the price points its record carried per target. */
@@ -253,6 +276,8 @@ interface Claimed {
   readonly alerts: PersistedAlertState;
   readonly revision: number;
   readonly history: readonly [string, readonly PricePoint[]][];
+  /** Those points as written back in the claim. */
+  readonly carried: HistoryField | undefined;
 }
 
 /** The price points a valid record carries for the key's targets; a refused part is counted and logged, never thrown. */
@@ -282,8 +307,8 @@ function parsedOrNone(state: HandoverState, key: string, text: string): AlertChe
 }
 
 /**
- * Write each held key whose alerts changed since last written (`last`: every held key, with its price history:
- * the member is leaving); a lost compare-and-set lets the key go.
+ * Write each held key whose alerts changed since last written, or whose price points are due and changed (`last`:
+ * every held key, with its points: the member is leaving); a lost compare-and-set lets the key go.
  */
 async function checkpointChanged(state: HandoverState, runner: MonitorRunner, last = false): Promise<void> {
   const { deps } = state;
@@ -295,23 +320,14 @@ async function checkpointChanged(state: HandoverState, runner: MonitorRunner, la
     setTimeout(() => request(state), UNPUBLISHED_RETRY_MS).unref();
     return;
   }
-  const alertsOf = snapshot(state, runner);
-  const heldKeys = new Set(state.held.keys());
-  const historyOf = last
-    ? historyFieldsByKey(runner.state(), deps.keyOfTarget(), heldKeys, deps.nowMs())
-    : undefined;
-  const changed = [...state.held].flatMap(([key, held]) => {
-    const alerts = alertsOf(key);
-    const json = JSON.stringify(alerts);
-    return json === held.writtenJson && !last ? [] : [{ key, held, alerts, json }];
-  });
+  const changed = toWrite(state, runner, last);
   const lost: string[] = [];
   await Promise.all(
-    changed.map(async ({ key, held, alerts, json }) => {
-      const text = recordText(state, alerts, historyOf?.(key));
-      const revision = await bucket.write(key, text, held.revision);
+    changed.map(async ({ key, held, alerts, json, history }) => {
+      // compare-and-set on the revision this member last wrote: a newer owner's record is never overwritten
+      const revision = await bucket.write(key, recordText(state, key, alerts, history), held.revision);
       if (revision === null) lost.push(key);
-      else Object.assign(held, { revision, writtenJson: json });
+      else Object.assign(held, { revision, writtenJson: json, history });
     }),
   );
   if (lost.length === 0) return;
@@ -324,15 +340,62 @@ async function checkpointChanged(state: HandoverState, runner: MonitorRunner, la
   state.again = true;
 }
 
+/** A held key to write: its alert state now (and as JSON) and the price points its record is to hold. */
+interface ToWrite {
+  readonly key: string;
+  readonly held: Held;
+  readonly alerts: PersistedAlertState;
+  readonly json: string;
+  readonly history: HistoryField | undefined;
+}
+
 /**
- * A key's KV record: the checkpoint format of `alerts.json`, with who wrote it under which lease revision and,
- * when the key is handed over gracefully, its targets' recent price points (`history`).
+ * The held keys to write now: alerts changed, or points due (then read from the engine, and the next due time set)
+ * and changed; `last`: every key, with its points now.
  */
-function recordText(state: HandoverState, alerts: PersistedAlertState, history?: HistoryField): string {
+function toWrite(state: HandoverState, runner: MonitorRunner, last: boolean): ToWrite[] {
   const { deps } = state;
-  return checkpointJson({ lastSeq: deps.lastSeq(), engine: alerts }, deps.nowMs(), {
-    memberId: deps.memberId,
-    leaseRevision: deps.member.status().leaseRevision ?? 0,
-    ...(history === undefined ? {} : { history }),
+  const nowMs = deps.nowMs();
+  const alertsOf = snapshot(state, runner);
+  const due = new Set(
+    [...state.held].filter(([, held]) => last || held.historyDueAtMs <= nowMs).map(([key]) => key),
+  );
+  const pointsOf =
+    due.size === 0 ? undefined : historyFieldsByKey(runner.state(), deps.keyOfTarget(), due, nowMs);
+  return [...state.held].flatMap(([key, held]) => {
+    const alerts = alertsOf(key);
+    const json = JSON.stringify(alerts);
+    const history = pointsOf !== undefined && due.has(key) ? pointsOf(key) : held.history;
+    if (due.has(key)) held.historyDueAtMs = nextHistoryDueMs(key, nowMs, deps.historyCheckpointMs);
+    const same = json === held.writtenJson && sameHistoryField(history, held.history);
+    return same && !last ? [] : [{ key, held, alerts, json, history }];
   });
+}
+
+/**
+ * A key's KV record: the checkpoint format of `alerts.json`, with who wrote it under which lease revision and its
+ * targets' recent price points (`history`: when the key is handed over, and every `historyCheckpointMs` while
+ * held), cut to RECORD_BUDGET_BYTES (counted): the alert state is never refused for its points.
+ */
+function recordText(
+  state: HandoverState,
+  key: string,
+  alerts: PersistedAlertState,
+  history: HistoryField | undefined,
+): string {
+  const { deps } = state;
+  const checkpoint = { lastSeq: deps.lastSeq(), engine: alerts };
+  const nowMs = deps.nowMs();
+  const writer = { memberId: deps.memberId, leaseRevision: deps.member.status().leaseRevision ?? 0 };
+  const text = checkpointJson(checkpoint, nowMs, writer);
+  if (history === undefined) return text;
+  const capped = capHistoryField(history, RECORD_BUDGET_BYTES - Buffer.byteLength(text));
+  if (capped.trimmedTargets > 0) {
+    deps.historyTrimmed(capped.trimmedTargets);
+    deps.logger.warn(
+      { key, targets: capped.trimmedTargets, budgetBytes: RECORD_BUDGET_BYTES },
+      "cluster: price history too large for the key's record: the largest targets' points left out",
+    );
+  }
+  return checkpointJson(checkpoint, nowMs, { ...writer, history: capped.field });
 }

@@ -106,6 +106,8 @@ export function createClusterMode(deps: ClusterModeDeps): ClusterMode | undefine
     logger,
     restrict: () => runner?.restrict(owns, ownsCauses()),
     historyRejected: (reason) => metrics.historyRejected.inc({ reason }),
+    historyCheckpointMs: config.historyCheckpointMs,
+    historyTrimmed: (targets) => metrics.historyTrimmed.inc(targets),
   }));
   const shared = createClusterShared({
     ...deps,
@@ -117,7 +119,7 @@ export function createClusterMode(deps: ClusterModeDeps): ClusterMode | undefine
   });
   logger.warn(
     { servers: config.nats.servers.length, leaseMs: config.leaseMs },
-    "cluster mode (experimental): targets, alert state, the event log, notifications and silences are shared; maintenance windows and the daemon's own alerts are per member, and a price move while a dead member's target moves can be missed (docs/cluster.md)",
+    "cluster mode (experimental): targets, alert state, the event log, notifications and silences are shared; maintenance windows and the daemon's own alerts are per member, and a price move across a member's kill -9 is missed by a window shorter than the gap (docs/cluster.md)",
   );
   return {
     member,

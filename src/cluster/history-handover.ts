@@ -1,5 +1,6 @@
-// A target's recent price points ride in its ownership key's handover record, so the new owner's windows reach back across the move.
+// A target's recent price points ride in its ownership key's handover record (on release, and periodically while held), so the new owner's windows reach back across the move.
 import { PmError } from "../domain/errors.js";
+import { fnv1a64Hex } from "../domain/fingerprint.js";
 import { exportHistories, type MonitorState } from "../domain/monitor.js";
 import type { PricePoint } from "../domain/price-history.js";
 import {
@@ -48,7 +49,7 @@ export function historyFieldsByKey(
 
 /**
  * The points a record carries for the key's own targets. A record without `history` (written before handovers
- * carried it, or by a member killed without releasing) carries none; a `history` that is not an object of
+ * carried it, or by a member killed before it wrote any) carries none; a `history` that is not an object of
  * strings, or a target's text over the limit or not in the format, is rejected (that target alone when it can be).
  */
 export function historyOfRecord(
@@ -87,4 +88,63 @@ export function historyField(history: readonly (readonly [string, readonly Price
 function historyFieldOf(text: string): unknown {
   const record = JSON.parse(text) as unknown;
   return record !== null && typeof record === "object" && "history" in record ? record.history : undefined;
+}
+
+/**
+ * Most bytes a key's whole record (alert state and price points) may take: a KV value is at most 1 MiB (NATS's
+ * default `max_payload`), and the alert state must never be refused for its points.
+ */
+export const RECORD_BUDGET_BYTES = 512 * 1024;
+
+/** A history field cut to a budget, and how many targets' points were left out. */
+export interface CappedHistory {
+  readonly field: HistoryField;
+  readonly trimmedTargets: number;
+}
+
+/**
+ * `field` in at most `budgetBytes` bytes of record JSON (the `,"history":{…}` it adds): whole when it fits, else
+ * the points of the largest targets are left out first, so as many targets as possible keep theirs.
+ */
+export function capHistoryField(field: HistoryField, budgetBytes: number): CappedHistory {
+  const entries = Object.entries(field).map(([targetId, encoded]) => ({
+    targetId,
+    encoded,
+    // `"id":"text",` in the record
+    bytes: Buffer.byteLength(JSON.stringify(targetId)) + Buffer.byteLength(JSON.stringify(encoded)) + 2,
+  }));
+  let spentBytes = FIELD_OVERHEAD_BYTES;
+  for (const entry of entries) spentBytes += entry.bytes;
+  if (spentBytes <= budgetBytes) return { field, trimmedTargets: 0 };
+  const kept: Record<string, string> = {};
+  spentBytes = FIELD_OVERHEAD_BYTES;
+  const bySize = entries.sort((a, b) => a.bytes - b.bytes || (a.targetId < b.targetId ? -1 : 1));
+  for (const entry of bySize) {
+    if (spentBytes + entry.bytes > budgetBytes) break;
+    kept[entry.targetId] = entry.encoded;
+    spentBytes += entry.bytes;
+  }
+  return { field: kept, trimmedTargets: entries.length - Object.keys(kept).length };
+}
+
+/** `,"history":{}`: what the field costs a record before its first target. */
+const FIELD_OVERHEAD_BYTES = 13;
+
+/**
+ * When a key's points are next due to be checkpointed: the first instant after `afterMs` at the key's own phase
+ * of `intervalMs` (a hash of the key), so the keys of a member spread their writes over the interval instead of
+ * all writing at once. Infinity when periodic checkpoints are off (`intervalMs` 0).
+ */
+export function nextHistoryDueMs(key: string, afterMs: number, intervalMs: number): number {
+  if (intervalMs <= 0) return Number.POSITIVE_INFINITY;
+  const phaseMs = Number.parseInt(fnv1a64Hex(key).slice(-8), 16) % intervalMs;
+  const sinceDueMs = (((afterMs - phaseMs) % intervalMs) + intervalMs) % intervalMs;
+  return afterMs - sinceDueMs + intervalMs;
+}
+
+/** Whether two history fields hold the same points for the same targets (undefined: no field). */
+export function sameHistoryField(a: HistoryField | undefined, b: HistoryField | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((targetId) => a[targetId] === b[targetId]);
 }

@@ -12,6 +12,8 @@ export interface ClusterMetrics {
   readonly fenced: Counter<"what">;
   /** Handover records whose price history (or one target's part) was refused: reason malformed or oversized. */
   readonly historyRejected: Counter<"reason">;
+  /** Targets whose price points were left out of a handover record this member wrote, to keep it within its budget. */
+  readonly historyTrimmed: Counter;
 }
 
 /** Register the cluster metrics on `registry`. */
@@ -48,6 +50,11 @@ export function createClusterMetrics(registry: Registry): ClusterMetrics {
       name: "pragma_monitor_cluster_history_rejected_total",
       help: "Price histories in alert handover records refused (reason=malformed|oversized): those targets' windows start at this member's polls.",
       labelNames: ["reason"],
+      registers,
+    }),
+    historyTrimmed: new Counter({
+      name: "pragma_monitor_cluster_history_trimmed_total",
+      help: "Targets whose price points this member left out of an alert handover record it wrote (the largest first), to keep the record within 512 KiB.",
       registers,
     }),
   };

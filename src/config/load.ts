@@ -189,7 +189,7 @@ function checkCluster(config: AppConfig, problems: ConfigProblem[]): void {
     problems.push({
       key: "cluster.experimental",
       reason:
-        "must be true to turn cluster mode on: the targets, their alert state, the event log, the notifications (grouping too) and silences are shared, but maintenance windows and the daemon's own alerts are per member, a transition still queued for the log when its member dies is decided again (later) by the new owner, and a price move while a dead member's target moves can be missed (docs/cluster.md)",
+        "must be true to turn cluster mode on: the targets, their alert state, the event log, the notifications (grouping too) and silences are shared, but maintenance windows and the daemon's own alerts are per member, a transition still queued for the log when its member dies is decided again (later) by the new owner, and a price move across a member's kill -9 is missed by a window shorter than the gap (docs/cluster.md)",
     });
   if (!/^[A-Za-z0-9_-]*$/.test(cluster.memberId))
     problems.push({ key: "cluster.memberId", reason: 'only letters, digits, "-" and "_"' });

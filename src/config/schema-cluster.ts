@@ -52,8 +52,15 @@ export const clusterSchema = {
     1_000,
     600_000,
   ),
+  historyCheckpointMs: intKey(
+    "How often (ms) a member writes the recent price points of the targets it owns to their ownership keys' records in NATS (each key at its own phase of the interval, only when its points changed), so the member that takes a key over after a kill -9 reaches back at most this far; 0 = only on a graceful handover.",
+    "PM_CLUSTER_HISTORY_CHECKPOINT_MS",
+    10_000,
+    0,
+    600_000,
+  ),
   experimental: key({
-    doc: "Must be true to turn cluster mode on while it is incomplete: targets, their alert state, the event log, the notifications (grouping too) and silences are shared, but maintenance windows and the daemon's own alerts are per member, a transition still queued for the log when its member dies is decided again (later) by the new owner, and a price move while a dead member's target moves can be missed (docs/cluster.md).",
+    doc: "Must be true to turn cluster mode on while it is incomplete: targets, their alert state, the event log, the notifications (grouping too) and silences are shared, but maintenance windows and the daemon's own alerts are per member, a transition still queued for the log when its member dies is decided again (later) by the new owner, and a price move across a member's kill -9 is missed by a window shorter than the gap (docs/cluster.md).",
     format: "pm-boolean",
     default: false,
     env: "PM_CLUSTER_EXPERIMENTAL",

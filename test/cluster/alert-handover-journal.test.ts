@@ -66,6 +66,8 @@ function handoverOver(
     logger: pino({ level: "silent" }),
     restrict: () => undefined,
     historyRejected: () => undefined,
+    historyCheckpointMs: 0,
+    historyTrimmed: () => undefined,
   });
 }
 

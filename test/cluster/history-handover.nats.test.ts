@@ -4,12 +4,12 @@
 // reaches back into the old owner's points (carried in the key's handover record) and fires once per moved pair.
 // Then the joined member stops (SIGTERM): the pairs move back, 10 % lower, and fire once on the first member.
 import { describe, expect, it } from "vitest";
-import type { AlertPayload } from "../../src/domain/events.js";
 import { syntheticPairIds } from "../../src/simulator/synthetic-pairs.js";
 import { startDaemon, type RunningDaemon } from "../e2e/daemon.js";
 import { makeWorkDir, writeConfig } from "../e2e/fixtures.js";
 import { memberConfig } from "./member-config.js";
 import { natsServerAvailable } from "./nats.js";
+import { polled, priceChanges, risen } from "./price-moves.js";
 import { startCountingProxy, type CountingProxy } from "./proxy.js";
 import { useNatsSuite } from "./suite.js";
 import { sleep, waitUntil } from "./wait.js";
@@ -24,29 +24,6 @@ const available = natsServerAvailable();
 interface Member {
   readonly proxy: CountingProxy;
   readonly daemon: RunningDaemon;
-}
-
-/** A pair price body with its price 10 % higher (the move the new owner sees). */
-function risen(_pair: string, body: Buffer): Buffer {
-  const price = JSON.parse(body.toString("utf8")) as { price?: unknown };
-  if (typeof price.price !== "string") return body;
-  price.price = `0x${((BigInt(price.price) * 11n) / 10n).toString(16)}`;
-  return Buffer.from(JSON.stringify(price));
-}
-
-/** The price_change alerts a member published for `pair`, as `status/reason` (its stdout sink logs exactly those). */
-function priceChanges(member: Member, pair: string): string[] {
-  return member.daemon.logs.items.flatMap((line) => {
-    const alert = line["event"] === "alert" ? (line["alert"] as AlertPayload | undefined) : undefined;
-    return alert?.rule === "price_change" && alert.labels["pair"] === pair
-      ? [`${alert.status}/${alert.reason}`]
-      : [];
-  });
-}
-
-/** Whether `member` polled `pair` at least `count` times since `sinceMs`. */
-function polled(member: Member, pair: string, sinceMs: number, count: number): boolean {
-  return member.proxy.requests.filter((r) => r.pair === pair && r.atMs >= sinceMs).length >= count;
 }
 
 describe.skipIf(!available)("a price move across a join handover (nats-server, 2 daemons)", () => {

@@ -1,9 +1,14 @@
 // The handover's price points (in-memory bucket): a member releasing a key, or stopping, writes its targets' recent
 // points in the key's record; the next owner seeds them; a record without points still loads; bad points are counted.
 import { pino } from "pino";
-import { describe, expect, it } from "vitest";
-import { createAlertHandover } from "../../src/cluster/alert-handover.js";
-import type { HistoryRejection } from "../../src/cluster/history-handover.js";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { createAlertHandover, type AlertHandoverDeps } from "../../src/cluster/alert-handover.js";
+import {
+  capHistoryField,
+  nextHistoryDueMs,
+  RECORD_BUDGET_BYTES,
+  type HistoryRejection,
+} from "../../src/cluster/history-handover.js";
 import { NO_ALERTS } from "../../src/domain/alert-handover.js";
 import { createMonitorState, observe, type MonitorState } from "../../src/domain/monitor.js";
 import type { PricePoint } from "../../src/domain/price-history.js";
@@ -38,12 +43,16 @@ function seededRunner(engine: MonitorState, seeds: [string, readonly PricePoint[
   return runner as MonitorRunner;
 }
 
-/** A handover by `memberId` owning what `owned()` gives over `bucket`, counting refusals into `rejected`. */
+/**
+ * A handover by `memberId` owning what `owned()` gives over `bucket`, counting refusals into `rejected`; points
+ * written only on release unless `extra` says otherwise.
+ */
 function handoverOf(
   memberId: string,
   bucket: ReturnType<typeof memoryBucket>,
   owned: () => readonly string[],
   rejected: HistoryRejection[] = [],
+  extra: Partial<AlertHandoverDeps> = {},
 ) {
   // not a literal in place: a handover that first reads the log to its end (readThrough) takes it, this one ignores it
   const deps = {
@@ -59,6 +68,9 @@ function handoverOf(
     logger: pino({ level: "silent" }),
     restrict: () => undefined,
     historyRejected: (reason: HistoryRejection) => rejected.push(reason),
+    historyCheckpointMs: 0,
+    historyTrimmed: () => undefined,
+    ...extra,
   };
   return createAlertHandover(deps);
 }
@@ -143,5 +155,211 @@ describe("the price points of a handover", () => {
     expect(handover.owns(KEY)).toBe(true);
     await handover.stop();
     expect({ seeds, rejected }).toEqual({ seeds: [], rejected: reasons });
+  });
+});
+
+describe("when a key's points are next due (nextHistoryDueMs)", () => {
+  it("is within one interval after now, at the key's own phase, and off (Infinity) at 0", () => {
+    const dueMs = nextHistoryDueMs(KEY, NOW_MS, 10_000);
+    expect(dueMs).toBeGreaterThan(NOW_MS);
+    expect(dueMs).toBeLessThanOrEqual(NOW_MS + 10_000);
+    expect(nextHistoryDueMs(KEY, dueMs, 10_000)).toBe(dueMs + 10_000);
+    expect(nextHistoryDueMs(KEY, dueMs - 1, 10_000)).toBe(dueMs);
+    expect(nextHistoryDueMs(KEY, NOW_MS, 0)).toBe(Number.POSITIVE_INFINITY);
+  });
+
+  it("spreads 1 500 keys over the interval: no second of a 10 s interval takes more than 1.5 times its share", () => {
+    const perSecond = new Array<number>(10).fill(0);
+    for (let i = 0; i < 1_500; i += 1) {
+      const dueMs = nextHistoryDueMs(`pair:P${i}/USD`, T0, 10_000);
+      perSecond[Math.floor((dueMs - T0 - 1) / 1_000)]! += 1;
+    }
+    expect(Math.max(...perSecond)).toBeLessThanOrEqual(225);
+    expect(Math.min(...perSecond)).toBeGreaterThanOrEqual(75);
+  });
+});
+
+describe("a record's budget (capHistoryField)", () => {
+  const field = { a: "x".repeat(100), b: "y".repeat(1_000), c: "z".repeat(10) };
+
+  it("keeps a field that fits whole", () => {
+    expect(capHistoryField(field, 10_000)).toEqual({ field, trimmedTargets: 0 });
+  });
+
+  it("leaves out the largest targets first, within the budget", () => {
+    const budgetBytes = 200;
+    const capped = capHistoryField(field, budgetBytes);
+    expect(capped).toEqual({ field: { a: field.a, c: field.c }, trimmedTargets: 1 });
+    expect(Buffer.byteLength(`,"history":${JSON.stringify(capped.field)}`)).toBeLessThanOrEqual(budgetBytes);
+    expect(capHistoryField(field, 13)).toEqual({ field: {}, trimmedTargets: 3 });
+  });
+});
+
+/** Encoded points of a busy target: `count` points a second apart, prices moving, about 17 characters each. */
+function busyPoints(count: number): string {
+  return `1;8;${T0};${Array.from({ length: count }, (_, i) => `${i === 0 ? 0 : 1_000}:${1e10 + i * 7_919}`).join(",")}`;
+}
+
+describe("a whole record over its budget", () => {
+  it("is written with the largest targets' points left out (counted), its alert state whole", async () => {
+    const targets = Array.from({ length: 40 }, (_, i) => `offchain:P${i}/USD`);
+    const history = Object.fromEntries(targets.map((id, i) => [id, busyPoints(900 + i)]));
+    const bucket = memoryBucket();
+    await bucket.write(
+      KEY,
+      checkpointJson({ lastSeq: 3, engine: NO_ALERTS }, T0, { memberId: "m0", history }),
+      0,
+    );
+    expect(bucket.records.get(KEY)!.text.length).toBeGreaterThan(RECORD_BUDGET_BYTES);
+    const trimmed: number[] = [];
+    const seeds: [string, readonly PricePoint[]][] = [];
+    const handover = handoverOf("m2", bucket, () => [KEY], [], {
+      keyOfTarget: () => (targetId) => (targets.includes(targetId) ? KEY : undefined),
+      historyTrimmed: (count) => trimmed.push(count),
+    });
+    handover.attach(seededRunner(createMonitorState(), seeds));
+    await settle(100);
+    const text = bucket.records.get(KEY)!.text;
+    const record = JSON.parse(text) as { memberId: string; engine: unknown; history: Record<string, string> };
+    const kept = Object.keys(record.history);
+    expect(Buffer.byteLength(text)).toBeLessThanOrEqual(RECORD_BUDGET_BYTES);
+    expect({ memberId: record.memberId, engine: record.engine }).toEqual({
+      memberId: "m2",
+      engine: NO_ALERTS,
+    });
+    expect(kept.length).toBeGreaterThan(20);
+    expect(trimmed).toEqual([targets.length - kept.length]);
+    // the largest (the last, with the most points) are the ones left out
+    expect(kept).toEqual(targets.slice(0, kept.length));
+    expect(seeds.length).toBe(targets.length); // what this member seeds is what it read
+    await handover.stop();
+  });
+});
+
+/** Poll BTC/USD into `engine` once a second in (`fromMs`, `toMs`] at `price`, under `withRules`. */
+function pollInto(
+  engine: MonitorState,
+  fromMs: number,
+  toMs: number,
+  price = "100",
+  withRules = rules,
+): void {
+  for (let atMs = fromMs + 1_000; atMs <= toMs; atMs += 1_000)
+    observe(engine, obs.off(pairPrice(price, atMs), atMs), withRules, atMs);
+}
+
+/** A bucket that logs each write: when, by whom, whether it carried points, and the revision it got (null: refused). */
+function loggedBucket() {
+  const bucket = memoryBucket();
+  const writes: { atMs: number; memberId: string; points: boolean; revision: number | null }[] = [];
+  const write = async (key: string, text: string, expected: number): Promise<number | null> => {
+    const revision = await bucket.write(key, text, expected);
+    const record = JSON.parse(text) as { memberId: string; history?: unknown };
+    writes.push({
+      atMs: Date.now(),
+      memberId: record.memberId,
+      points: record.history !== undefined,
+      revision,
+    });
+    return revision;
+  };
+  return { ...bucket, write, writes };
+}
+
+describe("periodic checkpoints of a held key's points (virtual time)", () => {
+  const INTERVAL_MS = 10_000;
+  const periodic = { historyCheckpointMs: INTERVAL_MS, nowMs: () => Date.now() };
+  const dueMs = nextHistoryDueMs(KEY, NOW_MS, INTERVAL_MS);
+  beforeEach(() => vi.useFakeTimers({ now: NOW_MS }));
+  afterEach(() => vi.useRealTimers());
+
+  it("writes the points at the key's phase, then once an interval; after a kill -9 the next owner seeds them", async () => {
+    const bucket = loggedBucket();
+    const engine = polledEngine();
+    const old = handoverOf("m1", bucket, () => [KEY], [], periodic);
+    old.attach(seededRunner(engine, []));
+    await vi.advanceTimersByTimeAsync(dueMs - 1 - NOW_MS);
+    pollInto(engine, NOW_MS, dueMs - 1);
+    expect(bucket.writes.map((w) => w.points)).toEqual([false]); // the claim only
+    let polledToMs = dueMs - 1;
+    for (let interval = 0; interval < 3; interval += 1) {
+      await vi.advanceTimersByTimeAsync(INTERVAL_MS);
+      pollInto(engine, polledToMs, polledToMs + INTERVAL_MS);
+      polledToMs += INTERVAL_MS;
+    }
+    const periodicWrites = bucket.writes.filter((w) => w.points);
+    expect(periodicWrites.length).toBe(3);
+    // each within the pass (1 s) after its due time
+    periodicWrites.forEach((w, i) => expect(w.atMs - (dueMs + i * INTERVAL_MS)).toBeLessThan(1_000));
+    const lastWrittenTimes = recordedTimes(bucket);
+    expect(lastWrittenTimes?.at(-1)).toBeLessThanOrEqual(periodicWrites.at(-1)!.atMs);
+
+    vi.clearAllTimers(); // kill -9: the old member writes nothing more
+    const seeds: [string, readonly PricePoint[]][] = [];
+    const next = handoverOf("m2", bucket, () => [KEY], [], periodic);
+    next.attach(seededRunner(createMonitorState(), seeds));
+    await vi.advanceTimersByTimeAsync(50);
+    expect(seeds.map(([id, points]) => [id, points.map((point) => point.atMs)])).toEqual([
+      [BTC_OFF.id, lastWrittenTimes],
+    ]);
+  });
+
+  it("writes nothing while the points are unchanged, and again once they change", async () => {
+    const hourRules = [
+      rule("price_change", { windowMs: 3_600_000, market: "offchain" }, { threshold: 0.05 }),
+    ];
+    const engine = createMonitorState();
+    pollInto(engine, T0, NOW_MS, "100", hourRules);
+    const bucket = loggedBucket();
+    const handover = handoverOf("m1", bucket, () => [KEY], [], periodic);
+    handover.attach(seededRunner(engine, []));
+    await vi.advanceTimersByTimeAsync(6 * INTERVAL_MS);
+    expect(bucket.writes.filter((w) => w.points).length).toBe(1);
+    pollInto(engine, Date.now() - 1_000, Date.now(), "100", hourRules);
+    await vi.advanceTimersByTimeAsync(INTERVAL_MS);
+    expect(bucket.writes.filter((w) => w.points).length).toBe(2);
+  });
+
+  it("an alert checkpoint between them keeps the last points written in the record", async () => {
+    const bucket = loggedBucket();
+    const engine = polledEngine();
+    const handover = handoverOf("m1", bucket, () => [KEY], [], periodic);
+    handover.attach(seededRunner(engine, []));
+    pollInto(engine, NOW_MS, dueMs + 1_000);
+    await vi.advanceTimersByTimeAsync(dueMs + 1_000 - NOW_MS);
+    const written = recordedTimes(bucket);
+    expect(written).not.toBeNull();
+    observe(engine, obs.off(pairPrice("120", Date.now()), Date.now()), rules, Date.now()); // price_change fires
+    handover.request();
+    await vi.advanceTimersByTimeAsync(50);
+    const record = JSON.parse(bucket.records.get(KEY)!.text) as { engine: { alerts: unknown[] } };
+    expect(record.engine.alerts.length).toBe(1);
+    expect(recordedTimes(bucket)).toEqual(written);
+  });
+
+  it("is fenced: no write without a valid lease, and a newer owner's record is never overwritten", async () => {
+    const bucket = loggedBucket();
+    const engine = polledEngine();
+    let ownedByOld: readonly string[] = [KEY];
+    let leaseValid = true;
+    const member = { ...owningMember(bucket, () => ownedByOld), leaseValid: () => leaseValid };
+    const old = handoverOf("m1", bucket, () => ownedByOld, [], { ...periodic, member });
+    old.attach(seededRunner(engine, []));
+    await vi.advanceTimersByTimeAsync(50);
+    leaseValid = false;
+    pollInto(engine, NOW_MS, dueMs + 2_000);
+    await vi.advanceTimersByTimeAsync(dueMs + 2_000 - NOW_MS);
+    expect(bucket.writes.map((w) => w.memberId)).toEqual(["m1"]); // the claim only
+
+    // a newer owner took the key while this member's view still says it owns it
+    leaseValid = true;
+    const newer = checkpointJson({ lastSeq: 9, engine: NO_ALERTS }, Date.now(), { memberId: "m3" });
+    await bucket.write(KEY, newer, bucket.records.get(KEY)!.revision);
+    ownedByOld = []; // its view catches up right after
+    pollInto(engine, dueMs + 2_000, dueMs + INTERVAL_MS + 2_000);
+    await vi.advanceTimersByTimeAsync(INTERVAL_MS);
+    expect(bucket.records.get(KEY)!.text).toBe(newer);
+    expect(bucket.writes.at(-1)).toMatchObject({ memberId: "m1", revision: null });
+    expect(old.owns(KEY)).toBe(false);
   });
 });

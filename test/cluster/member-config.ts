@@ -13,6 +13,8 @@ export interface MemberOptions {
   readonly leaseMs: number;
   readonly rules: readonly unknown[];
   readonly sinks?: readonly unknown[];
+  /** `cluster.historyCheckpointMs` (default: the schema's). */
+  readonly historyCheckpointMs?: number;
 }
 
 /** Member `id` polling `pairs` from `upstreamUrl` (one attempt a poll), in the cluster on `natsUrls` (experimental). */
@@ -34,6 +36,9 @@ export function memberConfig(work: WorkDir, member: MemberOptions): Record<strin
       nats: { servers: member.natsUrls },
       memberId: member.id,
       leaseMs: member.leaseMs,
+      ...(member.historyCheckpointMs === undefined
+        ? {}
+        : { historyCheckpointMs: member.historyCheckpointMs }),
       experimental: true,
     },
     shutdown: { drainTimeoutMs: 2_000 },
@@ -49,15 +54,16 @@ export interface StartedMember {
 }
 
 /**
- * Start member `options.id` on a fresh work dir, polling `simulatorUrl` through a new counting proxy; the proxy is
- * pushed to `proxies` so the suite closes it.
+ * Start member `options.id` on a fresh work dir, polling `simulatorUrl` through a new counting proxy (which applies
+ * `rewrite` to pair prices); the proxy is pushed to `proxies` so the suite closes it.
  */
 export async function startClusterMember(
   simulatorUrl: string,
   proxies: CountingProxy[],
   options: Omit<MemberOptions, "upstreamUrl">,
+  rewrite?: (pair: string, body: Buffer) => Buffer,
 ): Promise<StartedMember> {
-  const proxy = await startCountingProxy(simulatorUrl);
+  const proxy = await startCountingProxy(simulatorUrl, rewrite);
   proxies.push(proxy);
   const work = makeWorkDir();
   writeConfig(work, memberConfig(work, { ...options, upstreamUrl: proxy.url }));

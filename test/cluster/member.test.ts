@@ -77,6 +77,7 @@ function memberA(
       nats: { servers: ["nats://127.0.0.1:1"], user: "", password: "", token: "", replicas: 1 },
       memberId: "a",
       leaseMs,
+      historyCheckpointMs: 0,
       experimental: true,
     },
     memberId: "a",

@@ -37,6 +37,7 @@ function startMember(
     nats: { servers: urls, user: "", password: "", token: "", replicas: urls.length },
     memberId: id,
     leaseMs,
+    historyCheckpointMs: 0,
     experimental: true,
   };
   const member = createClusterMember({

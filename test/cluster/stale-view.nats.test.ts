@@ -91,6 +91,7 @@ describe.skipIf(!available)(
         nats: { servers: suite.nats.urls, user: "", password: "", token: "", replicas: 1 },
         memberId: id,
         leaseMs: LEASE_MS,
+        historyCheckpointMs: 0,
         experimental: true,
       };
       const member = createClusterMember({

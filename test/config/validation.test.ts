@@ -147,7 +147,7 @@ describe("types, enums and ranges", () => {
     ],
     [
       { cluster: { nats: { servers: ["nats://127.0.0.1:4222"] } } },
-      "cluster.experimental: must be true to turn cluster mode on: the targets, their alert state, the event log, the notifications (grouping too) and silences are shared, but maintenance windows and the daemon's own alerts are per member, a transition still queued for the log when its member dies is decided again (later) by the new owner, and a price move while a dead member's target moves can be missed (docs/cluster.md)",
+      "cluster.experimental: must be true to turn cluster mode on: the targets, their alert state, the event log, the notifications (grouping too) and silences are shared, but maintenance windows and the daemon's own alerts are per member, a transition still queued for the log when its member dies is decided again (later) by the new owner, and a price move across a member's kill -9 is missed by a window shorter than the gap (docs/cluster.md)",
     ],
     [{ cluster: { memberId: "a.b" } }, 'cluster.memberId: only letters, digits, "-" and "_"'],
     [{ cluster: { leaseMs: 500 } }, "cluster.leaseMs: must be an integer from 1000 to 600000: value was 500"],

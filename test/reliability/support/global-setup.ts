@@ -87,9 +87,10 @@ What each suite does:
   replacement. Checks: every spike fires, every alert transition in the cluster's journal stream reaches the
   webhook exactly once (its seq is the delivery id), nothing is delivered that the journal does not hold,
   and per fingerprint the journal alternates firing and resolved (no alert announced twice across a
-  handover). A move while its pair changes hands is not tested here: after a kill -9 the new owner's price
-  window starts at its first poll, so such a move can go undetected (docs/cluster.md); across a join it is
-  detected (the points move with the key: test/cluster/history-handover.nats.test.ts).
+  handover). A move while its pair changes hands is not tested here (each spike waits for one poller per pair):
+  across a kill -9 it is detected when the rule's window covers the gap, the new owner seeding from the points
+  its owner checkpoints every \`cluster.historyCheckpointMs\` (test/cluster/history-kill.nats.test.ts), and across
+  a join (test/cluster/history-handover.nats.test.ts); docs/cluster.md.
 
 **The journal→outbox crash window (found by this suite, fixed).** \`src/pipeline/event-hub.ts\` \`emit\`
 writes a transition to \`journal.jsonl\` synchronously and then publishes it; each chat-ops sink appends it
