@@ -62,18 +62,23 @@ export interface ClusterMode {
   stop(): Promise<void>;
 }
 
+/** This process's incarnation: 8 hex digits from `random` (tells a restarted member from its previous run). */
+function newIncarnation(random: () => number): string {
+  return Math.floor(random() * 2 ** 32)
+    .toString(16)
+    .padStart(8, "0");
+}
+
 /** Cluster mode when `cluster.nats.servers` is set, else undefined (one daemon, as always). */
 export function createClusterMode(deps: ClusterModeDeps): ClusterMode | undefined {
   const { config } = deps;
   if (config.nats.servers.length === 0) return undefined;
-  const incarnation = Math.floor(deps.random() * 2 ** 32)
-    .toString(16)
-    .padStart(8, "0");
+  const incarnation = newIncarnation(deps.random);
   const memberId = config.memberId === "" ? defaultMemberId(incarnation) : config.memberId;
   const metrics = createClusterMetrics(deps.registry);
   const logger = childLogger(deps.logger, { memberId });
   let runner: MonitorRunner | undefined;
-  let handover: AlertHandover | undefined = undefined;
+  let handover: AlertHandover | undefined;
   const owns = (spec: TargetSpec): boolean => handover?.owns(ownershipKey(spec)) ?? false;
   const ownsCauses = (): boolean => handover?.owns(CAUSE_OWNERSHIP_KEY) ?? false;
   const plan = planOnce(deps.monitors, deps.rules);
