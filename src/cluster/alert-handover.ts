@@ -1,6 +1,11 @@
 // Alert state moves with a cluster target: the owner checkpoints each key's alerts to KV, a new owner adopts them before its first poll.
 import type { Logger } from "pino";
-import { alertStateByKey, NO_ALERTS, reconcileWithJournal } from "../domain/alert-handover.js";
+import {
+  alertStateByKey,
+  NO_ALERTS,
+  reconcileWithJournal,
+  type KeyOfLabels,
+} from "../domain/alert-handover.js";
 import type { AlertPayload } from "../domain/events.js";
 import type { PricePoint } from "../domain/price-history.js";
 import { exportAlertState, type PersistedAlertState } from "../domain/monitor.js";
@@ -26,6 +31,8 @@ export interface AlertHandoverDeps {
   readonly memberId: string;
   /** The ownership key of each configured target (the configuration in force). */
   readonly keyOfTarget: () => (targetId: string) => string | undefined;
+  /** The ownership key of an alert of no known target (restored from the log), read from its labels. */
+  readonly keyOfLabels: () => KeyOfLabels;
   /** The journal's last seq, recorded in each checkpoint as the file checkpoint does. */
   readonly lastSeq: () => number;
   /** The alert transitions the journal holds after `seq`, in seq order (what a checkpoint may lag behind). */
@@ -156,7 +163,8 @@ async function passes(state: HandoverState): Promise<void> {
 
 /** Each held key's alerts as the engine has them now (a key with none: no alerts). */
 function snapshot(state: HandoverState, runner: MonitorRunner): (key: string) => PersistedAlertState {
-  const byKey = alertStateByKey(exportAlertState(runner.state()), state.deps.keyOfTarget());
+  const { deps } = state;
+  const byKey = alertStateByKey(exportAlertState(runner.state()), deps.keyOfTarget(), deps.keyOfLabels());
   return (key) => byKey.get(key) ?? NO_ALERTS;
 }
 
@@ -260,6 +268,7 @@ async function claim(state: HandoverState, bucket: AlertBucket, key: string): Pr
     state.deps.journaledAfter(checkpoint?.lastSeq ?? 0),
     key,
     state.deps.keyOfTarget(),
+    state.deps.keyOfLabels(),
   );
   // the points stay in the record for a next owner should the key move on: until this member's own are due (with
   // periodic checkpoints off, until its first checkpoint)

@@ -9,7 +9,7 @@ import type { TargetSpec } from "../domain/types.js";
 import type { EventHub } from "../pipeline/event-hub.js";
 import type { MonitorRunner } from "../pipeline/monitor-runner.js";
 import { planTargets } from "../pipeline/targets.js";
-import { CAUSE_OWNERSHIP_KEY } from "../domain/alert-handover.js";
+import { CAUSE_OWNERSHIP_KEY, keyOfLabelsFor, type KeyOfLabels } from "../domain/alert-handover.js";
 import { isCauseKind, type RuleConfig } from "../domain/rules/index.js";
 import type { PragmaClient } from "../upstream/types.js";
 import { createAlertHandover, type AlertHandover } from "./alert-handover.js";
@@ -98,10 +98,8 @@ export function createClusterMode(deps: ClusterModeDeps): ClusterMode | undefine
   const alerts = (handover = createAlertHandover({
     member,
     memberId,
-    keyOfTarget: () => {
-      const { keyOfTarget } = plan();
-      return (targetId) => keyOfTarget.get(targetId);
-    },
+    keyOfTarget: () => plan().keyOfTarget,
+    keyOfLabels: () => plan().keyOfLabels,
     lastSeq: deps.lastSeq,
     journaledAfter: deps.journaledAfter,
     unpublished: deps.unpublished,
@@ -163,7 +161,9 @@ export function ownershipKey(spec: TargetSpec): string {
 interface PlannedKeys {
   readonly keys: readonly string[];
   readonly targetKeys: readonly string[];
-  readonly keyOfTarget: ReadonlyMap<string, string>;
+  readonly keyOfTarget: (targetId: string) => string | undefined;
+  /** The key of an alert restored from the log (no target ids yet), by the labels of the targets it names. */
+  readonly keyOfLabels: KeyOfLabels;
 }
 
 /**
@@ -179,10 +179,12 @@ function planOnce(monitors: () => MonitorsConfig, rules: () => readonly RuleConf
     if (planned?.of !== now || planned.causes !== causes) {
       const specs = planTargets(now).map((target) => target.spec);
       const targetKeys = specs.map(ownershipKey);
-      const keyOfTarget = new Map(specs.map((spec, i) => [spec.id, targetKeys[i]!]));
+      const byId = new Map(specs.map((spec, i) => [spec.id, targetKeys[i]!]));
+      const keyOfLabels = keyOfLabelsFor(specs.map((spec, i) => ({ spec, key: targetKeys[i]! })));
       // the cause rules' key is owned like a target's: one member evaluates them and publishes their alerts
       const keys = [...new Set(targetKeys), ...(causes ? [CAUSE_OWNERSHIP_KEY] : [])];
-      planned = { of: now, causes, keys: { keys, targetKeys, keyOfTarget } };
+      const keyOfTarget = (targetId: string): string | undefined => byId.get(targetId);
+      planned = { of: now, causes, keys: { keys, targetKeys, keyOfTarget, keyOfLabels } };
     }
     return planned.keys;
   };

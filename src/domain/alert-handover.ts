@@ -6,8 +6,16 @@ import {
   type PersistedAlert,
   type PersistedAlertState,
 } from "./alert-persistence.js";
-import type { AlertPayload } from "./events.js";
+import type { AlertLabels, AlertPayload } from "./events.js";
+import { targetLabels } from "./rule-scope.js";
 import { isCauseKind } from "./rules/index.js";
+import type { TargetSpec } from "./types.js";
+
+/** The ownership key an alert of no known target belongs to, read from its labels; undefined: none (or several). */
+export type KeyOfLabels = (labels: AlertLabels) => string | undefined;
+
+/** No alert of unknown targets has a key (a caller that knows no targets' labels). */
+const NO_LABEL_KEYS: KeyOfLabels = () => undefined;
 
 /**
  * The reserved ownership key of the cause rules (`upstream_down`, ...): its owner alone evaluates them and
@@ -18,16 +26,18 @@ export const CAUSE_OWNERSHIP_KEY = "cause:";
 /**
  * The persisted alerts of each ownership key: an alert belongs to a key when every target it was computed from
  * belongs to that key (`keyOfTarget`); a cause alert (no targets) belongs to CAUSE_OWNERSHIP_KEY. Other alerts of
- * no known target (restored from a journal, not seen data yet) or of targets under several keys belong to none:
+ * no known target (restored from a journal, not seen data yet) belong to the key `keyOfLabels` reads from their
+ * labels; those it finds none for, and alerts of targets under several keys, belong to none:
  * they stay with the process.
  */
 export function alertStateByKey(
   state: PersistedAlertState,
   keyOfTarget: (targetId: string) => string | undefined,
+  keyOfLabels: KeyOfLabels = NO_LABEL_KEYS,
 ): ReadonlyMap<string, PersistedAlertState> {
   const byKey = new Map<string, PersistedAlert[]>();
   for (const alert of state.alerts) {
-    const key = keyOfAlert(alert, keyOfTarget);
+    const key = keyOfAlert(alert, keyOfTarget, keyOfLabels);
     if (key === undefined) continue;
     const alerts = byKey.get(key) ?? [];
     alerts.push(alert);
@@ -50,21 +60,44 @@ export function reconcileWithJournal(
   laterAlerts: readonly AlertPayload[],
   key: string,
   keyOfTarget: (targetId: string) => string | undefined,
+  keyOfLabels: KeyOfLabels = NO_LABEL_KEYS,
 ): PersistedAlertState {
   const mine = new Set(checkpoint.alerts.map((alert) => alert.fingerprint));
   const engine = importEngine(checkpoint);
   restoreEngine(engine, laterAlerts);
   const alerts = exportEngine(engine).alerts.filter(
-    (alert) => mine.has(alert.fingerprint) || keyOfAlert(alert, keyOfTarget) === key,
+    (alert) => mine.has(alert.fingerprint) || keyOfAlert(alert, keyOfTarget, keyOfLabels) === key,
   );
   return { version: 1, alerts };
+}
+
+/**
+ * Ownership keys by labels, for alerts restored from the log (their record knows no target ids until their next
+ * measurement): the key of the targets whose own labels (`targetLabels`: pair, market, network, ...) the alert's
+ * labels all carry, when those targets agree on one key.
+ */
+export function keyOfLabelsFor(
+  targets: readonly { readonly spec: TargetSpec; readonly key: string }[],
+): KeyOfLabels {
+  const known = targets.map(({ spec, key }) => ({ labels: Object.entries(targetLabels(spec)), key }));
+  return (labels) => {
+    let found: string | undefined;
+    for (const target of known) {
+      if (!target.labels.every(([name, value]) => labels[name] === value)) continue;
+      if (found !== undefined && found !== target.key) return undefined;
+      found = target.key;
+    }
+    return found;
+  };
 }
 
 function keyOfAlert(
   alert: PersistedAlert,
   keyOfTarget: (targetId: string) => string | undefined,
+  keyOfLabels: KeyOfLabels,
 ): string | undefined {
-  if (alert.targetIds.length === 0 && isCauseKind(alert.rule)) return CAUSE_OWNERSHIP_KEY;
+  if (alert.targetIds.length === 0)
+    return isCauseKind(alert.rule) ? CAUSE_OWNERSHIP_KEY : keyOfLabels(alert.labels);
   const keys = new Set(alert.targetIds.map(keyOfTarget));
   const [key] = keys;
   return keys.size === 1 ? key : undefined;

@@ -57,6 +57,7 @@ function handoverOver(
     member: owningMember(bucket, () => [KEY]),
     memberId: "m2",
     keyOfTarget: () => keyOf,
+    keyOfLabels: () => () => undefined,
     lastSeq: () => 5,
     journaledAfter: (seq) => journal.filter((e) => e.seq > seq).map((e) => e.alert),
     unpublished,

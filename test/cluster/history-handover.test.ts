@@ -61,6 +61,7 @@ function handoverOf(
     member: owningMember(bucket, owned),
     memberId,
     keyOfTarget: () => keyOf,
+    keyOfLabels: () => () => undefined,
     lastSeq: () => 0,
     journaledAfter: () => [],
     unpublished: () => false,

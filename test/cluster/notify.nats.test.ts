@@ -20,6 +20,8 @@ const PAIRS = syntheticPairIds(9);
 const LEASE_MS = 3_000;
 const PERIOD_MS = 1_000;
 const SINK_TIMEOUT_MS = 1_500;
+/** A spike outlasts the test: its end (a fall as large as its rise) would be a second, true `price_change`. */
+const SPIKE_MS = 120_000;
 const SECRET = "cluster-notify-secret-0123456789";
 /** A second sink that never accepts, with the shortest `maxAgeMs`: everything it routes is dead-lettered. */
 const DEAD_SINK = "never.up";
@@ -122,7 +124,7 @@ describe.skipIf(!available)("cluster notifications (nats-server, 3 daemons, one 
     const retried = PAIRS.find((pair) => ![undefined, owner].includes(pollerOf(members, pair, 1_500)));
     if (retried === undefined) throw new Error("the owner polls every pair");
     hook.status = 503;
-    await postFault(suite.simulatorUrl, { kind: "spike", pair: spiked, factor: 1.2 }, 20_000);
+    await postFault(suite.simulatorUrl, { kind: "spike", pair: spiked, factor: 1.2 }, SPIKE_MS);
     await waitUntil(
       "the spike's first notification refused",
       () => attemptsFor(hook, spiked).length > 0,
@@ -144,7 +146,7 @@ describe.skipIf(!available)("cluster notifications (nats-server, 3 daemons, one 
     // the receiver is down with Retry-After: 2 for the next notification, then accepts
     hook.status = 503;
     hook.retryAfter = "2";
-    await postFault(suite.simulatorUrl, { kind: "spike", pair: retried, factor: 1.2 }, 20_000);
+    await postFault(suite.simulatorUrl, { kind: "spike", pair: retried, factor: 1.2 }, SPIKE_MS);
     await waitUntil("a 503 answered", () => attemptsFor(hook, retried).length > 0, 15_000);
     hook.status = 200;
     hook.retryAfter = undefined;

@@ -1,9 +1,14 @@
 // A new owner brings a lagging alert checkpoint up to the cluster's log: a transition its owner published but had
 // not checkpointed when it died is neither announced again nor resolved twice.
 import { describe, expect, it } from "vitest";
-import { alertStateByKey, NO_ALERTS, reconcileWithJournal } from "../../src/domain/alert-handover.js";
-import { adoptAlertState, createMonitorState, exportAlertState } from "../../src/domain/monitor.js";
-import { BTC_OFF, ETH_OFF, rule, timeline } from "./helpers.js";
+import {
+  alertStateByKey,
+  keyOfLabelsFor,
+  NO_ALERTS,
+  reconcileWithJournal,
+} from "../../src/domain/alert-handover.js";
+import { adoptAlertState, createMonitorState, exportAlertState, observe } from "../../src/domain/monitor.js";
+import { BTC_OFF, BTC_ON, ETH_OFF, obs, pairPrice, PUBS, rule, T0, timeline } from "./helpers.js";
 
 const rules = [rule("upstream_error", {}, { threshold: 2 })];
 const BTC_KEY = "pair:BTC/USD";
@@ -67,5 +72,52 @@ describe("a checkpoint reconciled with the journal (cluster handover)", () => {
     expect(reconcileWithJournal(checkpoint, published, BTC_KEY, keyOf).alerts).toHaveLength(1);
     // another key's transitions are not this key's
     expect(reconcileWithJournal(NO_ALERTS, published, "pair:ETH/USD", keyOf)).toEqual(NO_ALERTS);
+  });
+});
+
+describe("an alert the log has of a rule whose restored record knows no target (price_change, ...)", () => {
+  const priceChange = [rule("price_change", { windowMs: 5_000, market: "offchain" }, { threshold: 0.04 })];
+  const keyOfLabels = keyOfLabelsFor([
+    { spec: BTC_OFF, key: BTC_KEY },
+    { spec: BTC_ON, key: BTC_KEY },
+    { spec: ETH_OFF, key: "pair:ETH/USD" },
+    { spec: PUBS, key: PUBS.id },
+  ]);
+
+  /** BTC/USD moves +20 % in 5 s on the old owner: the firing it published. */
+  function moved() {
+    const before = observe(createMonitorState(), obs.off(pairPrice("100", T0, [], 5), T0), priceChange, T0);
+    const at = T0 + 5_000;
+    const after = observe(before.state, obs.off(pairPrice("120", at, [], 5), at), priceChange, at);
+    expect(after.transitions.map((a) => `${a.rule}:${a.reason}`)).toEqual(["price_change:first"]);
+    return after.transitions;
+  }
+
+  it("is carried on by the key whose targets' labels it carries (the old owner died before its checkpoint)", () => {
+    const reconciled = reconcileWithJournal(NO_ALERTS, moved(), BTC_KEY, keyOf, keyOfLabels);
+    expect(reconciled.alerts.map((a) => `${a.rule}:${a.status}`)).toEqual(["price_change:firing"]);
+    // and stays with that key in the new owner's own checkpoints until its next measurement names the target
+    const owner = createMonitorState();
+    adoptAlertState(owner, reconciled);
+    expect(alertStateByKey(exportAlertState(owner), keyOf, keyOfLabels).get(BTC_KEY)?.alerts).toHaveLength(1);
+    // without the labels' key it was lost: the new owner announced the move again as new
+    expect(reconcileWithJournal(NO_ALERTS, moved(), BTC_KEY, keyOf).alerts).toEqual([]);
+    expect(reconcileWithJournal(NO_ALERTS, moved(), "pair:ETH/USD", keyOf, keyOfLabels).alerts).toEqual([]);
+  });
+
+  it("reads a key from labels only when the targets they name agree on one", () => {
+    expect(keyOfLabels({ pair: "BTC/USD", market: "offchain", entry_type: "spot", window: "5s" })).toBe(
+      BTC_KEY,
+    );
+    expect(keyOfLabels({ pair: "BTC/USD", market: "onchain", network: BTC_ON.network })).toBe(BTC_KEY);
+    expect(keyOfLabels({ network: PUBS.network, entry_type: "spot", publisher: "P", pair: "BTC/USD" })).toBe(
+      PUBS.id,
+    );
+    expect(keyOfLabels({ pair: "SOL/USD", market: "offchain", entry_type: "spot" })).toBeUndefined();
+    const clash = keyOfLabelsFor([
+      { spec: BTC_OFF, key: "a" },
+      { spec: { ...BTC_OFF, id: "offchain:BTC/USD:twap", aggregation: "twap" }, key: "b" },
+    ]);
+    expect(clash({ pair: "BTC/USD", market: "offchain", entry_type: "spot" })).toBeUndefined();
   });
 });
