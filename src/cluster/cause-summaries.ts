@@ -99,8 +99,9 @@ interface SummariesState {
   writing: boolean;
   /** Stops the running watch. */
   stopWatch: () => void;
-  /** Whether the last write (or watch) failed: logged once per streak. */
-  failed: boolean;
+  /** Whether the last write failed, and whether the last watch did: each logged once per streak. */
+  writeFailed: boolean;
+  watchFailed: boolean;
   log: EventSource | undefined;
 }
 
@@ -117,7 +118,8 @@ export function createCauseSummaries(deps: CauseSummariesDeps): CauseSummaries {
     stopWatch: () => undefined,
     written: { text: null, atMs: 0 },
     writing: false,
-    failed: false,
+    writeFailed: false,
+    watchFailed: false,
     log: undefined,
   };
   let timer: NodeJS.Timeout | undefined;
@@ -152,14 +154,14 @@ async function pass(state: SummariesState): Promise<void> {
   state.writing = true;
   try {
     await write(state, kv);
-    state.failed = false;
+    state.writeFailed = false;
   } catch (error) {
-    if (!state.failed)
+    if (!state.writeFailed)
       state.deps.logger.error(
         { err: error },
         "cluster_error: cannot write the cause summary to NATS (retrying)",
       );
-    state.failed = true;
+    state.writeFailed = true;
   } finally {
     state.writing = false;
   }
@@ -222,17 +224,18 @@ function watch(state: SummariesState, kv: KV): void {
       if (record === null || record.memberId !== memberId) state.records.delete(memberId);
       else state.records.set(memberId, { record, storedAtMs: entry.created.getTime(), goneSinceMs: null });
       if (entry.isUpdate) state.ready = true;
+      state.watchFailed = false;
       apply(state);
     }
   };
   run()
     .catch((error: unknown) => {
-      if (!state.failed)
+      if (!state.watchFailed)
         state.deps.logger.warn(
           { err: error },
           "cluster: watching the cause summaries in NATS failed, re-watching",
         );
-      state.failed = true;
+      state.watchFailed = true;
     })
     .finally(() => {
       if (state.watching === kv) state.watching = undefined;
