@@ -12,12 +12,25 @@ import { isCauseKind } from "../domain/rules/index.js";
 import type { EventSource } from "../pipeline/event-hub.js";
 import type { MonitorRunner } from "../pipeline/monitor-runner.js";
 import type { ClusterMember } from "./member.js";
-import { CAUSES_TTL_MS } from "./shared-buckets.js";
 
 /** A member rewrites its unchanged summary this often, well within the bucket's max age. */
-const REFRESH_MS = CAUSES_TTL_MS / 4;
-/** A summary larger than this is not written (a KV value is at most 1 MiB): the others judge without it. */
+const REFRESH_MS = 15_000;
+/** A record written longer ago than this no longer counts (its member cannot write, or the bucket lost it). */
+export const STALE_MS = 2 * REFRESH_MS;
+/**
+ * A member that left the view (kill -9) counts with its last record this long after: its targets come back only
+ * once the others adopted and polled them (a peer's or this engine's newer state of a target wins).
+ */
+export const DEAD_HOLD_MS = 60_000;
+/** A summary larger than this is not written, its record deleted (a KV value is at most 1 MiB): the others judge without it. */
 const MAX_RECORD_BYTES = 512 * 1024;
+
+/** A record as this member holds it: when NATS stored it (its server's clock), and since when its member is gone. */
+export interface HeldRecord {
+  readonly record: CauseRecord;
+  readonly storedAtMs: number;
+  goneSinceMs: number | null;
+}
 
 /** A member's record: who wrote it (the process: a record of an earlier incarnation does not count), when, and what. */
 export interface CauseRecord {
@@ -35,7 +48,9 @@ const CAUSE_RECORD = z.object({
     failing: z.array(
       z.object({ id: z.string(), kind: z.string(), network: z.boolean(), sinceMs: z.number() }),
     ),
-    judged: z.record(z.string(), z.number().int().nonnegative()),
+    held: z.array(z.string()),
+    unpolled: z.array(z.string()),
+    unjudged: z.record(z.string(), z.array(z.string())),
     pairs: z.array(z.string()),
     children: z.array(
       z.object({
@@ -75,13 +90,18 @@ export interface CauseSummaries {
 interface SummariesState {
   readonly deps: CauseSummariesDeps;
   /** Every member's record as the watch delivered it, by member id. */
-  readonly records: Map<string, CauseRecord>;
+  readonly records: Map<string, HeldRecord>;
   watching: KV | undefined;
+  /** The watch delivered the records the bucket held when it started: a judging member may step its parents. */
+  ready: boolean;
   /** The text last written (null: none written by this process), and when. */
   written: { readonly text: string | null; readonly atMs: number };
   writing: boolean;
-  /** Whether the last write (or watch) failed: logged once per streak. */
-  failed: boolean;
+  /** Stops the running watch. */
+  stopWatch: () => void;
+  /** Whether the last write failed, and whether the last watch did: each logged once per streak. */
+  writeFailed: boolean;
+  watchFailed: boolean;
   log: EventSource | undefined;
 }
 
@@ -94,9 +114,12 @@ export function createCauseSummaries(deps: CauseSummariesDeps): CauseSummaries {
     deps,
     records: new Map(),
     watching: undefined,
+    ready: false,
+    stopWatch: () => undefined,
     written: { text: null, atMs: 0 },
     writing: false,
-    failed: false,
+    writeFailed: false,
+    watchFailed: false,
     log: undefined,
   };
   let timer: NodeJS.Timeout | undefined;
@@ -115,6 +138,7 @@ export function createCauseSummaries(deps: CauseSummariesDeps): CauseSummaries {
       clearInterval(timer);
       events?.unsubscribe();
       state.watching = undefined;
+      state.stopWatch();
       const kv = deps.bucket();
       if (kv !== undefined && state.written.text !== null)
         await kv.delete(`${KEY_PREFIX}${deps.memberId}`).catch(() => undefined);
@@ -130,14 +154,14 @@ async function pass(state: SummariesState): Promise<void> {
   state.writing = true;
   try {
     await write(state, kv);
-    state.failed = false;
+    state.writeFailed = false;
   } catch (error) {
-    if (!state.failed)
+    if (!state.writeFailed)
       state.deps.logger.error(
         { err: error },
         "cluster_error: cannot write the cause summary to NATS (retrying)",
       );
-    state.failed = true;
+    state.writeFailed = true;
   } finally {
     state.writing = false;
   }
@@ -167,11 +191,13 @@ async function write(state: SummariesState, kv: KV): Promise<void> {
   };
   const value = ENCODER.encode(JSON.stringify(record));
   if (value.byteLength > MAX_RECORD_BYTES) {
+    // an older record would count on with a summary from before: the others judge without this member's part
     if (text !== state.written.text)
       deps.logger.error(
         { bytes: value.byteLength },
-        "cluster: the cause summary is too large to share (not written)",
+        "cluster_error: the cause summary is too large to share (its record deleted: the others judge without it)",
       );
+    await kv.delete(key);
     state.written = { text, atMs: nowMs };
     return;
   }
@@ -179,28 +205,37 @@ async function write(state: SummariesState, kv: KV): Promise<void> {
   state.written = { text, atMs: nowMs };
 }
 
-/** Keep every record the bucket holds, then every change; a watch that ends is restarted by a pass. */
+/**
+ * Keep every record the bucket holds, then every change; a watch that ends is restarted by a pass. The peers are
+ * ready once the records stored when the watch started are in (the first update: the last of them, or a new write).
+ */
 function watch(state: SummariesState, kv: KV): void {
   state.watching = kv;
+  state.ready = false;
   const run = async (): Promise<void> => {
+    const stored = (await kv.status()).values;
     const entries = await kv.watch({ key: `${KEY_PREFIX}*` });
+    state.stopWatch = () => entries.stop();
+    if (stored === 0) state.ready = true;
     for await (const entry of entries) {
       if (state.watching !== kv) break;
       const memberId = entry.key.slice(KEY_PREFIX.length);
       const record = recordOf(entry);
       if (record === null || record.memberId !== memberId) state.records.delete(memberId);
-      else state.records.set(memberId, record);
+      else state.records.set(memberId, { record, storedAtMs: entry.created.getTime(), goneSinceMs: null });
+      if (entry.isUpdate) state.ready = true;
+      state.watchFailed = false;
       apply(state);
     }
   };
   run()
     .catch((error: unknown) => {
-      if (!state.failed)
+      if (!state.watchFailed)
         state.deps.logger.warn(
           { err: error },
           "cluster: watching the cause summaries in NATS failed, re-watching",
         );
-      state.failed = true;
+      state.watchFailed = true;
     })
     .finally(() => {
       if (state.watching === kv) state.watching = undefined;
@@ -231,31 +266,44 @@ function apply(state: SummariesState): void {
       .filter((alert) => isCauseKind(alert.rule))
       .map((alert) => alert.fingerprint),
   );
-  runner.clusterCauses(mergePeerCauses(livePeers(state)), firing);
+  runner.clusterCauses(mergePeerCauses(livePeers(state)), firing, state.ready);
 }
 
-/** The other live members' records (their lease as this member sees it, this very process), forgetting long-gone ones. */
+/** The peers' records that count (see countingSummaries), forgetting those that never will again. */
 function livePeers(state: Pick<SummariesState, "deps" | "records">): CauseSummary[] {
   const { deps, records } = state;
   const nowMs = deps.nowMs();
   const live = new Map(deps.member.status().members.map((view) => [view.memberId, view.incarnation]));
-  // records nobody rewrote for the bucket's max age are gone from NATS: forget those of members no longer live
-  for (const [memberId, record] of records)
-    if (!live.has(memberId) && nowMs - record.atMs > CAUSES_TTL_MS) records.delete(memberId);
-  return livePeerSummaries(records.values(), live, deps.memberId);
+  const counting = countingSummaries(records, live, deps.memberId, nowMs);
+  for (const [memberId, held] of records)
+    if (!live.has(memberId) && nowMs - (held.goneSinceMs ?? nowMs) > DEAD_HOLD_MS) records.delete(memberId);
+  return counting;
 }
 
 /**
- * The summaries of the members other than `selfId` whose record is that of the incarnation `live` holds a lease for
- * (a dead member's, or an earlier process's of a live id, does not count), in member id order.
+ * The summaries of the members other than `selfId` that count at `nowMs`, the live ones first (a newer state of a
+ * target wins), each in member id order: a live member's (of the incarnation `live` holds a lease for) stored within
+ * STALE_MS; a member's that left `live` (marked gone now, the first time) for DEAD_HOLD_MS after it left, when its
+ * record was fresh then. An earlier process's record of a live member id does not count.
  */
-export function livePeerSummaries(
-  records: Iterable<CauseRecord>,
+export function countingSummaries(
+  records: ReadonlyMap<string, HeldRecord>,
   live: ReadonlyMap<string, string>,
   selfId: string,
+  nowMs: number,
 ): CauseSummary[] {
-  return [...records]
-    .filter((record) => record.memberId !== selfId && live.get(record.memberId) === record.incarnation)
-    .sort((a, b) => (a.memberId < b.memberId ? -1 : 1))
-    .map((record) => record.summary);
+  const alive: CauseRecord[] = [];
+  const gone: CauseRecord[] = [];
+  for (const held of records.values()) {
+    const { record, storedAtMs } = held;
+    if (record.memberId === selfId) continue;
+    const incarnation = live.get(record.memberId);
+    held.goneSinceMs = incarnation === undefined ? (held.goneSinceMs ?? nowMs) : null;
+    if (incarnation === record.incarnation) {
+      if (nowMs - storedAtMs <= STALE_MS) alive.push(record);
+    } else if (held.goneSinceMs !== null && held.goneSinceMs - storedAtMs <= STALE_MS)
+      if (nowMs - held.goneSinceMs <= DEAD_HOLD_MS) gone.push(record);
+  }
+  const byId = (a: CauseRecord, b: CauseRecord): number => (a.memberId < b.memberId ? -1 : 1);
+  return [...alive.sort(byId), ...gone.sort(byId)].map((record) => record.summary);
 }

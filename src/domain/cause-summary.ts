@@ -46,18 +46,30 @@ export interface ChildSummary {
 export interface CauseSummary {
   /** Its targets whose latest poll failed (while an upstream_down rule is enabled). */
   readonly failing: readonly FailingTarget[];
-  /** By upstream_down rule id: how many of its targets that do not fail the rule judges (not polled yet, or fine within windowMs). */
-  readonly judged: Readonly<Record<string, number>>;
+  /** The ids of its targets (while an upstream_down rule is enabled), sorted: what the rule's fraction is of. */
+  readonly held: readonly string[];
+  /** Those of `held` it has not polled yet: its word on them does not count while another member's does. */
+  readonly unpolled: readonly string[];
+  /** By upstream_down rule id: its targets polled fine but longer than windowMs ago (the rule does not judge them). */
+  readonly unjudged: Readonly<Record<string, readonly string[]>>;
   /** The pairs of its price targets, sorted (while market_move is enabled: what its minFraction is a fraction of). */
   readonly pairs: readonly string[];
   /** Its pending and firing alerts of the kinds the enabled cause rules group (publisher_*, component_deviation, price_change). */
   readonly children: readonly ChildSummary[];
 }
 
-/** The other live members' summaries as one: what a cause pass reads besides its own engine. */
+/**
+ * The other live members' summaries as one: what a cause pass reads besides its own engine. Each target's word is
+ * that of the first summary (in the order merged) that polled it: a target moving between members counts once.
+ */
 export interface PeerCauses {
   readonly failing: readonly FailingTarget[];
-  readonly judged: ReadonlyMap<string, number>;
+  /** Every peer's targets. */
+  readonly held: ReadonlySet<string>;
+  /** The targets some peer polled. */
+  readonly polled: ReadonlySet<string>;
+  /** By upstream_down rule id: the peers' targets the rule does not judge. */
+  readonly unjudged: ReadonlyMap<string, ReadonlySet<string>>;
   readonly pairs: ReadonlySet<string>;
   readonly children: readonly ChildRecord[];
 }
@@ -65,7 +77,9 @@ export interface PeerCauses {
 /** No other member (one daemon). */
 export const NO_PEERS: PeerCauses = Object.freeze({
   failing: Object.freeze([]),
-  judged: new Map<string, number>(),
+  held: new Set<string>(),
+  polled: new Set<string>(),
+  unjudged: new Map<string, ReadonlySet<string>>(),
   pairs: new Set<string>(),
   children: Object.freeze([]),
 });
@@ -77,6 +91,11 @@ export interface ClusterCauses {
    * links its own children to the cause alerts firing in the cluster's log.
    */
   readonly judges: boolean;
+  /**
+   * The peers' summaries are in (the watch delivered the stored ones, no dead member's targets wait for adoption):
+   * until then a judging member steps no parent either (a cause judged on missing input would resolve, then fire again).
+   */
+  readonly ready: boolean;
   readonly peers: PeerCauses;
   /** Fingerprints of the cause alerts firing in the cluster's log (as this member read it). */
   readonly firing: ReadonlySet<string>;
@@ -90,7 +109,9 @@ export function summarizeCauses(
 ): CauseSummary {
   const down = causes.filter((rule): rule is UpstreamDownRule => rule.kind === "upstream_down");
   const failing: FailingTarget[] = [];
-  const judged: Record<string, number> = Object.fromEntries(down.map((rule) => [rule.id, 0]));
+  const held: string[] = [];
+  const unpolled: string[] = [];
+  const unjudged: Record<string, string[]> = Object.fromEntries(down.map((rule) => [rule.id, []]));
   const pairs = new Set<string>();
   const counting = causes.some((rule) => rule.kind === "market_move");
   for (const data of monitor.targets.byId.values()) {
@@ -98,12 +119,13 @@ export function summarizeCauses(
     if (counting && (data.spec.kind === "offchain" || data.spec.kind === "onchain"))
       pairs.add(data.spec.pair);
     if (down.length === 0) continue;
+    held.push(data.spec.id);
+    if (Number.isNaN(data.lastPollAtMs)) unpolled.push(data.spec.id);
     if (data.failures > 0 && error !== null) {
       const network = error.code === "PM_ERR_UPSTREAM_NETWORK";
       failing.push({ id: data.spec.id, kind: errorKind(error), network, sinceMs: data.failingSinceMs });
     } else
-      for (const rule of down)
-        if (judgesHealthy(rule, data, nowMs)) judged[rule.id] = (judged[rule.id] ?? 0) + 1;
+      for (const rule of down) if (!judgesHealthy(rule, data, nowMs)) unjudged[rule.id]?.push(data.spec.id);
   }
   const kinds = new Set(causes.flatMap((rule) => [...(definitionOf(rule).cause?.childKinds ?? [])]));
   const children: ChildSummary[] = [];
@@ -119,25 +141,41 @@ export function summarizeCauses(
       pendingSinceMs: record.pendingSinceMs,
     });
   }
-  return { failing, judged, pairs: [...pairs].sort(), children };
+  return { failing, held: held.sort(), unpolled, unjudged, pairs: [...pairs].sort(), children };
 }
 
-/** The union of the peers' summaries (each target and child once: the first summary holding it wins). */
+/**
+ * The union of the peers' summaries, in the order given (the live members' first): a target's word is the first
+ * summary's that polled it, a child's the first summary's holding it.
+ */
 export function mergePeerCauses(summaries: readonly CauseSummary[]): PeerCauses {
   if (summaries.length === 0) return NO_PEERS;
-  const failing = new Map<string, FailingTarget>();
-  const judged = new Map<string, number>();
+  const held = new Set<string>();
+  // target id → the index of the summary whose word on it counts
+  const word = new Map<string, number>();
+  summaries.forEach((summary, index) => {
+    const unpolled = new Set(summary.unpolled);
+    for (const id of summary.held) {
+      held.add(id);
+      if (!unpolled.has(id) && !word.has(id)) word.set(id, index);
+    }
+  });
+  const failing: FailingTarget[] = [];
+  const unjudged = new Map<string, Set<string>>();
   const pairs = new Set<string>();
   const children = new Map<string, ChildRecord>();
-  for (const summary of summaries) {
-    for (const target of summary.failing) if (!failing.has(target.id)) failing.set(target.id, target);
-    for (const [ruleId, count] of Object.entries(summary.judged))
-      judged.set(ruleId, (judged.get(ruleId) ?? 0) + count);
+  summaries.forEach((summary, index) => {
+    for (const target of summary.failing) if (word.get(target.id) === index) failing.push(target);
+    for (const [ruleId, ids] of Object.entries(summary.unjudged)) {
+      const set = unjudged.get(ruleId) ?? new Set<string>();
+      unjudged.set(ruleId, set);
+      for (const id of ids) if (word.get(id) === index) set.add(id);
+    }
     for (const pair of summary.pairs) pairs.add(pair);
     for (const child of summary.children)
       if (!children.has(child.fingerprint)) children.set(child.fingerprint, childRecordOf(child));
-  }
-  return { failing: [...failing.values()], judged, pairs, children: [...children.values()] };
+  });
+  return { failing, held, polled: new Set(word.keys()), unjudged, pairs, children: [...children.values()] };
 }
 
 /** A summarised child as the cause rules read a record. */

@@ -18,7 +18,7 @@ const NO_TARGETS: readonly string[] = Object.freeze([]);
  * firing carrying its new parent), then re-announcements (reason `repeat`) of firing children whose parent
  * changed: adopted by a parent that started firing, or left on their own by one that resolved.
  * In a cluster (`cluster`) the rules read the peers' summaries too, and a member that does not judge them steps no
- * parent: it links its children to the parents firing in the cluster's log.
+ * parent: it links its children to the parents firing in the cluster's log (so does a judging one until its peers are ready).
  */
 export function evaluateCauses(
   monitor: { readonly targets: TargetRegistry; readonly engine: EngineState },
@@ -29,11 +29,10 @@ export function evaluateCauses(
 ): void {
   if (causes.length === 0) return;
   const { engine } = monitor;
-  const judges = cluster?.judges ?? true;
-  const firing =
-    cluster === null || cluster.judges
-      ? (fingerprint: string) => engine.alerts.get(fingerprint)?.status === "firing"
-      : (fingerprint: string) => cluster.firing.has(fingerprint);
+  const judges = cluster === null || (cluster.judges && cluster.ready);
+  const firing = judges
+    ? (fingerprint: string) => engine.alerts.get(fingerprint)?.status === "firing"
+    : (fingerprint: string) => cluster.firing.has(fingerprint);
   const parentsOut: AlertPayload[] = [];
   // child fingerprint → the first firing parent (registry order, then finding order) that adopts it
   const claims = new Map<string, string>();

@@ -48,8 +48,11 @@ export interface MonitorRunner {
    * ownership; else only link children to the parents firing in the cluster's log); re-applies the current config at once.
    */
   restrict(owns: (spec: TargetSpec) => boolean, runsCauses: boolean): void;
-  /** Cluster mode: what the cause rules read from now on besides this engine (the peers' summaries, the parents firing in the log); judged only once restricted with runsCauses. */
-  clusterCauses(peers: PeerCauses, firing: ReadonlySet<string>): void;
+  /**
+   * Cluster mode: what the cause rules read from now on besides this engine (the peers' summaries, the parents firing
+   * in the log); judged only once restricted with runsCauses and the peers are `ready`.
+   */
+  clusterCauses(peers: PeerCauses, firing: ReadonlySet<string>, ready: boolean): void;
   /** New stream settings (reload): connections reopen with them; the transport default applies at the next `update`. */
   reconfigureStream(stream: NonNullable<MonitorRunnerDeps["stream"]>): void;
   /** Each running target with what its latest poll showed (the input of readiness). */
@@ -107,8 +110,9 @@ export function createMonitorRunner(deps: MonitorRunnerDeps, initialState: Monit
   return {
     update: (monitors, rules) => update(runner, monitors, rules),
     restrict: (owns, runsCauses) => restrict(runner, owns, runsCauses),
-    clusterCauses(peers, firing) {
-      setClusterCauses(runner.state, { judges: runner.state.cluster?.judges ?? false, peers, firing });
+    clusterCauses(peers, firing, ready) {
+      const judges = runner.state.cluster?.judges ?? false;
+      setClusterCauses(runner.state, { judges, ready, peers, firing });
     },
     reconfigureStream: (stream) => reconfigureStream(runner, stream),
     targetHealth: () => [...runner.running.values()].map((t) => ({ id: t.plan.spec.id, health: t.health })),
@@ -153,6 +157,7 @@ function restrict(runner: Runner, owns: (spec: TargetSpec) => boolean, runsCause
   const { cluster } = runner.state;
   setClusterCauses(runner.state, {
     judges: runsCauses,
+    ready: cluster?.ready ?? false,
     peers: cluster?.peers ?? NO_PEERS,
     firing: cluster?.firing ?? new Set(),
   });

@@ -34,10 +34,12 @@ describe.skipIf(!available)(
         periodMs: PERIOD_MS,
         leaseMs: LEASE_MS,
         rules: [
-          // the children fire at their 4th failed poll: by then the cluster's verdict is in the log
-          { kind: "upstream_error", threshold: 4 },
-          // 10 of 12: more than any member's share (about 4), reached only by counting the cluster
-          { kind: "upstream_down", threshold: 10, minFraction: 0.9, windowMs: 10_000 },
+          // the children fire at their 5th failed poll (failing polls back off: 10 s or more after the first): the
+          // cluster's verdict (a second or two after all 12 fail) reached every member's log well before
+          { kind: "upstream_error", threshold: 5 },
+          // 10 of 12: more than any member's share (about 4), reached only by counting the cluster; every one of
+          // the 12 (minFraction 1), so it fires at 12, not at 11 while a peer's summary still lacks the 12th
+          { kind: "upstream_down", threshold: 10, minFraction: 1, windowMs: 10_000 },
         ],
         hook,
         secret: SECRET,
@@ -59,13 +61,13 @@ describe.skipIf(!available)(
       const [parent] = delivered(hook, "upstream_down");
       expect(parent?.value).toBe(12);
       expect(parent?.summary).toMatch(/: 12 of 12 targets failing since /);
-      // every member's children fire meanwhile (threshold 4 at 1 s), each linked to the cluster's parent
+      // every member's children fire meanwhile (threshold 5, failing polls backing off), each linked to the cluster's parent
       await waitUntil(
         "every pair's upstream_error published",
         () =>
           new Set(members.flatMap((d) => published(d, "upstream_error").map((a) => a.labels["pair"])))
             .size === 12,
-        20_000,
+        40_000,
       );
       await sleep(3_000);
       const firsts = members.flatMap((d) =>

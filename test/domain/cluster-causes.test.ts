@@ -105,7 +105,7 @@ function feed(
 }
 
 describe("cause rules over the cluster's summaries", () => {
-  it("a member judging with the others' summaries judges like one daemon holding every target (property)", () => {
+  it("a member judging with the others' summaries judges like one daemon holding every target, held twice or not (property)", () => {
     const outcome = fc.constantFrom<Outcome>("100", "94", "106", "500", "refused");
     const world = fc
       .record({
@@ -123,6 +123,11 @@ describe("cause rules over the cluster's summaries", () => {
             minLength: w.pairCount,
             maxLength: w.pairCount,
           }),
+          // a second holder of the pair (moving between members: both summarise it), or none
+          also: fc.array(fc.integer({ min: -1, max: w.members - 1 }), {
+            minLength: w.pairCount,
+            maxLength: w.pairCount,
+          }),
           script: fc.array(fc.array(outcome, { minLength: w.steps, maxLength: w.steps }), {
             minLength: w.pairCount,
             maxLength: w.pairCount,
@@ -130,14 +135,14 @@ describe("cause rules over the cluster's summaries", () => {
         }),
       );
     fc.assert(
-      fc.property(world, ({ w, owners, script }) => {
+      fc.property(world, ({ w, owners, also, script }) => {
         const pairs = Array.from({ length: w.pairCount }, (_, i) => `P${i}/USD`);
         const causes = [upstreamDown(w.threshold, w.minFraction), marketMove(w.threshold, w.minFraction)];
         const rules = [upstreamError, priceChange, ...causes];
         const nowMs = T0 + (10 + w.steps) * 1_000 + w.laterMs;
         const single = feed(rules, pairs, script, () => true);
         const members = Array.from({ length: w.members }, (_, m) =>
-          feed(rules, pairs, script, (i) => owners[i] === m),
+          feed(rules, pairs, script, (i) => owners[i] === m || also[i] === m),
         );
         const summaries = members.map((state) => causeSummary(state, nowMs));
         // the summary is what travels through NATS: JSON
@@ -162,10 +167,39 @@ describe("cause rules over the cluster's summaries", () => {
     const alone = tick(owner, rules, nowMs).transitions.filter((t) => t.rule === "upstream_down");
     expect(alone).toEqual([]); // 2 failing: below the count of 3
     const peers = mergePeerCauses([causeSummary(other, nowMs)!]);
-    setClusterCauses(owner, { judges: true, peers, firing: new Set() });
+    setClusterCauses(owner, { judges: true, ready: true, peers, firing: new Set() });
     const [parent] = tick(owner, rules, nowMs + 1_000).transitions.filter((t) => t.rule === "upstream_down");
     expect(parent?.summary).toBe("Pragma API failing (HTTP 500): 4 of 4 targets failing since 10:00:11");
     expect(parent?.context["targets"]).toBe("offchain:A/USD, offchain:B/USD, offchain:C/USD, offchain:D/USD");
+  });
+
+  it("a new cause owner steps no parent until its peers are ready, then judges adopted targets by the peers' word", () => {
+    const pairs = ["A/USD", "B/USD", "C/USD", "D/USD"];
+    const rules = [upstreamError, upstreamDown(3, 0)];
+    const all = feed(
+      rules,
+      pairs,
+      pairs.map(() => ["500", "500"]),
+      () => true,
+    );
+    const nowMs = T0 + 12_000;
+    const parent = fingerprintOf("upstream_down", ruleLabels(upstreamDown(3, 0)));
+    expect(all.engine.alerts.get(parent)?.status).toBe("firing");
+    const firing = new Set([parent]);
+    // the new owner of the cause key adopted the parent and the targets (it has polled none yet); peers unknown
+    const owner: MonitorState = { ...feed(rules, pairs, [], () => false), engine: all.engine };
+    const upstreamDowns = (transitions: readonly AlertPayload[]): string[] =>
+      transitions.filter((t) => t.rule === "upstream_down").map((t) => t.reason);
+    setClusterCauses(owner, { judges: true, ready: false, peers: peers0, firing });
+    const mine = pairs.map(offchain);
+    const held = new Set(mine.map((t) => t.id));
+    expect(upstreamDowns(retainTargets(owner, held, rules, nowMs, mine).transitions)).toEqual([]);
+    expect(upstreamDowns(tick(owner, rules, nowMs + 1_000).transitions)).toEqual([]);
+    // ready: the old holder's summary names all four failing (this engine has not polled them yet)
+    const peers = mergePeerCauses([causeSummary(all, nowMs)!]);
+    setClusterCauses(owner, { judges: true, ready: true, peers, firing });
+    expect(upstreamDowns(tick(owner, rules, nowMs + 2_000).transitions)).toEqual([]);
+    expect(owner.engine.alerts.get(parent)?.status).toBe("firing");
   });
 
   it("a member that does not judge steps no parent and links its children to the parents firing in the log", () => {
@@ -174,7 +208,7 @@ describe("cause rules over the cluster's summaries", () => {
     const parent = fingerprintOf("upstream_down", ruleLabels(upstreamDown(2, 0)));
     const run = (firing: ReadonlySet<string>): AlertPayload[] => {
       let state = feed(rules, pairs, [[], []], () => true);
-      const cluster: ClusterCauses = { judges: false, peers: mergePeerCauses([]), firing };
+      const cluster: ClusterCauses = { judges: false, ready: true, peers: mergePeerCauses([]), firing };
       setClusterCauses(state, cluster);
       const out: AlertPayload[] = [];
       for (let s = 1; s <= 3; s++)
@@ -198,10 +232,12 @@ describe("cause rules over the cluster's summaries", () => {
     ]);
   });
 
-  it("merges the peers' summaries: each target and child once, judged counts summed, pairs united", () => {
+  it("merges the peers' summaries: a target's word is the first summary's that polled it, pairs united", () => {
     const a: CauseSummary = {
       failing: [{ id: "t1", kind: "HTTP 500", network: false, sinceMs: 1 }],
-      judged: { upstream_down: 2 },
+      held: ["t1", "t3", "t4"],
+      unpolled: ["t4"],
+      unjudged: { upstream_down: ["t3"] },
       pairs: ["A/USD"],
       children: [],
     };
@@ -209,14 +245,22 @@ describe("cause rules over the cluster's summaries", () => {
       failing: [
         { id: "t1", kind: "HTTP 502", network: false, sinceMs: 5 },
         { id: "t2", kind: "HTTP 500", network: false, sinceMs: 3 },
+        { id: "t4", kind: "HTTP 500", network: false, sinceMs: 3 },
       ],
-      judged: { upstream_down: 1 },
+      held: ["t1", "t2", "t3", "t4"],
+      unpolled: [],
+      unjudged: { upstream_down: [] },
       pairs: ["A/USD", "B/USD"],
       children: [],
     };
     const merged = mergePeerCauses([a, b]);
-    expect(merged.failing.map((t) => `${t.id}:${t.kind}`)).toEqual(["t1:HTTP 500", "t2:HTTP 500"]);
-    expect(merged.judged.get("upstream_down")).toBe(3);
+    expect(merged.failing.map((t) => `${t.id}:${t.kind}`)).toEqual([
+      "t1:HTTP 500",
+      "t2:HTTP 500",
+      "t4:HTTP 500",
+    ]);
+    expect([...merged.held].sort()).toEqual(["t1", "t2", "t3", "t4"]);
+    expect([...(merged.unjudged.get("upstream_down") ?? [])]).toEqual(["t3"]);
     expect([...merged.pairs]).toEqual(["A/USD", "B/USD"]);
   });
 });

@@ -1,6 +1,7 @@
 // The monitor runner: one poll stream per target, reconfiguration that restarts only changed targets, readiness, alerts.
 import { offchainMonitors, runnerDeps } from "./helpers.js";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { NO_PEERS } from "../../src/domain/cause-summary.js";
 import type { JournaledEvent } from "../../src/domain/events.js";
 import { createMonitorState } from "../../src/domain/monitor.js";
 import { ScaledPrice } from "../../src/domain/price.js";
@@ -153,7 +154,7 @@ describe("createMonitorRunner", () => {
     }
   });
 
-  it("runs the cause rules only while restricted with runsCauses (the cluster's cause key), the others always", async () => {
+  it("runs the cause rules only while restricted with runsCauses (the cluster's cause key) and its peers are ready, the others always", async () => {
     const failing = new Set(["BTC/USD", "ETH/USD", "SOL/USD"]);
     const { journaled, runner } = start(failing);
     const rules = [
@@ -167,6 +168,10 @@ describe("createMonitorRunner", () => {
     await vi.advanceTimersByTimeAsync(3_500);
     expect(new Set(firingRules())).toEqual(new Set(["upstream_error"]));
     runner.restrict(() => true, true);
+    await vi.advanceTimersByTimeAsync(1_500);
+    // the peers' summaries are not in yet: no cause alert transition, neither fire nor resolve
+    expect(firingRules().filter((kind) => kind === "upstream_down")).toHaveLength(0);
+    runner.clusterCauses(NO_PEERS, new Set(), true);
     await vi.advanceTimersByTimeAsync(1_500);
     expect(firingRules().filter((kind) => kind === "upstream_down")).toHaveLength(1);
   });

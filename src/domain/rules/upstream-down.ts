@@ -46,10 +46,16 @@ export function judgesHealthy(rule: UpstreamDownRule, data: TargetData, nowMs: n
   );
 }
 
+/** Whether this engine polled the target: then its state of it is newer than any peer's (else a peer's counts). */
+function polledHere(data: TargetData | undefined): boolean {
+  return data !== undefined && !Number.isNaN(data.lastPollAtMs);
+}
+
 /**
  * Failing targets by error kind, and how many targets are judged: failing, polled fine within the window, or
  * configured and not polled yet (at startup the first few answers, timeouts of a loaded machine, say, are not
- * "most targets"). The peers' targets count too, but for those the engine holds (its own state is newer).
+ * "most targets"). The peers' targets count too, each once (PeerCauses), but for those the engine polled (its own
+ * state is newer): a target it holds and has not polled yet (just adopted) counts as a peer last summarised it.
  */
 function failingGroups(
   rule: UpstreamDownRule,
@@ -66,20 +72,21 @@ function failingGroups(
       group.sinceMs = Math.min(group.sinceMs, sinceMs);
     }
   };
-  let judged = peers.judged.get(rule.id) ?? 0;
-  for (const data of targets.values()) {
-    const error = data.lastError;
-    if (data.failures > 0 && error !== null) {
-      judged++;
-      add(errorKind(error), data.spec.id, data.failingSinceMs, error.code === "PM_ERR_UPSTREAM_NETWORK");
-    } else if (judgesHealthy(rule, data, nowMs)) judged++;
-  }
+  const unjudged = new Set<string>();
   for (const peer of peers.failing)
-    if (!targets.has(peer.id)) {
-      judged++;
-      add(peer.kind, peer.id, peer.sinceMs, peer.network);
-    }
-  return { groups, judged };
+    if (!polledHere(targets.get(peer.id))) add(peer.kind, peer.id, peer.sinceMs, peer.network);
+  for (const id of peers.unjudged.get(rule.id) ?? []) if (!polledHere(targets.get(id))) unjudged.add(id);
+  let held = peers.held.size;
+  for (const data of targets.values()) {
+    const id = data.spec.id;
+    if (!peers.held.has(id)) held++;
+    const error = data.lastError;
+    if (!polledHere(data) && peers.polled.has(id)) continue;
+    if (data.failures > 0 && error !== null)
+      add(errorKind(error), id, data.failingSinceMs, error.code === "PM_ERR_UPSTREAM_NETWORK");
+    else if (!judgesHealthy(rule, data, nowMs)) unjudged.add(id);
+  }
+  return { groups, judged: held - unjudged.size };
 }
 
 /** The largest group (ties: the kind first in text order); null when nothing fails. */
