@@ -104,21 +104,43 @@ export function observe(
   return { state, transitions: out };
 }
 
-/** The price points of each `wanted` target any of its windows can still use at `nowMs` or later (a cluster handover carries them on). */
+/**
+ * The price points of each `wanted` target any of its windows can still use at `nowMs` or later (a cluster handover
+ * carries them on); only targets whose longest window is at least `minRetainMs`.
+ */
 export function exportHistories(
   state: MonitorState,
   nowMs: number,
   wanted: (targetId: string) => boolean,
+  minRetainMs = 0,
 ): Map<string, readonly PricePoint[]> {
   const histories = new Map<string, readonly PricePoint[]>();
   for (const [id, data] of state.targets.byId) {
     const history = data.history;
-    if (history === null || history.size === 0 || !wanted(id)) continue;
+    if (history === null || history.size === 0 || history.retainMs < minRetainMs || !wanted(id)) continue;
     const fromMs = oldestReferenceMs(history, nowMs);
     const points = history.points().filter((point) => point.atMs >= fromMs);
     if (points.length > 0) histories.set(id, points);
   }
   return histories;
+}
+
+/**
+ * A token of each `wanted` target's history whose longest window is at least `minRetainMs` (its point count, oldest
+ * and newest time), read without copying a point: while it stays the same, no point was added or evicted.
+ */
+export function historyVersions(
+  state: MonitorState,
+  wanted: (targetId: string) => boolean,
+  minRetainMs: number,
+): Map<string, string> {
+  const versions = new Map<string, string>();
+  for (const [id, data] of state.targets.byId) {
+    const history = data.history;
+    if (history === null || history.size === 0 || history.retainMs < minRetainMs || !wanted(id)) continue;
+    versions.set(id, `${history.size}:${history.timeAt(0)}:${history.timeAt(history.size - 1)}`);
+  }
+  return versions;
 }
 
 /**

@@ -68,6 +68,7 @@ function handoverOver(
     historyRejected: () => undefined,
     historyCheckpointMs: 0,
     historyTrimmed: () => undefined,
+    leaseMs: 3_000,
   });
 }
 

@@ -70,6 +70,8 @@ function handoverOf(
     historyRejected: (reason: HistoryRejection) => rejected.push(reason),
     historyCheckpointMs: 0,
     historyTrimmed: () => undefined,
+    // every window here long enough for the periodic points (a test of the rule gives its own)
+    leaseMs: 0,
     ...extra,
   };
   return createAlertHandover(deps);
