@@ -200,7 +200,9 @@ async function releaseLost(state: HandoverState, runner: MonitorRunner): Promise
   if (!deps.member.leaseValid() || bucket === undefined) return;
   await Promise.all(
     last.flatMap(({ key, held, alerts, history }) =>
-      held === undefined ? [] : [writeOver(state, bucket, key, held, recordText(state, alerts, history).text)],
+      held === undefined
+        ? []
+        : [writeOver(state, bucket, key, held, recordText(state, alerts, history).text)],
     ),
   );
 }
@@ -357,7 +359,12 @@ async function checkpointChanged(state: HandoverState, runner: MonitorRunner, la
       { keys: failed.length, err: failed[0]?.reason },
       "cluster_error: cannot write alert state to NATS (retried at the next pass)",
     );
-  if (lost.length > 0) letGo(state, runner, lost.map(({ key }) => key));
+  if (lost.length > 0)
+    letGo(
+      state,
+      runner,
+      lost.map(({ key }) => key),
+    );
   if (failed.length > 0 && last) throw failed[0]?.reason;
 }
 
@@ -389,7 +396,8 @@ async function writeHeld(state: HandoverState, bucket: AlertBucket, write: ToWri
     historyVersion: write.historyVersion,
     trimmedIds: record.trimmedIds,
   });
-  if (write.due) held.historyDueAtMs = nextHistoryDueMs(key, state.deps.nowMs(), state.deps.historyCheckpointMs);
+  if (write.due)
+    held.historyDueAtMs = nextHistoryDueMs(key, state.deps.nowMs(), state.deps.historyCheckpointMs);
   return true;
 }
 
@@ -415,7 +423,10 @@ async function writeOver(
   if (revision !== null || held.unconfirmedText === undefined) return revision;
   const read = await bucket.read(key);
   if (read.text !== held.unconfirmedText) return null;
-  state.deps.logger.warn({ key }, "cluster: a write to NATS that timed out had been applied: the key is kept");
+  state.deps.logger.warn(
+    { key },
+    "cluster: a write to NATS that timed out had been applied: the key is kept",
+  );
   held.unconfirmedText = undefined;
   held.revision = read.revision;
   return writeOver(state, bucket, key, held, text);
