@@ -98,10 +98,7 @@ export function createClusterMode(deps: ClusterModeDeps): ClusterMode | undefine
   const alerts = (handover = createAlertHandover({
     member,
     memberId,
-    keyOfTarget: () => {
-      const { keyOfTarget } = plan();
-      return (targetId) => keyOfTarget.get(targetId);
-    },
+    keyOfTarget: () => keyOfTargetIn(plan()),
     lastSeq: deps.lastSeq,
     journaledAfter: deps.journaledAfter,
     unpublished: deps.unpublished,
@@ -165,6 +162,11 @@ interface PlannedKeys {
   readonly keys: readonly string[];
   readonly targetKeys: readonly string[];
   readonly keyOfTarget: ReadonlyMap<string, string>;
+}
+
+/** The ownership key of each target a plan holds (undefined: not configured). */
+function keyOfTargetIn(planned: PlannedKeys): (targetId: string) => string | undefined {
+  return (targetId) => planned.keyOfTarget.get(targetId);
 }
 
 /**

@@ -204,14 +204,9 @@ function busyPoints(count: number): string {
 
 describe("a whole record over its budget", () => {
   it("is written with the largest targets' points left out (counted), its alert state whole", async () => {
-    const targets = Array.from({ length: 40 }, (_, i) => `offchain:P${i}/USD`);
-    const history = Object.fromEntries(targets.map((id, i) => [id, busyPoints(900 + i)]));
+    const targets = busyTargets;
     const bucket = memoryBucket();
-    await bucket.write(
-      KEY,
-      checkpointJson({ lastSeq: 3, engine: NO_ALERTS }, T0, { memberId: "m0", history }),
-      0,
-    );
+    await bucket.write(KEY, overBudgetRecord(), 0);
     expect(bucket.records.get(KEY)!.text.length).toBeGreaterThan(RECORD_BUDGET_BYTES);
     const trimmed: number[] = [];
     const seeds: [string, readonly PricePoint[]][] = [];
@@ -236,7 +231,59 @@ describe("a whole record over its budget", () => {
     expect(seeds.length).toBe(targets.length); // what this member seeds is what it read
     await handover.stop();
   });
+
+  it("counts and logs the targets left out once while they stay the same, not at each write", async () => {
+    const bucket = memoryBucket();
+    await bucket.write(KEY, overBudgetRecord(), 0);
+    const trimmed: number[] = [];
+    const engine = polledEngine();
+    const handover = handoverOf("m2", bucket, () => [KEY], [], {
+      keyOfTarget: () => (targetId) =>
+        busyTargets.includes(targetId) || targetId === BTC_OFF.id ? KEY : undefined,
+      historyTrimmed: (count) => trimmed.push(count),
+      historyCheckpointMs: 10_000, // the claimed points stay in the record (never due: the clock stands still)
+    });
+    handover.attach(seededRunner(engine, []));
+    await settle(100);
+    const revisions = [bucket.records.get(KEY)!.revision];
+    for (const price of ["120", "100"]) {
+      observe(engine, obs.off(pairPrice(price, NOW_MS), NOW_MS), rules, NOW_MS); // an alert checkpoint each
+      handover.request();
+      await settle(50);
+      revisions.push(bucket.records.get(KEY)!.revision);
+    }
+    expect(new Set(revisions).size).toBe(3); // written three times, the same targets left out each time
+    expect(trimmed.length).toBe(1);
+    await handover.stop();
+  });
+
+  it("writes no history field when the alert state alone fills the budget", async () => {
+    const bucket = memoryBucket();
+    await bucket.write(KEY, overBudgetRecord(), 0);
+    const trimmed: number[] = [];
+    // a writer field over the budget stands in for an alert state that large
+    const handover = handoverOf("m".repeat(RECORD_BUDGET_BYTES), bucket, () => [KEY], [], {
+      keyOfTarget: () => (targetId) => (busyTargets.includes(targetId) ? KEY : undefined),
+      historyTrimmed: (count) => trimmed.push(count),
+    });
+    handover.attach(seededRunner(createMonitorState(), []));
+    await settle(100);
+    const record = JSON.parse(bucket.records.get(KEY)!.text) as Record<string, unknown>;
+    expect(record.memberId).toHaveLength(RECORD_BUDGET_BYTES);
+    expect("history" in record).toBe(false);
+    expect(trimmed).toEqual([busyTargets.length]);
+    await handover.stop();
+  });
 });
+
+/** Forty targets of `KEY` with about 15 KiB of points each. */
+const busyTargets = Array.from({ length: 40 }, (_, i) => `offchain:P${i}/USD`);
+
+/** A record of `KEY` whose points take more than RECORD_BUDGET_BYTES (busyTargets'). */
+function overBudgetRecord(): string {
+  const history = Object.fromEntries(busyTargets.map((id, i) => [id, busyPoints(900 + i)]));
+  return checkpointJson({ lastSeq: 3, engine: NO_ALERTS }, T0, { memberId: "m0", history });
+}
 
 /** Poll BTC/USD into `engine` once a second in (`fromMs`, `toMs`] at `price`, under `withRules`. */
 function pollInto(
