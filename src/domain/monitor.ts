@@ -145,16 +145,19 @@ export function historyVersions(
 
 /**
  * Whether the target's history already reaches back `spanMs` before `nowMs`, or its longest window when that is
- * shorter (seeded by a cluster handover, say): older points, such as candles of a warm-up, would add nothing.
+ * shorter (seeded by a cluster handover, say), and its newest point is at most `maxGapMs` old: older points, such
+ * as candles of a warm-up, would add nothing (with an older newest point, candles still fill the time since).
  */
 export function historyReachesBack(
   state: MonitorState,
   targetId: string,
   nowMs: number,
   spanMs: number,
+  maxGapMs: number,
 ): boolean {
   const history = state.targets.byId.get(targetId)?.history;
-  if (history === null || history === undefined) return false;
+  if (history === null || history === undefined || history.size === 0) return false;
+  if (nowMs - history.timeAt(history.size - 1) > maxGapMs) return false;
   return history.indexAtOrBefore(nowMs - Math.min(history.retainMs, spanMs)) >= 0;
 }
 
