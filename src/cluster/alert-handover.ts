@@ -354,18 +354,18 @@ async function checkpointChanged(state: HandoverState, runner: MonitorRunner, la
   const outcomes = await Promise.allSettled(changed.map((write) => writeHeld(state, bucket, write)));
   const lost = changed.filter((_, i) => outcomes[i]?.status === "fulfilled" && outcomes[i].value === false);
   const failed = outcomes.filter((outcome) => outcome.status === "rejected");
-  if (failed.length > 0)
-    deps.logger.error(
-      { keys: failed.length, err: failed[0]?.reason },
-      "cluster_error: cannot write alert state to NATS (retried at the next pass)",
-    );
   if (lost.length > 0)
     letGo(
       state,
       runner,
       lost.map(({ key }) => key),
     );
-  if (failed.length > 0 && last) throw failed[0]?.reason;
+  if (failed.length === 0) return;
+  if (last) throw failed[0]?.reason; // (logged by `stop`)
+  deps.logger.error(
+    { keys: failed.length, err: failed[0]?.reason },
+    "cluster_error: cannot write alert state to NATS (retried at the next pass)",
+  );
 }
 
 /** Keys another member wrote: it owns them now; let go without a resolve and re-adopt if still owned. */
