@@ -17,6 +17,7 @@ import {
   historyField,
   historyFieldsByKey,
   historyOfRecord,
+  historyVersionsByKey,
   nextHistoryDueMs,
   RECORD_BUDGET_BYTES,
   sameHistoryField,
@@ -57,8 +58,16 @@ export interface AlertHandoverDeps {
    * only when they changed), so a new owner after a kill -9 seeds from points at most this old; 0 = only on release.
    */
   readonly historyCheckpointMs: number;
-  /** Count targets whose points were left out of a record written, to keep it within RECORD_BUDGET_BYTES. */
+  /**
+   * Count targets whose points were left out of a record written, to keep it within RECORD_BUDGET_BYTES (when the
+   * key's set of left-out targets changes, not again at each write while it stays the same).
+   */
   readonly historyTrimmed: (targets: number) => void;
+  /**
+   * The members' lease (ms): a target whose longest window is shorter than the lease and `historyCheckpointMs`
+   * together gets no periodic points (after a kill -9 its window would start after them), only those of a release.
+   */
+  readonly leaseMs: number;
 }
 
 /** The keys whose alert state this member holds, and the work that keeps KV in step with them. */
@@ -79,8 +88,17 @@ interface Held {
   writtenJson: string;
   /** The price points the record holds (each write carries them until the next are due); undefined: none. */
   history: HistoryField | undefined;
+  /** The points' token when last read (`historyVersionsByKey`): unchanged, they are not read again; undefined: never read. */
+  historyVersion: string | undefined;
   /** When the key's points are next due to be written (Infinity: periodic checkpoints off). */
   historyDueAtMs: number;
+  /** The targets whose points the last record written left out (its budget), sorted, one a line; "" none. */
+  trimmedIds: string;
+  /**
+   * The text of this member's last write whose reply never came (a timeout): NATS may have applied it, and a
+   * compare-and-set lost over it is no other member's write (the key is kept). Undefined: every write answered.
+   */
+  unconfirmedText: string | undefined;
 }
 
 interface HandoverState {
@@ -190,7 +208,9 @@ async function releaseLost(state: HandoverState, runner: MonitorRunner): Promise
   if (!deps.member.leaseValid() || bucket === undefined) return;
   await Promise.all(
     last.flatMap(({ key, held, alerts, history }) =>
-      held === undefined ? [] : [bucket.write(key, recordText(state, key, alerts, history), held.revision)],
+      held === undefined
+        ? []
+        : [writeOver(state, bucket, key, held, recordText(state, alerts, history).text)],
     ),
   );
 }
@@ -217,7 +237,10 @@ async function adoptGained(state: HandoverState, runner: MonitorRunner): Promise
       writtenJson: JSON.stringify(entry.alerts),
       // while the points are checkpointed, the old owner's stay in the record until this member's are due
       history: historyCheckpointMs > 0 ? entry.carried : undefined,
+      historyVersion: undefined,
       historyDueAtMs: nextHistoryDueMs(entry.key, deps.nowMs(), historyCheckpointMs),
+      trimmedIds: entry.trimmedIds,
+      unconfirmedText: undefined,
     });
     adopted += entry.alerts.alerts.length;
     seeds.push(...entry.history);
@@ -273,10 +296,14 @@ async function claim(state: HandoverState, bucket: AlertBucket, key: string): Pr
   // the points stay in the record for a next owner should the key move on: until this member's own are due (with
   // periodic checkpoints off, until its first checkpoint)
   const carried = history.length === 0 ? undefined : historyField(history);
-  const revision = await bucket.write(key, recordText(state, key, alerts, carried), read.revision);
-  if (revision === null)
+  const record = recordText(state, alerts, carried);
+  const revision = await bucket.write(key, record.text, read.revision);
+  if (revision === null) {
     state.deps.logger.warn({ key }, "cluster: alert state changed while claimed; retrying");
-  return revision === null ? null : { key, alerts, revision, history, carried };
+    return null;
+  }
+  noteTrimmed(state, key, "", record.trimmedIds);
+  return { key, alerts, revision, history, carried, trimmedIds: record.trimmedIds };
 }
 
 /** A key claimed: its alert state, the revision written, and the price points its record carried per target. */
@@ -287,6 +314,8 @@ interface Claimed {
   readonly history: readonly [string, readonly PricePoint[]][];
   /** Those points as written back in the claim. */
   readonly carried: HistoryField | undefined;
+  /** The targets whose points the claim's record left out (`Held.trimmedIds`). */
+  readonly trimmedIds: string;
 }
 
 /** The price points a valid record carries for the key's targets; a refused part is counted and logged, never thrown. */
@@ -330,17 +359,27 @@ async function checkpointChanged(state: HandoverState, runner: MonitorRunner, la
     return;
   }
   const changed = toWrite(state, runner, last);
-  const lost: string[] = [];
-  await Promise.all(
-    changed.map(async ({ key, held, alerts, json, history }) => {
-      // compare-and-set on the revision this member last wrote: a newer owner's record is never overwritten
-      const revision = await bucket.write(key, recordText(state, key, alerts, history), held.revision);
-      if (revision === null) lost.push(key);
-      else Object.assign(held, { revision, writtenJson: json, history });
-    }),
+  // every write's outcome is awaited: one failing (logged) does not keep the keys lost beside it from being let go
+  const outcomes = await Promise.allSettled(changed.map((write) => writeHeld(state, bucket, write)));
+  const lost = changed.filter((_, i) => outcomes[i]?.status === "fulfilled" && outcomes[i].value === false);
+  const failed = outcomes.filter((outcome) => outcome.status === "rejected");
+  if (lost.length > 0)
+    letGo(
+      state,
+      runner,
+      lost.map(({ key }) => key),
+    );
+  if (failed.length === 0) return;
+  if (last) throw failed[0]?.reason; // (logged by `stop`)
+  deps.logger.error(
+    { keys: failed.length, err: failed[0]?.reason },
+    "cluster_error: cannot write alert state to NATS (retried at the next pass)",
   );
-  if (lost.length === 0) return;
-  // another member wrote these keys: it owns them now; let go without a resolve and re-adopt if still owned
+}
+
+/** Keys another member wrote: it owns them now; let go without a resolve and re-adopt if still owned. */
+function letGo(state: HandoverState, runner: MonitorRunner, lost: readonly string[]): void {
+  const { deps } = state;
   deps.logger.error({ keys: lost.length }, "cluster: alert state written by another member: letting it go");
   const alertsNow = snapshot(state, runner);
   runner.release(lost.flatMap((key) => alertsNow(key).alerts.map((alert) => alert.fingerprint)));
@@ -349,18 +388,86 @@ async function checkpointChanged(state: HandoverState, runner: MonitorRunner, la
   state.again = true;
 }
 
-/** A held key to write: its alert state now (and as JSON) and the price points its record is to hold. */
+/**
+ * Write a held key by compare-and-set on the revision this member last wrote (a newer owner's record is never
+ * overwritten); on success the held state follows and its points' next due time is set. False: another member wrote.
+ */
+async function writeHeld(state: HandoverState, bucket: AlertBucket, write: ToWrite): Promise<boolean> {
+  const { key, held } = write;
+  const record = recordText(state, write.alerts, write.history);
+  const revision = await writeOver(state, bucket, key, held, record.text);
+  if (revision === null) return false;
+  noteTrimmed(state, key, held.trimmedIds, record.trimmedIds);
+  Object.assign(held, {
+    revision,
+    writtenJson: write.json,
+    history: write.history,
+    historyVersion: write.historyVersion,
+    trimmedIds: record.trimmedIds,
+  });
+  if (write.due)
+    held.historyDueAtMs = nextHistoryDueMs(key, state.deps.nowMs(), state.deps.historyCheckpointMs);
+  return true;
+}
+
+/**
+ * Write `text` over the key's revision `held` has; a write whose reply never came is remembered, and a lost
+ * compare-and-set over it (NATS had applied it) takes its revision and writes again. Null: another member wrote.
+ */
+async function writeOver(
+  state: HandoverState,
+  bucket: AlertBucket,
+  key: string,
+  held: Held,
+  text: string,
+): Promise<number | null> {
+  let revision: number | null;
+  try {
+    revision = await bucket.write(key, text, held.revision);
+  } catch (error) {
+    held.unconfirmedText = text;
+    throw error;
+  }
+  if (revision !== null) held.unconfirmedText = undefined; // applied: the unanswered one never can be
+  if (revision !== null || held.unconfirmedText === undefined) return revision;
+  const read = await bucket.read(key);
+  if (read.text !== held.unconfirmedText) return null;
+  state.deps.logger.warn(
+    { key },
+    "cluster: a write to NATS that timed out had been applied: the key is kept",
+  );
+  held.unconfirmedText = undefined;
+  held.revision = read.revision;
+  return writeOver(state, bucket, key, held, text);
+}
+
+/** Log and count a key's targets left out of its record when that set changed (not at each write while it stays). */
+function noteTrimmed(state: HandoverState, key: string, beforeIds: string, nowIds: string): void {
+  if (nowIds === beforeIds || nowIds === "") return;
+  const targets = nowIds.split("\n").length;
+  state.deps.historyTrimmed(targets);
+  state.deps.logger.warn(
+    { key, targets, budgetBytes: RECORD_BUDGET_BYTES },
+    "cluster: price history too large for the key's record: the largest targets' points left out",
+  );
+}
+
+/** A held key to write: its alert state now (and as JSON), the price points its record is to hold and their token. */
 interface ToWrite {
   readonly key: string;
   readonly held: Held;
   readonly alerts: PersistedAlertState;
   readonly json: string;
   readonly history: HistoryField | undefined;
+  readonly historyVersion: string | undefined;
+  /** Its points were due: written, their next due time is set. */
+  readonly due: boolean;
 }
 
 /**
- * The held keys to write now: alerts changed, or points due (then read from the engine, and the next due time set)
- * and changed; `last`: every key, with its points now.
+ * The held keys to write now: alerts changed, or points due and changed (read and encoded only when their token
+ * changed; a key due with nothing to write is next due an interval on); `last`: every key, with its points now.
+ * Periodic points leave out targets whose longest window is shorter than the lease and the interval together.
  */
 function toWrite(state: HandoverState, runner: MonitorRunner, last: boolean): ToWrite[] {
   const { deps } = state;
@@ -369,42 +476,59 @@ function toWrite(state: HandoverState, runner: MonitorRunner, last: boolean): To
   const due = new Set(
     [...state.held].filter(([, held]) => last || held.historyDueAtMs <= nowMs).map(([key]) => key),
   );
+  const minRetainMs = last ? 0 : deps.leaseMs + deps.historyCheckpointMs;
+  const keyOfTarget = deps.keyOfTarget();
+  const versionOf = historyVersionsByKey(runner.state(), keyOfTarget, due, minRetainMs);
+  const reread = new Set([...due].filter((key) => versionOf(key) !== state.held.get(key)?.historyVersion));
   const pointsOf =
-    due.size === 0 ? undefined : historyFieldsByKey(runner.state(), deps.keyOfTarget(), due, nowMs);
+    reread.size === 0
+      ? undefined
+      : historyFieldsByKey(runner.state(), keyOfTarget, reread, nowMs, minRetainMs);
   return [...state.held].flatMap(([key, held]) => {
     const alerts = alertsOf(key);
     const json = JSON.stringify(alerts);
-    const history = pointsOf !== undefined && due.has(key) ? pointsOf(key) : held.history;
-    if (due.has(key)) held.historyDueAtMs = nextHistoryDueMs(key, nowMs, deps.historyCheckpointMs);
-    const same = json === held.writtenJson && sameHistoryField(history, held.history);
-    return same && !last ? [] : [{ key, held, alerts, json, history }];
+    const history = pointsOf !== undefined && reread.has(key) ? pointsOf(key) : held.history;
+    const historyVersion = due.has(key) ? versionOf(key) : held.historyVersion;
+    if (json !== held.writtenJson || !sameHistoryField(history, held.history) || last)
+      return [{ key, held, alerts, json, history, historyVersion, due: due.has(key) }];
+    if (due.has(key)) {
+      held.historyVersion = historyVersion;
+      held.historyDueAtMs = nextHistoryDueMs(key, nowMs, deps.historyCheckpointMs);
+    }
+    return [];
   });
+}
+
+/** A key's record as written, and the targets whose points it left out (`Held.trimmedIds`). */
+interface RecordText {
+  readonly text: string;
+  readonly trimmedIds: string;
 }
 
 /**
  * A key's KV record: the checkpoint format of `alerts.json`, with who wrote it under which lease revision and its
  * targets' recent price points (`history`: when the key is handed over, and every `historyCheckpointMs` while
- * held), cut to RECORD_BUDGET_BYTES (counted): the alert state is never refused for its points.
+ * held), cut to RECORD_BUDGET_BYTES: the alert state is never refused for its points, and a record left with no
+ * points has no `history`. Serialised once unless over the budget.
  */
 function recordText(
   state: HandoverState,
-  key: string,
   alerts: PersistedAlertState,
   history: HistoryField | undefined,
-): string {
+): RecordText {
   const { deps } = state;
   const checkpoint = { lastSeq: deps.lastSeq(), engine: alerts };
   const nowMs = deps.nowMs();
   const writer = { memberId: deps.memberId, leaseRevision: deps.member.status().leaseRevision ?? 0 };
-  const text = checkpointJson(checkpoint, nowMs, writer);
-  if (history === undefined) return text;
-  const capped = capHistoryField(history, RECORD_BUDGET_BYTES - Buffer.byteLength(text));
-  if (capped.trimmedTargets > 0) {
-    deps.historyTrimmed(capped.trimmedTargets);
-    deps.logger.warn(
-      { key, targets: capped.trimmedTargets, budgetBytes: RECORD_BUDGET_BYTES },
-      "cluster: price history too large for the key's record: the largest targets' points left out",
-    );
-  }
-  return checkpointJson(checkpoint, nowMs, { ...writer, history: capped.field });
+  const whole = checkpointJson(checkpoint, nowMs, history === undefined ? writer : { ...writer, history });
+  if (history === undefined || Buffer.byteLength(whole) <= RECORD_BUDGET_BYTES)
+    return { text: whole, trimmedIds: "" };
+  const bare = checkpointJson(checkpoint, nowMs, writer);
+  const capped = capHistoryField(history, RECORD_BUDGET_BYTES - Buffer.byteLength(bare));
+  const trimmedIds = Object.keys(history)
+    .filter((targetId) => !Object.hasOwn(capped.field, targetId))
+    .sort()
+    .join("\n");
+  if (Object.keys(capped.field).length === 0) return { text: bare, trimmedIds };
+  return { text: checkpointJson(checkpoint, nowMs, { ...writer, history: capped.field }), trimmedIds };
 }

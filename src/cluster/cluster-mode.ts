@@ -110,6 +110,7 @@ export function createClusterMode(deps: ClusterModeDeps): ClusterMode | undefine
     restrict: () => runner?.restrict(owns, ownsCauses()),
     historyRejected: (reason) => metrics.historyRejected.inc({ reason }),
     historyCheckpointMs: config.historyCheckpointMs,
+    leaseMs: config.leaseMs,
     historyTrimmed: (targets) => metrics.historyTrimmed.inc(targets),
   }));
   const shared = createClusterShared({

@@ -1,7 +1,7 @@
 // A target's recent price points ride in its ownership key's handover record (on release, and periodically while held), so the new owner's windows reach back across the move.
 import { PmError } from "../domain/errors.js";
 import { fnv1a64Hex } from "../domain/fingerprint.js";
-import { exportHistories, type MonitorState } from "../domain/monitor.js";
+import { exportHistories, historyVersions, type MonitorState } from "../domain/monitor.js";
 import type { PricePoint } from "../domain/price-history.js";
 import {
   decodePricePoints,
@@ -25,19 +25,19 @@ export interface RecordHistory {
   }[];
 }
 
-/** The history field of each of `keys`, from the engine's histories now (undefined: no target of the key has points). */
+/**
+ * The history field of each of `keys`, from the engine's histories now (undefined: no target of the key has points);
+ * only targets whose longest window is at least `minRetainMs`.
+ */
 export function historyFieldsByKey(
   state: MonitorState,
   keyOfTarget: (targetId: string) => string | undefined,
   keys: ReadonlySet<string>,
   nowMs: number,
+  minRetainMs = 0,
 ): (key: string) => HistoryField | undefined {
   const byKey = new Map<string, Record<string, string>>();
-  const ofKeys = (targetId: string): boolean => {
-    const key = keyOfTarget(targetId);
-    return key !== undefined && keys.has(key);
-  };
-  for (const [targetId, points] of exportHistories(state, nowMs, ofKeys)) {
+  for (const [targetId, points] of exportHistories(state, nowMs, ofKeys(keyOfTarget, keys), minRetainMs)) {
     const key = keyOfTarget(targetId);
     if (key === undefined) continue; // (narrowing: ofKeys took only targets of a key)
     const field = byKey.get(key) ?? {};
@@ -45,6 +45,35 @@ export function historyFieldsByKey(
     byKey.set(key, field);
   }
   return (key) => byKey.get(key);
+}
+
+/**
+ * A token of each of `keys`' points (its targets' `historyVersions`, those whose longest window is at least
+ * `minRetainMs`; "" when none): the same token, the same points, so they need not be read and encoded again.
+ */
+export function historyVersionsByKey(
+  state: MonitorState,
+  keyOfTarget: (targetId: string) => string | undefined,
+  keys: ReadonlySet<string>,
+  minRetainMs: number,
+): (key: string) => string {
+  const byKey = new Map<string, string>();
+  for (const [targetId, version] of historyVersions(state, ofKeys(keyOfTarget, keys), minRetainMs)) {
+    const key = keyOfTarget(targetId);
+    if (key !== undefined) byKey.set(key, `${byKey.get(key) ?? ""}${targetId}=${version};`);
+  }
+  return (key) => byKey.get(key) ?? "";
+}
+
+/** Whether a target belongs to one of `keys`. */
+function ofKeys(
+  keyOfTarget: (targetId: string) => string | undefined,
+  keys: ReadonlySet<string>,
+): (targetId: string) => boolean {
+  return (targetId) => {
+    const key = keyOfTarget(targetId);
+    return key !== undefined && keys.has(key);
+  };
 }
 
 /**

@@ -54,7 +54,7 @@ export function createClusterMetrics(registry: Registry): ClusterMetrics {
     }),
     historyTrimmed: new Counter({
       name: "pragma_monitor_cluster_history_trimmed_total",
-      help: "Targets whose price points this member left out of an alert handover record it wrote (the largest first), to keep the record within 512 KiB.",
+      help: "Targets whose price points this member left out of an alert handover record it wrote (the largest first), to keep the record within 512 KiB (counted when a key's set of left-out targets changes).",
       registers,
     }),
   };

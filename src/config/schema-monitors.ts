@@ -46,7 +46,7 @@ export const monitorsSchema = {
   ),
   warmup: {
     enabled: key({
-      doc: "Warm price history from candlesticks when a target starts (at start, on reload, when a cluster member adopts it, unless the price points handed over with it already reach back as far); at most 4 candle requests at a time, after the started targets' first data (waiting for each at most its period and a poll timeout), so first polls never wait behind them.",
+      doc: "Warm price history from candlesticks when a target starts (at start, on reload, when a cluster member adopts it, unless the price points handed over with it already reach back as far and its newest point is at most a period, 5 % and a poll timeout old); at most 4 candle requests at a time, after the started targets' first data (waiting for each at most its period, 5 % more for timer coalescing, and a poll timeout), so first polls never wait behind them.",
       format: "pm-boolean",
       default: true,
       env: "PM_MONITORS_WARMUP_ENABLED",

@@ -104,16 +104,20 @@ export function observe(
   return { state, transitions: out };
 }
 
-/** The price points of each `wanted` target any of its windows can still use at `nowMs` or later (a cluster handover carries them on). */
+/**
+ * The price points of each `wanted` target any of its windows can still use at `nowMs` or later (a cluster handover
+ * carries them on); only targets whose longest window is at least `minRetainMs`.
+ */
 export function exportHistories(
   state: MonitorState,
   nowMs: number,
   wanted: (targetId: string) => boolean,
+  minRetainMs = 0,
 ): Map<string, readonly PricePoint[]> {
   const histories = new Map<string, readonly PricePoint[]>();
   for (const [id, data] of state.targets.byId) {
     const history = data.history;
-    if (history === null || history.size === 0 || !wanted(id)) continue;
+    if (history === null || history.size === 0 || history.retainMs < minRetainMs || !wanted(id)) continue;
     const fromMs = oldestReferenceMs(history, nowMs);
     const points = history.points().filter((point) => point.atMs >= fromMs);
     if (points.length > 0) histories.set(id, points);
@@ -122,17 +126,38 @@ export function exportHistories(
 }
 
 /**
+ * A token of each `wanted` target's history whose longest window is at least `minRetainMs` (its point count, oldest
+ * and newest time), read without copying a point: while it stays the same, no point was added or evicted.
+ */
+export function historyVersions(
+  state: MonitorState,
+  wanted: (targetId: string) => boolean,
+  minRetainMs: number,
+): Map<string, string> {
+  const versions = new Map<string, string>();
+  for (const [id, data] of state.targets.byId) {
+    const history = data.history;
+    if (history === null || history.size === 0 || history.retainMs < minRetainMs || !wanted(id)) continue;
+    versions.set(id, `${history.size}:${history.timeAt(0)}:${history.timeAt(history.size - 1)}`);
+  }
+  return versions;
+}
+
+/**
  * Whether the target's history already reaches back `spanMs` before `nowMs`, or its longest window when that is
- * shorter (seeded by a cluster handover, say): older points, such as candles of a warm-up, would add nothing.
+ * shorter (seeded by a cluster handover, say), and its newest point is at most `maxGapMs` old: older points, such
+ * as candles of a warm-up, would add nothing (with an older newest point, candles still fill the time since).
  */
 export function historyReachesBack(
   state: MonitorState,
   targetId: string,
   nowMs: number,
   spanMs: number,
+  maxGapMs: number,
 ): boolean {
   const history = state.targets.byId.get(targetId)?.history;
-  if (history === null || history === undefined) return false;
+  if (history === null || history === undefined || history.size === 0) return false;
+  if (nowMs - history.timeAt(history.size - 1) > maxGapMs) return false;
   return history.indexAtOrBefore(nowMs - Math.min(history.retainMs, spanMs)) >= 0;
 }
 

@@ -250,9 +250,17 @@ function startTarget(runner: Runner, plan: TargetPlan): void {
 }
 
 /**
- * Hold the warm-ups until the target's first data, at most a period and a poll timeout (a first poll has its
- * outcome by then: a target still without data, a stream that never delivers say, is a laggard the others' warm-ups
- * do not wait for), and a target taken over until a period after its start too.
+ * How long a target's first poll may take to have its outcome: a period (moved by up to 5 % by timer coalescing,
+ * target-poll.ts) and a poll timeout.
+ */
+function firstOutcomeMs(runner: Runner, periodMs: number): number {
+  return Math.ceil(periodMs * 1.05) + runner.deps.pollTimeoutMs;
+}
+
+/**
+ * Hold the warm-ups until the target's first data, at most until its first poll has its outcome (a target still
+ * without data then, a stream that never delivers say, is a laggard the others' warm-ups do not wait for), and a
+ * target taken over until a period after its start too.
  */
 function holdWarmups(runner: Runner, target: RunningTarget): void {
   const hold = (token: object): void => {
@@ -262,7 +270,7 @@ function holdWarmups(runner: Runner, target: RunningTarget): void {
   const { periodMs } = target.plan;
   const clock = runner.pollClock(0);
   hold(target);
-  const boundMs = periodMs + runner.deps.pollTimeoutMs;
+  const boundMs = firstOutcomeMs(runner, periodMs);
   target.subscription.add(clock.schedule(() => expireWarmupHold(runner, target), boundMs));
   if (!runner.takingOver) return;
   const period = {};
@@ -286,7 +294,13 @@ function warmUp(runner: Runner, target: RunningTarget): void {
       await warmupHoldsEnded(runner);
       const needed =
         runner.running.get(spec.id) === target &&
-        !historyReachesBack(runner.state, spec.id, deps.nowMs(), warmup.lookbackMs);
+        !historyReachesBack(
+          runner.state,
+          spec.id,
+          deps.nowMs(),
+          warmup.lookbackMs,
+          firstOutcomeMs(runner, target.plan.periodMs),
+        );
       return needed ? warmUpHistory(deps.client, spec, warmup.interval, warmup.lookbackMs, asOfMs) : [];
     });
   const warm = (deps.recorder === undefined ? fetch() : deps.recorder.within(spec.id, "warmup", fetch))

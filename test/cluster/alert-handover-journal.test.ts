@@ -69,6 +69,7 @@ function handoverOver(
     historyRejected: () => undefined,
     historyCheckpointMs: 0,
     historyTrimmed: () => undefined,
+    leaseMs: 3_000,
   });
 }
 

@@ -11,7 +11,7 @@ import {
 } from "../../src/cluster/history-handover.js";
 import { NO_ALERTS } from "../../src/domain/alert-handover.js";
 import { createMonitorState, observe, type MonitorState } from "../../src/domain/monitor.js";
-import type { PricePoint } from "../../src/domain/price-history.js";
+import { PriceHistory, type PricePoint } from "../../src/domain/price-history.js";
 import { decodePricePoints, MAX_ENCODED_POINTS_CHARS } from "../../src/domain/price-points-codec.js";
 import type { MonitorRunner } from "../../src/pipeline/monitor-runner.js";
 import { checkpointJson } from "../../src/state/alert-checkpoint.js";
@@ -71,6 +71,8 @@ function handoverOf(
     historyRejected: (reason: HistoryRejection) => rejected.push(reason),
     historyCheckpointMs: 0,
     historyTrimmed: () => undefined,
+    // every window here long enough for the periodic points (a test of the rule gives its own)
+    leaseMs: 0,
     ...extra,
   };
   return createAlertHandover(deps);
@@ -203,14 +205,9 @@ function busyPoints(count: number): string {
 
 describe("a whole record over its budget", () => {
   it("is written with the largest targets' points left out (counted), its alert state whole", async () => {
-    const targets = Array.from({ length: 40 }, (_, i) => `offchain:P${i}/USD`);
-    const history = Object.fromEntries(targets.map((id, i) => [id, busyPoints(900 + i)]));
+    const targets = busyTargets;
     const bucket = memoryBucket();
-    await bucket.write(
-      KEY,
-      checkpointJson({ lastSeq: 3, engine: NO_ALERTS }, T0, { memberId: "m0", history }),
-      0,
-    );
+    await bucket.write(KEY, overBudgetRecord(), 0);
     expect(bucket.records.get(KEY)!.text.length).toBeGreaterThan(RECORD_BUDGET_BYTES);
     const trimmed: number[] = [];
     const seeds: [string, readonly PricePoint[]][] = [];
@@ -235,7 +232,59 @@ describe("a whole record over its budget", () => {
     expect(seeds.length).toBe(targets.length); // what this member seeds is what it read
     await handover.stop();
   });
+
+  it("counts and logs the targets left out once while they stay the same, not at each write", async () => {
+    const bucket = memoryBucket();
+    await bucket.write(KEY, overBudgetRecord(), 0);
+    const trimmed: number[] = [];
+    const engine = polledEngine();
+    const handover = handoverOf("m2", bucket, () => [KEY], [], {
+      keyOfTarget: () => (targetId) =>
+        busyTargets.includes(targetId) || targetId === BTC_OFF.id ? KEY : undefined,
+      historyTrimmed: (count) => trimmed.push(count),
+      historyCheckpointMs: 10_000, // the claimed points stay in the record (never due: the clock stands still)
+    });
+    handover.attach(seededRunner(engine, []));
+    await settle(100);
+    const revisions = [bucket.records.get(KEY)!.revision];
+    for (const price of ["120", "100"]) {
+      observe(engine, obs.off(pairPrice(price, NOW_MS), NOW_MS), rules, NOW_MS); // an alert checkpoint each
+      handover.request();
+      await settle(50);
+      revisions.push(bucket.records.get(KEY)!.revision);
+    }
+    expect(new Set(revisions).size).toBe(3); // written three times, the same targets left out each time
+    expect(trimmed.length).toBe(1);
+    await handover.stop();
+  });
+
+  it("writes no history field when the alert state alone fills the budget", async () => {
+    const bucket = memoryBucket();
+    await bucket.write(KEY, overBudgetRecord(), 0);
+    const trimmed: number[] = [];
+    // a writer field over the budget stands in for an alert state that large
+    const handover = handoverOf("m".repeat(RECORD_BUDGET_BYTES), bucket, () => [KEY], [], {
+      keyOfTarget: () => (targetId) => (busyTargets.includes(targetId) ? KEY : undefined),
+      historyTrimmed: (count) => trimmed.push(count),
+    });
+    handover.attach(seededRunner(createMonitorState(), []));
+    await settle(100);
+    const record = JSON.parse(bucket.records.get(KEY)!.text) as Record<string, unknown>;
+    expect(record.memberId).toHaveLength(RECORD_BUDGET_BYTES);
+    expect("history" in record).toBe(false);
+    expect(trimmed).toEqual([busyTargets.length]);
+    await handover.stop();
+  });
 });
+
+/** Forty targets of `KEY` with about 15 KiB of points each. */
+const busyTargets = Array.from({ length: 40 }, (_, i) => `offchain:P${i}/USD`);
+
+/** A record of `KEY` whose points take more than RECORD_BUDGET_BYTES (busyTargets'). */
+function overBudgetRecord(): string {
+  const history = Object.fromEntries(busyTargets.map((id, i) => [id, busyPoints(900 + i)]));
+  return checkpointJson({ lastSeq: 3, engine: NO_ALERTS }, T0, { memberId: "m0", history });
+}
 
 /** Poll BTC/USD into `engine` once a second in (`fromMs`, `toMs`] at `price`, under `withRules`. */
 function pollInto(
@@ -314,7 +363,13 @@ describe("periodic checkpoints of a held key's points (virtual time)", () => {
     const bucket = loggedBucket();
     const handover = handoverOf("m1", bucket, () => [KEY], [], periodic);
     handover.attach(seededRunner(engine, []));
-    await vi.advanceTimersByTimeAsync(6 * INTERVAL_MS);
+    await vi.advanceTimersByTimeAsync(INTERVAL_MS + 1_000);
+    expect(bucket.writes.filter((w) => w.points).length).toBe(1);
+    // unchanged points are not even read again (a token of each history tells), let alone encoded
+    const reads = vi.spyOn(PriceHistory.prototype, "points");
+    await vi.advanceTimersByTimeAsync(5 * INTERVAL_MS);
+    expect(reads).not.toHaveBeenCalled();
+    reads.mockRestore();
     expect(bucket.writes.filter((w) => w.points).length).toBe(1);
     pollInto(engine, Date.now() - 1_000, Date.now(), "100", hourRules);
     await vi.advanceTimersByTimeAsync(INTERVAL_MS);
@@ -341,10 +396,11 @@ describe("periodic checkpoints of a held key's points (virtual time)", () => {
   it("is fenced: no write without a valid lease, and a newer owner's record is never overwritten", async () => {
     const bucket = loggedBucket();
     const engine = polledEngine();
-    let ownedByOld: readonly string[] = [KEY];
+    // its view catches up with the newer owner right after its write is refused (else it would claim the key again)
+    const ownedByOld = (): readonly string[] => (bucket.writes.some((w) => w.revision === null) ? [] : [KEY]);
     let leaseValid = true;
-    const member = { ...owningMember(bucket, () => ownedByOld), leaseValid: () => leaseValid };
-    const old = handoverOf("m1", bucket, () => ownedByOld, [], { ...periodic, member });
+    const member = { ...owningMember(bucket, ownedByOld), leaseValid: () => leaseValid };
+    const old = handoverOf("m1", bucket, ownedByOld, [], { ...periodic, member });
     old.attach(seededRunner(engine, []));
     await vi.advanceTimersByTimeAsync(50);
     leaseValid = false;
@@ -352,15 +408,104 @@ describe("periodic checkpoints of a held key's points (virtual time)", () => {
     await vi.advanceTimersByTimeAsync(dueMs + 2_000 - NOW_MS);
     expect(bucket.writes.map((w) => w.memberId)).toEqual(["m1"]); // the claim only
 
-    // a newer owner took the key while this member's view still says it owns it
+    // a newer owner took the key while this member's view still says it owns it, through its next due time
     leaseValid = true;
     const newer = checkpointJson({ lastSeq: 9, engine: NO_ALERTS }, Date.now(), { memberId: "m3" });
     await bucket.write(KEY, newer, bucket.records.get(KEY)!.revision);
-    ownedByOld = []; // its view catches up right after
     pollInto(engine, dueMs + 2_000, dueMs + INTERVAL_MS + 2_000);
     await vi.advanceTimersByTimeAsync(INTERVAL_MS);
     expect(bucket.records.get(KEY)!.text).toBe(newer);
-    expect(bucket.writes.at(-1)).toMatchObject({ memberId: "m1", revision: null });
+    // the periodic write (with points, the key still owned) lost its compare-and-set, and the key was let go
+    expect(bucket.writes.slice(1)).toMatchObject([
+      { memberId: "m3" },
+      { memberId: "m1", points: true, revision: null },
+    ]);
     expect(old.owns(KEY)).toBe(false);
   });
+
+  it("keeps a key whose own write timed out after NATS applied it: the next write takes that revision", async () => {
+    const bucket = failingBucket();
+    const engine = polledEngine();
+    const released: string[][] = [];
+    const runner = {
+      ...seededRunner(engine, []),
+      release: (fps: readonly string[]) => released.push([...fps]),
+    };
+    const handover = handoverOf("m1", bucket, () => [KEY], [], periodic);
+    handover.attach(runner);
+    await vi.advanceTimersByTimeAsync(50);
+    bucket.failNext.set(KEY, "applied"); // the alert checkpoint below is applied, its reply lost
+    observe(engine, obs.off(pairPrice("120", Date.now()), Date.now()), rules, Date.now()); // price_change fires
+    handover.request();
+    await vi.advanceTimersByTimeAsync(50);
+    const appliedRevision = bucket.records.get(KEY)!.revision;
+    pollInto(engine, NOW_MS, dueMs, "120");
+    await vi.advanceTimersByTimeAsync(dueMs + 1_000 - Date.now()); // the points due: written over the applied write
+    expect(handover.owns(KEY)).toBe(true);
+    expect(released).toEqual([]);
+    expect(bucket.records.get(KEY)!.revision).toBeGreaterThan(appliedRevision);
+    expect(recordedTimes(bucket)).not.toBeNull(); // the periodic points (the claim and the alert checkpoint had none)
+    await handover.stop();
+  });
+
+  it("a write failing lets another key lost in the same pass go all the same", async () => {
+    const OTHER = "pair:ETH/USD";
+    const bucket = failingBucket();
+    const handover = handoverOf("m1", bucket, () => [KEY, OTHER], [], periodic);
+    handover.attach(seededRunner(polledEngine(), []));
+    await vi.advanceTimersByTimeAsync(50);
+    expect([handover.owns(KEY), handover.owns(OTHER)]).toEqual([true, true]);
+    const newer = checkpointJson({ lastSeq: 9, engine: NO_ALERTS }, Date.now(), { memberId: "m3" });
+    await bucket.write(OTHER, newer, bucket.records.get(OTHER)!.revision);
+    bucket.failNext.set(KEY, "unapplied");
+    await handover.stop(); // the last writes of both: KEY's fails, OTHER's compare-and-set is lost
+    expect(bucket.records.get(OTHER)!.text).toBe(newer);
+    expect([handover.owns(KEY), handover.owns(OTHER)]).toEqual([true, false]);
+  });
+
+  it("a due write failing is retried at the next pass, not an interval later", async () => {
+    const bucket = failingBucket();
+    const engine = polledEngine();
+    const handover = handoverOf("m1", bucket, () => [KEY], [], periodic);
+    handover.attach(seededRunner(engine, []));
+    await vi.advanceTimersByTimeAsync(50);
+    pollInto(engine, NOW_MS, dueMs - 1);
+    await vi.advanceTimersByTimeAsync(dueMs - 1 - NOW_MS - 50);
+    bucket.failNext.set(KEY, "unapplied");
+    await vi.advanceTimersByTimeAsync(1_000); // the due pass: its write fails
+    expect(recordedTimes(bucket)).toBeNull();
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(recordedTimes(bucket)).not.toBeNull();
+    await handover.stop();
+  });
+
+  it("writes no periodic points for a target whose longest window is shorter than lease + interval; a release does", async () => {
+    const bucket = loggedBucket();
+    const engine = polledEngine(); // a 10 s window
+    let owned: readonly string[] = [KEY];
+    const handover = handoverOf("m1", bucket, () => owned, [], { ...periodic, leaseMs: 3_000 });
+    handover.attach(seededRunner(engine, []));
+    pollInto(engine, NOW_MS, NOW_MS + 3 * INTERVAL_MS);
+    await vi.advanceTimersByTimeAsync(3 * INTERVAL_MS);
+    expect(bucket.writes.filter((w) => w.points)).toEqual([]);
+    owned = [];
+    handover.request();
+    await vi.advanceTimersByTimeAsync(50);
+    expect(bucket.writes.at(-1)).toMatchObject({ memberId: "m1", points: true });
+  });
 });
+
+/** A logged bucket whose next write of a key fails: applied but its reply lost (a timeout), or not applied at all. */
+function failingBucket() {
+  const bucket = loggedBucket();
+  const failNext = new Map<string, "applied" | "unapplied">();
+  const write = async (key: string, text: string, expected: number): Promise<number | null> => {
+    const failure = failNext.get(key);
+    failNext.delete(key);
+    if (failure === "unapplied") throw new Error("TIMEOUT");
+    const revision = await bucket.write(key, text, expected);
+    if (failure === "applied") throw new Error("TIMEOUT");
+    return revision;
+  };
+  return { ...bucket, write, failNext };
+}

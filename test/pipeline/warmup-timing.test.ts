@@ -1,5 +1,6 @@
 // When a target's candle warm-up runs: not at all when a cluster handover seeded its history far enough back (the
-// candles would all be dropped), and not later than a period and a poll timeout behind a target that has no data.
+// candles would all be dropped) unless it has no data of its own and they end long ago, and not later than a
+// period (and its coalescing) and a poll timeout behind a target that has no data.
 import { pino } from "pino";
 import { Subject } from "rxjs";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
@@ -46,6 +47,16 @@ function recordingDeps(candleCalls: string[]): MonitorRunnerDeps {
   return runnerDeps(client, hub);
 }
 
+/** A stream that never connects nor delivers: its targets have no first data. */
+const silentStream = {
+  open: () => new Subject<StreamSignal>(),
+  staleIntervals: 3,
+  recoverEvents: 2,
+  maxPairsPerConnection: 500,
+  componentsPeriodMs: 60_000,
+  defaultTransport: "poll" as const,
+};
+
 describe("when a target's warm-up fetches candles", () => {
   let runner: MonitorRunner | undefined;
   beforeEach(() => vi.useFakeTimers({ now: Date.UTC(2026, 10, 27, 6) }));
@@ -66,20 +77,26 @@ describe("when a target's warm-up fetches candles", () => {
     expect(candleCalls.sort()).toEqual(["NONE/USD", "SHORT/USD"]);
   });
 
-  it("after waiting for a target without data at most a period and a poll timeout (logged)", async () => {
+  it("for a target without data of its own whose seeded points end long ago (candles fill the time since)", async () => {
+    const candleCalls: string[] = [];
+    runner = createMonitorRunner(
+      { ...recordingDeps(candleCalls), stream: silentStream },
+      createMonitorState(),
+    );
+    const monitors = offchainMonitors([{ pair: "STALE/USD", periodMs: 1_000 }]);
+    const offchain = monitors.offchain.map((m) => ({ ...m, transport: "stream" as const }));
+    runner.update({ ...monitors, offchain, warmup }, rules);
+    const ended = handedOver(WINDOW_MS + 30_000).map((point) => ({ ...point, atMs: point.atMs - 60_000 }));
+    runner.seedHistory(runner.targetIds()[0]!, ended);
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(candleCalls).toEqual(["STALE/USD"]);
+  });
+
+  it("after waiting for a target without data at most a period (5 % more: coalescing) and a poll timeout (logged)", async () => {
     const candleCalls: string[] = [];
     const logged: string[] = [];
     const logger = pino({ level: "info" }, { write: (line: string) => void logged.push(line) });
-    // a stream that never connects nor delivers: its target has no first data
-    const stream = {
-      open: () => new Subject<StreamSignal>(),
-      staleIntervals: 3,
-      recoverEvents: 2,
-      maxPairsPerConnection: 500,
-      componentsPeriodMs: 60_000,
-      defaultTransport: "poll" as const,
-    };
-    const deps = { ...recordingDeps(candleCalls), logger, stream };
+    const deps = { ...recordingDeps(candleCalls), logger, stream: silentStream };
     runner = createMonitorRunner(deps, createMonitorState());
     const monitors = offchainMonitors([
       { pair: "POLLED/USD", periodMs: 1_000 },
@@ -89,7 +106,8 @@ describe("when a target's warm-up fetches candles", () => {
       m.pair === "STREAMED/USD" ? { ...m, transport: "stream" as const } : m,
     );
     runner.update({ ...monitors, offchain, warmup }, rules);
-    await vi.advanceTimersByTimeAsync(1_000 + deps.pollTimeoutMs - 10);
+    // a period moved by timer coalescing (5 %) and a poll timeout
+    await vi.advanceTimersByTimeAsync(1_050 + deps.pollTimeoutMs - 10);
     expect(candleCalls).toEqual([]);
     await vi.advanceTimersByTimeAsync(20);
     expect(candleCalls).toContain("POLLED/USD");
