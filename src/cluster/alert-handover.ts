@@ -207,11 +207,12 @@ async function releaseLost(state: HandoverState, runner: MonitorRunner): Promise
   const bucket = deps.member.alertBucket();
   if (!deps.member.leaseValid() || bucket === undefined) return;
   await Promise.all(
-    last.flatMap(({ key, held, alerts, history }) =>
-      held === undefined
-        ? []
-        : [writeOver(state, bucket, key, held, recordText(state, alerts, history).text)],
-    ),
+    last.flatMap(({ key, held, alerts, history }) => {
+      if (held === undefined) return [];
+      const record = recordText(state, alerts, history);
+      noteTrimmed(state, key, held.trimmedIds, record.trimmedIds);
+      return [writeOver(state, bucket, key, held, record.text)];
+    }),
   );
 }
 

@@ -213,7 +213,11 @@ function watch(state: SummariesState, kv: KV): void {
   state.watching = kv;
   state.ready = false;
   const run = async (): Promise<void> => {
-    const stored = (await kv.status()).values;
+    // unknown (the status failed): ready at the first update, as when some are stored (this member's own write is one)
+    const stored = await kv.status().then(
+      (status) => status.values,
+      () => Number.NaN,
+    );
     const entries = await kv.watch({ key: `${KEY_PREFIX}*` });
     state.stopWatch = () => entries.stop();
     if (stored === 0) state.ready = true;

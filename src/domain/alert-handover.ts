@@ -6,13 +6,12 @@ import {
   type PersistedAlert,
   type PersistedAlertState,
 } from "./alert-persistence.js";
-import type { AlertLabels, AlertPayload } from "./events.js";
-import { targetLabels } from "./rule-scope.js";
-import { isCauseKind } from "./rules/index.js";
+import type { AlertLabels, AlertPayload, RuleKind } from "./events.js";
+import { isCauseKind, isRuleConfigKind, RULES } from "./rules/index.js";
 import type { TargetSpec } from "./types.js";
 
-/** The ownership key an alert of no known target belongs to, read from its labels; undefined: none (or several). */
-export type KeyOfLabels = (labels: AlertLabels) => string | undefined;
+/** The ownership key an alert of no known target belongs to, read from its rule and labels; undefined: none (or several). */
+export type KeyOfLabels = (rule: RuleKind, labels: AlertLabels) => string | undefined;
 
 /** No alert of unknown targets has a key (a caller that knows no targets' labels). */
 const NO_LABEL_KEYS: KeyOfLabels = () => undefined;
@@ -73,31 +72,34 @@ export function reconcileWithJournal(
 
 /**
  * Ownership keys by labels, for alerts restored from the log (their record knows no target ids until their next
- * measurement): the key of the targets whose own labels (`targetLabels`: pair, market, network, ...) the alert's
- * labels all carry, when those targets agree on one key.
+ * measurement): the key of the targets whose labels under the alert's rule (its `targetLabels`: pair, market,
+ * network, ...) the alert's labels all carry, when those targets agree on one key. A rare path (a handover's
+ * reconciliation), so it walks the targets.
  */
 export function keyOfLabelsFor(
   targets: readonly { readonly spec: TargetSpec; readonly key: string }[],
 ): KeyOfLabels {
-  const known = targets.map(({ spec, key }) => ({ labels: Object.entries(targetLabels(spec)), key }));
-  return (labels) => {
+  return (rule, labels) => {
+    if (!isRuleConfigKind(rule)) return undefined;
+    const { targetLabels } = RULES[rule];
     let found: string | undefined;
-    for (const target of known) {
-      if (!target.labels.every(([name, value]) => labels[name] === value)) continue;
-      if (found !== undefined && found !== target.key) return undefined;
-      found = target.key;
+    for (const { spec, key } of targets) {
+      if (!Object.entries(targetLabels(spec)).every(([name, value]) => labels[name] === value)) continue;
+      if (found !== undefined && found !== key) return undefined;
+      found = key;
     }
     return found;
   };
 }
 
+/** The one ownership key of the targets `alert` was computed from (its labels' when it names none), else undefined. */
 function keyOfAlert(
   alert: PersistedAlert,
   keyOfTarget: (targetId: string) => string | undefined,
   keyOfLabels: KeyOfLabels,
 ): string | undefined {
   if (alert.targetIds.length === 0)
-    return isCauseKind(alert.rule) ? CAUSE_OWNERSHIP_KEY : keyOfLabels(alert.labels);
+    return isCauseKind(alert.rule) ? CAUSE_OWNERSHIP_KEY : keyOfLabels(alert.rule, alert.labels);
   const keys = new Set(alert.targetIds.map(keyOfTarget));
   const [key] = keys;
   return keys.size === 1 ? key : undefined;

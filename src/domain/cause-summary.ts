@@ -92,7 +92,7 @@ export interface ClusterCauses {
    */
   readonly judges: boolean;
   /**
-   * The peers' summaries are in (the watch delivered the stored ones, no dead member's targets wait for adoption):
+   * The peers' summaries are in (the watch delivered the records the bucket held when it started):
    * until then a judging member steps no parent either (a cause judged on missing input would resolve, then fire again).
    */
   readonly ready: boolean;

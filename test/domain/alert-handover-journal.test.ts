@@ -106,18 +106,22 @@ describe("an alert the log has of a rule whose restored record knows no target (
   });
 
   it("reads a key from labels only when the targets they name agree on one", () => {
-    expect(keyOfLabels({ pair: "BTC/USD", market: "offchain", entry_type: "spot", window: "5s" })).toBe(
+    const offchain = { pair: "BTC/USD", market: "offchain", entry_type: "spot", window: "5s" };
+    expect(keyOfLabels("price_change", offchain)).toBe(BTC_KEY);
+    const onchain = { pair: "BTC/USD", market: "onchain", network: BTC_ON.network };
+    expect(keyOfLabels("price_change", onchain)).toBe(BTC_KEY);
+    // a rule whose labels are its own (no market): read through that rule's labels of a target
+    expect(keyOfLabels("onchain_offchain_deviation", { pair: "BTC/USD", network: BTC_ON.network })).toBe(
       BTC_KEY,
     );
-    expect(keyOfLabels({ pair: "BTC/USD", market: "onchain", network: BTC_ON.network })).toBe(BTC_KEY);
-    expect(keyOfLabels({ network: PUBS.network, entry_type: "spot", publisher: "P", pair: "BTC/USD" })).toBe(
-      PUBS.id,
-    );
-    expect(keyOfLabels({ pair: "SOL/USD", market: "offchain", entry_type: "spot" })).toBeUndefined();
+    const publisher = { network: PUBS.network, entry_type: "spot", publisher: "P", pair: "BTC/USD" };
+    expect(keyOfLabels("publisher_stale", publisher)).toBe(PUBS.id);
+    expect(keyOfLabels("price_change", { ...offchain, pair: "SOL/USD" })).toBeUndefined();
+    expect(keyOfLabels("sink_error", { sink: "hook" })).toBeUndefined();
     const clash = keyOfLabelsFor([
       { spec: BTC_OFF, key: "a" },
       { spec: { ...BTC_OFF, id: "offchain:BTC/USD:twap", aggregation: "twap" }, key: "b" },
     ]);
-    expect(clash({ pair: "BTC/USD", market: "offchain", entry_type: "spot" })).toBeUndefined();
+    expect(clash("price_change", offchain)).toBeUndefined();
   });
 });
