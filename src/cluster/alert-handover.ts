@@ -25,13 +25,14 @@ import {
   type HistoryRejection,
 } from "./history-handover.js";
 import type { ClusterMember } from "./member.js";
+import type { TargetKeys } from "./target-keys.js";
 
 /** What the handover needs from cluster mode. */
 export interface AlertHandoverDeps {
   readonly member: ClusterMember;
   readonly memberId: string;
-  /** The ownership key of each configured target (the configuration in force). */
-  readonly keyOfTarget: () => (targetId: string) => string | undefined;
+  /** The ownership key of each configured target and the targets of each key (the configuration in force). */
+  readonly targetKeys: () => TargetKeys;
   /** The ownership key of an alert of no known target (restored from the log), read from its labels. */
   readonly keyOfLabels: () => KeyOfLabels;
   /** The journal's last seq, recorded in each checkpoint as the file checkpoint does. */
@@ -182,7 +183,11 @@ async function passes(state: HandoverState): Promise<void> {
 /** Each held key's alerts as the engine has them now (a key with none: no alerts). */
 function snapshot(state: HandoverState, runner: MonitorRunner): (key: string) => PersistedAlertState {
   const { deps } = state;
-  const byKey = alertStateByKey(exportAlertState(runner.state()), deps.keyOfTarget(), deps.keyOfLabels());
+  const byKey = alertStateByKey(
+    exportAlertState(runner.state()),
+    deps.targetKeys().keyOfTarget,
+    deps.keyOfLabels(),
+  );
   return (key) => byKey.get(key) ?? NO_ALERTS;
 }
 
@@ -193,7 +198,12 @@ async function releaseLost(state: HandoverState, runner: MonitorRunner): Promise
   if (lost.length === 0) return;
   const alertsOf = snapshot(state, runner);
   // read before `restrict` stops the targets and the engine forgets their histories
-  const historyOf = historyFieldsByKey(runner.state(), deps.keyOfTarget(), new Set(lost), deps.nowMs());
+  const historyOf = historyFieldsByKey(
+    runner.state(),
+    deps.targetKeys().targetsOfKey,
+    new Set(lost),
+    deps.nowMs(),
+  );
   const last = lost.map((key) => ({
     key,
     held: state.held.get(key),
@@ -291,7 +301,7 @@ async function claim(state: HandoverState, bucket: AlertBucket, key: string): Pr
     checkpoint?.engine ?? NO_ALERTS,
     state.deps.journaledAfter(checkpoint?.lastSeq ?? 0),
     key,
-    state.deps.keyOfTarget(),
+    state.deps.targetKeys().keyOfTarget,
     state.deps.keyOfLabels(),
   );
   // the points stay in the record for a next owner should the key move on: until this member's own are due (with
@@ -322,7 +332,7 @@ interface Claimed {
 /** The price points a valid record carries for the key's targets; a refused part is counted and logged, never thrown. */
 function historyOf(state: HandoverState, key: string, text: string): [string, readonly PricePoint[]][] {
   const { deps } = state;
-  const history = historyOfRecord(text, key, deps.keyOfTarget());
+  const history = historyOfRecord(text, key, deps.targetKeys().keyOfTarget);
   for (const { targetId, reason, error } of history.rejected) {
     deps.historyRejected(reason);
     deps.logger.error(
@@ -478,13 +488,13 @@ function toWrite(state: HandoverState, runner: MonitorRunner, last: boolean): To
     [...state.held].filter(([, held]) => last || held.historyDueAtMs <= nowMs).map(([key]) => key),
   );
   const minRetainMs = last ? 0 : deps.leaseMs + deps.historyCheckpointMs;
-  const keyOfTarget = deps.keyOfTarget();
-  const versionOf = historyVersionsByKey(runner.state(), keyOfTarget, due, minRetainMs);
+  const { targetsOfKey } = deps.targetKeys();
+  const versionOf = historyVersionsByKey(runner.state(), targetsOfKey, due, minRetainMs);
   const reread = new Set([...due].filter((key) => versionOf(key) !== state.held.get(key)?.historyVersion));
   const pointsOf =
     reread.size === 0
       ? undefined
-      : historyFieldsByKey(runner.state(), keyOfTarget, reread, nowMs, minRetainMs);
+      : historyFieldsByKey(runner.state(), targetsOfKey, reread, nowMs, minRetainMs);
   return [...state.held].flatMap(([key, held]) => {
     const alerts = alertsOf(key);
     const json = JSON.stringify(alerts);

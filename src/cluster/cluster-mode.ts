@@ -19,6 +19,7 @@ import { openLeaseStore } from "./lease-store.js";
 import { createClusterMember, type ClusterMember } from "./member.js";
 import { createClusterMetrics, type ClusterMetrics } from "./metrics.js";
 import { createClusterShared, type ClusterShared } from "./cluster-shared.js";
+import { indexTargetKeys, type TargetKeys } from "./target-keys.js";
 import type { PublishedAlerts } from "./published-alerts.js";
 
 /** What cluster mode needs from the daemon. */
@@ -90,7 +91,7 @@ export function createClusterMode(deps: ClusterModeDeps): ClusterMode | undefine
     logger,
     metrics,
     keys: () => plan().keys,
-    targetCount: (keys) => plan().targetKeys.filter((key) => keys.has(key)).length,
+    targetCount: (keys) => plan().keyOfEach.filter((key) => keys.has(key)).length,
     onOwnership: () => handover?.request(),
     openStore: () =>
       openLeaseStore(config.nats, { name: memberId, timeoutMs: Math.min(2_000, config.leaseMs / 4) }),
@@ -98,7 +99,7 @@ export function createClusterMode(deps: ClusterModeDeps): ClusterMode | undefine
   const alerts = (handover = createAlertHandover({
     member,
     memberId,
-    keyOfTarget: () => plan().keyOfTarget,
+    targetKeys: () => plan().targetKeys,
     keyOfLabels: () => plan().keyOfLabels,
     lastSeq: deps.lastSeq,
     journaledAfter: deps.journaledAfter,
@@ -158,11 +159,13 @@ export function ownershipKey(spec: TargetSpec): string {
   return "pair" in spec ? `pair:${spec.pair}` : spec.id;
 }
 
-/** The ownership keys of a configuration: each distinct key (and the cause key), each target's key, and the key by target id. */
+/** The ownership keys of a configuration: each distinct key (and the cause key), each target's key, and both indexes. */
 interface PlannedKeys {
   readonly keys: readonly string[];
-  readonly targetKeys: readonly string[];
-  readonly keyOfTarget: (targetId: string) => string | undefined;
+  /** Each configured target's key, in configuration order. */
+  readonly keyOfEach: readonly string[];
+  /** The key by target id, and the targets by key. */
+  readonly targetKeys: TargetKeys;
   /** The key of an alert restored from the log (no target ids yet), by the labels of the targets it names. */
   readonly keyOfLabels: KeyOfLabels;
 }
@@ -179,13 +182,12 @@ function planOnce(monitors: () => MonitorsConfig, rules: () => readonly RuleConf
     const causes = rules().some((rule) => rule.enabled && isCauseKind(rule.kind));
     if (planned?.of !== now || planned.causes !== causes) {
       const specs = planTargets(now).map((target) => target.spec);
-      const targetKeys = specs.map(ownershipKey);
-      const byId = new Map(specs.map((spec, i) => [spec.id, targetKeys[i]!]));
-      const keyOfLabels = keyOfLabelsFor(specs.map((spec, i) => ({ spec, key: targetKeys[i]! })));
+      const keyOfEach = specs.map(ownershipKey);
+      const targetKeys = indexTargetKeys(specs.map((spec, i) => [spec.id, keyOfEach[i]!] as const));
+      const keyOfLabels = keyOfLabelsFor(specs.map((spec, i) => ({ spec, key: keyOfEach[i]! })));
       // the cause rules' key is owned like a target's: one member evaluates them and publishes their alerts
-      const keys = [...new Set(targetKeys), ...(causes ? [CAUSE_OWNERSHIP_KEY] : [])];
-      const keyOfTarget = (targetId: string): string | undefined => byId.get(targetId);
-      planned = { of: now, causes, keys: { keys, targetKeys, keyOfTarget, keyOfLabels } };
+      const keys = [...new Set(keyOfEach), ...(causes ? [CAUSE_OWNERSHIP_KEY] : [])];
+      planned = { of: now, causes, keys: { keys, keyOfEach, targetKeys, keyOfLabels } };
     }
     return planned.keys;
   };

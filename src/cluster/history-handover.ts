@@ -27,21 +27,21 @@ export interface RecordHistory {
 
 /**
  * The history field of each of `keys`, from the engine's histories now (undefined: no target of the key has points);
- * only targets whose longest window is at least `minRetainMs`.
+ * only targets whose longest window is at least `minRetainMs`. Reads only the keys' own targets.
  */
 export function historyFieldsByKey(
   state: MonitorState,
-  keyOfTarget: (targetId: string) => string | undefined,
+  targetsOfKey: (key: string) => readonly string[],
   keys: ReadonlySet<string>,
   nowMs: number,
   minRetainMs = 0,
 ): (key: string) => HistoryField | undefined {
-  const byKey = new Map<string, Record<string, string>>();
-  for (const [targetId, points] of exportHistories(state, nowMs, ofKeys(keyOfTarget, keys), minRetainMs)) {
-    const key = keyOfTarget(targetId);
-    if (key === undefined) continue; // (narrowing: ofKeys took only targets of a key)
-    const field = byKey.get(key) ?? {};
-    field[targetId] = encodePricePoints(points);
+  const byKey = new Map<string, HistoryField>();
+  for (const key of keys) {
+    const histories = exportHistories(state, nowMs, targetsOfKey(key), minRetainMs);
+    if (histories.size === 0) continue;
+    const field: Record<string, string> = {};
+    for (const [targetId, points] of histories) field[targetId] = encodePricePoints(points);
     byKey.set(key, field);
   }
   return (key) => byKey.get(key);
@@ -50,30 +50,22 @@ export function historyFieldsByKey(
 /**
  * A token of each of `keys`' points (its targets' `historyVersions`, those whose longest window is at least
  * `minRetainMs`; "" when none): the same token, the same points, so they need not be read and encoded again.
+ * Reads only the keys' own targets: a pass with few keys due costs few targets, whatever the member holds.
  */
 export function historyVersionsByKey(
   state: MonitorState,
-  keyOfTarget: (targetId: string) => string | undefined,
+  targetsOfKey: (key: string) => readonly string[],
   keys: ReadonlySet<string>,
   minRetainMs: number,
 ): (key: string) => string {
   const byKey = new Map<string, string>();
-  for (const [targetId, version] of historyVersions(state, ofKeys(keyOfTarget, keys), minRetainMs)) {
-    const key = keyOfTarget(targetId);
-    if (key !== undefined) byKey.set(key, `${byKey.get(key) ?? ""}${targetId}=${version};`);
+  for (const key of keys) {
+    let token = "";
+    for (const [targetId, version] of historyVersions(state, targetsOfKey(key), minRetainMs))
+      token += `${targetId}=${version};`;
+    byKey.set(key, token);
   }
   return (key) => byKey.get(key) ?? "";
-}
-
-/** Whether a target belongs to one of `keys`. */
-function ofKeys(
-  keyOfTarget: (targetId: string) => string | undefined,
-  keys: ReadonlySet<string>,
-): (targetId: string) => boolean {
-  return (targetId) => {
-    const key = keyOfTarget(targetId);
-    return key !== undefined && keys.has(key);
-  };
 }
 
 /**

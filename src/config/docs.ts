@@ -193,7 +193,7 @@ with secrets redacted (exit 0) or every problem as \`key: reason\` (exit 78); \`
 
 `;
 
-/** What a SIGHUP reload applies live and what waits for a restart (src/app.ts reloadApp, src/upstream-reload.ts). */
+/** What a SIGHUP reload applies live and what waits for a restart (src/app-lifecycle.ts reloadApp, src/upstream-reload.ts). */
 const RELOAD_DOC = `## Reloading (SIGHUP)
 
 \`kill -HUP <pid>\` (\`systemctl reload pragma-monitor\`) loads and validates the config again; an invalid one is

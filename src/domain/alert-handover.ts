@@ -7,7 +7,7 @@ import {
   type PersistedAlertState,
 } from "./alert-persistence.js";
 import type { AlertLabels, AlertPayload, RuleKind } from "./events.js";
-import { isCauseKind, isRuleConfigKind, RULES } from "./rules/index.js";
+import { isCauseKind, isRuleConfigKind, RULES, type RuleConfigKind } from "./rules/index.js";
 import type { TargetSpec } from "./types.js";
 
 /** The ownership key an alert of no known target belongs to, read from its rule and labels; undefined: none (or several). */
@@ -73,23 +73,62 @@ export function reconcileWithJournal(
 /**
  * Ownership keys by labels, for alerts restored from the log (their record knows no target ids until their next
  * measurement): the key of the targets whose labels under the alert's rule (its `targetLabels`: pair, market,
- * network, ...) the alert's labels all carry, when those targets agree on one key. A rare path (a handover's
- * reconciliation), so it walks the targets.
+ * network, ...) the alert's labels all carry, when those targets agree on one key. Indexed once per targets set
+ * (each rule's on its first lookup): a lookup costs the few label shapes of the rule's targets, not the targets.
  */
 export function keyOfLabelsFor(
   targets: readonly { readonly spec: TargetSpec; readonly key: string }[],
 ): KeyOfLabels {
+  const indexes = new Map<RuleConfigKind, readonly LabelShape[]>();
   return (rule, labels) => {
     if (!isRuleConfigKind(rule)) return undefined;
-    const { targetLabels } = RULES[rule];
+    let shapes = indexes.get(rule);
+    if (shapes === undefined) {
+      shapes = labelShapes(targets, RULES[rule].targetLabels);
+      indexes.set(rule, shapes);
+    }
     let found: string | undefined;
-    for (const { spec, key } of targets) {
-      if (!Object.entries(targetLabels(spec)).every(([name, value]) => labels[name] === value)) continue;
-      if (found !== undefined && found !== key) return undefined;
+    for (const { names, keyOfValues } of shapes) {
+      const key = keyOfValues.get(valuesText(names.map((name) => labels[name])));
+      if (key === undefined) continue;
+      if (key === null || (found !== undefined && found !== key)) return undefined;
       found = key;
     }
     return found;
   };
+}
+
+/** Targets whose labels under a rule have the same names: the key of each set of values (null: targets disagree). */
+interface LabelShape {
+  readonly names: readonly string[];
+  readonly keyOfValues: ReadonlyMap<string, string | null>;
+}
+
+/** The targets grouped by the names of their labels under a rule, each group keyed by its label values. */
+function labelShapes(
+  targets: readonly { readonly spec: TargetSpec; readonly key: string }[],
+  targetLabels: (spec: TargetSpec) => AlertLabels,
+): LabelShape[] {
+  const shapes = new Map<string, { names: readonly string[]; keyOfValues: Map<string, string | null> }>();
+  for (const { spec, key } of targets) {
+    const labels = Object.entries(targetLabels(spec));
+    const names = labels.map(([name]) => name);
+    const namesText = JSON.stringify(names);
+    let shape = shapes.get(namesText);
+    if (shape === undefined) {
+      shape = { names, keyOfValues: new Map() };
+      shapes.set(namesText, shape);
+    }
+    const values = valuesText(labels.map(([, value]) => value));
+    const held = shape.keyOfValues.get(values);
+    shape.keyOfValues.set(values, held === undefined || held === key ? key : null);
+  }
+  return [...shapes.values()];
+}
+
+/** Label values as one map key (a label an alert lacks, undefined, is told from every text value). */
+function valuesText(values: readonly (string | undefined)[]): string {
+  return JSON.stringify(values);
 }
 
 /** The one ownership key of the targets `alert` was computed from (its labels' when it names none), else undefined. */

@@ -9,11 +9,13 @@ export interface TargetRegistry {
   readonly offchainSpotByPair: Map<string, string>;
   /** pair → ids of on-chain targets of that pair. */
   readonly onchainByPair: Map<string, Set<string>>;
+  /** Price histories made so far: each new one takes the next number as its epoch (`PriceHistory.version`). */
+  historiesMade: number;
 }
 
 /** An empty registry. */
 export function createTargetRegistry(): TargetRegistry {
-  return { byId: new Map(), offchainSpotByPair: new Map(), onchainByPair: new Map() };
+  return { byId: new Map(), offchainSpotByPair: new Map(), onchainByPair: new Map(), historiesMade: 0 };
 }
 
 const specKey = (spec: TargetSpec): string => JSON.stringify(spec);
@@ -35,7 +37,7 @@ export function ensureTarget(registry: TargetRegistry, spec: TargetSpec, retainM
       index(registry, data);
     } else data.spec = spec;
   }
-  setHistoryRetention(data, retainMs);
+  setHistoryRetention(data, retainMs, () => ++registry.historiesMade);
   return data;
 }
 

@@ -16,7 +16,7 @@ import { createEvaluator, type Evaluator } from "./evaluator.js";
 import type { AlertLabels, AlertPayload } from "./events.js";
 import { createTargetRegistry, ensureTarget, removeTarget, type TargetRegistry } from "./monitor-targets.js";
 import type { Observation } from "./observation.js";
-import type { PricePoint } from "./price-history.js";
+import type { PriceHistory, PricePoint } from "./price-history.js";
 import { applyPoll } from "./target-state.js";
 import { describeTargetData, type TargetDataView } from "./target-view.js";
 import { isCauseKind, RULES, type RuleConfig } from "./rules/index.js";
@@ -105,19 +105,19 @@ export function observe(
 }
 
 /**
- * The price points of each `wanted` target any of its windows can still use at `nowMs` or later (a cluster handover
+ * The price points of each of `targetIds` any of its windows can still use at `nowMs` or later (a cluster handover
  * carries them on); only targets whose longest window is at least `minRetainMs`.
  */
 export function exportHistories(
   state: MonitorState,
   nowMs: number,
-  wanted: (targetId: string) => boolean,
+  targetIds: Iterable<string>,
   minRetainMs = 0,
 ): Map<string, readonly PricePoint[]> {
   const histories = new Map<string, readonly PricePoint[]>();
-  for (const [id, data] of state.targets.byId) {
-    const history = data.history;
-    if (history === null || history.size === 0 || history.retainMs < minRetainMs || !wanted(id)) continue;
+  for (const id of targetIds) {
+    const history = retainedHistory(state, id, minRetainMs);
+    if (history === null) continue;
     const fromMs = oldestReferenceMs(history, nowMs);
     const points = history.points().filter((point) => point.atMs >= fromMs);
     if (points.length > 0) histories.set(id, points);
@@ -126,21 +126,27 @@ export function exportHistories(
 }
 
 /**
- * A token of each `wanted` target's history whose longest window is at least `minRetainMs` (its point count, oldest
- * and newest time), read without copying a point: while it stays the same, no point was added or evicted.
+ * A token of the history of each of `targetIds` whose longest window is at least `minRetainMs`
+ * (`PriceHistory.version`), read without copying a point: while it stays the same, no point was added, replaced or
+ * evicted.
  */
 export function historyVersions(
   state: MonitorState,
-  wanted: (targetId: string) => boolean,
+  targetIds: Iterable<string>,
   minRetainMs: number,
 ): Map<string, string> {
   const versions = new Map<string, string>();
-  for (const [id, data] of state.targets.byId) {
-    const history = data.history;
-    if (history === null || history.size === 0 || history.retainMs < minRetainMs || !wanted(id)) continue;
-    versions.set(id, `${history.size}:${history.timeAt(0)}:${history.timeAt(history.size - 1)}`);
+  for (const id of targetIds) {
+    const history = retainedHistory(state, id, minRetainMs);
+    if (history !== null) versions.set(id, history.version);
   }
   return versions;
+}
+
+// The target's history when it holds points and its longest window is at least `minRetainMs`, else null.
+function retainedHistory(state: MonitorState, targetId: string, minRetainMs: number): PriceHistory | null {
+  const history = state.targets.byId.get(targetId)?.history ?? null;
+  return history === null || history.size === 0 || history.retainMs < minRetainMs ? null : history;
 }
 
 /**

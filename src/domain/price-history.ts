@@ -56,8 +56,18 @@ export class PriceHistory {
   #start = 0;
   #size = 0;
   #retainMs: number;
+  /** Mutations so far (a point stored, dropped or re-merged, the retention changed): see `version`. */
+  #mutations = 0;
 
-  constructor(retainMs: number, capacity = HISTORY_CAPACITY) {
+  /**
+   * @param epoch Tells this history from the others its owner made (a target's history replaced by a new one): with
+   * `mutations`, what `version` returns.
+   */
+  constructor(
+    retainMs: number,
+    capacity = HISTORY_CAPACITY,
+    readonly epoch = 0,
+  ) {
     this.capacity = Math.max(4, capacity);
     this.#slots = Math.min(this.capacity, INITIAL_SLOTS);
     this.#points = new Float64Array(2 * this.#slots);
@@ -76,7 +86,17 @@ export class PriceHistory {
   }
 
   set retainMs(value: number) {
+    if (value !== this.#retainMs) this.#mutations++; // (it moves the oldest point a window can use)
     this.#retainMs = value;
+  }
+
+  /**
+   * A token of what the history holds: it changes with every mutation (a point anywhere in the ring stored,
+   * replaced or dropped), so the same token means the same points (and the same retention), and reading it copies
+   * nothing. `epoch.mutations`: a history made to replace another (same target) never repeats the other's tokens.
+   */
+  get version(): string {
+    return `${this.epoch}.${this.#mutations}`;
   }
 
   /** Time of the i-th oldest point. */
@@ -117,6 +137,7 @@ export class PriceHistory {
       else this.#dropOldest();
     }
     const slot = (this.#start + this.#size) % this.#slots;
+    this.#mutations++;
     this.#points[2 * slot] = atMs;
     this.#store(slot, price);
     this.#size++;
@@ -129,6 +150,7 @@ export class PriceHistory {
    */
   insertAll(points: readonly PricePoint[], coarse = false): void {
     const merged = mergePricePoints(this.points(), points, coarse);
+    this.#mutations++;
     this.#start = 0;
     this.#size = 0;
     this.#objects = null;

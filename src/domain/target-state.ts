@@ -2,7 +2,7 @@
 import type { PmError } from "./errors.js";
 import type { PollObservation } from "./observation.js";
 import { parseDecimalPrice, type ScaledPrice } from "./price.js";
-import { PriceHistory } from "./price-history.js";
+import { HISTORY_CAPACITY, PriceHistory } from "./price-history.js";
 import type {
   FundingRate,
   OnchainEntrySet,
@@ -78,10 +78,17 @@ export function createTargetData(spec: TargetSpec): TargetData {
   };
 }
 
-/** Keep the history sized to the longest window that needs it (0 = no history kept). */
-export function setHistoryRetention(data: TargetData, retainMs: number): void {
+/**
+ * Keep the history sized to the longest window that needs it (0 = no history kept); a history made numbers itself
+ * with `nextEpoch()` (its owner's count of histories made, so its version tokens never repeat a replaced one's).
+ */
+export function setHistoryRetention(
+  data: TargetData,
+  retainMs: number,
+  nextEpoch: () => number = () => 0,
+): void {
   if (retainMs <= 0) data.history = null;
-  else if (data.history === null) data.history = new PriceHistory(retainMs);
+  else if (data.history === null) data.history = new PriceHistory(retainMs, HISTORY_CAPACITY, nextEpoch());
   else if (data.history.retainMs !== retainMs) data.history.retainMs = retainMs;
 }
 

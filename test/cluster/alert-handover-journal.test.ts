@@ -4,6 +4,7 @@ import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import type { AlertBucket } from "../../src/cluster/alert-bucket.js";
 import { createAlertHandover } from "../../src/cluster/alert-handover.js";
+import { indexTargetKeys } from "../../src/cluster/target-keys.js";
 import { NO_ALERTS } from "../../src/domain/alert-handover.js";
 import type { AlertPayload } from "../../src/domain/events.js";
 import {
@@ -20,7 +21,7 @@ import { memoryBucket, owningMember } from "./handover-fakes.js";
 
 const rules = [rule("upstream_error", {}, { threshold: 2 })];
 const KEY = "pair:BTC/USD";
-const keyOf = (targetId: string): string | undefined => (targetId === BTC_OFF.id ? KEY : undefined);
+const targetKeys = indexTargetKeys([[BTC_OFF.id, KEY]]);
 
 /** A runner recording what it adopted into its engine `engine` (only what the handover uses of a runner). */
 function recordingRunner(engine: () => MonitorState, adopted: PersistedAlertState[]): MonitorRunner {
@@ -56,7 +57,7 @@ function handoverOver(
   return createAlertHandover({
     member: owningMember(bucket, () => [KEY]),
     memberId: "m2",
-    keyOfTarget: () => keyOf,
+    targetKeys: () => targetKeys,
     keyOfLabels: () => () => undefined,
     lastSeq: () => 5,
     journaledAfter: (seq) => journal.filter((e) => e.seq > seq).map((e) => e.alert),

@@ -9,17 +9,20 @@ import {
   RECORD_BUDGET_BYTES,
   type HistoryRejection,
 } from "../../src/cluster/history-handover.js";
+import { indexTargetKeys } from "../../src/cluster/target-keys.js";
 import { NO_ALERTS } from "../../src/domain/alert-handover.js";
-import { createMonitorState, observe, type MonitorState } from "../../src/domain/monitor.js";
+import { createMonitorState, exportHistories, observe, type MonitorState } from "../../src/domain/monitor.js";
 import { PriceHistory, type PricePoint } from "../../src/domain/price-history.js";
 import { decodePricePoints, MAX_ENCODED_POINTS_CHARS } from "../../src/domain/price-points-codec.js";
 import type { MonitorRunner } from "../../src/pipeline/monitor-runner.js";
 import { checkpointJson } from "../../src/state/alert-checkpoint.js";
-import { BTC_OFF, obs, pairPrice, rule, T0 } from "../domain/helpers.js";
+import { BTC_OFF, obs, p, pairPrice, rule, T0 } from "../domain/helpers.js";
 import { memoryBucket, owningMember } from "./handover-fakes.js";
 
 const KEY = "pair:BTC/USD";
-const keyOf = (targetId: string): string | undefined => (targetId === BTC_OFF.id ? KEY : undefined);
+/** The key of each of `targetIds` is KEY. */
+const ofKey = (targetIds: readonly string[]) => () =>
+  indexTargetKeys(targetIds.map((id) => [id, KEY] as const));
 const rules = [rule("price_change", { windowMs: 10_000, market: "offchain" }, { threshold: 0.05 })];
 const NOW_MS = T0 + 11_000;
 const settle = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -60,7 +63,7 @@ function handoverOf(
     readThroughPatienceMs: 60_000,
     member: owningMember(bucket, owned),
     memberId,
-    keyOfTarget: () => keyOf,
+    targetKeys: ofKey([BTC_OFF.id]),
     keyOfLabels: () => () => undefined,
     lastSeq: () => 0,
     journaledAfter: () => [],
@@ -212,7 +215,7 @@ describe("a whole record over its budget", () => {
     const trimmed: number[] = [];
     const seeds: [string, readonly PricePoint[]][] = [];
     const handover = handoverOf("m2", bucket, () => [KEY], [], {
-      keyOfTarget: () => (targetId) => (targets.includes(targetId) ? KEY : undefined),
+      targetKeys: ofKey(targets),
       historyTrimmed: (count) => trimmed.push(count),
     });
     handover.attach(seededRunner(createMonitorState(), seeds));
@@ -239,8 +242,7 @@ describe("a whole record over its budget", () => {
     const trimmed: number[] = [];
     const engine = polledEngine();
     const handover = handoverOf("m2", bucket, () => [KEY], [], {
-      keyOfTarget: () => (targetId) =>
-        busyTargets.includes(targetId) || targetId === BTC_OFF.id ? KEY : undefined,
+      targetKeys: ofKey([...busyTargets, BTC_OFF.id]),
       historyTrimmed: (count) => trimmed.push(count),
       historyCheckpointMs: 10_000, // the claimed points stay in the record (never due: the clock stands still)
     });
@@ -264,7 +266,7 @@ describe("a whole record over its budget", () => {
     const trimmed: number[] = [];
     // a writer field over the budget stands in for an alert state that large
     const handover = handoverOf("m".repeat(RECORD_BUDGET_BYTES), bucket, () => [KEY], [], {
-      keyOfTarget: () => (targetId) => (busyTargets.includes(targetId) ? KEY : undefined),
+      targetKeys: ofKey(busyTargets),
       historyTrimmed: (count) => trimmed.push(count),
     });
     handover.attach(seededRunner(createMonitorState(), []));
@@ -374,6 +376,36 @@ describe("periodic checkpoints of a held key's points (virtual time)", () => {
     pollInto(engine, Date.now() - 1_000, Date.now(), "100", hourRules);
     await vi.advanceTimersByTimeAsync(INTERVAL_MS);
     expect(bucket.writes.filter((w) => w.points).length).toBe(2);
+  });
+
+  it("writes again when a point in the middle was replaced, the points' count and ends the same", async () => {
+    const hourRules = [
+      rule("price_change", { windowMs: 3_600_000, market: "offchain" }, { threshold: 0.05 }),
+    ];
+    const engine = createMonitorState();
+    pollInto(engine, T0, NOW_MS, "100", hourRules); // an hour's window keeps a point every 4 s of these
+    const bucket = loggedBucket();
+    const handover = handoverOf("m1", bucket, () => [KEY], [], periodic);
+    handover.attach(seededRunner(engine, []));
+    await vi.advanceTimersByTimeAsync(INTERVAL_MS + 1_000);
+    const written = recordedTimes(bucket) ?? [];
+    expect(written.length).toBeGreaterThanOrEqual(3);
+    // a point 1 ms before the middle one (closer than the history keeps two apart) takes its place
+    const middleMs = written[1]!;
+    const replaced = { atMs: middleMs - 1, price: p("101") };
+    observe(
+      engine,
+      { kind: "history", target: BTC_OFF, points: [replaced], source: "handover" },
+      hourRules,
+      Date.now(),
+    );
+    const now = exportHistories(engine, Date.now(), [BTC_OFF.id]).get(BTC_OFF.id) ?? [];
+    expect(now.map((point) => point.atMs)).toEqual(
+      written.map((atMs) => (atMs === middleMs ? atMs - 1 : atMs)),
+    );
+    await vi.advanceTimersByTimeAsync(INTERVAL_MS);
+    expect(bucket.writes.filter((w) => w.points).length).toBe(2);
+    expect(recordedTimes(bucket)).toEqual(now.map((point) => point.atMs));
   });
 
   it("an alert checkpoint between them keeps the last points written in the record", async () => {

@@ -1,12 +1,23 @@
 // A new owner brings a lagging alert checkpoint up to the cluster's log: a transition its owner published but had
 // not checkpointed when it died is neither announced again nor resolved twice.
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   alertStateByKey,
   keyOfLabelsFor,
   NO_ALERTS,
   reconcileWithJournal,
+  type KeyOfLabels,
 } from "../../src/domain/alert-handover.js";
+import type { AlertLabels, RuleKind } from "../../src/domain/events.js";
+import { isRuleConfigKind, RULE_CONFIG_KINDS, RULES } from "../../src/domain/rules/index.js";
+import {
+  AGGREGATIONS,
+  ENTRY_TYPES,
+  NETWORKS,
+  PUBLISHER_TYPES,
+  type TargetSpec,
+} from "../../src/domain/types.js";
 import { adoptAlertState, createMonitorState, exportAlertState, observe } from "../../src/domain/monitor.js";
 import { BTC_OFF, BTC_ON, ETH_OFF, obs, pairPrice, PUBS, rule, T0, timeline } from "./helpers.js";
 
@@ -123,5 +134,103 @@ describe("an alert the log has of a rule whose restored record knows no target (
       { spec: { ...BTC_OFF, id: "offchain:BTC/USD:twap", aggregation: "twap" }, key: "b" },
     ]);
     expect(clash("price_change", offchain)).toBeUndefined();
+  });
+});
+
+/** keyOfLabelsFor as it was before its index: every target's labels compared with the alert's, one by one. */
+function linearKeyOfLabels(
+  targets: readonly { readonly spec: TargetSpec; readonly key: string }[],
+): KeyOfLabels {
+  return (rule, labels) => {
+    if (!isRuleConfigKind(rule)) return undefined;
+    const { targetLabels } = RULES[rule];
+    let found: string | undefined;
+    for (const { spec, key } of targets) {
+      if (!Object.entries(targetLabels(spec)).every(([name, value]) => labels[name] === value)) continue;
+      if (found !== undefined && found !== key) return undefined;
+      found = key;
+    }
+    return found;
+  };
+}
+
+describe("keyOfLabelsFor's index (property)", () => {
+  // small pools, so targets often share labels (and disagree on keys) and alerts often carry a target's labels
+  const pair = fc.constantFrom("BTC/USD", "ETH/USD");
+  const network = fc.constantFrom(...NETWORKS);
+  const id = fc.constantFrom("t1", "t2", "t3");
+  const spec: fc.Arbitrary<TargetSpec> = fc.oneof(
+    fc.record({
+      kind: fc.constant("offchain" as const),
+      id,
+      pair,
+      entryType: fc.constantFrom(...ENTRY_TYPES),
+      aggregation: fc.constantFrom(...AGGREGATIONS),
+      interval: fc.constant("1s" as const),
+      expiry: fc.constant(null),
+    }),
+    fc.record({
+      kind: fc.constant("onchain" as const),
+      id,
+      pair,
+      network,
+      aggregation: fc.constantFrom(...AGGREGATIONS),
+    }),
+    fc.record({
+      kind: fc.constant("publishers" as const),
+      id,
+      network,
+      publisherType: fc.constantFrom(...PUBLISHER_TYPES),
+    }),
+    fc.record({ kind: fc.constant("funding" as const), id, pair, source: fc.constantFrom("binance", "okx") }),
+    fc.record({ kind: fc.constant("vault" as const), id, vaultId: fc.constantFrom("v1", "v2") }),
+  );
+  const targets = fc.array(fc.record({ spec, key: fc.constantFrom("a", "b", "c") }), { maxLength: 12 });
+  const value = fc.constantFrom(
+    "BTC/USD",
+    "ETH/USD",
+    "offchain",
+    "onchain",
+    "spot",
+    "perp",
+    "t1",
+    "x",
+    ...NETWORKS,
+  );
+  const name = fc.constantFrom(
+    "pair",
+    "market",
+    "entry_type",
+    "network",
+    "source",
+    "vault",
+    "endpoint",
+    "window",
+  );
+  const noise = fc.dictionary(name, value, { maxKeys: 4 });
+  const rule = fc.constantFrom<RuleKind>(...RULE_CONFIG_KINDS, "sink_error", "monitor_stalled");
+
+  /** An alert's rule, and where its labels come from: a configured target's (under that rule or another), over noise. */
+  const query = fc.record({
+    kind: rule,
+    extra: noise,
+    from: fc.option(fc.record({ target: fc.nat(), rule: fc.option(fc.constantFrom(...RULE_CONFIG_KINDS)) })),
+  });
+
+  it("gives the linear scan's answer: the key the matching targets agree on, else none", () => {
+    fc.assert(
+      fc.property(targets, fc.array(query, { minLength: 1, maxLength: 8 }), (configured, queries) => {
+        const indexed = keyOfLabelsFor(configured); // one index, many lookups (each rule's built at its first)
+        const linear = linearKeyOfLabels(configured);
+        for (const { kind, extra, from } of queries) {
+          const source = from === null ? undefined : configured[from.target % Math.max(1, configured.length)];
+          const labelsKind = from?.rule ?? (isRuleConfigKind(kind) ? kind : "price_change");
+          const labels: AlertLabels =
+            source === undefined ? extra : { ...extra, ...RULES[labelsKind].targetLabels(source.spec) };
+          expect(indexed(kind, labels)).toBe(linear(kind, labels));
+        }
+      }),
+      { numRuns: 1_000 },
+    );
   });
 });

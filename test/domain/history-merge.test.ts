@@ -2,7 +2,13 @@
 // and a handover's points no window can use are dropped; a move across a handover is judged against them.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { createMonitorState, exportHistories, observe, type Observation } from "../../src/domain/monitor.js";
+import {
+  createMonitorState,
+  exportHistories,
+  historyVersions,
+  observe,
+  type Observation,
+} from "../../src/domain/monitor.js";
 import { ScaledPrice } from "../../src/domain/price.js";
 import { mergePricePoints, type PricePoint } from "../../src/domain/price-history.js";
 import { oldestReferenceMs } from "../../src/domain/window-reference.js";
@@ -95,7 +101,7 @@ describe("a handover's points, then candle warm-up, through the monitor", () => 
     const state = createMonitorState();
     const stale = Array.from({ length: 12 }, (_, i) => ({ atMs: T0 - 60 * S + i * S, price: p("100") }));
     observe(state, seed(stale), [pc10], T0);
-    expect(exportHistories(state, T0, () => true).size).toBe(0);
+    expect(exportHistories(state, T0, [BTC_OFF.id]).size).toBe(0);
     expect(observe(state, obs.off(pairPrice("108", T0), T0), [pc10], T0).transitions).toEqual([]);
   });
 
@@ -104,11 +110,56 @@ describe("a handover's points, then candle warm-up, through the monitor", () => 
     const points = Array.from({ length: 30 }, (_, i) => ({ atMs: T0 - 29 * S + i * S, price: p("100") }));
     observe(state, { kind: "history", target: BTC_OFF, points }, [pc10], T0);
     // the history keeps one point at or before now − 10 s; a point 12 s old (10 s window, 2 s tolerance) would be exported too
-    expect(times(exportHistories(state, T0, () => true).get(BTC_OFF.id) ?? [])).toEqual(
+    expect(times(exportHistories(state, T0, [BTC_OFF.id]).get(BTC_OFF.id) ?? [])).toEqual(
       points.filter((point) => point.atMs >= T0 - 10 * S).map((point) => point.atMs),
     );
-    expect(times(exportHistories(state, T0 + 2 * S + 1, () => true).get(BTC_OFF.id) ?? [])).toEqual(
+    expect(times(exportHistories(state, T0 + 2 * S + 1, [BTC_OFF.id]).get(BTC_OFF.id) ?? [])).toEqual(
       points.filter((point) => point.atMs >= T0 - 9 * S).map((point) => point.atMs),
     );
+  });
+});
+
+describe("a history's token (historyVersions)", () => {
+  const tokenOf = (state: ReturnType<typeof createMonitorState>): string | undefined =>
+    historyVersions(state, [BTC_OFF.id], 0).get(BTC_OFF.id);
+  /** BTC/USD polled at 100 at T0, T0 + 1 s and T0 + 2 s under a 10 s window. */
+  function polled() {
+    const state = createMonitorState();
+    for (const atMs of [T0, T0 + S, T0 + 2 * S])
+      observe(state, obs.off(pairPrice("100", atMs), atMs), [pc10], atMs);
+    return state;
+  }
+
+  it("changes when a point in the middle is replaced, its count and ends the same", () => {
+    const state = polled();
+    const before = tokenOf(state);
+    // 5 ms before the middle point, closer than the history keeps two apart: it takes that point's place
+    const moved = { atMs: T0 + S - 5, price: p("101") };
+    observe(
+      state,
+      { kind: "history", target: BTC_OFF, points: [moved], source: "handover" },
+      [pc10],
+      T0 + 2 * S,
+    );
+    const after = exportHistories(state, T0 + 2 * S, [BTC_OFF.id]).get(BTC_OFF.id) ?? [];
+    expect(times(after)).toEqual([T0, T0 + S - 5, T0 + 2 * S]);
+    expect(tokenOf(state)).not.toBe(before);
+  });
+
+  it("never repeats the token of a history its target had before (dropped with its rules, made again)", () => {
+    const state = polled();
+    const before = tokenOf(state);
+    observe(state, obs.off(pairPrice("100", T0 + 3 * S), T0 + 3 * S), [], T0 + 3 * S); // no window: no history
+    expect(tokenOf(state)).toBeUndefined();
+    for (const atMs of [T0, T0 + S, T0 + 2 * S])
+      observe(state, obs.off(pairPrice("100", atMs), atMs), [pc10], atMs);
+    expect(tokenOf(state)).not.toBe(before);
+  });
+
+  it("stays the same while nothing is stored (a poll of the same timestamp again)", () => {
+    const state = polled();
+    const before = tokenOf(state);
+    observe(state, obs.off(pairPrice("100", T0 + 2 * S), T0 + 3 * S), [pc10], T0 + 3 * S);
+    expect(tokenOf(state)).toBe(before);
   });
 });
