@@ -74,7 +74,7 @@ async function timeWholePoll(bodies: readonly string[], targets: number, seconds
     dispatcher: agent,
     timeoutMs: config.upstream.timeoutMs,
     retry: config.upstream.retry,
-    // the daemon's request observer (app.ts createUpstreamClient): latency histogram and request counter
+    // the daemon's request observer (app-upstream.ts createUpstreamClient): latency histogram and request counter
     observer: (sample) => {
       polled++;
       metrics.upstreamLatency.observe({ endpoint: sample.endpoint }, sample.durationMs / 1000);

@@ -112,6 +112,7 @@ export function requireHub(app: Daemon): EventHub {
   return app.hub;
 }
 
+/** What readiness reads of the daemon itself: its port listening and its pipeline started. */
 function readinessStatus(app: Daemon): ReadinessStatus {
   return {
     listening: app.httpServer?.listening === true,

@@ -8,6 +8,7 @@ export interface TargetKeys {
   readonly targetsOfKey: (key: string) => readonly string[];
 }
 
+/** The targets of a key the index does not hold. */
 const NO_TARGETS: readonly string[] = [];
 
 /** Index `[targetId, key]` pairs both ways, so a pass over some keys costs their targets, not every target. */

@@ -79,12 +79,14 @@ export function reconcileWithJournal(
 export function keyOfLabelsFor(
   targets: readonly { readonly spec: TargetSpec; readonly key: string }[],
 ): KeyOfLabels {
+  // a copy: the index is built lazily, so a caller changing its array afterwards must not change the answers
+  const fixed = [...targets];
   const indexes = new Map<RuleConfigKind, readonly LabelShape[]>();
   return (rule, labels) => {
     if (!isRuleConfigKind(rule)) return undefined;
     let shapes = indexes.get(rule);
     if (shapes === undefined) {
-      shapes = labelShapes(targets, RULES[rule].targetLabels);
+      shapes = labelShapes(fixed, RULES[rule].targetLabels);
       indexes.set(rule, shapes);
     }
     let found: string | undefined;

@@ -85,7 +85,7 @@ export function createTargetData(spec: TargetSpec): TargetData {
 export function setHistoryRetention(
   data: TargetData,
   retainMs: number,
-  nextEpoch: () => number = () => 0,
+  nextEpoch: () => number,
 ): void {
   if (retainMs <= 0) data.history = null;
   else if (data.history === null) data.history = new PriceHistory(retainMs, HISTORY_CAPACITY, nextEpoch());

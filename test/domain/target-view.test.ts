@@ -79,7 +79,7 @@ describe("describeTargetLabels", () => {
 /** The view of a target after `observations` (its history kept `retainMs` back, 0 = none). */
 function viewAfter(spec: TargetSpec, observations: readonly Observation[], retainMs = 0): TargetDataView {
   const data = createTargetData(spec);
-  setHistoryRetention(data, retainMs);
+  setHistoryRetention(data, retainMs, () => 0);
   for (const observation of observations) if (observation.kind !== "history") applyPoll(data, observation);
   return describeTargetData(data, 3);
 }
