@@ -19,7 +19,8 @@ export default defineConfig({
     // process's globals, and src/domain/ holds no module-level state.
     isolate: false,
     // two workers on 2 cores: the daemon tests mostly wait on wall time (polls, windows, group timers), so a
-    // second worker runs other files meanwhile (258 s → 174 s at load 8; each worker imports the graph once)
+    // second worker runs other files meanwhile (267 s → 162 s wall, two runs each, interleaved, at load 6-11;
+    // each worker imports the graph once)
     maxWorkers: 2,
   },
 });
