@@ -8,6 +8,9 @@ import { buildConfig, makeTempDir, startAppWithConfig, type TestApp } from "./ha
 
 const PAIRS = ["BTC/USD", "ETH/USD", "SOL/USD", "STRK/USD"];
 const GROUP_WAIT_MS = 2_500;
+const GROUP_INTERVAL_MS = 1_500;
+/** The price_change window: longer than the group wait plus detection, so no alert resolves before the restart. */
+const WINDOW_MS = 5_000;
 
 interface GroupBody {
   readonly type: string;
@@ -39,7 +42,7 @@ describe("notification grouping (real daemon, embedded simulator, webhook receiv
     const config = buildConfig(
       {
         monitors: { offchain: PAIRS.map((pair) => ({ pair, periodMs: 100 })) },
-        rules: [{ kind: "price_change", windowMs: 5_000, threshold: 0.03 }],
+        rules: [{ kind: "price_change", windowMs: WINDOW_MS, threshold: 0.03 }],
         sinks: [
           {
             kind: "webhook",
@@ -47,7 +50,7 @@ describe("notification grouping (real daemon, embedded simulator, webhook receiv
             secret: "0123456789abcdef",
             groupBy: [],
             groupWaitMs: GROUP_WAIT_MS,
-            groupIntervalMs: 3_000,
+            groupIntervalMs: GROUP_INTERVAL_MS,
           },
         ],
       },
@@ -56,9 +59,9 @@ describe("notification grouping (real daemon, embedded simulator, webhook receiv
     const first = await startAppWithConfig(config);
     apps.push(first);
     await first.waitForEvent(
-      (e) => e.type === "price" && Date.parse(e.tick.observedAt) >= first.startedAtMs + 5_500,
+      (e) => e.type === "price" && Date.parse(e.tick.observedAt) >= first.startedAtMs + WINDOW_MS + 500,
       10_000,
-      "5.5 s of prices (a full window)",
+      "a full window of prices",
     );
     const injectedAtMs = Date.now();
     for (const pair of PAIRS) await first.injectFault({ kind: "spike", pair, factor: 0.94 });
@@ -91,7 +94,7 @@ describe("notification grouping (real daemon, embedded simulator, webhook receiv
       { timeout: 15_000, interval: 50 },
     );
     await vi.waitFor(() => expect(rx!.requests.length).toBeGreaterThanOrEqual(2), { timeout: 8_000 });
-    await new Promise((resolve) => setTimeout(resolve, 3_500)); // a group interval: nothing else may come
+    await new Promise((resolve) => setTimeout(resolve, GROUP_INTERVAL_MS + 500)); // a group interval: nothing else may come
     expect(rx.requests).toHaveLength(2);
     const close = bodies()[1]!;
     expect(close).toMatchObject({ type: "group", groupKey: "{}", status: "resolved" });
