@@ -82,11 +82,7 @@ export function createTargetData(spec: TargetSpec): TargetData {
  * Keep the history sized to the longest window that needs it (0 = no history kept); a history made numbers itself
  * with `nextEpoch()` (its owner's count of histories made, so its version tokens never repeat a replaced one's).
  */
-export function setHistoryRetention(
-  data: TargetData,
-  retainMs: number,
-  nextEpoch: () => number,
-): void {
+export function setHistoryRetention(data: TargetData, retainMs: number, nextEpoch: () => number): void {
   if (retainMs <= 0) data.history = null;
   else if (data.history === null) data.history = new PriceHistory(retainMs, HISTORY_CAPACITY, nextEpoch());
   else if (data.history.retainMs !== retainMs) data.history.retainMs = retainMs;
