@@ -1,70 +1,30 @@
 // The members' cause summaries in NATS KV (bucket pm_cluster_causes, key `causes.<memberId>`): each member writes what
-// its cause rules read of its own targets and alerts when it changed (at most once a pass, a second) and at least
-// every REFRESH_MS (the bucket forgets a record nobody rewrote), watches every member's record, and hands its runner the
-// union of the live members' records and the cause alerts firing in the cluster's log.
+// its cause rules read of its own targets and alerts when a verdict could change (at most once a pass, a second) and at
+// least every REFRESH_MS (the bucket forgets a record nobody rewrote), watches every member's record, and hands its
+// runner the union of the counting records (merged once per change of them) and the cause alerts firing in the
+// cluster's log.
 import type { KV, KvEntry } from "@nats-io/kv";
 import type { Logger } from "pino";
-import { z } from "zod";
-import { mergePeerCauses, type CauseSummary } from "../domain/cause-summary.js";
-import { RULE_KINDS } from "../domain/events.js";
-import { causeSummary } from "../domain/monitor.js";
+import { mergePeerCauses, NO_PEERS, summaryVerdictText, type PeerCauses } from "../domain/cause-summary.js";
+import { causeConfigHashOf, causeSummary, type MonitorState } from "../domain/monitor.js";
 import { isCauseKind } from "../domain/rules/index.js";
 import type { EventSource } from "../pipeline/event-hub.js";
 import type { MonitorRunner } from "../pipeline/monitor-runner.js";
+import {
+  countingRecords,
+  DEAD_HOLD_MS,
+  offsetSample,
+  recordOf,
+  REFRESH_MS,
+  serverOffsetMs,
+  withOffsetSample,
+  type CauseRecord,
+  type HeldRecord,
+} from "./cause-records.js";
 import type { ClusterMember } from "./member.js";
 
-/** A member rewrites its unchanged summary this often, well within the bucket's max age. */
-const REFRESH_MS = 15_000;
-/** A record written longer ago than this no longer counts (its member cannot write, or the bucket lost it). */
-export const STALE_MS = 2 * REFRESH_MS;
-/**
- * A member that left the view (kill -9) counts with its last record this long after: its targets come back only
- * once the others adopted and polled them (a peer's or this engine's newer state of a target wins).
- */
-export const DEAD_HOLD_MS = 60_000;
 /** A summary larger than this is not written, its record deleted (a KV value is at most 1 MiB): the others judge without it. */
 const MAX_RECORD_BYTES = 512 * 1024;
-
-/** A record as this member holds it: when NATS stored it (its server's clock), and since when its member is gone. */
-export interface HeldRecord {
-  readonly record: CauseRecord;
-  readonly storedAtMs: number;
-  goneSinceMs: number | null;
-}
-
-/** A member's record: who wrote it (the process: a record of an earlier incarnation does not count), when, and what. */
-export interface CauseRecord {
-  readonly memberId: string;
-  readonly incarnation: string;
-  readonly atMs: number;
-  readonly summary: CauseSummary;
-}
-
-const CAUSE_RECORD = z.object({
-  memberId: z.string(),
-  incarnation: z.string(),
-  atMs: z.number(),
-  summary: z.object({
-    failing: z.array(
-      z.object({ id: z.string(), kind: z.string(), network: z.boolean(), sinceMs: z.number() }),
-    ),
-    held: z.array(z.string()),
-    unpolled: z.array(z.string()),
-    unjudged: z.record(z.string(), z.array(z.string())),
-    pairs: z.array(z.string()),
-    children: z.array(
-      z.object({
-        fingerprint: z.string(),
-        rule: z.enum(RULE_KINDS),
-        labels: z.record(z.string(), z.string()),
-        status: z.enum(["pending", "firing"]),
-        active: z.boolean(),
-        value: z.number().nullable(),
-        pendingSinceMs: z.number(),
-      }),
-    ),
-  }),
-});
 
 /** What the summaries need from cluster mode. */
 export interface CauseSummariesDeps {
@@ -77,6 +37,8 @@ export interface CauseSummariesDeps {
   readonly runner: () => MonitorRunner | undefined;
   readonly logger: Logger;
   readonly nowMs: () => number;
+  /** A member's record is left out for its configuration hash (once a streak): another one, or none (an older version). */
+  readonly excluded: (reason: "config" | "no_hash") => void;
 }
 
 /** This member's part in the shared cause summaries. */
@@ -92,10 +54,12 @@ interface SummariesState {
   /** Every member's record as the watch delivered it, by member id. */
   readonly records: Map<string, HeldRecord>;
   watching: KV | undefined;
+  /** Bumped by every watch started and by stop: a watch whose number is not the current one is superseded. */
+  watchNumber: number;
   /** The watch delivered the records the bucket held when it started: a judging member may step its parents. */
   ready: boolean;
-  /** The text last written (null: none written by this process), and when. */
-  written: { readonly text: string | null; readonly atMs: number };
+  /** The verdict text (hash and summaryVerdictText) last written (null: none written by this process), and when. */
+  written: { readonly verdict: string | null; readonly atMs: number };
   writing: boolean;
   /** Stops the running watch. */
   stopWatch: () => void;
@@ -103,6 +67,12 @@ interface SummariesState {
   writeFailed: boolean;
   watchFailed: boolean;
   log: EventSource | undefined;
+  /** Samples of this member's clock minus the server's, from its own records as the watch delivered them. */
+  offsetSamples: readonly number[];
+  /** The records counted last and their union: the same records give the same union, not merged again. */
+  merged: { readonly records: readonly CauseRecord[]; readonly peers: PeerCauses };
+  /** The members whose records are left out for their configuration hash now, with that hash (null: none). */
+  mismatched: ReadonlyMap<string, string | null>;
 }
 
 const ENCODER = new TextEncoder();
@@ -114,13 +84,17 @@ export function createCauseSummaries(deps: CauseSummariesDeps): CauseSummaries {
     deps,
     records: new Map(),
     watching: undefined,
+    watchNumber: 0,
     ready: false,
     stopWatch: () => undefined,
-    written: { text: null, atMs: 0 },
+    written: { verdict: null, atMs: 0 },
     writing: false,
     writeFailed: false,
     watchFailed: false,
     log: undefined,
+    offsetSamples: [],
+    merged: { records: [], peers: NO_PEERS },
+    mismatched: new Map(),
   };
   let timer: NodeJS.Timeout | undefined;
   let events: { unsubscribe(): void } | undefined;
@@ -138,9 +112,10 @@ export function createCauseSummaries(deps: CauseSummariesDeps): CauseSummaries {
       clearInterval(timer);
       events?.unsubscribe();
       state.watching = undefined;
+      state.watchNumber++;
       state.stopWatch();
       const kv = deps.bucket();
-      if (kv !== undefined && state.written.text !== null)
+      if (kv !== undefined && state.written.verdict !== null)
         await kv.delete(`${KEY_PREFIX}${deps.memberId}`).catch(() => undefined);
     },
   };
@@ -168,50 +143,61 @@ async function pass(state: SummariesState): Promise<void> {
   apply(state);
 }
 
-/** Write this member's summary when it changed (or is due for a refresh) while its lease is valid. */
+/**
+ * Write this member's summary while its lease is valid, when what the others' verdicts read of it changed (its
+ * children's values alone ride along with the next write) or a refresh is due.
+ */
 async function write(state: SummariesState, kv: KV): Promise<void> {
   const { deps } = state;
   const runner = deps.runner();
   const nowMs = deps.nowMs();
   if (runner === undefined || !deps.member.leaseValid()) return;
-  const summary = causeSummary(runner.state(), nowMs);
+  const monitor = runner.state();
+  const summary = causeSummary(monitor, nowMs);
   const key = `${KEY_PREFIX}${deps.memberId}`;
   if (summary === null) {
-    if (state.written.text !== null) await kv.delete(key);
-    state.written = { text: null, atMs: nowMs };
+    if (state.written.verdict !== null) await kv.delete(key);
+    state.written = { verdict: null, atMs: nowMs };
     return;
   }
-  const text = JSON.stringify(summary);
-  if (text === state.written.text && nowMs - state.written.atMs < REFRESH_MS) return;
+  const configHash = causeConfigHashOf(monitor);
+  const verdict = `${configHash}\n${summaryVerdictText(summary)}`;
+  if (verdict === state.written.verdict && nowMs - state.written.atMs < REFRESH_MS) return;
   const record: CauseRecord = {
     memberId: deps.memberId,
     incarnation: deps.incarnation,
     atMs: nowMs,
+    configHash,
     summary,
   };
   const value = ENCODER.encode(JSON.stringify(record));
   if (value.byteLength > MAX_RECORD_BYTES) {
     // an older record would count on with a summary from before: the others judge without this member's part
-    if (text !== state.written.text)
+    if (verdict !== state.written.verdict)
       deps.logger.error(
         { bytes: value.byteLength },
         "cluster_error: the cause summary is too large to share (its record deleted: the others judge without it)",
       );
     await kv.delete(key);
-    state.written = { text, atMs: nowMs };
+    state.written = { verdict, atMs: nowMs };
     return;
   }
   await kv.put(key, value);
-  state.written = { text, atMs: nowMs };
+  state.written = { verdict, atMs: nowMs };
 }
 
 /**
- * Keep every record the bucket holds, then every change; a watch that ends is restarted by a pass. The peers are
- * ready once the records stored when the watch started are in (the first update: the last of them, or a new write).
+ * Keep every record the bucket holds, then every change; a watch that ends is restarted by a pass, and a new one
+ * (a new bucket after a reconnect) stops the one before. The peers are ready once the records stored when the watch
+ * started are in (the first update: the last of them, or a new write).
  */
 function watch(state: SummariesState, kv: KV): void {
+  state.stopWatch();
+  state.stopWatch = () => undefined;
   state.watching = kv;
   state.ready = false;
+  const number = ++state.watchNumber;
+  const current = (): boolean => state.watchNumber === number;
   const run = async (): Promise<void> => {
     // unknown (the status failed): ready at the first update, as when some are stored (this member's own write is one)
     const stored = await kv.status().then(
@@ -219,14 +205,15 @@ function watch(state: SummariesState, kv: KV): void {
       () => Number.NaN,
     );
     const entries = await kv.watch({ key: `${KEY_PREFIX}*` });
+    if (!current()) {
+      entries.stop(); // a newer watch started while this one was opening
+      return;
+    }
     state.stopWatch = () => entries.stop();
     if (stored === 0) state.ready = true;
     for await (const entry of entries) {
-      if (state.watching !== kv) break;
-      const memberId = entry.key.slice(KEY_PREFIX.length);
-      const record = recordOf(entry);
-      if (record === null || record.memberId !== memberId) state.records.delete(memberId);
-      else state.records.set(memberId, { record, storedAtMs: entry.created.getTime(), goneSinceMs: null });
+      if (!current()) break;
+      receive(state, entry);
       if (entry.isUpdate) state.ready = true;
       state.watchFailed = false;
       apply(state);
@@ -242,24 +229,27 @@ function watch(state: SummariesState, kv: KV): void {
       state.watchFailed = true;
     })
     .finally(() => {
-      if (state.watching === kv) state.watching = undefined;
+      if (current()) state.watching = undefined;
     });
 }
 
-/** A stored entry as a record; null for a delete or a malformed one. */
-function recordOf(entry: KvEntry): CauseRecord | null {
-  if (entry.operation !== "PUT") return null;
-  let value: unknown;
-  try {
-    value = JSON.parse(entry.string()) as unknown;
-  } catch {
-    return null;
+/** Hold a delivered record (forget its member's on a delete or a malformed one); this member's own is a clock sample. */
+function receive(state: SummariesState, entry: KvEntry): void {
+  const { deps } = state;
+  const memberId = entry.key.slice(KEY_PREFIX.length);
+  const record = recordOf(entry);
+  if (record === null || record.memberId !== memberId) {
+    state.records.delete(memberId);
+    return;
   }
-  const parsed = CAUSE_RECORD.safeParse(value);
-  return parsed.success ? parsed.data : null;
+  const createdMs = entry.created.getTime();
+  state.records.set(memberId, { record, createdMs, goneSinceMs: null });
+  if (memberId !== deps.memberId || record.incarnation !== deps.incarnation) return;
+  const sample = offsetSample(record.atMs, createdMs, deps.nowMs());
+  if (sample !== null) state.offsetSamples = withOffsetSample(state.offsetSamples, sample);
 }
 
-/** Hand the runner the live peers' records (this member's own part is its engine) and the causes firing in the log. */
+/** Hand the runner the counting peers' union (this member's own part is its engine) and the causes firing in the log. */
 function apply(state: SummariesState): void {
   const { deps, log } = state;
   const runner = deps.runner();
@@ -270,44 +260,54 @@ function apply(state: SummariesState): void {
       .filter((alert) => isCauseKind(alert.rule))
       .map((alert) => alert.fingerprint),
   );
-  runner.clusterCauses(mergePeerCauses(livePeers(state)), firing, state.ready);
-}
-
-/** The peers' records that count (see countingSummaries), forgetting those that never will again. */
-function livePeers(state: Pick<SummariesState, "deps" | "records">): CauseSummary[] {
-  const { deps, records } = state;
-  const nowMs = deps.nowMs();
-  const live = new Map(deps.member.status().members.map((view) => [view.memberId, view.incarnation]));
-  const counting = countingSummaries(records, live, deps.memberId, nowMs);
-  for (const [memberId, held] of records)
-    if (!live.has(memberId) && nowMs - (held.goneSinceMs ?? nowMs) > DEAD_HOLD_MS) records.delete(memberId);
-  return counting;
+  runner.clusterCauses(livePeers(state, runner.state()), firing, state.ready);
 }
 
 /**
- * The summaries of the members other than `selfId` that count at `nowMs`, the live ones first (a newer state of a
- * target wins), each in member id order: a live member's (of the incarnation `live` holds a lease for) stored within
- * STALE_MS; a member's that left `live` (marked gone now, the first time) for DEAD_HOLD_MS after it left, when its
- * record was fresh then. An earlier process's record of a live member id does not count.
+ * The union of the peers' records that count (countingRecords) under `monitor`'s configuration hash, merged again
+ * only when they changed; records that never will count again are forgotten, and a member newly left out for its
+ * hash is logged and counted.
  */
-export function countingSummaries(
-  records: ReadonlyMap<string, HeldRecord>,
-  live: ReadonlyMap<string, string>,
-  selfId: string,
-  nowMs: number,
-): CauseSummary[] {
-  const alive: CauseRecord[] = [];
-  const gone: CauseRecord[] = [];
-  for (const held of records.values()) {
-    const { record, storedAtMs } = held;
-    if (record.memberId === selfId) continue;
-    const incarnation = live.get(record.memberId);
-    held.goneSinceMs = incarnation === undefined ? (held.goneSinceMs ?? nowMs) : null;
-    if (incarnation === record.incarnation) {
-      if (nowMs - storedAtMs <= STALE_MS) alive.push(record);
-    } else if (held.goneSinceMs !== null && held.goneSinceMs - storedAtMs <= STALE_MS)
-      if (nowMs - held.goneSinceMs <= DEAD_HOLD_MS) gone.push(record);
+function livePeers(state: SummariesState, monitor: MonitorState): PeerCauses {
+  const { deps, records } = state;
+  const nowMs = deps.nowMs();
+  const live = new Map(deps.member.status().members.map((view) => [view.memberId, view.incarnation]));
+  const counting = countingRecords(records, {
+    live,
+    selfId: deps.memberId,
+    nowMs,
+    configHash: causeConfigHashOf(monitor),
+    offsetMs: serverOffsetMs(state.offsetSamples),
+  });
+  for (const [memberId, held] of records)
+    if (!live.has(memberId) && nowMs - (held.goneSinceMs ?? nowMs) > DEAD_HOLD_MS) records.delete(memberId);
+  noteMismatches(state, counting.mismatched, causeConfigHashOf(monitor));
+  const before = state.merged.records;
+  const same =
+    before.length === counting.records.length && before.every((record, i) => record === counting.records[i]);
+  if (!same)
+    state.merged = {
+      records: counting.records,
+      peers: mergePeerCauses(counting.records.map((record) => record.summary)),
+    };
+  return state.merged.peers;
+}
+
+/** Log and count each member newly left out for its configuration hash (or with another hash than before). */
+function noteMismatches(
+  state: SummariesState,
+  mismatched: ReadonlyMap<string, string | null>,
+  ours: string,
+): void {
+  for (const [memberId, theirs] of mismatched) {
+    if (state.mismatched.has(memberId) && state.mismatched.get(memberId) === theirs) continue;
+    state.deps.excluded(theirs === null ? "no_hash" : "config");
+    state.deps.logger.warn(
+      { member: memberId, configHash: theirs, ownConfigHash: ours },
+      theirs === null
+        ? "cluster: a member's cause summary carries no configuration hash (an older version): the cause rules judge without it"
+        : "cluster: a member's cause summary was written under other cause rules (a rolling reload?): the cause rules judge without it until both run the same",
+    );
   }
-  const byId = (a: CauseRecord, b: CauseRecord): number => (a.memberId < b.memberId ? -1 : 1);
-  return [...alive.sort(byId), ...gone.sort(byId)].map((record) => record.summary);
+  state.mismatched = mismatched;
 }

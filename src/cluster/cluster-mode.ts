@@ -121,6 +121,7 @@ export function createClusterMode(deps: ClusterModeDeps): ClusterMode | undefine
     incarnation,
     logger,
     runner: () => runner,
+    causeRecordExcluded: (reason) => metrics.causeRecordsExcluded.inc({ reason }),
   });
   logger.warn(
     { servers: config.nats.servers.length, leaseMs: config.leaseMs },

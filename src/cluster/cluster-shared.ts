@@ -31,6 +31,8 @@ export interface ClusterSharedDeps {
   readonly runner: () => MonitorRunner | undefined;
   /** The daemon alerts this process published. */
   readonly published: PublishedAlerts;
+  /** Another member's cause record is left out for its configuration hash (once a streak). */
+  readonly causeRecordExcluded: (reason: "config" | "no_hash") => void;
 }
 
 /** One live member as /api/v1/status lists it. */
@@ -99,6 +101,7 @@ export function createClusterShared(deps: ClusterSharedDeps): ClusterShared {
     runner: deps.runner,
     logger,
     nowMs,
+    excluded: deps.causeRecordExcluded,
   });
   let timer: NodeJS.Timeout | undefined;
   return {

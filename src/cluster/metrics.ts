@@ -14,6 +14,8 @@ export interface ClusterMetrics {
   readonly historyRejected: Counter<"reason">;
   /** Targets whose price points were left out of a handover record this member wrote, to keep it within its budget. */
   readonly historyTrimmed: Counter;
+  /** Members' cause records left out for their configuration hash (once a streak): reason config or no_hash. */
+  readonly causeRecordsExcluded: Counter<"reason">;
 }
 
 /** Register the cluster metrics on `registry`. */
@@ -55,6 +57,12 @@ export function createClusterMetrics(registry: Registry): ClusterMetrics {
     historyTrimmed: new Counter({
       name: "pragma_monitor_cluster_history_trimmed_total",
       help: "Targets whose price points this member left out of an alert handover record it wrote (the largest first), to keep the record within 512 KiB (counted when a key's set of left-out targets changes).",
+      registers,
+    }),
+    causeRecordsExcluded: new Counter({
+      name: "pragma_monitor_cluster_cause_records_excluded_total",
+      help: "Other members' cause summaries this member's cause rules left out because they were written under another cause configuration (reason=config: a rolling reload) or carry no configuration hash (reason=no_hash: an older version); counted once per member and streak.",
+      labelNames: ["reason"],
       registers,
     }),
   };

@@ -1,6 +1,7 @@
 // Cluster mode's input of the cause rules: what one member's cause rules read of its own state, as a summary the
 // other members judge with (its failing targets, how many others each upstream_down rule judges, its price pairs,
 // its child alerts), and the union of the live members' summaries a cause pass reads besides its own engine.
+import { fnv1a64Hex } from "./fingerprint.js";
 import { childValue } from "./rules/cause.js";
 import { definitionOf, type RuleConfig } from "./rules/index.js";
 import { errorKind, judgesHealthy, type UpstreamDownRule } from "./rules/upstream-down.js";
@@ -190,4 +191,40 @@ function childRecordOf(child: ChildSummary): ChildRecord {
     finding: { value: child.value },
     announced: null,
   };
+}
+
+/**
+ * The hash of the configuration a cause judgement over members' summaries depends on (16 hex digits): the enabled
+ * cause rules (`causes`, every setting: their ids key `unjudged`, their windows decide it, their kinds what a summary
+ * carries) and the enabled rules (of `rules`) of the kinds those group as children (their settings decide which child
+ * alerts exist, with which value and since when). Not the targets: a summary names its own (`held`) and the union
+ * counts each once, so a member still polling an older target set contributes exactly what it polls.
+ */
+export function causeConfigHash(causes: readonly RuleConfig[], rules: readonly RuleConfig[]): string {
+  const kinds = new Set(causes.flatMap((rule) => [...(definitionOf(rule).cause?.childKinds ?? [])]));
+  const children = rules.filter((rule) => rule.enabled && kinds.has(rule.kind));
+  return fnv1a64Hex(canonicalJson([causes, children]));
+}
+
+/** JSON with every object's keys sorted: the same settings give the same text whatever order they were read in. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (value !== null && typeof value === "object") {
+    const entries = Object.entries(value).filter(([, v]) => v !== undefined);
+    entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
+  }
+  return JSON.stringify(value) ?? "null";
+}
+
+/**
+ * The summary as text with each child's value reduced to its sign: what the cause rules' verdicts read of it (a
+ * market_move child's direction; the size of a move only words the parent's text). A summary whose verdict text is
+ * unchanged need not be shared again at once: its values ride along with the next write.
+ */
+export function summaryVerdictText(summary: CauseSummary): string {
+  const children = summary.children.map((child) =>
+    child.value === null ? child : { ...child, value: Math.sign(child.value) },
+  );
+  return JSON.stringify({ ...summary, children });
 }

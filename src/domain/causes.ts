@@ -19,6 +19,7 @@ const NO_TARGETS: readonly string[] = Object.freeze([]);
  * changed: adopted by a parent that started firing, or left on their own by one that resolved.
  * In a cluster (`cluster`) the rules read the peers' summaries too, and a member that does not judge them steps no
  * parent: it links its children to the parents firing in the cluster's log (so does a judging one until its peers are ready).
+ * Returns whether a parent it stepped is pending: time alone (its `for`) may fire it at the next pass.
  */
 export function evaluateCauses(
   monitor: { readonly targets: TargetRegistry; readonly engine: EngineState },
@@ -26,8 +27,8 @@ export function evaluateCauses(
   nowMs: number,
   out: AlertPayload[],
   cluster: ClusterCauses | null = null,
-): void {
-  if (causes.length === 0) return;
+): boolean {
+  if (causes.length === 0) return false;
   const { engine } = monitor;
   const judges = cluster === null || (cluster.judges && cluster.ready);
   const firing = judges
@@ -36,12 +37,15 @@ export function evaluateCauses(
   const parentsOut: AlertPayload[] = [];
   // child fingerprint → the first firing parent (registry order, then finding order) that adopts it
   const claims = new Map<string, string>();
+  let pending = false;
   for (const rule of causes) {
     const cause = definitionOf(rule).cause;
     if (cause === null) continue;
-    const parents = [...engine.alerts.values()].filter(
-      (r) => r.ruleId === rule.id && r.status !== "inactive",
-    );
+    // most passes find no record of a cause rule: the engine's count says so without a walk over every alert
+    const parents =
+      (engine.recordsByRule.get(rule.id) ?? 0) === 0
+        ? []
+        : [...engine.alerts.values()].filter((r) => r.ruleId === rule.id && r.status !== "inactive");
     const findings = cause.evaluate({
       rule,
       alerts: engine.alerts,
@@ -56,7 +60,7 @@ export function evaluateCauses(
       const labels = { ...measure.extraLabels, ...extra };
       const fingerprint = fingerprintOf(rule.kind, labels);
       judged.add(fingerprint);
-      if (judges)
+      if (judges) {
         applyMeasure(
           engine,
           { fingerprint, labels, targetIds: NO_TARGETS },
@@ -65,6 +69,8 @@ export function evaluateCauses(
           nowMs,
           parentsOut,
         );
+        pending ||= engine.alerts.get(fingerprint)?.status === "pending";
+      }
       if (!firing(fingerprint)) continue;
       for (const child of children)
         if (!claims.has(child) && child !== fingerprint) claims.set(child, fingerprint);
@@ -84,6 +90,7 @@ export function evaluateCauses(
   const relinked = relink(engine, claims, firing, out);
   out.unshift(...parentsOut);
   out.push(...relinked);
+  return pending;
 }
 
 /** Set each record's parent to its claim; return the re-announcements of firing records whose parent changed. */

@@ -11,6 +11,7 @@ import {
   type AlertRecord,
   type EngineState,
 } from "./alert-engine.js";
+import { causeConfigHash } from "./cause-summary.js";
 import type { AlertLabels, AlertPayload } from "./events.js";
 import type { Measure } from "./finding.js";
 import { fingerprintOf } from "./fingerprint.js";
@@ -46,6 +47,8 @@ export interface Evaluator {
   readonly rules: readonly RuleConfig[];
   /** The enabled cause rules (their input is other alerts), in registry order: see evaluateCauses. */
   readonly causes: readonly RuleConfig[];
+  /** The hash of what a cause judgement over members' summaries depends on (causeConfigHash). */
+  readonly causeHash: string;
   /** The rules that cover a target and the history it needs, resolved once per target spec. */
   rulesFor(spec: TargetSpec): TargetRules;
   /**
@@ -152,9 +155,11 @@ export function createEvaluator(rules: readonly RuleConfig[], options: Evaluator
         applyMeasure(monitor.engine, keyOf(data.spec, slot, finding), finding, rule, nowMs, out);
   };
 
+  const causes = active.filter((rule) => definitionOf(rule).cause !== null);
   return {
     rules,
-    causes: active.filter((rule) => definitionOf(rule).cause !== null),
+    causes,
+    causeHash: causeConfigHash(causes, active),
     rulesFor: rulesOf,
     resolvedFor: (data) => resolvedBy(perTarget, data),
     evaluateTarget(monitor, data, rules, trigger, nowMs, out) {

@@ -20,6 +20,7 @@ import type { PriceHistory, PricePoint } from "./price-history.js";
 import { applyPoll } from "./target-state.js";
 import { describeTargetData, type TargetDataView } from "./target-view.js";
 import { isCauseKind, RULES, type RuleConfig } from "./rules/index.js";
+import { failureView } from "./rules/upstream-down.js";
 import type { TargetSpec } from "./types.js";
 import { oldestReferenceMs } from "./window-reference.js";
 
@@ -38,6 +39,8 @@ export interface MonitorState {
   readonly exact: boolean;
   /** Cluster mode: the peers' part of the cause rules' input and this member's role in them (null: one daemon). */
   cluster: ClusterCauses | null;
+  /** A cause parent was pending after the last cause pass: each poll runs the pass, as time alone may fire it. */
+  parentPending: boolean;
 }
 
 /** Options of a new monitor state. */
@@ -61,6 +64,7 @@ export function createMonitorState(options: MonitorOptions = {}): MonitorState {
     evaluator: createEvaluator([], { exact }),
     exact,
     cluster: null,
+    parentPending: false,
   };
 }
 
@@ -91,16 +95,28 @@ export function observe(
     return { state, transitions: [] };
   }
   const out: AlertPayload[] = [];
-  const wasFailing = data.failures > 0;
+  // a member that does not judge the causes (cluster) reads the targets' failures only to group children it links:
+  // its own children's transitions run its pass, the rest waits for the tick
+  const judges = state.cluster === null || (state.cluster.judges && state.cluster.ready);
+  const failureBefore = evaluator.causes.length === 0 || !judges ? null : failureView(data);
   const flipsBefore = state.engine.conditionFlips;
   applyPoll(data, observation);
   const ok = observation.result.ok;
   evaluator.evaluateTarget(state, data, targetRules, ok ? "ok" : "failed", nowMs, out);
   if (ok && observation.kind === "offchain") evaluator.evaluatePartners(state, data, nowMs, out);
-  // The causes read the alerts' conditions and the targets' failures: an observation that moved neither (the
-  // steady state, healthy or not) leaves them as they were; what time alone changes, the next tick sees.
-  if (out.length > 0 || !ok || wasFailing || state.engine.conditionFlips !== flipsBefore)
-    evaluateCauses(state, evaluator.causes, nowMs, out, state.cluster);
+  // The causes read the alerts' conditions and the targets' failures (failing or not, with which kind of error): an
+  // observation that moved none of them (the steady state, healthy or failing: a failing target's next failures)
+  // leaves them as they were; what time alone changes (a poll's age, the first poll), the next tick sees, but for a
+  // pending parent's `for`, which each poll steps as before. A child's transition always runs the pass, so it is
+  // announced with its parent in the same step.
+  if (
+    evaluator.causes.length > 0 &&
+    (state.parentPending ||
+      out.length > 0 ||
+      state.engine.conditionFlips !== flipsBefore ||
+      (judges && failureView(data) !== failureBefore))
+  )
+    state.parentPending = evaluateCauses(state, evaluator.causes, nowMs, out, state.cluster);
   return { state, transitions: out };
 }
 
@@ -182,7 +198,7 @@ export function tick(state: MonitorState, rules: readonly RuleConfig[], nowMs: n
         out,
       );
   evaluator.sweep(state, nowMs, out);
-  evaluateCauses(state, evaluator.causes, nowMs, out, state.cluster);
+  state.parentPending = evaluateCauses(state, evaluator.causes, nowMs, out, state.cluster);
   return { state, transitions: out };
 }
 
@@ -199,6 +215,11 @@ export function setClusterCauses(state: MonitorState, cluster: ClusterCauses): M
 export function causeSummary(state: MonitorState, nowMs: number): CauseSummary | null {
   const { causes } = state.evaluator;
   return causes.length === 0 ? null : summarizeCauses(state, causes, nowMs);
+}
+
+/** The hash of the configuration this engine's cause judgement depends on (causeConfigHash): peers count only under the same. */
+export function causeConfigHashOf(state: MonitorState): string {
+  return state.evaluator.causeHash;
 }
 
 // The evaluator of `rules`: the state's own while the pipeline passes the same array, a new one after a reload.
@@ -244,7 +265,7 @@ export function retainTargets(
     dropRecord(engine, record.fingerprint);
   }
   evaluator.sweep(state, nowMs, out);
-  evaluateCauses(state, evaluator.causes, nowMs, out, state.cluster);
+  state.parentPending = evaluateCauses(state, evaluator.causes, nowMs, out, state.cluster);
   return { state, transitions: out };
 }
 
@@ -268,6 +289,7 @@ export function importAlertState(persisted: PersistedAlertState, options: Monito
     evaluator: createEvaluator([], { exact }),
     exact,
     cluster: null,
+    parentPending: false,
   };
 }
 

@@ -1,24 +1,39 @@
-// Which members' cause summaries count: the other live members' (each of the process holding the lease) while fresh,
-// and a member's that left the view for a while after (its targets wait for adoption).
+// Which members' cause summaries count: the other live members' (each of the process holding the lease) while fresh
+// and written under the same cause configuration, and a member's that left the view for a while after (its targets
+// wait for adoption); the server's clock read as this member's; and the summaries' shell over a bucket in memory.
 import type { KV } from "@nats-io/kv";
 import { pino } from "pino";
-import { describe, expect, it, vi } from "vitest";
-import type { CauseSummary } from "../../src/domain/cause-summary.js";
-import { createMonitorState, retainTargets, type MonitorState } from "../../src/domain/monitor.js";
+import type { Logger } from "pino";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { MemoryKv } from "../../bench/lib/memory-kv.js";
+import type { CauseSummary, PeerCauses } from "../../src/domain/cause-summary.js";
+import {
+  causeConfigHashOf,
+  createMonitorState,
+  observe,
+  retainTargets,
+  type MonitorState,
+} from "../../src/domain/monitor.js";
 import type { ClusterStatus } from "../../src/cluster/member.js";
 import type { EventSource } from "../../src/pipeline/event-hub.js";
 import { NEVER } from "rxjs";
 import type { MonitorRunner } from "../../src/pipeline/monitor-runner.js";
 import {
   DEAD_HOLD_MS,
+  OFFSET_SAMPLE_MAX_DELAY_MS,
+  REFRESH_MS,
   STALE_MS,
-  countingSummaries,
-  createCauseSummaries,
+  countingRecords,
+  offsetSample,
+  serverOffsetMs,
+  withOffsetSample,
   type CauseRecord,
   type HeldRecord,
-} from "../../src/cluster/cause-summaries.js";
-import { BTC_OFF, rule } from "../domain/helpers.js";
+} from "../../src/cluster/cause-records.js";
+import { createCauseSummaries } from "../../src/cluster/cause-summaries.js";
+import { BTC_OFF, T0, obs, pairPrice, rule } from "../domain/helpers.js";
 
+const HASH = "0123456789abcdef";
 const summary = (pair: string): CauseSummary => ({
   failing: [],
   held: [],
@@ -27,16 +42,38 @@ const summary = (pair: string): CauseSummary => ({
   pairs: [pair],
   children: [],
 });
-const held = (memberId: string, incarnation: string, pair: string, storedAtMs = 0): HeldRecord => ({
-  record: { memberId, incarnation, atMs: storedAtMs, summary: summary(pair) },
-  storedAtMs,
+const held = (
+  memberId: string,
+  incarnation: string,
+  pair: string,
+  createdMs = 0,
+  configHash: string | null = HASH,
+): HeldRecord => ({
+  record: {
+    memberId,
+    incarnation,
+    atMs: createdMs,
+    configHash: configHash ?? undefined,
+    summary: summary(pair),
+  },
+  createdMs,
   goneSinceMs: null,
 });
 const byMember = (records: readonly HeldRecord[]): Map<string, HeldRecord> =>
   new Map(records.map((r) => [r.record.memberId, r]));
-const pairsOf = (summaries: readonly CauseSummary[]): string[] => summaries.map((s) => s.pairs[0] ?? "");
+const pairsOf = (records: readonly CauseRecord[]): string[] => records.map((r) => r.summary.pairs[0] ?? "");
+/** The records counting for m1 at `nowMs` (its hash HASH, its clock `offsetMs` ahead of the server's). */
+const countingSummaries = (
+  records: ReadonlyMap<string, HeldRecord>,
+  live: ReadonlyMap<string, string>,
+  selfId: string,
+  nowMs: number,
+  offsetMs = 0,
+): CauseRecord[] => [
+  ...countingRecords(records, { live, selfId, nowMs, configHash: HASH, offsetMs }).records,
+];
 
-describe("countingSummaries", () => {
+describe("countingRecords", () => {
   it("counts the other live members' fresh records of their current process, in member id order", () => {
     const records = byMember([
       held("m3", "c", "C/USD"),
@@ -72,6 +109,68 @@ describe("countingSummaries", () => {
   it("a record that was stale when its member left does not count (a member long gone)", () => {
     const records = byMember([held("m0", "z", "Z/USD", 0)]);
     expect(countingSummaries(records, new Map(), "m1", STALE_MS + 1)).toEqual([]);
+  });
+
+  it("leaves out a record written under another cause configuration, or with none (an older version), and names them", () => {
+    const records = byMember([
+      held("m2", "b", "B/USD"),
+      held("m3", "c", "C/USD", 0, "fedcba9876543210"), // a rolling reload: m3 runs other cause rules
+      held("m4", "d", "D/USD", 0, null), // an older version: no hash
+      held("m5", "e", "E/USD", -STALE_MS - 1, "fedcba9876543210"), // stale anyway: no count, no mismatch
+    ]);
+    const live = new Map([
+      ["m2", "b"],
+      ["m3", "c"],
+      ["m4", "d"],
+      ["m5", "e"],
+    ]);
+    const view = { live, selfId: "m1", nowMs: 0, configHash: HASH, offsetMs: 0 };
+    const counting = countingRecords(records, view);
+    expect(pairsOf(counting.records)).toEqual(["B/USD"]);
+    expect([...counting.mismatched]).toEqual([
+      ["m3", "fedcba9876543210"],
+      ["m4", null],
+    ]);
+    // once both run the same rules, it counts
+    expect(pairsOf(countingRecords(records, { ...view, configHash: "fedcba9876543210" }).records)).toEqual([
+      "C/USD",
+    ]);
+  });
+
+  it("reads the server's store time on this member's clock: a member 20 s behind NATS still counts fresh records", () => {
+    // this member's clock is 20 s behind the server's: a record NATS stored just now carries createdMs = now + 20 s
+    const skewMs = -20_000;
+    const nowMs = 100_000;
+    const records = byMember([held("m2", "b", "B/USD", nowMs - skewMs)]);
+    const live = new Map([["m2", "b"]]);
+    expect(pairsOf(countingSummaries(records, live, "m1", nowMs, skewMs))).toEqual(["B/USD"]);
+    expect(pairsOf(countingSummaries(records, live, "m1", nowMs + STALE_MS, skewMs))).toEqual(["B/USD"]);
+    expect(pairsOf(countingSummaries(records, live, "m1", nowMs + STALE_MS + 1, skewMs))).toEqual([]);
+    // a member 20 s ahead: without the offset a record stored 15 s ago would look 35 s old and stop counting
+    const ahead = byMember([held("m2", "b", "B/USD", nowMs - 20_000 - 15_000)]);
+    expect(pairsOf(countingSummaries(ahead, live, "m1", nowMs, 20_000))).toEqual(["B/USD"]);
+    expect(pairsOf(countingSummaries(ahead, live, "m1", nowMs, 0))).toEqual([]);
+  });
+});
+
+describe("the server's clock offset", () => {
+  it("samples this member's own records as they arrive (arrival − store time), not a record delivered again later", () => {
+    // written at 1 000 (this member's clock), stored at 31 000 (the server's, 30 s ahead), arrived at 1 005
+    expect(offsetSample(1_000, 31_000, 1_005)).toBe(-29_995);
+    expect(offsetSample(1_000, 31_000, 1_000 + OFFSET_SAMPLE_MAX_DELAY_MS)).toBe(
+      1_000 + OFFSET_SAMPLE_MAX_DELAY_MS - 31_000,
+    );
+    expect(offsetSample(1_000, 31_000, 1_001 + OFFSET_SAMPLE_MAX_DELAY_MS)).toBeNull();
+  });
+
+  it("is the smallest of the latest samples (a sample is the offset plus a delivery delay), 0 before any", () => {
+    expect(serverOffsetMs([])).toBe(0);
+    let samples: readonly number[] = [];
+    for (const sample of [-29_990, -29_999, -29_950, -29_960]) samples = withOffsetSample(samples, sample);
+    expect(serverOffsetMs(samples)).toBe(-29_999);
+    // the clock stepped: once the older samples have left the window, the new offset holds
+    for (const sample of [5, 7, 6, 9]) samples = withOffsetSample(samples, sample);
+    expect(serverOffsetMs(samples)).toBe(5);
   });
 });
 
@@ -122,7 +221,14 @@ describe("createCauseSummaries", () => {
   };
 
   async function run(state: MonitorState) {
-    const peer: CauseRecord = { memberId: "m2", incarnation: "b", atMs: nowMs, summary: summary("B/USD") };
+    const configHash = causeConfigHashOf(state);
+    const peer: CauseRecord = {
+      memberId: "m2",
+      incarnation: "b",
+      atMs: nowMs,
+      configHash,
+      summary: summary("B/USD"),
+    };
     const bucket = fakeBucket(peer);
     const calls: { peers: number; ready: boolean }[] = [];
     const runner = {
@@ -145,6 +251,7 @@ describe("createCauseSummaries", () => {
       runner: () => runner,
       logger: pino({ level: "silent" }),
       nowMs: () => nowMs,
+      excluded: () => undefined,
     });
     // the log's two members the summaries read: its events and the firing alerts
     const log = { events$: NEVER, activeAlerts: () => [] } as unknown as EventSource;
@@ -167,5 +274,168 @@ describe("createCauseSummaries", () => {
     await vi.waitFor(() => expect(bucket.deletes).toEqual(["causes.m1"]));
     expect(bucket.puts).toEqual([]);
     await summaries.stop();
+  });
+});
+
+/** Three members' view, a runner over `state` keeping what the summaries hand it, and m1's summaries over `buckets`. */
+function member(state: () => MonitorState, buckets: () => MemoryKv, clock: { nowMs: number }) {
+  const handed: PeerCauses[] = [];
+  const warnings: string[] = [];
+  const excluded: string[] = [];
+  const runner = {
+    state,
+    clusterCauses: (peers: PeerCauses) => handed.push(peers),
+  } as unknown as MonitorRunner; // the two calls the summaries make
+  const members = ["m1", "m2", "m3"].map((memberId) => ({ memberId, incarnation: memberId }));
+  const logger = {
+    warn: (_fields: unknown, message: string) => warnings.push(message),
+    error: (_fields: unknown, message: string) => warnings.push(message),
+  } as unknown as Logger; // the two levels the summaries log at
+  const summaries = createCauseSummaries({
+    bucket: () => buckets() as unknown as KV, // the KV surface the summaries use (put, delete, status, watch)
+    memberId: "m1",
+    incarnation: "m1",
+    member: { status: () => ({ members }) as unknown as ClusterStatus, leaseValid: () => true },
+    runner: () => runner,
+    logger,
+    nowMs: () => clock.nowMs,
+    excluded: (reason) => excluded.push(reason),
+  });
+  const log = { events$: NEVER, activeAlerts: () => [] } as unknown as EventSource;
+  return { summaries, handed, warnings, excluded, start: () => summaries.start(log, 1_000) };
+}
+
+/** A peer's record as it writes it. */
+const peerRecord = (
+  memberId: string,
+  configHash: string | undefined,
+  pair: string,
+  atMs: number,
+): Uint8Array =>
+  new TextEncoder().encode(
+    JSON.stringify({ memberId, incarnation: memberId, atMs, configHash, summary: summary(pair) }),
+  );
+
+describe("createCauseSummaries over a bucket in memory", () => {
+  const T = 1_000_000;
+  const rules = [rule("upstream_down", { minFraction: 0, windowMs: 5_000 }, { threshold: 2 })];
+  const specs = [BTC_OFF];
+  const stateOf = (): MonitorState =>
+    retainTargets(createMonitorState(), new Set(specs.map((s) => s.id)), rules, T, specs).state;
+
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("stops the previous watch when it watches a new bucket (a reconnect), and reads the new one", async () => {
+    vi.useFakeTimers();
+    const clock = { nowMs: T };
+    const first = new MemoryKv(() => clock.nowMs);
+    const second = new MemoryKv(() => clock.nowMs);
+    let bucket = first;
+    const state = stateOf();
+    const m1 = member(
+      () => state,
+      () => bucket,
+      clock,
+    );
+    m1.start();
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(first.watching).toBe(1);
+    bucket = second;
+    await second.put("causes.m2", peerRecord("m2", causeConfigHashOf(state), "B/USD", clock.nowMs));
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(first.watching).toBe(0);
+    expect(second.watching).toBe(1);
+    expect([...(m1.handed.at(-1)?.pairs ?? [])]).toEqual(["B/USD"]);
+    await m1.summaries.stop();
+    expect(second.watching).toBe(0);
+  });
+
+  it("leaves out a peer's record of other cause rules, logged and counted once a streak, and merges the peers once per change", async () => {
+    vi.useFakeTimers();
+    const clock = { nowMs: T };
+    const kv = new MemoryKv(() => clock.nowMs);
+    const state = stateOf();
+    const ours = causeConfigHashOf(state);
+    const m1 = member(
+      () => state,
+      () => kv,
+      clock,
+    );
+    await kv.put("causes.m2", peerRecord("m2", "fedcba9876543210", "B/USD", clock.nowMs));
+    await kv.put("causes.m3", peerRecord("m3", ours, "C/USD", clock.nowMs));
+    m1.start();
+    for (let s = 0; s < 3; s++) {
+      clock.nowMs += 1_000;
+      await vi.advanceTimersByTimeAsync(1_000);
+    }
+    expect([...(m1.handed.at(-1)?.pairs ?? [])]).toEqual(["C/USD"]);
+    expect(m1.excluded).toEqual(["config"]);
+    expect(m1.warnings.filter((w) => w.includes("other cause rules"))).toHaveLength(1);
+    // nothing changed since: the same union, not merged again
+    const peers = m1.handed.at(-1);
+    expect(m1.handed.slice(-3).every((handed) => handed === peers)).toBe(true);
+    // m2 reloads: it counts; then an older version's record (no hash): left out again, a new streak
+    await kv.put("causes.m2", peerRecord("m2", ours, "B/USD", clock.nowMs));
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect([...(m1.handed.at(-1)?.pairs ?? [])].sort()).toEqual(["B/USD", "C/USD"]);
+    await kv.put("causes.m2", peerRecord("m2", undefined, "B/USD", clock.nowMs));
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect([...(m1.handed.at(-1)?.pairs ?? [])]).toEqual(["C/USD"]);
+    expect(m1.excluded).toEqual(["config", "no_hash"]);
+    await m1.summaries.stop();
+  });
+
+  it("shares a child's new value with the next write, its new direction at once", async () => {
+    vi.useFakeTimers();
+    const clock = { nowMs: T0 };
+    const kv = new MemoryKv(() => clock.nowMs);
+    const priceRules = [
+      rule(
+        "price_change",
+        { windowMs: 10_000, market: "offchain" },
+        { threshold: 0.02, clearThreshold: 0.015 },
+      ),
+      rule("market_move", { minFraction: 0, windowMs: 60_000 }, { threshold: 3, clearThreshold: 1 }),
+    ];
+    let state = retainTargets(createMonitorState(), new Set([BTC_OFF.id]), priceRules, T0, [BTC_OFF]).state;
+    const poll = (price: string): void => {
+      clock.nowMs += 1_000;
+      state = observe(
+        state,
+        obs.off(pairPrice(price, clock.nowMs), clock.nowMs),
+        priceRules,
+        clock.nowMs,
+      ).state;
+    };
+    const m1 = member(
+      () => state,
+      () => kv,
+      clock,
+    );
+    m1.start();
+    await vi.advanceTimersByTimeAsync(0);
+    for (let s = 0; s <= 10; s++) poll("100"); // the window's reference
+    poll("106"); // price_change fires: +6 %
+    await vi.advanceTimersByTimeAsync(1_000);
+    const writes = (): number => kv.writes;
+    const afterFiring = writes();
+    poll("108"); // +8 %: the same direction
+    await vi.advanceTimersByTimeAsync(1_000);
+    poll("107");
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(writes()).toBe(afterFiring);
+    poll("93"); // −7 %: the other direction, shared at once
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(writes()).toBe(afterFiring + 1);
+    poll("92");
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(writes()).toBe(afterFiring + 1);
+    // the refresh carries the value as it is
+    clock.nowMs += REFRESH_MS;
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(writes()).toBe(afterFiring + 2);
+    await m1.summaries.stop();
   });
 });

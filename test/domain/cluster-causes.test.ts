@@ -4,7 +4,9 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
+  causeConfigHash,
   mergePeerCauses,
+  summaryVerdictText,
   type CauseSummary,
   type ClusterCauses,
   type PeerCauses,
@@ -262,5 +264,122 @@ describe("cause rules over the cluster's summaries", () => {
     expect([...merged.held].sort()).toEqual(["t1", "t2", "t3", "t4"]);
     expect([...(merged.unjudged.get("upstream_down") ?? [])]).toEqual(["t3"]);
     expect([...merged.pairs]).toEqual(["A/USD", "B/USD"]);
+  });
+
+  it("a member that does not judge runs its cause pass on its children's transitions, else at the tick", () => {
+    const pairs = ["A/USD", "B/USD", "C/USD"];
+    const rules = [upstreamError, upstreamDown(2, 0)];
+    const parent = fingerprintOf("upstream_down", ruleLabels(upstreamDown(2, 0)));
+    const state = feed(rules, pairs, [[], [], []], () => true);
+    const cluster = (firing: ReadonlySet<string>): ClusterCauses => ({
+      judges: false,
+      ready: true,
+      peers: peers0,
+      firing,
+    });
+    setClusterCauses(state, cluster(new Set()));
+    const [a, b, c] = pairs.map(offchain) as [Offchain, Offchain, Offchain];
+    const at = (s: number): number => T0 + (10 + s) * 1_000;
+    const named = (transitions: readonly AlertPayload[]): string[] =>
+      transitions.map((t) => `${t.rule}:${t.reason}:${t.causedBy ?? "-"}`);
+    const step = (target: Offchain, outcome: Outcome, s: number): string[] =>
+      named(observe(state, observation(target, outcome, at(s)), rules, at(s)).transitions);
+    // the children fire on their own (no parent in the log yet)
+    const fired = [1, 2].flatMap((s) => [a, b, c].flatMap((target) => step(target, "500", s)));
+    expect(fired).toEqual(Array(3).fill("upstream_error:first:-"));
+    // the parent fires in the log: a's next failure, or c's of another kind, moves none of its children: no pass
+    setClusterCauses(state, cluster(new Set([parent])));
+    expect(step(a, "500", 3)).toEqual([]);
+    expect(step(c, "refused", 3)).toEqual([]);
+    // the tick's pass links the HTTP 500 group (a and b)
+    expect(named(tick(state, rules, at(3)).transitions)).toEqual(
+      Array(2).fill(`upstream_error:repeat:${parent}`),
+    );
+    // a child firing while the parent fires in the log is linked in its own step
+    expect(step(c, "100", 4)).toEqual(["upstream_error:resolved:-"]);
+    const again = [5, 6].flatMap((s) => step(c, "500", s));
+    expect(again).toEqual([`upstream_error:first:${parent}`]);
+  });
+});
+
+describe("the cause configuration hash and the verdict text of a summary", () => {
+  const stale = rule("stale_price", { market: "offchain" }, { threshold: 30_000 });
+  const hashOf = (rules: readonly RuleConfig[]): string =>
+    causeConfigHash(
+      rules.filter((r) => r.enabled && definitionOf(r).cause !== null),
+      rules,
+    );
+
+  it("changes with a cause rule's setting and with a child rule's, not with key order or another rule", () => {
+    const base = [upstreamError, priceChange, stale, upstreamDown(3, 0.5), marketMove(3, 0.5)];
+    const hash = hashOf(base);
+    expect(hash).toMatch(/^[0-9a-f]{16}$/);
+    const reordered = base.map(
+      (r) => Object.fromEntries(Object.entries(r).reverse()) as unknown as RuleConfig,
+    );
+    expect(hashOf(reordered)).toBe(hash);
+    // a rule whose alerts no cause rule reads (stale_price, and upstream_error: upstream_down reads the polls)
+    expect(
+      hashOf([
+        upstreamError,
+        priceChange,
+        rule("stale_price", { market: "offchain" }, { threshold: 60_000 }),
+        upstreamDown(3, 0.5),
+        marketMove(3, 0.5),
+      ]),
+    ).toBe(hash);
+    expect(
+      hashOf([
+        rule("upstream_error", {}, { threshold: 5 }),
+        priceChange,
+        stale,
+        upstreamDown(3, 0.5),
+        marketMove(3, 0.5),
+      ]),
+    ).toBe(hash);
+    // a cause rule's threshold, a child rule's (price_change is market_move's), a cause rule disabled
+    expect(hashOf([upstreamError, priceChange, stale, upstreamDown(4, 0.5), marketMove(3, 0.5)])).not.toBe(
+      hash,
+    );
+    const wider = rule(
+      "price_change",
+      { windowMs: 10_000, market: "offchain" },
+      { threshold: 0.03, clearThreshold: 0.015 },
+    );
+    expect(hashOf([upstreamError, wider, stale, upstreamDown(3, 0.5), marketMove(3, 0.5)])).not.toBe(hash);
+    expect(
+      hashOf([
+        upstreamError,
+        priceChange,
+        stale,
+        upstreamDown(3, 0.5),
+        { ...marketMove(3, 0.5), enabled: false },
+      ]),
+    ).not.toBe(hash);
+  });
+
+  it("reads a child's value as its sign: a larger move alike, the other direction not", () => {
+    const child = (value: number | null): CauseSummary => ({
+      failing: [],
+      held: [],
+      unpolled: [],
+      unjudged: {},
+      pairs: ["A/USD"],
+      children: [
+        {
+          fingerprint: "f",
+          rule: "price_change",
+          labels: { pair: "A/USD" },
+          status: "firing",
+          active: true,
+          value,
+          pendingSinceMs: 1,
+        },
+      ],
+    });
+    expect(summaryVerdictText(child(0.05))).toBe(summaryVerdictText(child(0.08)));
+    expect(summaryVerdictText(child(0.05))).not.toBe(summaryVerdictText(child(-0.05)));
+    expect(summaryVerdictText(child(0.05))).not.toBe(summaryVerdictText(child(0)));
+    expect(summaryVerdictText(child(null))).not.toBe(summaryVerdictText(child(0)));
   });
 });

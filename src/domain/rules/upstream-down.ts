@@ -39,6 +39,17 @@ interface FailingGroup {
   readonly network: boolean;
 }
 
+/**
+ * What upstream_down reads of a target's latest poll outcome: its error kind and whether it is a network error while
+ * it fails (it fails since the first of them, failingSinceMs), null while it does not. A poll that leaves this as it
+ * was moves no upstream_down verdict but by time.
+ */
+export function failureView(data: TargetData): string | null {
+  const error = data.lastError;
+  if (data.failures === 0 || error === null) return null;
+  return `${errorKind(error)}\u001f${error.code === "PM_ERR_UPSTREAM_NETWORK" ? "network" : ""}`;
+}
+
 /** Whether the rule judges a target that does not fail: not polled yet, or polled fine within its window. */
 export function judgesHealthy(rule: UpstreamDownRule, data: TargetData, nowMs: number): boolean {
   return (
@@ -114,9 +125,8 @@ function evaluate({
   const { groups, judged } = failingGroups(rule, targets, peers, nowMs);
   const group = largest(groups);
   const count = group?.ids.length ?? 0;
-  const ids = [...(group?.ids ?? [])].sort();
   const sinceMs = group?.sinceMs ?? Number.POSITIVE_INFINITY;
-  const failing = new Set(ids);
+  const failing = new Set(group?.ids);
   const children: string[] = [];
   for (const record of alerts.values())
     if (
@@ -141,7 +151,8 @@ function evaluate({
         failing: count,
         judged,
         failingSince: group === null ? null : toIso(sinceMs),
-        targets: listMembers(ids),
+        // sorted only when the text is built (a judging member steps the parent), not in a pass that only links
+        targets: listMembers([...(group?.ids ?? [])].sort()),
       },
     }),
   });
