@@ -134,8 +134,7 @@ export function decodeCandleSeriesSince(
 
 /**
  * Parse and decode a candlestick response body text, keeping the candles from `sinceMs` on. The whole body is still
- * parsed: a truncated or invalid body stays a decode error, and V8's JSON.parse costs less than any scan in
- * JavaScript of the part that is kept.
+ * parsed (now most of the cost): a body truncated or garbled past the kept candles stays a decode error.
  */
 export function decodeCandleSeriesSinceBody(
   text: string,
