@@ -17,10 +17,10 @@ import { createEventHub, type EventHub } from "../pipeline/event-hub.js";
 import { fedPrice, isRepeatedPrice, type FedPrice } from "../pipeline/price-dedup.js";
 import { toObservation } from "../pipeline/target-feed.js";
 import { planTargets, type TargetPlan } from "../pipeline/targets.js";
-import { candlesToHistory } from "../pipeline/warmup.js";
+import { candlesToHistory, warmupSinceMs } from "../pipeline/warmup.js";
 import type { RecordLine, RecordLineOf } from "../record/format.js";
 import { createJournal } from "../state/journal.js";
-import { decodeCandleSeriesBody } from "../upstream/candlestick.js";
+import { decodeCandleSeriesSinceBody } from "../upstream/candlestick.js";
 import { decodeStreamEvent } from "../upstream/multi-stream.js";
 import { VERSION } from "../version.js";
 import type { Interval } from "../domain/types.js";
@@ -333,8 +333,11 @@ function replayWarmup(replay: Replay, line: RecordLineOf<"warmup">, at: LineOrig
   const response = replay.lastResponse.warmup.get(line.target);
   if (plan === undefined || plan.spec.kind !== "offchain" || response?.body == null) return;
   try {
-    const series = decodeCandleSeriesBody(response.body);
-    const points = candlesToHistory(series, line.interval as Interval, line.lookbackMs, line.asOfMs);
+    const interval = line.interval as Interval;
+    // bounded as the daemon's read was, so both keep the same candles of any body
+    const sinceMs = warmupSinceMs(interval, line.lookbackMs, line.asOfMs);
+    const series = decodeCandleSeriesSinceBody(response.body, sinceMs);
+    const points = candlesToHistory(series, interval, line.lookbackMs, line.asOfMs);
     const observation = { kind: "history" as const, target: plan.spec, points, source: "candles" as const };
     publish(replay, observe(replay.state, observation, replay.config.rules, line.atMs));
   } catch (error) {

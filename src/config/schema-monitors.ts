@@ -58,7 +58,7 @@ export const monitorsSchema = {
       env: "PM_MONITORS_WARMUP_INTERVAL",
     }),
     lookbackMs: intKey(
-      "How much history to warm (ms).",
+      "How much history to warm (ms). Only the candles of this look-back are decoded: the server sends newest first, so the read stops at the first older candle (a body in another order is read in full); a malformed candle in it is left out and counted, an older one is not read.",
       "PM_MONITORS_WARMUP_LOOKBACK_MS",
       3_600_000,
       0,

@@ -27,6 +27,14 @@ export function candlesToHistory(
 }
 
 /**
+ * The earliest bucket start whose close candlesToHistory keeps (a close is at its bucket's end): the bound the
+ * candle decoder reads down to, so it decodes the look-back's candles only, not all 10 000 of a body.
+ */
+export function warmupSinceMs(interval: Interval, lookbackMs: number, nowMs: number): number {
+  return nowMs - lookbackMs - INTERVAL_MS[interval];
+}
+
+/**
  * Whether candles can warm a target's history: the candlestick endpoint serves spot medians only, so a
  * perp, future or twap target warmed from them would compare its own prices with another market's.
  */
@@ -42,14 +50,17 @@ export async function warmUpHistory(
   lookbackMs: number,
   nowMs: number,
 ): Promise<WarmupPoint[]> {
-  const series = await client.getCandlesticks({
-    pair: spec.pair,
-    entryType: "spot",
-    aggregation: "median",
-    interval,
-    routing: true,
-    withComponents: false,
-  });
+  const series = await client.getCandlesticks(
+    {
+      pair: spec.pair,
+      entryType: "spot",
+      aggregation: "median",
+      interval,
+      routing: true,
+      withComponents: false,
+    },
+    { sinceMs: warmupSinceMs(interval, lookbackMs, nowMs) },
+  );
   return candlesToHistory(series, interval, lookbackMs, nowMs);
 }
 

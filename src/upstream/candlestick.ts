@@ -9,6 +9,8 @@ import {
   readDecimalPrice,
   readIsoTimeMs,
   readNonEmptyString,
+  skipItem,
+  type JsonObject,
   type SkippedItemObserver,
 } from "./decode.js";
 import { pairPriceQueryString } from "./pair-price.js";
@@ -40,13 +42,60 @@ export function candlestickPath(query: CandlestickQuery): string {
 /** Decode one OHLC bucket. */
 function decodeCandle(value: unknown): Candle {
   const o = asObject(value, "");
+  return decodeCandlePrices(o, readIsoTimeMs(o, "time"));
+}
+
+/** The OHLC prices of a bucket whose time is already read (the fields in the order decodeCandle reads them). */
+function decodeCandlePrices(o: JsonObject, timeMs: number): Candle {
   return {
-    timeMs: readIsoTimeMs(o, "time"),
+    timeMs,
     open: readDecimalPrice(o, "open", CANDLE_DECIMALS),
     high: readDecimalPrice(o, "high", CANDLE_DECIMALS),
     low: readDecimalPrice(o, "low", CANDLE_DECIMALS),
     close: readDecimalPrice(o, "close", CANDLE_DECIMALS),
   };
+}
+
+/** The time of a list item, or null when it has none that reads (not an object, bad `time`). */
+function candleTimeMsOrNull(value: unknown): number | null {
+  try {
+    return readIsoTimeMs(asObject(value, ""), "time");
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The candles of `items` whose bucket starts at or after `sinceMs`, in the order sent. The live server sends newest
+ * first (10 000 candles, where a warm-up keeps its look-back's worth, e.g. 61): the read stops at the first candle
+ * older than `sinceMs` when the candles read so far descend and the list's last candle is not newer than that one.
+ * Otherwise (an unordered or oldest-first list) every item is read and the older ones dropped. Each item's time is
+ * read first; a candle in range is decoded and, when malformed, skipped and reported as decodeCandleSeries does; a
+ * candle older than `sinceMs` is dropped without its prices read (bad prices there are not reported), and items
+ * after the stop are not read at all (neither is a bad one reported).
+ */
+function decodeCandlesSince(
+  items: readonly unknown[],
+  sinceMs: number,
+  onSkip: SkippedItemObserver | undefined,
+): Candle[] {
+  const lastMs = items.length === 0 ? null : candleTimeMsOrNull(items[items.length - 1]);
+  const out: Candle[] = [];
+  let newestFirst = true;
+  let previousMs = Number.POSITIVE_INFINITY;
+  for (let i = 0; i < items.length; i++) {
+    try {
+      const o = asObject(items[i], "");
+      const timeMs = readIsoTimeMs(o, "time");
+      if (timeMs > previousMs) newestFirst = false;
+      previousMs = timeMs;
+      if (timeMs >= sinceMs) out.push(decodeCandlePrices(o, timeMs));
+      else if (newestFirst && lastMs !== null && lastMs <= timeMs) break;
+    } catch (error) {
+      skipItem("candlestick", "data", i, error, onSkip);
+    }
+  }
+  return out;
 }
 
 /** Decode a parsed candlestick body into a CandleSeries (order kept as the server sent it); bad candles are skipped and reported. */
@@ -63,4 +112,34 @@ export function decodeCandleSeries(json: unknown, onSkip?: SkippedItemObserver):
 /** Parse and decode a candlestick response body text. */
 export function decodeCandleSeriesBody(text: string, onSkip?: SkippedItemObserver): CandleSeries {
   return decodeCandleSeries(parseJsonBody("candlestick", text), onSkip);
+}
+
+/**
+ * Decode a parsed candlestick body keeping only the candles whose bucket starts at or after `sinceMs` (a warm-up's
+ * look-back): on the live server's newest-first order it stops reading there (see decodeCandlesSince).
+ */
+export function decodeCandleSeriesSince(
+  json: unknown,
+  sinceMs: number,
+  onSkip?: SkippedItemObserver,
+): CandleSeries {
+  return decodeWith("candlestick", json, (value) => {
+    const o = asObject(value, "body");
+    return {
+      pairId: readNonEmptyString(o, "pair_id"),
+      candles: decodeCandlesSince(readArray(o, "data"), sinceMs, onSkip),
+    };
+  });
+}
+
+/**
+ * Parse and decode a candlestick response body text, keeping the candles from `sinceMs` on. The whole body is still
+ * parsed (now most of the cost): a body truncated or garbled past the kept candles stays a decode error.
+ */
+export function decodeCandleSeriesSinceBody(
+  text: string,
+  sinceMs: number,
+  onSkip?: SkippedItemObserver,
+): CandleSeries {
+  return decodeCandleSeriesSince(parseJsonBody("candlestick", text), sinceMs, onSkip);
 }

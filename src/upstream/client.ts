@@ -10,7 +10,7 @@ import type {
 } from "../domain/types.js";
 import { httpTarget, type HttpTarget } from "../http-client.js";
 import { USER_AGENT } from "../version.js";
-import { candlestickPath, decodeCandleSeriesBody } from "./candlestick.js";
+import { candlestickPath, decodeCandleSeriesBody, decodeCandleSeriesSinceBody } from "./candlestick.js";
 import { decodeFundingRatePageBody, fundingRatesPath, iterateFundingPages } from "./funding-rates.js";
 import type { SkippedItemObserver } from "./decode.js";
 import { createHttpTransport, defaultSleep, type GetRequest } from "./http.js";
@@ -127,7 +127,15 @@ export function createPragmaClient(options: PragmaClientOptions): PragmaClient {
   const client: PragmaClient = {
     // the path builders are passed as they are (no closure per request): the query is their argument
     getPairPrice: (query, call) => get("pair_price", query, pairPricePath, decodePairPrice, call),
-    getCandlesticks: (query, call) => get("candlestick", query, candlestickPath, decodeCandles, call),
+    getCandlesticks: (query, call) => {
+      const sinceMs = call?.sinceMs;
+      // a bounded read (a warm-up) decodes only its look-back's candles, of the 10 000 a body holds
+      const decode =
+        sinceMs === undefined
+          ? decodeCandles
+          : (text: string): CandleSeries => decodeCandleSeriesSinceBody(text, sinceMs, onSkip);
+      return get("candlestick", query, candlestickPath, decode, call);
+    },
     getFundingRates: (query, call) => get("funding_rates", query, fundingRatesPath, decodeFunding, call),
     iterateFundingRates: (query, call): AsyncIterable<FundingRate> =>
       iterateFundingPages((page) => client.getFundingRates(page, call), query, options.maxFundingPages),

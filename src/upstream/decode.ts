@@ -105,12 +105,23 @@ export function decodeItems<T>(
     try {
       out.push(decode(items[i]));
     } catch (error) {
-      if (!(error instanceof FieldError)) throw error;
-      withPrefix(error, `${key}[${i}]`);
-      onSkip?.({ endpoint, field: error.path, expected: error.expected });
+      skipItem(endpoint, key, i, error, onSkip);
     }
   }
   return out;
+}
+
+/** Report the list item `key[index]` that `error` (a FieldError) left out; any other error is rethrown. */
+export function skipItem(
+  endpoint: EndpointName,
+  key: string,
+  index: number,
+  error: unknown,
+  onSkip: SkippedItemObserver | undefined,
+): void {
+  if (!(error instanceof FieldError)) throw error;
+  withPrefix(error, `${key}[${index}]`);
+  onSkip?.({ endpoint, field: error.path, expected: error.expected });
 }
 
 /** A required array field. */

@@ -74,10 +74,16 @@ export interface CallOptions {
   readonly timeoutMs?: number;
 }
 
+/** Per-call options of a candlestick request. */
+export interface CandleCallOptions extends CallOptions {
+  /** Keep only the candles whose bucket starts at or after this (ms), e.g. a warm-up's look-back; unset = all. */
+  readonly sinceMs?: number;
+}
+
 /** Typed client of the six Pragma endpoints; every method rejects with a PmError. */
 export interface PragmaClient {
   getPairPrice(query: PairPriceQuery, options?: CallOptions): Promise<PairPrice>;
-  getCandlesticks(query: CandlestickQuery, options?: CallOptions): Promise<CandleSeries>;
+  getCandlesticks(query: CandlestickQuery, options?: CandleCallOptions): Promise<CandleSeries>;
   getFundingRates(query: FundingRateQuery, options?: CallOptions): Promise<FundingRatePage>;
   /** Every funding rate of every page, fetched page by page as the caller iterates. */
   iterateFundingRates(query: FundingRateQuery, options?: CallOptions): AsyncIterable<FundingRate>;
