@@ -14,6 +14,11 @@ export const STALE_MS = 2 * REFRESH_MS;
  * once the others adopted and polled them (a peer's or this engine's newer state of a target wins).
  */
 export const DEAD_HOLD_MS = 60_000;
+/**
+ * A judging member steps no parent for at most this long while some peer's record is left out for its configuration
+ * hash (a rolling reload or upgrade takes less); then it judges without it.
+ */
+export const MISMATCH_HOLD_MS = 60_000;
 /** The offset of the server's clock is the smallest of this many samples (the latest writes'). */
 export const OFFSET_SAMPLES = 4;
 /** An own record delivered later than this after its write is no sample (a watch restarted, delivering it again). */
@@ -136,8 +141,18 @@ export function offsetSample(atMs: number, createdMs: number, receivedAtMs: numb
   return receivedAtMs - atMs > OFFSET_SAMPLE_MAX_DELAY_MS ? null : receivedAtMs - createdMs;
 }
 
-/** The latest OFFSET_SAMPLES samples, with `sample`. */
+/** Two samples in a row this far above the smallest mean the offset grew (a clock stepped, another server leads). */
+export const OFFSET_JUMP_MS = 1_000;
+
+/**
+ * The latest OFFSET_SAMPLES samples, with `sample`; after two in a row more than OFFSET_JUMP_MS above the smallest,
+ * only those two (the smallest follows a fall at once, and a rise within two samples rather than OFFSET_SAMPLES).
+ */
 export function withOffsetSample(samples: readonly number[], sample: number): readonly number[] {
+  const last = samples.at(-1);
+  const smallest = serverOffsetMs(samples);
+  if (last !== undefined && last - smallest > OFFSET_JUMP_MS && sample - smallest > OFFSET_JUMP_MS)
+    return [last, sample];
   return [...samples, sample].slice(-OFFSET_SAMPLES);
 }
 

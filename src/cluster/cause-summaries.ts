@@ -13,6 +13,7 @@ import type { MonitorRunner } from "../pipeline/monitor-runner.js";
 import {
   countingRecords,
   DEAD_HOLD_MS,
+  MISMATCH_HOLD_MS,
   offsetSample,
   recordOf,
   REFRESH_MS,
@@ -73,6 +74,8 @@ interface SummariesState {
   merged: { readonly records: readonly CauseRecord[]; readonly peers: PeerCauses };
   /** The members whose records are left out for their configuration hash now, with that hash (null: none). */
   mismatched: ReadonlyMap<string, string | null>;
+  /** Since when some record is left out for its hash, and whether that hold ended (null: none is): heldForConfig. */
+  mismatchHold: { readonly sinceMs: number; ended: boolean } | null;
 }
 
 const ENCODER = new TextEncoder();
@@ -95,6 +98,7 @@ export function createCauseSummaries(deps: CauseSummariesDeps): CauseSummaries {
     offsetSamples: [],
     merged: { records: [], peers: NO_PEERS },
     mismatched: new Map(),
+    mismatchHold: null,
   };
   let timer: NodeJS.Timeout | undefined;
   let events: { unsubscribe(): void } | undefined;
@@ -124,7 +128,11 @@ export function createCauseSummaries(deps: CauseSummariesDeps): CauseSummaries {
 /** Watch the bucket if not watching it, write this member's summary if it changed, and hand the runner the union. */
 async function pass(state: SummariesState): Promise<void> {
   const kv = state.deps.bucket();
-  if (kv === undefined || state.writing) return;
+  if (kv === undefined || state.writing) {
+    // records still age and members still leave while NATS is away or a write hangs
+    apply(state);
+    return;
+  }
   if (state.watching !== kv) watch(state, kv);
   state.writing = true;
   try {
@@ -196,6 +204,8 @@ function watch(state: SummariesState, kv: KV): void {
   state.stopWatch = () => undefined;
   state.watching = kv;
   state.ready = false;
+  // a new watch may read another server: its clock is sampled again (the server's own until this member's next record)
+  state.offsetSamples = [];
   const number = ++state.watchNumber;
   const current = (): boolean => state.watchNumber === number;
   const run = async (): Promise<void> => {
@@ -260,7 +270,29 @@ function apply(state: SummariesState): void {
       .filter((alert) => isCauseKind(alert.rule))
       .map((alert) => alert.fingerprint),
   );
-  runner.clusterCauses(livePeers(state, runner.state()), firing, state.ready);
+  const peers = livePeers(state, runner.state());
+  runner.clusterCauses(peers, firing, state.ready && !heldForConfig(state, deps.nowMs()));
+}
+
+/**
+ * Whether a judging member steps no parent because some peer's record is left out for its configuration hash (a
+ * rolling reload or upgrade): judging a part of the cluster would resolve a firing cause and fire it again once all
+ * run the same. At most MISMATCH_HOLD_MS from the first such record; then it judges without them, logged once.
+ */
+function heldForConfig(state: SummariesState, nowMs: number): boolean {
+  if (state.mismatched.size === 0) {
+    state.mismatchHold = null;
+    return false;
+  }
+  state.mismatchHold ??= { sinceMs: nowMs, ended: false };
+  if (nowMs - state.mismatchHold.sinceMs <= MISMATCH_HOLD_MS) return true;
+  if (!state.mismatchHold.ended)
+    state.deps.logger.warn(
+      { members: [...state.mismatched.keys()], heldMs: MISMATCH_HOLD_MS },
+      "cluster: members still run other cause rules: the cause rules judge without their part from now on",
+    );
+  state.mismatchHold.ended = true;
+  return false;
 }
 
 /**

@@ -1,7 +1,7 @@
 // The fences of a cluster member: an upstream client and an event hub that refuse work while the member holds no valid lease.
 import { PmError } from "../domain/errors.js";
 import type { EventHub } from "../pipeline/event-hub.js";
-import type { CallOptions, PragmaClient } from "../upstream/types.js";
+import type { CallOptions, CandleCallOptions, PragmaClient } from "../upstream/types.js";
 
 /** A client whose every call first checks the fence (a member back from SIGSTOP must not poll what it lost). */
 export function fencedClient(client: PragmaClient, open: () => boolean): PragmaClient {
@@ -11,7 +11,8 @@ export function fencedClient(client: PragmaClient, open: () => boolean): PragmaC
       : Promise.reject(new PmError("PM_ERR_CLUSTER_FENCED", "no valid cluster lease: request not sent"));
   return {
     getPairPrice: (query, options?: CallOptions) => guard(() => client.getPairPrice(query, options)),
-    getCandlesticks: (query, options?: CallOptions) => guard(() => client.getCandlesticks(query, options)),
+    getCandlesticks: (query, options?: CandleCallOptions) =>
+      guard(() => client.getCandlesticks(query, options)),
     getFundingRates: (query, options?: CallOptions) => guard(() => client.getFundingRates(query, options)),
     async *iterateFundingRates(query, options?: CallOptions) {
       if (!open()) throw new PmError("PM_ERR_CLUSTER_FENCED", "no valid cluster lease: request not sent");

@@ -20,6 +20,7 @@ import { NEVER } from "rxjs";
 import type { MonitorRunner } from "../../src/pipeline/monitor-runner.js";
 import {
   DEAD_HOLD_MS,
+  MISMATCH_HOLD_MS,
   OFFSET_SAMPLE_MAX_DELAY_MS,
   REFRESH_MS,
   STALE_MS,
@@ -171,6 +172,14 @@ describe("the server's clock offset", () => {
     // the clock stepped: once the older samples have left the window, the new offset holds
     for (const sample of [5, 7, 6, 9]) samples = withOffsetSample(samples, sample);
     expect(serverOffsetMs(samples)).toBe(5);
+    // a rise (NTP stepped this clock forward, or a server behind it leads now) is followed after two samples
+    samples = withOffsetSample(samples, 3_004);
+    expect(serverOffsetMs(samples)).toBeLessThan(10);
+    samples = withOffsetSample(samples, 3_002);
+    expect(serverOffsetMs(samples)).toBe(3_002);
+    // a delivery delay within OFFSET_JUMP_MS is no rise
+    for (const sample of [3_500, 3_900]) samples = withOffsetSample(samples, sample);
+    expect(serverOffsetMs(samples)).toBe(3_002);
   });
 });
 
@@ -280,11 +289,15 @@ describe("createCauseSummaries", () => {
 /** Three members' view, a runner over `state` keeping what the summaries hand it, and m1's summaries over `buckets`. */
 function member(state: () => MonitorState, buckets: () => MemoryKv, clock: { nowMs: number }) {
   const handed: PeerCauses[] = [];
+  const readies: boolean[] = [];
   const warnings: string[] = [];
   const excluded: string[] = [];
   const runner = {
     state,
-    clusterCauses: (peers: PeerCauses) => handed.push(peers),
+    clusterCauses: (peers: PeerCauses, _firing: unknown, ready: boolean) => {
+      handed.push(peers);
+      readies.push(ready);
+    },
   } as unknown as MonitorRunner; // the two calls the summaries make
   const members = ["m1", "m2", "m3"].map((memberId) => ({ memberId, incarnation: memberId }));
   const logger = {
@@ -302,7 +315,7 @@ function member(state: () => MonitorState, buckets: () => MemoryKv, clock: { now
     excluded: (reason) => excluded.push(reason),
   });
   const log = { events$: NEVER, activeAlerts: () => [] } as unknown as EventSource;
-  return { summaries, handed, warnings, excluded, start: () => summaries.start(log, 1_000) };
+  return { summaries, handed, readies, warnings, excluded, start: () => summaries.start(log, 1_000) };
 }
 
 /** A peer's record as it writes it. */
@@ -384,6 +397,48 @@ describe("createCauseSummaries over a bucket in memory", () => {
     await vi.advanceTimersByTimeAsync(1_000);
     expect([...(m1.handed.at(-1)?.pairs ?? [])]).toEqual(["C/USD"]);
     expect(m1.excluded).toEqual(["config", "no_hash"]);
+    await m1.summaries.stop();
+  });
+
+  it("steps no parent while a peer runs other cause rules (a rolling reload), for at most MISMATCH_HOLD_MS", async () => {
+    vi.useFakeTimers();
+    const clock = { nowMs: T };
+    const kv = new MemoryKv(() => clock.nowMs);
+    const state = stateOf();
+    const ours = causeConfigHashOf(state);
+    const m1 = member(
+      () => state,
+      () => kv,
+      clock,
+    );
+    let peerHash = ours;
+    const step = async (ms: number): Promise<void> => {
+      for (let s = 0; s < ms / 1_000; s++) {
+        clock.nowMs += 1_000;
+        // the peer keeps its record fresh, as a live member does
+        await kv.put("causes.m2", peerRecord("m2", peerHash, "B/USD", clock.nowMs));
+        await vi.advanceTimersByTimeAsync(1_000);
+      }
+    };
+    m1.start();
+    await step(3_000);
+    expect(m1.readies.at(-1)).toBe(true);
+    // m2 reloads first: m1 judges nothing (not a part of the cluster) until both run the same rules
+    peerHash = "fedcba9876543210";
+    await step(3_000);
+    expect(m1.readies.at(-1)).toBe(false);
+    peerHash = ours;
+    await step(2_000);
+    expect(m1.readies.at(-1)).toBe(true);
+    // a member that keeps other rules is judged without after MISMATCH_HOLD_MS, said once
+    peerHash = "fedcba9876543210";
+    await step(MISMATCH_HOLD_MS);
+    expect(m1.readies.at(-1)).toBe(false);
+    await step(2_000);
+    expect(m1.readies.at(-1)).toBe(true);
+    await step(5_000);
+    expect(m1.readies.slice(-5).every((ready) => ready)).toBe(true);
+    expect(m1.warnings.filter((w) => w.includes("judge without their part"))).toHaveLength(1);
     await m1.summaries.stop();
   });
 
