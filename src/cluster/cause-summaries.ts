@@ -129,7 +129,8 @@ export function createCauseSummaries(deps: CauseSummariesDeps): CauseSummaries {
 async function pass(state: SummariesState): Promise<void> {
   const kv = state.deps.bucket();
   if (kv === undefined || state.writing) {
-    // records still age and members still leave while NATS is away or a write hangs
+    // records still age and members still leave while NATS is away or a write hangs; without NATS, no judging
+    if (kv === undefined) state.ready = false;
     apply(state);
     return;
   }
@@ -204,8 +205,6 @@ function watch(state: SummariesState, kv: KV): void {
   state.stopWatch = () => undefined;
   state.watching = kv;
   state.ready = false;
-  // a new watch may read another server: its clock is sampled again (the server's own until this member's next record)
-  state.offsetSamples = [];
   const number = ++state.watchNumber;
   const current = (): boolean => state.watchNumber === number;
   const run = async (): Promise<void> => {
@@ -239,7 +238,8 @@ function watch(state: SummariesState, kv: KV): void {
       state.watchFailed = true;
     })
     .finally(() => {
-      if (current()) state.watching = undefined;
+      // the records stop coming: a judging member steps no parent until a new watch delivered them again
+      if (current()) [state.watching, state.ready] = [undefined, false];
     });
 }
 
@@ -271,27 +271,30 @@ function apply(state: SummariesState): void {
       .map((alert) => alert.fingerprint),
   );
   const peers = livePeers(state, runner.state());
-  runner.clusterCauses(peers, firing, state.ready && !heldForConfig(state, deps.nowMs()));
+  // run whether ready or not: a hold's clock starts with the mismatch, not when the watch is next ready
+  const held = heldForConfig(state, deps.nowMs(), runner.state().cluster?.judges === true);
+  runner.clusterCauses(peers, firing, state.ready && !held);
 }
 
 /**
  * Whether a judging member steps no parent because some peer's record is left out for its configuration hash (a
  * rolling reload or upgrade): judging a part of the cluster would resolve a firing cause and fire it again once all
- * run the same. At most MISMATCH_HOLD_MS from the first such record; then it judges without them, logged once.
+ * run the same. At most MISMATCH_HOLD_MS from the first such record; then it judges without them, logged once (by
+ * the judging member: `judges`).
  */
-function heldForConfig(state: SummariesState, nowMs: number): boolean {
+function heldForConfig(state: SummariesState, nowMs: number, judges: boolean): boolean {
   if (state.mismatched.size === 0) {
     state.mismatchHold = null;
     return false;
   }
   state.mismatchHold ??= { sinceMs: nowMs, ended: false };
   if (nowMs - state.mismatchHold.sinceMs <= MISMATCH_HOLD_MS) return true;
-  if (!state.mismatchHold.ended)
+  if (!state.mismatchHold.ended && judges)
     state.deps.logger.warn(
       { members: [...state.mismatched.keys()], heldMs: MISMATCH_HOLD_MS },
       "cluster: members still run other cause rules: the cause rules judge without their part from now on",
     );
-  state.mismatchHold.ended = true;
+  if (judges) state.mismatchHold.ended = true;
   return false;
 }
 

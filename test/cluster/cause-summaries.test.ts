@@ -6,12 +6,13 @@ import { pino } from "pino";
 import type { Logger } from "pino";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { MemoryKv } from "../../bench/lib/memory-kv.js";
-import type { CauseSummary, PeerCauses } from "../../src/domain/cause-summary.js";
+import { NO_PEERS, type CauseSummary, type PeerCauses } from "../../src/domain/cause-summary.js";
 import {
   causeConfigHashOf,
   createMonitorState,
   observe,
   retainTargets,
+  setClusterCauses,
   type MonitorState,
 } from "../../src/domain/monitor.js";
 import type { ClusterStatus } from "../../src/cluster/member.js";
@@ -405,6 +406,8 @@ describe("createCauseSummaries over a bucket in memory", () => {
     const clock = { nowMs: T };
     const kv = new MemoryKv(() => clock.nowMs);
     const state = stateOf();
+    // m1 judges (it owns the cause: key)
+    setClusterCauses(state, { judges: true, ready: true, peers: NO_PEERS, firing: new Set() });
     const ours = causeConfigHashOf(state);
     const m1 = member(
       () => state,
@@ -439,6 +442,31 @@ describe("createCauseSummaries over a bucket in memory", () => {
     await step(5_000);
     expect(m1.readies.slice(-5).every((ready) => ready)).toBe(true);
     expect(m1.warnings.filter((w) => w.includes("judge without their part"))).toHaveLength(1);
+    await m1.summaries.stop();
+  });
+
+  it("steps no parent while NATS is away (no bucket): its peers' records cannot be read", async () => {
+    vi.useFakeTimers();
+    const clock = { nowMs: T };
+    const kv = new MemoryKv(() => clock.nowMs);
+    let bucket: MemoryKv | undefined = kv;
+    const state = stateOf();
+    const m1 = member(
+      () => state,
+      () => bucket as MemoryKv, // undefined: NATS is away
+      clock,
+    );
+    m1.start();
+    await kv.put("causes.m2", peerRecord("m2", causeConfigHashOf(state), "B/USD", clock.nowMs));
+    for (let s = 0; s < 2; s++) {
+      clock.nowMs += 1_000;
+      await vi.advanceTimersByTimeAsync(1_000);
+    }
+    expect(m1.readies.at(-1)).toBe(true);
+    bucket = undefined;
+    clock.nowMs += 1_000;
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(m1.readies.at(-1)).toBe(false);
     await m1.summaries.stop();
   });
 
