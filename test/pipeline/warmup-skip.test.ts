@@ -3,15 +3,12 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createEvaluator } from "../../src/domain/evaluator.js";
 import { createMonitorState } from "../../src/domain/monitor.js";
-import { ScaledPrice } from "../../src/domain/price.js";
 import type { RuleConfig } from "../../src/domain/rules/index.js";
-import type { CandleSeries, TargetSpec } from "../../src/domain/types.js";
-import { createEventHub } from "../../src/pipeline/event-hub.js";
+import type { TargetSpec } from "../../src/domain/types.js";
 import { createMonitorRunner, type MonitorRunner } from "../../src/pipeline/monitor-runner.js";
 import { warmupNotes, warmupSkip } from "../../src/pipeline/warmup.js";
-import { createJournal } from "../../src/state/journal.js";
 import { rule } from "../domain/helpers.js";
-import { offchainMonitors, pairPriceClient, runnerDeps } from "./helpers.js";
+import { offchainMonitors, recordingDeps } from "./helpers.js";
 
 const S = 1_000;
 const warmup = { enabled: true, interval: "1min", lookbackMs: 3_600_000 } as const;
@@ -131,27 +128,6 @@ describe("candle requests of the runner", () => {
     vi.useRealTimers();
   });
 
-  /** A runner whose upstream answers prices at once and records the pair of each candle request (no candles). */
-  function start(candleCalls: string[]): MonitorRunner {
-    const price = new ScaledPrice(100n * 10n ** 18n, 18);
-    const client = pairPriceClient(
-      (query) =>
-        Promise.resolve({
-          pairId: query.pair,
-          price,
-          numSources: 5,
-          timestampMs: Date.now(),
-          components: [],
-        }),
-      (query) => {
-        candleCalls.push(query.pair);
-        return Promise.resolve<CandleSeries>({ pairId: query.pair, candles: [] });
-      },
-    );
-    const hub = createEventHub({ journal: createJournal(100), nowMs: Date.now, version: "test" });
-    return createMonitorRunner(runnerDeps(client, hub), createMonitorState());
-  }
-
   const FIRST = [{ pair: "A/USD", periodMs: 1_000 }];
   const ALL = [...FIRST, { pair: "B/USD", periodMs: 1_000 }];
   const owns = (pairs: readonly { pair: string }[]) => (spec: TargetSpec) =>
@@ -166,7 +142,7 @@ describe("candle requests of the runner", () => {
     { path: "takeover", rules: WITH_HOUR, warmed: ["B/USD"] },
   ])("$path, $rules.length windows: candles fetched for $warmed", async ({ path, rules, warmed }) => {
     const candleCalls: string[] = [];
-    runner = start(candleCalls);
+    runner = createMonitorRunner(recordingDeps(candleCalls), createMonitorState());
     if (path === "start") runner.update({ ...offchainMonitors(ALL), warmup }, rules);
     else if (path === "reload") runner.update({ ...offchainMonitors(FIRST), warmup }, rules);
     else {
