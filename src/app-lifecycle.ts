@@ -4,6 +4,7 @@ import type { AppConfig } from "./config/types.js";
 import { resolveOrphanSinkErrors } from "./app-restore.js";
 import { reloadUpstream } from "./upstream-reload.js";
 import { type Daemon, maintenanceOf, requireHub, ruleNames, type StopReport } from "./app-daemon.js";
+import { logWarmupNotes } from "./app-pipeline.js";
 import { checkpoint } from "./app-state.js";
 import { streamClientDeps } from "./app-upstream.js";
 
@@ -57,6 +58,7 @@ export async function reloadApp(app: Daemon, next: AppConfig): Promise<void> {
           logger: app.log("upstream"),
         });
   app.runner?.update(next.monitors, next.rules);
+  logWarmupNotes(app, next);
   app.cluster?.member.refresh();
   app.cluster?.shared.configLoaded();
   if (JSON.stringify(previous.maintenance) !== JSON.stringify(next.maintenance))

@@ -12,6 +12,8 @@ import { clusterSinks, heartbeatSinks } from "./cluster/cluster-sinks.js";
 import { startLogSink } from "./sinks/log-sink.js";
 import { resolveOrphanSinkErrors, stallEndedByRestart } from "./app-restore.js";
 import { adaptationNotes } from "./config/notes.js";
+import type { AppConfig } from "./config/types.js";
+import { warmupNotes } from "./pipeline/warmup.js";
 import type { PragmaClient } from "./upstream/types.js";
 import { type Daemon, requireSilencer, type Restored, selfHealth } from "./app-daemon.js";
 
@@ -130,4 +132,11 @@ export function startPipeline(
   runner.update(config.monitors, config.rules);
   for (const note of adaptationNotes(config.monitors, config.upstream.transport))
     app.log("monitors").info({ note }, "request adapted to upstream rules");
+  logWarmupNotes(app, config);
+}
+
+/** Which targets the config's warm-up leaves unwarmed, and why: one line a reason (at start and on each reload). */
+export function logWarmupNotes(app: Daemon, config: AppConfig): void {
+  for (const note of warmupNotes(config.monitors, config.rules))
+    app.log("monitors").info({ note }, "target history not warmed from candles");
 }

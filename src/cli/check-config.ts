@@ -5,6 +5,7 @@ import { formatMatchers, silenceState } from "../domain/silence.js";
 import { loadConfig } from "../config/load.js";
 import { adaptationNotes } from "../config/notes.js";
 import { problemsOf } from "../config/problems.js";
+import { warmupNotes } from "../pipeline/warmup.js";
 import { configWarnings } from "../config/warnings.js";
 import { CONFIG_FLAGS, CONFIG_FLAGS_USAGE, EX_CONFIG, EX_USAGE, parseConfigArgs } from "./args.js";
 import { synopsis } from "./usage.js";
@@ -22,7 +23,8 @@ export interface CheckConfigIo {
 const USAGE = `${synopsis("check-config", CONFIG_FLAGS, "usage: ")}
 ${CONFIG_FLAGS_USAGE}
 Prints the effective configuration as JSON (secrets redacted) and exits 0, with a "note:" line on
-stderr for each request the daemon adapts to the live server's rules, risky settings as
+stderr for each request the daemon adapts to the live server's rules and for each reason targets are
+not warmed from candles (their count and first ids), risky settings as
 "warning: key: reason", and a "maintenance:" line per maintenance window with its occurrence active now or
 next (in its time zone and UTC); on a problem, lists each as "key: reason" on stderr and exits 78.`;
 
@@ -45,7 +47,8 @@ export function runCheckConfig(argv: readonly string[], io: CheckConfigIo): numb
       ...(args.value.configFile === undefined ? {} : { configFile: args.value.configFile }),
     });
     io.stdout(`${JSON.stringify(loaded.redacted(), null, 2)}\n`);
-    for (const note of adaptationNotes(loaded.config.monitors, loaded.config.upstream.transport))
+    const { monitors, rules, upstream } = loaded.config;
+    for (const note of [...adaptationNotes(monitors, upstream.transport), ...warmupNotes(monitors, rules)])
       io.stderr(`note: ${note}\n`);
     for (const warning of configWarnings(loaded.config))
       io.stderr(`warning: ${warning.key}: ${warning.reason}\n`);

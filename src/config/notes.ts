@@ -28,11 +28,6 @@ export function adaptationNotes(monitors: MonitorsConfig, defaultTransport: Tran
         `${key}: ${m.pair} ${m.aggregation} is polled without components (upstream fails ${m.aggregation} with components: 500), so component_deviation has no data for it`,
       );
     }
-    if (monitors.warmup.enabled && (m.entryType !== "spot" || m.aggregation !== "median")) {
-      notes.push(
-        `${key}: ${m.pair} ${m.entryType} ${m.aggregation} is not warmed from candles (upstream candles are spot medians); its windows fill from its own polls`,
-      );
-    }
   });
   return notes;
 }

@@ -52,7 +52,7 @@ export const monitorsSchema = {
       env: "PM_MONITORS_WARMUP_ENABLED",
     }),
     interval: key<CandleInterval>({
-      doc: "Candle interval used for warm-up: one of the candle views the live server has (10s, 1min, 15min, 1h, 1d). Only spot targets with median aggregation are warmed (candles are spot medians); the others start with an empty history. A candle close stands in for a window's start only within the window tolerance (10 % of the window, at least 2 s): 1min candles serve windows of 10 min and more, 10s candles windows of 100 s and more; shorter windows wait for polled history.",
+      doc: "Candle interval used for warm-up: one of the candle views the live server has (10s, 1min, 15min, 1h, 1d). Only spot targets with median aggregation are warmed (candles are spot medians), and only those with a window a candle close can start: a window reads the newest point at or before its start, at most its tolerance (10 % of the window, at least 2 s) older, so closes serve it only when that tolerance spans the time between two closes: 1min candles serve windows of 10 min and more, 10s candles windows of 100 s and more. The others fetch no candles and start with an empty history their own data fills (so with the shipped 10 s and 1 min windows no target is warmed); check-config and the log at start and reload name them, one line a reason.",
       format: "pm-candle-interval",
       default: "1min",
       env: "PM_MONITORS_WARMUP_INTERVAL",

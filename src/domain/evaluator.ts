@@ -112,6 +112,8 @@ export interface TargetRules extends ResolvedRules {
   readonly slots: readonly RuleSlot[];
   /** History the target needs: the longest window of the enabled rules that keep one for its kind (0 = none). */
   readonly retainMs: number;
+  /** The windows of the slots' rules that read the target's history (vs retainMs: a rule whose pairs filter leaves the target out keeps history, reads none). */
+  readonly windowsMs: readonly number[];
 }
 
 /** An evaluator for `rules` (the monitor state builds one whenever it is handed another rules array: a config load or reload). */
@@ -128,7 +130,9 @@ export function createEvaluator(rules: readonly RuleConfig[], options: Evaluator
     const known = perTarget.get(spec.id);
     if (known?.spec === spec) return known;
     const retainMs = enabled.reduce((ms, rule) => Math.max(ms, definitionOf(rule).historyMs(rule, spec)), 0);
-    const built = { owner: perTarget, spec, slots: buildSlots(active, spec), retainMs };
+    const slots = buildSlots(active, spec);
+    const windowsMs = slots.map((s) => s.definition.historyMs(s.rule, spec)).filter((ms) => ms > 0);
+    const built = { owner: perTarget, spec, slots, retainMs, windowsMs };
     perTarget.set(spec.id, built);
     return built;
   };

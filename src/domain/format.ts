@@ -51,3 +51,10 @@ export function numberToDecimalString(value: number): string | null {
 export function formatDurationMs(durationMs: number): string {
   return `${trimNumber(durationMs / 1000, 1)}s`;
 }
+
+/** `a, b, c and 4 more`: at most `maxNames` names (at least one), so a line stays bounded whatever the config. */
+export function listNames(names: readonly string[], maxNames: number): string {
+  const shown = names.slice(0, Math.max(1, maxNames)).join(", ");
+  const more = names.length - Math.max(1, maxNames);
+  return more > 0 ? `${shown} and ${more} more` : shown;
+}

@@ -12,7 +12,7 @@ import {
 import { inhibitorsByTarget, inhibitorsOf, pendingAlertsOf, type PendingAlert } from "./alert-view.js";
 import { summarizeCauses, type CauseSummary, type ClusterCauses } from "./cause-summary.js";
 import { evaluateCauses } from "./causes.js";
-import { createEvaluator, type Evaluator } from "./evaluator.js";
+import { createEvaluator, type Evaluator, type TargetRules } from "./evaluator.js";
 import type { AlertLabels, AlertPayload } from "./events.js";
 import { createTargetRegistry, ensureTarget, removeTarget, type TargetRegistry } from "./monitor-targets.js";
 import type { Observation } from "./observation.js";
@@ -181,6 +181,15 @@ export function historyReachesBack(
   if (history === null || history === undefined || history.size === 0) return false;
   if (nowMs - history.timeAt(history.size - 1) > maxGapMs) return false;
   return history.indexAtOrBefore(nowMs - Math.min(history.retainMs, spanMs)) >= 0;
+}
+
+/** The slots, windows and history retention of `spec` under `rules` (the evaluator's own, built once per rules array). */
+export function targetRulesOf(
+  state: MonitorState,
+  rules: readonly RuleConfig[],
+  spec: TargetSpec,
+): TargetRules {
+  return evaluatorFor(state, rules).rulesFor(spec);
 }
 
 /** Time-driven work with no new data: pending→firing after `for`, repeat reminders, staleness growing, hold-down expiry. Called ~every second. */

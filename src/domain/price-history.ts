@@ -4,6 +4,11 @@ import { ScaledPrice } from "./price.js";
 /** Points a history holds at most; spacing between kept points grows with the window so the ring covers it. */
 export const HISTORY_CAPACITY = 1024;
 
+/** The least time between two points a history of `capacity` points keeps when it retains `retainMs`. */
+export function minSpacingMsFor(retainMs: number, capacity = HISTORY_CAPACITY): number {
+  return retainMs / (Math.max(4, capacity) - 2);
+}
+
 /** One historical price at a time (ms since the epoch). */
 export interface PricePoint {
   readonly atMs: number;
@@ -186,7 +191,7 @@ export class PriceHistory {
 
   /** The least time between two kept points (a thinner history for a longer retention). */
   get minSpacingMs(): number {
-    return this.#retainMs / (this.capacity - 2);
+    return minSpacingMsFor(this.#retainMs, this.capacity);
   }
 
   // Keep exactly one point at or before the cutoff: it is the reference of the longest window.

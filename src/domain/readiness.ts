@@ -1,4 +1,5 @@
 // The readiness decision of /readyz: a pure function of a small status record (listening, targets' last outcomes, sinks' health).
+import { listNames } from "./format.js";
 
 /** What a target's polls have shown so far. */
 export type TargetHealth =
@@ -91,13 +92,6 @@ function describeSink(sink: SinkReadiness): string {
   if (sink.consecutiveFailures > 0) parts.push(`${sink.consecutiveFailures} consecutive failed deliveries`);
   if (sink.lastError !== null) parts.push(`last error: ${sink.lastError}`);
   return parts.join(", ");
-}
-
-/** `a, b, c and 4 more`: at most `maxNames` names, so a reason stays bounded whatever the config. */
-function listNames(names: readonly string[], maxNames: number): string {
-  const shown = names.slice(0, Math.max(1, maxNames)).join(", ");
-  const more = names.length - Math.max(1, maxNames);
-  return more > 0 ? `${shown} and ${more} more` : shown;
 }
 
 /**

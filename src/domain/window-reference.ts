@@ -1,6 +1,6 @@
 // The reference point of a windowed rule: the history point at or just before now − window, close enough to judge.
 import { formatWindowMs } from "./format.js";
-import type { PriceHistory } from "./price-history.js";
+import { minSpacingMsFor, type PriceHistory } from "./price-history.js";
 
 /**
  * The least tolerance, whatever the window: prices are polled about every second with jitter and the
@@ -16,8 +16,26 @@ export const MIN_WINDOW_TOLERANCE_MS = 2_000;
  * window on the same target thins the history; a tolerance below its resolution would drop verdicts at
  * random). Anything older, such as a warm-up candle 29 s old for a 10 s window, is no verdict yet.
  */
-export function windowToleranceMs(windowMs: number, history: PriceHistory): number {
+export function windowToleranceMs(windowMs: number, history: Pick<PriceHistory, "minSpacingMs">): number {
   return Math.max(windowMs / 10, MIN_WINDOW_TOLERANCE_MS, history.minSpacingMs);
+}
+
+/**
+ * Whether the closes of `bucketMs` candles stand in for the start of one of `windowsMs`, on a history retaining
+ * `retainMs`, wherever they cover it. A window reads the newest point at or before its start (windowReferenceIndex:
+ * one-sided, not the nearest), so between two closes the history keeps (a bucket apart, or the least multiple of a
+ * bucket its point spacing lets in) that point is up to their spacing old: only a window whose tolerance reaches the
+ * spacing is served throughout (1min closes: windows of 10 min and more). A shorter one would get a verdict only in
+ * its tolerance's share of each spacing (a 60 s window: 6 s of each minute) until its own polls cover it.
+ */
+export function candlesServeAWindow(
+  windowsMs: readonly number[],
+  retainMs: number,
+  bucketMs: number,
+): boolean {
+  const history = { minSpacingMs: minSpacingMsFor(retainMs) };
+  const keptSpacingMs = bucketMs * Math.max(1, Math.ceil(history.minSpacingMs / bucketMs));
+  return windowsMs.some((windowMs) => windowToleranceMs(windowMs, history) >= keptSpacingMs);
 }
 
 /**

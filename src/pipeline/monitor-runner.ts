@@ -10,6 +10,7 @@ import {
   releaseAlertState,
   retainTargets,
   setClusterCauses,
+  targetRulesOf,
   tick,
   type MonitorState,
   type PersistedAlertState,
@@ -17,7 +18,7 @@ import {
 import type { PricePoint } from "../domain/price-history.js";
 import type { TargetReadiness } from "../domain/readiness.js";
 import { NO_PEERS, type PeerCauses } from "../domain/cause-summary.js";
-import { definitionOf, type RuleConfig } from "../domain/rules/index.js";
+import type { RuleConfig } from "../domain/rules/index.js";
 import type { TargetSpec } from "../domain/types.js";
 import type { Metrics } from "../metrics.js";
 import { coalescingClock, type PollClock } from "./coalescing-clock.js";
@@ -35,7 +36,7 @@ import { streamHooks, updateStreams } from "./streamed-targets.js";
 import { endpointOf, planTargets, type TargetPlan } from "./targets.js";
 import { reconfigureStream, startTransport, stopTransport, switchTransport } from "./transport-switch.js";
 import { joinTargetReports, targetFacts, type TargetReport } from "./target-report.js";
-import { canWarmUp, taskGate, warmUpHistory, WARMUP_CONCURRENCY, type WarmupPoint } from "./warmup.js";
+import { taskGate, warmUpHistory, warmupSkip, WARMUP_CONCURRENCY, type WarmupPoint } from "./warmup.js";
 
 export type { MonitorRunnerDeps } from "./runner.js";
 
@@ -278,13 +279,16 @@ function holdWarmups(runner: Runner, target: RunningTarget): void {
   target.subscription.add(clock.schedule(() => releaseWarmupHold(runner, period), periodMs));
 }
 
-/** Fill an off-chain target's history from candles when warm-up is on and a rule keeps history for it. */
+/**
+ * Fill an off-chain target's history from candles when warm-up is on and a window of its rules can start at a candle
+ * close (warmupSkip; else it starts as a perp target does, with an empty history its own data fills).
+ */
 function warmUp(runner: Runner, target: RunningTarget): void {
   const { deps } = runner;
   const spec = target.plan.spec;
   const warmup = runner.monitors?.warmup;
-  if (spec.kind !== "offchain" || !canWarmUp(spec) || warmup?.enabled !== true) return;
-  if (!runner.rules.some((rule) => definitionOf(rule).historyMs(rule, spec) > 0)) return;
+  if (spec.kind !== "offchain" || warmup?.enabled !== true) return;
+  if (warmupSkip(spec, targetRulesOf(runner.state, runner.rules, spec), warmup.interval) !== null) return;
   const asOfMs = deps.nowMs();
   // no first poll waits behind candle requests (10 000 candles a body, slow to serve and to decode): a warm-up
   // starts once no hold is left (holdWarmups); a target stopped meanwhile fetches nothing, nor one whose history

@@ -1,8 +1,14 @@
 // Warms a target's price history from candlesticks at start, so windowed rules work from the first minute.
+import type { MonitorsConfig } from "../config/types.js";
+import { createEvaluator, type TargetRules } from "../domain/evaluator.js";
+import { formatWindowMs, listNames } from "../domain/format.js";
+import type { RuleConfig } from "../domain/rules/index.js";
 import type { CandleSeries, Interval, TargetSpec } from "../domain/types.js";
 import { INTERVAL_MS } from "../domain/types.js";
 import type { ScaledPrice } from "../domain/price.js";
+import { candlesServeAWindow } from "../domain/window-reference.js";
 import type { PragmaClient } from "../upstream/types.js";
+import { planTargets } from "./targets.js";
 
 /** A past price point: the close of a candle, at the end of its bucket. */
 export interface WarmupPoint {
@@ -40,6 +46,69 @@ export function warmupSinceMs(interval: Interval, lookbackMs: number, nowMs: num
  */
 export function canWarmUp(spec: Extract<TargetSpec, { kind: "offchain" }>): boolean {
   return spec.entryType === "spot" && spec.aggregation === "median";
+}
+
+/**
+ * Why candles of `interval` would not warm an off-chain target's history under its rules (the evaluator's, so the
+ * windows and retention its detectors judge with), or null when they would: it is not a spot median (canWarmUp),
+ * no rule reads a window of its history, or no window can start at a candle close (candlesServeAWindow: a start,
+ * reload or cluster adoption would fetch and decode a body whose closes no verdict can use).
+ */
+export function warmupSkip(
+  spec: Extract<TargetSpec, { kind: "offchain" }>,
+  rules: Pick<TargetRules, "windowsMs" | "retainMs">,
+  interval: Interval,
+): WarmupSkip | null {
+  if (!canWarmUp(spec)) return "not_spot_median";
+  if (rules.windowsMs.length === 0) return "no_window";
+  return candlesServeAWindow(rules.windowsMs, rules.retainMs, INTERVAL_MS[interval])
+    ? null
+    : "windows_too_short";
+}
+
+/** Why a target is not warmed from candles (warmupSkip). */
+export type WarmupSkip = "not_spot_median" | "no_window" | "windows_too_short";
+
+/** Names a note lists of its targets before it says "and N more". */
+const NOTE_MAX_TARGETS = 5;
+
+/**
+ * One line per reason the off-chain targets of `monitors` are not warmed from candles under `rules` (warmupSkip), with
+ * their count and first ids: what check-config prints and the daemon logs at start and reload (none when warm-up is off).
+ */
+export function warmupNotes(monitors: MonitorsConfig, rules: readonly RuleConfig[]): string[] {
+  if (!monitors.warmup.enabled) return [];
+  const { interval } = monitors.warmup;
+  const evaluator = createEvaluator(rules);
+  const idsByReason = new Map<string, string[]>();
+  for (const { spec } of planTargets(monitors)) {
+    if (spec.kind !== "offchain") continue;
+    const targetRules = evaluator.rulesFor(spec);
+    const skip = warmupSkip(spec, targetRules, interval);
+    if (skip === null) continue;
+    const reason = describeSkip(skip, targetRules.windowsMs);
+    const ids = idsByReason.get(reason) ?? [];
+    ids.push(spec.id);
+    idsByReason.set(reason, ids);
+  }
+  return [...idsByReason].map(
+    ([reason, ids]) =>
+      `${ids.length} off-chain target(s) not warmed from ${interval} candles (${reason}); their history fills from their own data: ${listNames(ids, NOTE_MAX_TARGETS)}`,
+  );
+}
+
+// Why, in words (the windows named: targets with other windows are another group).
+function describeSkip(skip: WarmupSkip, windowsMs: readonly number[]): string {
+  switch (skip) {
+    case "not_spot_median":
+      return "upstream candles are spot medians, these targets are not";
+    case "no_window":
+      return "no enabled rule reads a window of their price history";
+    case "windows_too_short": {
+      const windows = [...new Set(windowsMs)].sort((a, b) => a - b).map(formatWindowMs);
+      return `no window of their rules (${windows.join(", ")}) can start at a candle close: a close stands in for a window's start only when the window's tolerance (10 % of it, at least 2 s) spans the time between two closes`;
+    }
+  }
 }
 
 /** Fetch the candlesticks of a spot median target (see canWarmUp) and turn them into history points. */

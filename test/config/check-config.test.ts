@@ -30,8 +30,9 @@ describe("check-config", () => {
     expect(config.server).toMatchObject({ port: 0, token: "[redacted]" });
     expect(config.log.level).toBe("debug");
     expect(result.stdout).not.toContain("s3cret-token");
+    // the last line (the shipped windows' warm-up note comes before it)
     expect(result.stderr).toMatch(
-      /^configuration OK \(defaults < .*default\.json < env \(PM_SERVER_TOKEN\) < flags/,
+      /^configuration OK \(defaults < .*default\.json < env \(PM_SERVER_TOKEN\) < flags.*\n$/m,
     );
   });
 
@@ -207,9 +208,23 @@ describe("check-config and the live server's stricter rules", () => {
     expect(result.stderr).toContain(
       "note: monitors.offchain[0]: BTC/USD twap is polled without components (upstream fails twap with components: 500)",
     );
-    expect(result.stderr).toContain(
-      "note: monitors.offchain[1]: BTC/USD future median is not warmed from candles",
+    // one line for both: the twap and the future target are not spot medians
+    expect(result.stderr).toMatch(
+      /^note: 2 off-chain target\(s\) not warmed from 15min candles \(upstream candles are spot medians, these targets are not\); their history fills from their own data: offchain:BTC\/USD:spot:twap:1h, offchain:BTC\/USD:future:median:\S+$/m,
     );
+  });
+
+  it("says in one line that the shipped windows leave the shipped targets unwarmed, and nothing once a window is long enough", () => {
+    const shipped = run(["--set", "server.port=0"]);
+    expect(shipped.code).toBe(0);
+    const notes = shipped.stderr.split("\n").filter((line) => line.includes("not warmed"));
+    expect(notes).toEqual([
+      "note: 4 off-chain target(s) not warmed from 1min candles (no window of their rules (10s, 1min) can start at a candle close: a close stands in for a window's start only when the window's tolerance (10 % of it, at least 2 s) spans the time between two closes); their history fills from their own data: offchain:BTC/USD:spot:median:1s, offchain:ETH/USD:spot:median:1s, offchain:SOL/USD:spot:median:1s, offchain:STRK/USD:spot:median:1s",
+    ]);
+    const rules = JSON.stringify([{ kind: "price_change", windowMs: 600_000, threshold: 0.05 }]);
+    const long = run(["--set", "server.port=0", "--set", `rules=${rules}`]);
+    expect(long.code).toBe(0);
+    expect(long.stderr).not.toContain("not warmed");
   });
 
   it("says why each monitor that asks to stream is polled instead, and nothing for those that stream", () => {

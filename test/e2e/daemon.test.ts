@@ -23,9 +23,9 @@ const SECRET = "e2e-webhook-secret-0123456789";
 const DRAIN_MS = 2_000;
 const ALERT_TIMEOUT_MS = 8_000;
 /**
- * The rule's 10 s window needs 10 s of polled prices before it gives a verdict (a warm-up candle up to a
- * minute old is no reference for it), so a spike is injected, and a resolve after a restart awaited,
- * only once that much history can exist.
+ * The rule's 10 s window needs 10 s of polled prices before it gives a verdict (no candle close can start
+ * it, so its target is not warmed), so a spike is injected, and a resolve after a restart awaited, only
+ * once that much history can exist.
  */
 const WINDOW_HISTORY_MS = 10_500;
 /** Tests that wait for the window's history once or twice. */

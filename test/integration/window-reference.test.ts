@@ -1,6 +1,6 @@
 // A windowed rule right after start, with candle warm-up on: judged against polled prices near the window's start, never a stale candle.
-import { afterEach, expect, it } from "vitest";
-import { startTestApp, type TestApp } from "./harness.js";
+import { afterEach, expect, it, vi } from "vitest";
+import { http, startTestApp, type TestApp } from "./harness.js";
 
 const PAIR = "STRK/USD";
 const WINDOW_MS = 3_000;
@@ -20,7 +20,12 @@ it("a spike right after start is measured against a polled price near now − wi
       // 1 min candles: their closes are up to a minute older than now − 3 s
       warmup: { enabled: true, interval: "1min", lookbackMs: 600_000 },
     },
-    rules: [{ kind: "price_change", windowMs: WINDOW_MS, threshold: 0.03 }],
+    rules: [
+      { kind: "price_change", windowMs: WINDOW_MS, threshold: 0.03 },
+      // a window 1min closes can start (tolerance 60 s), so the target is warmed; it keeps the 3 s window's
+      // tolerance at the 2 s floor (points 0.6 s apart) and never fires here
+      { kind: "price_change", id: "price_change_10min", windowMs: 600_000, threshold: 0.5 },
+    ],
   }));
   await t.waitForEvent(
     (e) => e.type === "price" && e.tick.pair === PAIR && Date.parse(e.tick.observedAt) >= t.startedAtMs + 500,
@@ -39,5 +44,13 @@ it("a spike right after start is measured against a polled price near now − wi
     spanS === 3
       ? /^STRK\/USD moved \+\d+\.\d\d% in 3s \(threshold 3%\)$/
       : new RegExp(`in ${spanS}s \\(window 3s, threshold 3%\\)$`),
+  );
+  // the target was warmed: candle closes were in the history the 3 s window had to look past
+  await vi.waitFor(
+    async () =>
+      expect((await http("GET", `${t.httpUrl}/metrics`)).text).toMatch(
+        /pragma_monitor_upstream_requests_total\{endpoint="candlestick",status="200"\} [1-9]/,
+      ),
+    { timeout: 5_000, interval: 100 },
   );
 });

@@ -2,8 +2,11 @@
 import { pino } from "pino";
 import { Registry } from "prom-client";
 import type { MonitorsConfig } from "../../src/config/types.js";
+import { ScaledPrice } from "../../src/domain/price.js";
+import type { CandleSeries } from "../../src/domain/types.js";
 import { createMetrics } from "../../src/metrics.js";
-import type { EventHub } from "../../src/pipeline/event-hub.js";
+import { createEventHub, type EventHub } from "../../src/pipeline/event-hub.js";
+import { createJournal } from "../../src/state/journal.js";
 import type { MonitorRunnerDeps } from "../../src/pipeline/monitor-runner.js";
 import type { PragmaClient } from "../../src/upstream/types.js";
 
@@ -107,4 +110,19 @@ export function runnerDeps(
     random,
     pollTimeoutMs: 500,
   };
+}
+
+/** Runner deps whose client answers every pair's price (100) at once and records each candle request's pair (no candles). */
+export function recordingDeps(candleCalls: string[]): MonitorRunnerDeps {
+  const price = new ScaledPrice(100n * 10n ** 18n, 18);
+  const client = pairPriceClient(
+    (query) =>
+      Promise.resolve({ pairId: query.pair, price, numSources: 5, timestampMs: Date.now(), components: [] }),
+    (query) => {
+      candleCalls.push(query.pair);
+      return Promise.resolve<CandleSeries>({ pairId: query.pair, candles: [] });
+    },
+  );
+  const hub = createEventHub({ journal: createJournal(100), nowMs: Date.now, version: "test" });
+  return runnerDeps(client, hub);
 }

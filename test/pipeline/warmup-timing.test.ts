@@ -7,17 +7,10 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createMonitorState } from "../../src/domain/monitor.js";
 import { ScaledPrice } from "../../src/domain/price.js";
 import type { PricePoint } from "../../src/domain/price-history.js";
-import type { CandleSeries } from "../../src/domain/types.js";
-import { createEventHub } from "../../src/pipeline/event-hub.js";
-import {
-  createMonitorRunner,
-  type MonitorRunner,
-  type MonitorRunnerDeps,
-} from "../../src/pipeline/monitor-runner.js";
-import { createJournal } from "../../src/state/journal.js";
+import { createMonitorRunner, type MonitorRunner } from "../../src/pipeline/monitor-runner.js";
 import type { StreamSignal } from "../../src/upstream/multi-stream-client.js";
 import { rule } from "../domain/helpers.js";
-import { offchainMonitors, pairPriceClient, runnerDeps } from "./helpers.js";
+import { offchainMonitors, recordingDeps } from "./helpers.js";
 
 const WINDOW_MS = 600_000;
 const price = new ScaledPrice(100n * 10n ** 18n, 18);
@@ -31,20 +24,6 @@ function handedOver(spanMs: number): PricePoint[] {
     atMs: nowMs - spanMs + i * 10_000,
     price,
   }));
-}
-
-/** Runner deps whose client answers every pair's price at once and records each candle request (no candles). */
-function recordingDeps(candleCalls: string[]): MonitorRunnerDeps {
-  const client = pairPriceClient(
-    (query) =>
-      Promise.resolve({ pairId: query.pair, price, numSources: 5, timestampMs: Date.now(), components: [] }),
-    (query) => {
-      candleCalls.push(query.pair);
-      return Promise.resolve<CandleSeries>({ pairId: query.pair, candles: [] });
-    },
-  );
-  const hub = createEventHub({ journal: createJournal(100), nowMs: Date.now, version: "test" });
-  return runnerDeps(client, hub);
 }
 
 /** A stream that never connects nor delivers: its targets have no first data. */

@@ -1,0 +1,160 @@
+// A target none of whose windows can start at a candle close fetches no candles (start, reload, takeover) and is named
+// once, grouped, in the warm-up notes; a target with such a window is still warmed.
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { createEvaluator } from "../../src/domain/evaluator.js";
+import { createMonitorState } from "../../src/domain/monitor.js";
+import type { RuleConfig } from "../../src/domain/rules/index.js";
+import type { TargetSpec } from "../../src/domain/types.js";
+import { createMonitorRunner, type MonitorRunner } from "../../src/pipeline/monitor-runner.js";
+import { warmupNotes, warmupSkip } from "../../src/pipeline/warmup.js";
+import { rule } from "../domain/helpers.js";
+import { offchainMonitors, recordingDeps } from "./helpers.js";
+
+const S = 1_000;
+const warmup = { enabled: true, interval: "1min", lookbackMs: 3_600_000 } as const;
+const change = (id: string, windowMs: number, pairs: readonly string[] = []): RuleConfig =>
+  rule("price_change", { market: "offchain", windowMs }, { id, threshold: 0.02, pairs });
+/** The shipped price windows (config/default.json): 10 s and 1 min. */
+const SHIPPED = [change("price_change_10s", 10 * S), change("price_change_1min", 60 * S)];
+const WITH_HOUR = [...SHIPPED, change("price_change_1h", 3_600 * S)];
+
+function offchain(pair: string, fields: Partial<Extract<TargetSpec, { kind: "offchain" }>> = {}) {
+  return {
+    kind: "offchain" as const,
+    id: `offchain:${pair}`,
+    pair,
+    entryType: "spot" as const,
+    aggregation: "median" as const,
+    interval: "1s" as const,
+    expiry: null,
+    ...fields,
+  };
+}
+
+describe("warmupSkip", () => {
+  it.each([
+    {
+      name: "shipped windows on 1min candles",
+      spec: offchain("BTC/USD"),
+      rules: SHIPPED,
+      skip: "windows_too_short",
+    },
+    { name: "with a 1 h window", spec: offchain("BTC/USD"), rules: WITH_HOUR, skip: null },
+    {
+      name: "a perp target",
+      spec: offchain("BTC/USD", { entryType: "perp" }),
+      rules: WITH_HOUR,
+      skip: "not_spot_median",
+    },
+    {
+      name: "a twap target",
+      spec: offchain("BTC/USD", { aggregation: "twap" }),
+      rules: WITH_HOUR,
+      skip: "not_spot_median",
+    },
+    {
+      name: "no windowed rule",
+      spec: offchain("BTC/USD"),
+      rules: [rule("stale_price", { market: "offchain" }, { threshold: 30_000 })],
+      skip: "no_window",
+    },
+    {
+      name: "the 1 h window is for another pair",
+      spec: offchain("BTC/USD"),
+      rules: [...SHIPPED, change("price_change_1h", 3_600 * S, ["ETH/USD"])],
+      skip: "windows_too_short",
+    },
+    {
+      name: "the 1 h window is for this pair",
+      spec: offchain("ETH/USD"),
+      rules: [...SHIPPED, change("price_change_1h", 3_600 * S, ["ETH/USD"])],
+      skip: null,
+    },
+    {
+      name: "the 1 h window is disabled",
+      spec: offchain("BTC/USD"),
+      rules: [...SHIPPED, { ...change("price_change_1h", 3_600 * S), enabled: false }],
+      skip: "windows_too_short",
+    },
+  ])("$name: $skip", ({ spec, rules, skip }) => {
+    expect(warmupSkip(spec, createEvaluator(rules).rulesFor(spec), "1min")).toBe(skip);
+  });
+
+  it("a 10s candle interval serves a 100 s window, not a 99 s one", () => {
+    const spec = offchain("BTC/USD");
+    const at = (windowMs: number) => createEvaluator([change("c", windowMs)]).rulesFor(spec);
+    expect(warmupSkip(spec, at(100 * S), "10s")).toBeNull();
+    expect(warmupSkip(spec, at(99 * S), "10s")).toBe("windows_too_short");
+  });
+});
+
+describe("warmupNotes", () => {
+  const pairs = (count: number) =>
+    Array.from({ length: count }, (_, i) => ({ pair: `P${i}/USD`, periodMs: 1_000 }));
+
+  it("names 500 targets of the shipped windows in one line, with their count", () => {
+    expect(warmupNotes({ ...offchainMonitors(pairs(500)), warmup }, SHIPPED)).toEqual([
+      "500 off-chain target(s) not warmed from 1min candles (no window of their rules (10s, 1min) can start at a " +
+        "candle close: a close stands in for a window's start only when the window's tolerance (10 % of it, at least " +
+        "2 s) spans the time between two closes); their history fills from their own data: " +
+        "offchain:P0/USD:spot:median:1s, offchain:P1/USD:spot:median:1s, offchain:P2/USD:spot:median:1s, " +
+        "offchain:P3/USD:spot:median:1s, offchain:P4/USD:spot:median:1s and 495 more",
+    ]);
+  });
+
+  it("one line per reason; nothing for warmed targets, nor when warm-up is off", () => {
+    const monitors = offchainMonitors(pairs(3));
+    const perp = { ...monitors.offchain[0]!, entryType: "perp" as const };
+    const rules = [...SHIPPED, change("price_change_1h", 3_600 * S, ["P2/USD"])];
+    const notes = warmupNotes({ ...monitors, offchain: [...monitors.offchain, perp], warmup }, rules);
+    expect(notes).toHaveLength(2);
+    expect(notes[0]).toMatch(
+      /^2 off-chain target\(s\) not warmed from 1min candles \(no window of their rules \(10s, 1min\)/,
+    );
+    expect(notes[0]).toMatch(/: offchain:P0\/USD:spot:median:1s, offchain:P1\/USD:spot:median:1s$/);
+    expect(notes[1]).toBe(
+      "1 off-chain target(s) not warmed from 1min candles (upstream candles are spot medians, these targets are not); " +
+        "their history fills from their own data: offchain:P0/USD:perp:median:1s",
+    );
+    expect(warmupNotes({ ...monitors, warmup: { ...warmup, enabled: false } }, rules)).toEqual([]);
+  });
+});
+
+describe("candle requests of the runner", () => {
+  let runner: MonitorRunner | undefined;
+  beforeEach(() => vi.useFakeTimers({ now: Date.UTC(2026, 10, 27, 12) }));
+  afterEach(() => {
+    runner?.stop();
+    vi.useRealTimers();
+  });
+
+  const FIRST = [{ pair: "A/USD", periodMs: 1_000 }];
+  const ALL = [...FIRST, { pair: "B/USD", periodMs: 1_000 }];
+  const owns = (pairs: readonly { pair: string }[]) => (spec: TargetSpec) =>
+    "pair" in spec && pairs.some((m) => m.pair === spec.pair);
+
+  it.each([
+    { path: "start", rules: SHIPPED, warmed: [] },
+    { path: "start", rules: WITH_HOUR, warmed: ["A/USD", "B/USD"] },
+    { path: "reload", rules: SHIPPED, warmed: [] },
+    { path: "reload", rules: WITH_HOUR, warmed: ["B/USD"] },
+    { path: "takeover", rules: SHIPPED, warmed: [] },
+    { path: "takeover", rules: WITH_HOUR, warmed: ["B/USD"] },
+  ])("$path, $rules.length windows: candles fetched for $warmed", async ({ path, rules, warmed }) => {
+    const candleCalls: string[] = [];
+    runner = createMonitorRunner(recordingDeps(candleCalls), createMonitorState());
+    if (path === "start") runner.update({ ...offchainMonitors(ALL), warmup }, rules);
+    else if (path === "reload") runner.update({ ...offchainMonitors(FIRST), warmup }, rules);
+    else {
+      runner.restrict(owns(FIRST), false);
+      runner.update({ ...offchainMonitors(ALL), warmup }, rules);
+    }
+    await vi.advanceTimersByTimeAsync(5_000);
+    const before = candleCalls.length;
+    if (path === "reload") runner.update({ ...offchainMonitors(ALL), warmup }, rules);
+    if (path === "takeover") runner.restrict(owns(ALL), false);
+    await vi.advanceTimersByTimeAsync(5_000);
+    // the targets started in the phase: both at start, B/USD on reload and takeover
+    expect(candleCalls.slice(path === "start" ? 0 : before).sort()).toEqual(warmed);
+  });
+});
