@@ -20,7 +20,7 @@ import { planTargets, type TargetPlan } from "../pipeline/targets.js";
 import { candlesToHistory, warmupSinceMs } from "../pipeline/warmup.js";
 import type { RecordLine, RecordLineOf } from "../record/format.js";
 import { createJournal } from "../state/journal.js";
-import { decodeCandleSeriesSinceBody } from "../upstream/candlestick.js";
+import { decodeCandleSeriesBody } from "../upstream/candlestick.js";
 import { decodeStreamEvent } from "../upstream/multi-stream.js";
 import { VERSION } from "../version.js";
 import type { Interval } from "../domain/types.js";
@@ -336,7 +336,7 @@ function replayWarmup(replay: Replay, line: RecordLineOf<"warmup">, at: LineOrig
     const interval = line.interval as Interval;
     // bounded as the daemon's read was, so both keep the same candles of any body
     const sinceMs = warmupSinceMs(interval, line.lookbackMs, line.asOfMs);
-    const series = decodeCandleSeriesSinceBody(response.body, sinceMs);
+    const series = decodeCandleSeriesBody(response.body, undefined, sinceMs);
     const points = candlesToHistory(series, interval, line.lookbackMs, line.asOfMs);
     const observation = { kind: "history" as const, target: plan.spec, points, source: "candles" as const };
     publish(replay, observe(replay.state, observation, replay.config.rules, line.atMs));

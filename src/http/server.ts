@@ -37,10 +37,15 @@ export interface HttpServerOptions {
  * pipelined requests eagerly but stops reading a socket whose unsent responses pass its high-water mark
  * (a client that does not read its answers is not read from), so each handler must answer without awaiting
  * per-request work: hence the shared /metrics render (before it, each pipelined scrape rendered the whole
- * registry and waited, and 4 × 20 000 of them froze the loop for 34 s). A connection is closed after
- * `maxRequestsPerSocket` requests (Node answers the rest 503 and drops them), or as soon as more than
- * `maxWaitingPerSocket` of its requests wait for an answer (pipelined scrapes); headers must arrive within
- * `headersTimeoutMs`, the whole request within `requestTimeoutMs`.
+ * registry and waited, and 4 × 20 000 of them froze the loop for 34 s). A connection's `maxRequestsPerSocket`-th
+ * answer says `Connection: close` and the connection closes once it is written (HTTP/1.0 keep-alive too, which
+ * node's own count skips); requests pipelined past it are not answered (a client retries those on a new connection). Node alone only sets that header: it kept the socket until
+ * keep-alive ended (6 s) and answered further requests 503, each restarting that timer, so a client ignoring the
+ * header held the connection for as long as it sent one every few seconds. One that pipelined far past the limit
+ * (unread requests left at the close) may lose some of its last answers to the reset. A connection is also closed as
+ * soon as more than `maxWaitingPerSocket` of its requests wait for an answer (pipelined scrapes); headers must arrive
+ * within `headersTimeoutMs`, the whole request within `requestTimeoutMs`, checked every `timeoutCheckMs` (node's
+ * default check, every 30 s, let a silent connection live 30 s, not 10).
  */
 export const HTTP_LIMITS = {
   maxRequestsPerSocket: 1_000,
@@ -48,6 +53,8 @@ export const HTTP_LIMITS = {
   maxWaitingPerSocket: 32,
   headersTimeoutMs: 10_000,
   requestTimeoutMs: 30_000,
+  /** How often the two timeouts above are checked: they hold to within this. */
+  timeoutCheckMs: 1_000,
   // short keep-alive so shutdown is not held up by idle scrapers
   keepAliveTimeoutMs: 5_000,
   /** Scrapes within this long share one render: a /metrics flood costs one render per second, not one per request. */
@@ -79,19 +86,26 @@ export function createHttpServer(options: HttpServerOptions): Server {
   });
   /** Requests of each connection whose answer is still being prepared (pipelined scrapes). */
   const waitingBySocket = new WeakMap<Socket, number>();
+  /** Requests each connection made so far: its maxRequestsPerSocket-th answer is its last. */
+  const requestsBySocket = new WeakMap<Socket, number>();
   const server = createServer(
     {
       headersTimeout: HTTP_LIMITS.headersTimeoutMs,
       requestTimeout: HTTP_LIMITS.requestTimeoutMs,
+      connectionsCheckingInterval: HTTP_LIMITS.timeoutCheckMs,
       keepAliveTimeout: HTTP_LIMITS.keepAliveTimeoutMs,
     },
     (request, response) => {
+      const { socket } = request;
+      const requests = (requestsBySocket.get(socket) ?? 0) + 1;
+      requestsBySocket.set(socket, requests);
+      // the connection closes once this answer is written (node alone would only say so in the header)
+      if (requests >= HTTP_LIMITS.maxRequestsPerSocket) response.setHeader("Connection", "close");
       if (!options.access.hostAllowed(request)) {
         options.metrics.httpRejected.inc({ reason: "host" });
         refusedHosts.note({ host: request.headers.host, remote: request.socket.remoteAddress });
         return sendJson(response, 403, { error: "forbidden_host", message: "Host header not allowed" });
       }
-      const { socket } = request;
       // the rest of a pipelined chunk still parsed after we closed its connection: nobody to answer
       if (socket.destroyed) return;
       const waiting = waitingBySocket.get(socket) ?? 0;
@@ -115,6 +129,7 @@ export function createHttpServer(options: HttpServerOptions): Server {
       void answered.finally(() => waitingBySocket.set(socket, (waitingBySocket.get(socket) ?? 1) - 1));
     },
   );
+  // node then runs no handler for the HTTP/1.1 requests pipelined past the limit (its 503s for them are never sent)
   server.maxRequestsPerSocket = HTTP_LIMITS.maxRequestsPerSocket;
   server.maxConnections = options.maxConnections;
   // node closes the socket itself; count it and say so, once per burst

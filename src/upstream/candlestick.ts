@@ -2,7 +2,6 @@
 import type { Candle, CandleSeries } from "../domain/types.js";
 import {
   asObject,
-  decodeItems,
   decodeWith,
   parseJsonBody,
   readArray,
@@ -39,13 +38,7 @@ export function candlestickPath(query: CandlestickQuery): string {
   return PATHS.candlestick(base, quote) + search;
 }
 
-/** Decode one OHLC bucket. */
-function decodeCandle(value: unknown): Candle {
-  const o = asObject(value, "");
-  return decodeCandlePrices(o, readIsoTimeMs(o, "time"));
-}
-
-/** The OHLC prices of a bucket whose time is already read (the fields in the order decodeCandle reads them). */
+/** The OHLC prices of a bucket whose time is already read, checked in field order (the first bad one is reported). */
 function decodeCandlePrices(o: JsonObject, timeMs: number): Candle {
   return {
     timeMs,
@@ -66,15 +59,15 @@ function candleTimeMsOrNull(value: unknown): number | null {
 }
 
 /**
- * The candles of `items` whose bucket starts at or after `sinceMs`, in the order sent. The live server sends newest
- * first (10 000 candles, where a warm-up keeps its look-back's worth, e.g. 61): the read stops at the first candle
- * older than `sinceMs` when the candles read so far descend and the list's last candle is not newer than that one.
- * Otherwise (an unordered or oldest-first list) every item is read and the older ones dropped. Each item's time is
- * read first; a candle in range is decoded and, when malformed, skipped and reported as decodeCandleSeries does; a
- * candle older than `sinceMs` is dropped without its prices read (bad prices there are not reported), and items
- * after the stop are not read at all (neither is a bad one reported).
+ * The candles of `items` whose bucket starts at or after `sinceMs` (-Infinity: every candle), in the order sent; a
+ * malformed candle in range is skipped and reported. The live server sends newest first (10 000 candles, where a
+ * warm-up keeps its look-back's worth, e.g. 61): the read stops at the first candle older than `sinceMs` when the
+ * candles read so far descend and the list's last candle is not newer than that one. Otherwise (an unordered or
+ * oldest-first list) every item is read and the older ones dropped. Each item's time is read first; a candle older
+ * than `sinceMs` is dropped without its prices read (bad prices there are not reported), and items after the stop
+ * are not read at all (neither is a bad one reported).
  */
-function decodeCandlesSince(
+function decodeCandles(
   items: readonly unknown[],
   sinceMs: number,
   onSkip: SkippedItemObserver | undefined,
@@ -98,48 +91,33 @@ function decodeCandlesSince(
   return out;
 }
 
-/** Decode a parsed candlestick body into a CandleSeries (order kept as the server sent it); bad candles are skipped and reported. */
-export function decodeCandleSeries(json: unknown, onSkip?: SkippedItemObserver): CandleSeries {
-  return decodeWith("candlestick", json, (value) => {
-    const o = asObject(value, "body");
-    return {
-      pairId: readNonEmptyString(o, "pair_id"),
-      candles: decodeItems("candlestick", readArray(o, "data"), "data", decodeCandle, onSkip),
-    };
-  });
-}
-
-/** Parse and decode a candlestick response body text. */
-export function decodeCandleSeriesBody(text: string, onSkip?: SkippedItemObserver): CandleSeries {
-  return decodeCandleSeries(parseJsonBody("candlestick", text), onSkip);
-}
-
 /**
- * Decode a parsed candlestick body keeping only the candles whose bucket starts at or after `sinceMs` (a warm-up's
- * look-back): on the live server's newest-first order it stops reading there (see decodeCandlesSince).
+ * Decode a parsed candlestick body into a CandleSeries (order kept as the server sent it); bad candles are skipped
+ * and reported. With `sinceMs` (a warm-up's look-back) only the candles whose bucket starts at or after it are kept,
+ * and on the live server's newest-first order the read stops there (see decodeCandles).
  */
-export function decodeCandleSeriesSince(
+export function decodeCandleSeries(
   json: unknown,
-  sinceMs: number,
   onSkip?: SkippedItemObserver,
+  sinceMs = Number.NEGATIVE_INFINITY,
 ): CandleSeries {
   return decodeWith("candlestick", json, (value) => {
     const o = asObject(value, "body");
     return {
       pairId: readNonEmptyString(o, "pair_id"),
-      candles: decodeCandlesSince(readArray(o, "data"), sinceMs, onSkip),
+      candles: decodeCandles(readArray(o, "data"), sinceMs, onSkip),
     };
   });
 }
 
 /**
- * Parse and decode a candlestick response body text, keeping the candles from `sinceMs` on. The whole body is still
- * parsed (now most of the cost): a body truncated or garbled past the kept candles stays a decode error.
+ * Parse and decode a candlestick response body text (decodeCandleSeries). With `sinceMs` the whole body is still
+ * parsed (then most of the cost): a body truncated or garbled past the kept candles stays a decode error.
  */
-export function decodeCandleSeriesSinceBody(
+export function decodeCandleSeriesBody(
   text: string,
-  sinceMs: number,
   onSkip?: SkippedItemObserver,
+  sinceMs?: number,
 ): CandleSeries {
-  return decodeCandleSeriesSince(parseJsonBody("candlestick", text), sinceMs, onSkip);
+  return decodeCandleSeries(parseJsonBody("candlestick", text), onSkip, sinceMs);
 }

@@ -10,7 +10,7 @@ import type {
 } from "../domain/types.js";
 import { httpTarget, type HttpTarget } from "../http-client.js";
 import { USER_AGENT } from "../version.js";
-import { candlestickPath, decodeCandleSeriesBody, decodeCandleSeriesSinceBody } from "./candlestick.js";
+import { candlestickPath, decodeCandleSeriesBody } from "./candlestick.js";
 import { decodeFundingRatePageBody, fundingRatesPath, iterateFundingPages } from "./funding-rates.js";
 import type { SkippedItemObserver } from "./decode.js";
 import { createHttpTransport, defaultSleep, type GetRequest } from "./http.js";
@@ -118,7 +118,6 @@ export function createPragmaClient(options: PragmaClientOptions): PragmaClient {
   const onSkip = safeSkipObserver(options.onSkippedItem);
   // Decoders bound to the skip observer once, so the hot path allocates no closure per request.
   const decodePairPrice = (text: string): PairPrice => decodePairPriceBody(text, onSkip);
-  const decodeCandles = (text: string): CandleSeries => decodeCandleSeriesBody(text, onSkip);
   const decodeFunding = (text: string): FundingRatePage => decodeFundingRatePageBody(text, onSkip);
   const decodeOnchain = (text: string): OnchainEntrySet => decodeOnchainEntrySetBody(text, onSkip);
   const decodePublishers = (text: string): readonly OnchainPublisher[] =>
@@ -130,10 +129,7 @@ export function createPragmaClient(options: PragmaClientOptions): PragmaClient {
     getCandlesticks: (query, call) => {
       const sinceMs = call?.sinceMs;
       // a bounded read (a warm-up) decodes only its look-back's candles, of the 10 000 a body holds
-      const decode =
-        sinceMs === undefined
-          ? decodeCandles
-          : (text: string): CandleSeries => decodeCandleSeriesSinceBody(text, sinceMs, onSkip);
+      const decode = (text: string): CandleSeries => decodeCandleSeriesBody(text, onSkip, sinceMs);
       return get("candlestick", query, candlestickPath, decode, call);
     },
     getFundingRates: (query, call) => get("funding_rates", query, fundingRatesPath, decodeFunding, call),

@@ -3,12 +3,7 @@ export { createPragmaClient, type PragmaClientOptions } from "./client.js";
 export { createDispatcher, type DispatcherOptions } from "./dispatcher.js";
 export type { RetryPolicy } from "./retry.js";
 export { decodePairPrice, decodePairPriceBody } from "./pair-price.js";
-export {
-  decodeCandleSeries,
-  decodeCandleSeriesBody,
-  decodeCandleSeriesSince,
-  decodeCandleSeriesSinceBody,
-} from "./candlestick.js";
+export { decodeCandleSeries, decodeCandleSeriesBody } from "./candlestick.js";
 export { decodeFundingRatePage, decodeFundingRatePageBody } from "./funding-rates.js";
 export { decodeOnchainEntrySet, decodeOnchainEntrySetBody } from "./onchain.js";
 export { decodeOnchainPublishers, decodeOnchainPublishersBody } from "./publishers.js";

@@ -113,17 +113,71 @@ describe("HTTP limits", () => {
     expect(socket.destroyed).toBe(false);
   });
 
+  /** What the server sent on `socket` until the connection closed, and how long after its last byte it closed. */
+  const readUntilClosed = (socket: Socket): Promise<{ text: string; closedAfterMs: number }> =>
+    new Promise((resolve) => {
+      let text = "";
+      let lastByteAtMs = performance.now();
+      socket.setEncoding("utf8");
+      socket.on("data", (chunk: string) => {
+        text += chunk;
+        lastByteAtMs = performance.now();
+      });
+      socket.once("close", () => resolve({ text, closedAfterMs: performance.now() - lastByteAtMs }));
+    });
+
+  const HEALTHZ = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+  const count = (text: string, part: string): number => text.split(part).length - 1;
+
+  it("closes a keep-alive connection as soon as its maxRequestsPerSocket-th answer is written", async () => {
+    const { port } = await start(10);
+    const socket = await open(port);
+    const closed = readUntilClosed(socket);
+    // one request at a time, each sent once the one before is answered, as a keep-alive client does
+    let sent = 0;
+    let answered = 0;
+    let text = "";
+    socket.on("data", (chunk: string) => {
+      text += chunk;
+      answered = count(text, '{"status":"ok"}');
+      if (answered === sent && sent < HTTP_LIMITS.maxRequestsPerSocket) {
+        sent++;
+        socket.write(HEALTHZ);
+      }
+    });
+    sent = 1;
+    socket.write(HEALTHZ);
+    const { closedAfterMs } = await closed;
+    expect(answered).toBe(HTTP_LIMITS.maxRequestsPerSocket);
+    // the last answer says so; node alone said so too but kept the socket until keep-alive ended (5 s)
+    const last = text.slice(text.lastIndexOf("HTTP/1.1 200 OK"));
+    expect(last).toMatch(/\r\nConnection: close\r\n/i);
+    expect(count(text, "Connection: close")).toBe(1);
+    expect(closedAfterMs).toBeLessThan(HTTP_LIMITS.keepAliveTimeoutMs / 5);
+  });
+
   it("answers at most maxRequestsPerSocket pipelined requests on one connection, then closes it", async () => {
     const { port } = await start(10);
     const socket = await open(port);
-    const count = HTTP_LIMITS.maxRequestsPerSocket + 500;
-    socket.write("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".repeat(count));
-    let received = "";
-    socket.setEncoding("utf8");
-    socket.on("data", (chunk: string) => (received += chunk));
-    // the server ends its side after the last answer it owes
-    await new Promise((resolve) => socket.once("end", resolve));
-    const ok = received.split("HTTP/1.1 200 OK").length - 1;
-    expect(ok).toBe(HTTP_LIMITS.maxRequestsPerSocket);
+    const closed = readUntilClosed(socket);
+    // a few past the limit: all read before the close (far more, left unread, would reset the connection)
+    socket.write(HEALTHZ.repeat(HTTP_LIMITS.maxRequestsPerSocket + 20));
+    const { text, closedAfterMs } = await closed;
+    expect(count(text, "HTTP/1.1 200 OK")).toBe(HTTP_LIMITS.maxRequestsPerSocket);
+    // the rest is not answered at all (a client retries unanswered pipelined requests on a new connection)
+    expect(count(text, "HTTP/1.1 ")).toBe(HTTP_LIMITS.maxRequestsPerSocket);
+    expect(closedAfterMs).toBeLessThan(HTTP_LIMITS.keepAliveTimeoutMs / 5);
   });
+
+  it("closes a connection that sends no headers within headersTimeoutMs (to within timeoutCheckMs)", async () => {
+    const { port } = await start(10);
+    const openedAtMs = performance.now();
+    const socket = await open(port);
+    const { text } = await readUntilClosed(socket);
+    const closedAtMs = performance.now() - openedAtMs;
+    expect(text).toMatch(/^HTTP\/1\.1 408 /);
+    expect(closedAtMs).toBeGreaterThanOrEqual(HTTP_LIMITS.headersTimeoutMs - 50);
+    // node checks every 30 s unless told otherwise: such a connection lived 30 s
+    expect(closedAtMs).toBeLessThan(HTTP_LIMITS.headersTimeoutMs + HTTP_LIMITS.timeoutCheckMs + 500);
+  }, 20_000);
 });

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { TargetSpec } from "../../src/domain/types.js";
 import { targetFetcher } from "../../src/pipeline/targets.js";
 import { candlesToHistory, canWarmUp, warmUpHistory } from "../../src/pipeline/warmup.js";
-import { decodeCandleSeriesBody, decodeCandleSeriesSinceBody } from "../../src/upstream/candlestick.js";
+import { decodeCandleSeriesBody } from "../../src/upstream/candlestick.js";
 import type {
   CandleCallOptions,
   CandlestickQuery,
@@ -117,11 +117,7 @@ describe("warm-up history from a bounded decode", () => {
       const asOfMs = T0_MS + offsetMs;
       const client = {
         getCandlesticks: (_query: CandlestickQuery, options?: CandleCallOptions) =>
-          Promise.resolve(
-            options?.sinceMs === undefined
-              ? decodeCandleSeriesBody(text)
-              : decodeCandleSeriesSinceBody(text, options.sinceMs),
-          ),
+          Promise.resolve(decodeCandleSeriesBody(text, undefined, options?.sinceMs)),
       } as unknown as PragmaClient; // only getCandlesticks is called
       const points = await warmUpHistory(client, spec({}), "1min", 3_600_000, asOfMs);
       const expected = candlesToHistory(decodeCandleSeriesBody(text), "1min", 3_600_000, asOfMs);

@@ -2,11 +2,7 @@
 // in full, and it keeps exactly the candles the full decoder keeps from that bound on.
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
-import {
-  decodeCandleSeriesBody,
-  decodeCandleSeriesSinceBody,
-  type SkippedItem,
-} from "../../src/upstream/index.js";
+import { decodeCandleSeriesBody, type SkippedItem } from "../../src/upstream/index.js";
 import { createHarness, type Harness } from "./harness.js";
 import { sendJson, startServer, type TestServer } from "./helpers.js";
 
@@ -28,7 +24,7 @@ const newestFirst = (newest: number, oldest: number): Record<string, unknown>[] 
 /** The bounded decode and the skips it reported. */
 function decodeSince(text: string, sinceMs: number): { minutesAgo: number[]; skipped: SkippedItem[] } {
   const skipped: SkippedItem[] = [];
-  const series = decodeCandleSeriesSinceBody(text, sinceMs, (item) => skipped.push(item));
+  const series = decodeCandleSeriesBody(text, (item) => skipped.push(item), sinceMs);
   return { minutesAgo: series.candles.map((c) => (T0_MS - c.timeMs) / MINUTE_MS), skipped };
 }
 
@@ -42,7 +38,38 @@ function decodeAllSince(text: string, sinceMs: number): { minutesAgo: number[]; 
 
 const since = (minutesAgo: number): number => T0_MS - minutesAgo * MINUTE_MS;
 
-describe("decodeCandleSeriesSinceBody", () => {
+type ItemKind = "ok" | "badClose" | "badTime" | "notObject";
+/** The field a malformed item is reported by. */
+const BAD_FIELD = { badClose: "close", badTime: "time" } as const;
+/** Candles (minutes ago) of the live server's shape, one in nine malformed, in the order drawn. */
+const entries = fc.array(
+  fc.tuple(
+    fc.integer({ min: 0, max: 200 }),
+    fc.oneof(
+      { weight: 8, arbitrary: fc.constant<ItemKind>("ok") },
+      { weight: 1, arbitrary: fc.constantFrom<ItemKind>("badClose", "badTime", "notObject") },
+    ),
+  ),
+  { maxLength: 80 },
+);
+/** A bound in minutes ago, reaching past both ends of the candles. */
+const bound = fc.integer({ min: -5, max: 205 });
+
+/** The list item an entry stands for. */
+function item([minutesAgo, kind]: readonly [number, ItemKind]): unknown {
+  const c = candle(minutesAgo);
+  if (kind === "badClose") return { ...c, close: "x" };
+  if (kind === "badTime") return { ...c, time: "x" };
+  return kind === "notObject" ? null : c;
+}
+
+/** The entries in the order drawn but for the newest one, moved last. */
+function newestMovedLast<T extends readonly [number, ItemKind]>(list: T[]): T[] {
+  const newest = list.reduce((best, entry, i) => (entry[0] < (list[best]?.[0] ?? Infinity) ? i : best), 0);
+  return [...list.slice(0, newest), ...list.slice(newest + 1), ...list.slice(newest, newest + 1)];
+}
+
+describe("decodeCandleSeriesBody with sinceMs", () => {
   it("keeps the candles from the bound on and reads no further on a newest-first body", () => {
     const data: unknown[] = newestFirst(0, 9_999);
     // malformed items past the bound: a full decode reports them, a read that stopped never sees them
@@ -125,21 +152,9 @@ describe("decodeCandleSeriesSinceBody", () => {
   });
 
   it("equals the full decoder cut at the bound on any newest-first body, malformed items included", () => {
-    const item = fc.oneof(
-      { weight: 8, arbitrary: fc.constant("ok" as const) },
-      { weight: 1, arbitrary: fc.constantFrom("badClose", "badTime", "notObject") },
-    );
-    const list = fc.array(fc.tuple(fc.integer({ min: 0, max: 200 }), item), { maxLength: 80 });
     fc.assert(
-      fc.property(list, fc.integer({ min: -5, max: 205 }), (entries, boundMinutes) => {
-        const sorted = [...entries].sort((a, b) => a[0] - b[0]);
-        const data = sorted.map(([minutesAgo, kind]) => {
-          const c = candle(minutesAgo);
-          if (kind === "badClose") return { ...c, close: "x" };
-          if (kind === "badTime") return { ...c, time: "x" };
-          return kind === "notObject" ? null : c;
-        });
-        const text = body(data);
+      fc.property(entries, bound, (list, boundMinutes) => {
+        const text = body([...list].sort((a, b) => a[0] - b[0]).map(item));
         const bounded = decodeSince(text, since(boundMinutes));
         const full = decodeAllSince(text, since(boundMinutes));
         expect(bounded.minutesAgo).toEqual(full.minutesAgo);
@@ -149,11 +164,52 @@ describe("decodeCandleSeriesSinceBody", () => {
     );
   });
 
+  it("equals the full decoder cut at the bound when the newest candle comes last (oldest first, or appended)", () => {
+    const order = fc.constantFrom("oldestFirst", "newestAppended");
+    fc.assert(
+      fc.property(entries, bound, order, (list, boundMinutes, kind) => {
+        const sorted = kind === "oldestFirst" ? [...list].sort((a, b) => b[0] - a[0]) : newestMovedLast(list);
+        const text = body(sorted.map(item));
+        const bounded = decodeSince(text, since(boundMinutes));
+        const full = decodeAllSince(text, since(boundMinutes));
+        expect(bounded.minutesAgo).toEqual(full.minutesAgo);
+        for (const skip of bounded.skipped) expect(full.skipped).toContainEqual(skip);
+      }),
+    );
+  });
+
+  it("keeps, in any order, a first part of what the full decoder keeps from the bound on", () => {
+    fc.assert(
+      fc.property(entries, bound, (list, boundMinutes) => {
+        const text = body(list.map(item));
+        const bounded = decodeSince(text, since(boundMinutes));
+        const full = decodeAllSince(text, since(boundMinutes));
+        expect(bounded.minutesAgo).toEqual(full.minutesAgo.slice(0, bounded.minutesAgo.length));
+        for (const skip of bounded.skipped) expect(full.skipped).toContainEqual(skip);
+      }),
+    );
+  });
+
+  it("decodes without a bound every readable candle in the order sent and reports every other item", () => {
+    fc.assert(
+      fc.property(entries, (list) => {
+        const skipped: SkippedItem[] = [];
+        const series = decodeCandleSeriesBody(body(list.map(item)), (s) => skipped.push(s));
+        const ok = list.filter(([, kind]) => kind === "ok").map(([minutesAgo]) => minutesAgo);
+        expect(series.candles.map((c) => (T0_MS - c.timeMs) / MINUTE_MS)).toEqual(ok);
+        const expectedFields = list.flatMap(([, kind], i) =>
+          kind === "ok" ? [] : [kind === "notObject" ? `data[${i}]` : `data[${i}].${BAD_FIELD[kind]}`],
+        );
+        expect(skipped.map((s) => s.field)).toEqual(expectedFields);
+      }),
+    );
+  });
+
   it("refuses a body the full decoder refuses", () => {
-    expect(() => decodeCandleSeriesSinceBody('{"pair_id":"BTC/USD","data":[', since(60))).toThrow(
+    expect(() => decodeCandleSeriesBody('{"pair_id":"BTC/USD","data":[', undefined, since(60))).toThrow(
       expect.objectContaining({ code: "PM_ERR_UPSTREAM_DECODE" }),
     );
-    expect(() => decodeCandleSeriesSinceBody('{"pair_id":"BTC/USD"}', since(60))).toThrow(
+    expect(() => decodeCandleSeriesBody('{"pair_id":"BTC/USD"}', undefined, since(60))).toThrow(
       /data: expected array/,
     );
   });

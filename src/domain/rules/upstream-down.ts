@@ -5,7 +5,7 @@ import { toIso } from "../format.js";
 import type { PeerCauses } from "../cause-summary.js";
 import { settingsFor } from "../rule-scope.js";
 import type { TargetData } from "../target-state.js";
-import { causeMeasure, enoughMembers, listMembers } from "./cause.js";
+import { causeMeasure, enoughMembers, listMembersSorted } from "./cause.js";
 import type { RuleCommon } from "./common.js";
 import { defineRule, type CauseContext, type CauseFinding } from "./definition.js";
 
@@ -151,8 +151,8 @@ function evaluate({
         failing: count,
         judged,
         failingSince: group === null ? null : toIso(sinceMs),
-        // sorted only when the text is built (a judging member steps the parent), not in a pass that only links
-        targets: listMembers([...(group?.ids ?? [])].sort()),
+        // built at every judging pass while the parent fires: the ten shown are found without sorting every id
+        targets: listMembersSorted(group?.ids ?? []),
       },
     }),
   });
