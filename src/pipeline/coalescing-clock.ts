@@ -48,6 +48,19 @@ class SlotEntry implements Unsubscribable {
   }
 }
 
+/**
+ * Node's own timers as a PollClock: the daemon's base under the coalescing clock. RxJS's asyncScheduler, which it
+ * replaces there, builds an action, a bound flush and an interval timer per schedule and clears the interval after
+ * each run; here a schedule is one timeout and its cancel function. Same clock (Date.now) and the same timers.
+ */
+export const timerClock: PollClock = {
+  now: () => Date.now(),
+  schedule(work, delayMs) {
+    const handle = setTimeout(work, delayMs);
+    return { unsubscribe: () => clearTimeout(handle) };
+  },
+};
+
 /** A timer that is never set. */
 const EMPTY: Unsubscribable = { unsubscribe: () => undefined };
 

@@ -1,5 +1,5 @@
 // The pipeline of every target: starts and stops targets on config updates (polled, or fed by the stream), ticks the alert engine, reports targets.
-import { Subscription, asyncScheduler, interval, type SchedulerLike } from "rxjs";
+import { Subscription, asyncScheduler, interval } from "rxjs";
 import type { MonitorsConfig } from "../config/types.js";
 import {
   activeAlerts,
@@ -21,7 +21,7 @@ import { NO_PEERS, type PeerCauses } from "../domain/cause-summary.js";
 import type { RuleConfig } from "../domain/rules/index.js";
 import type { TargetSpec } from "../domain/types.js";
 import type { Metrics } from "../metrics.js";
-import { coalescingClock, type PollClock } from "./coalescing-clock.js";
+import { coalescingClock, timerClock, type PollClock } from "./coalescing-clock.js";
 import {
   expireWarmupHold,
   publish,
@@ -79,7 +79,8 @@ export function createMonitorRunner(deps: MonitorRunnerDeps, initialState: Monit
   const runner: Runner = {
     deps,
     running: new Map(),
-    pollClock: pollClocks(scheduler),
+    // the daemon's poll clocks run on Node's timers (tests inject a scheduler)
+    pollClock: pollClocks(deps.scheduler ?? timerClock),
     holding: deps.holdingVerdicts ?? (() => false),
     wallNowMs: deps.wallNowMs ?? deps.nowMs,
     state: initialState,
@@ -168,12 +169,12 @@ function restrict(runner: Runner, owns: (spec: TargetSpec) => boolean, runsCause
 }
 
 /** Poll clocks by slot width, created on first use (the width is reloadable; a target keeps the clock it started with). */
-function pollClocks(scheduler: SchedulerLike): (slotMs: number) => PollClock {
+function pollClocks(base: PollClock): (slotMs: number) => PollClock {
   const clocks = new Map<number, PollClock>();
   return (slotMs) => {
     let clock = clocks.get(slotMs);
     if (clock === undefined) {
-      clock = coalescingClock(scheduler, slotMs);
+      clock = coalescingClock(base, slotMs);
       clocks.set(slotMs, clock);
     }
     return clock;

@@ -1,8 +1,8 @@
 // Timer coalescing: work due within one slot shares one base timer, runs on the grid, in order, and can be cancelled.
 import { TestScheduler } from "rxjs/testing";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { Subscription } from "rxjs";
-import { coalescingClock, type PollClock } from "../../src/pipeline/coalescing-clock.js";
+import { coalescingClock, timerClock, type PollClock } from "../../src/pipeline/coalescing-clock.js";
 
 /** A base clock on a TestScheduler that counts how many timers were asked of it. */
 function countingBase(scheduler: TestScheduler): PollClock & { timers: number } {
@@ -110,5 +110,31 @@ describe("coalescingClock", () => {
     expect(() => coalescingClock(countingBase(scheduler), -1)).toThrow(RangeError);
     expect(() => coalescingClock(countingBase(scheduler), Number.NaN)).toThrow(RangeError);
     expect(() => coalescingClock(countingBase(scheduler), Number.POSITIVE_INFINITY)).toThrow(RangeError);
+  });
+});
+
+describe("timerClock", () => {
+  it("runs work on Node's timers after its delay, reads Date.now, and cancels", () => {
+    vi.useFakeTimers({ now: 1_000 });
+    try {
+      const ran: string[] = [];
+      expect(timerClock.now()).toBe(1_000);
+      timerClock.schedule(() => ran.push(`a@${Date.now()}`), 250);
+      const cancelled = timerClock.schedule(() => ran.push("b"), 100);
+      cancelled.unsubscribe();
+      // under a coalescing clock, as the daemon runs it: due times on the grid, one timer per slot
+      const clock = coalescingClock(timerClock, 100);
+      clock.schedule(() => ran.push(`c@${Date.now()}`), 140);
+      clock.schedule(() => ran.push(`d@${Date.now()}`), 120);
+      vi.advanceTimersByTime(99);
+      expect(ran).toEqual([]);
+      vi.advanceTimersByTime(1);
+      expect(ran).toEqual(["c@1100", "d@1100"]);
+      vi.advanceTimersByTime(150);
+      expect(ran).toEqual(["c@1100", "d@1100", "a@1250"]);
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
