@@ -90,7 +90,9 @@ export function quietSample(
     nowMs - state.lastSampleMs - settings.sampleIntervalMs > settings.thresholdMs
   )
     return null;
-  return { ...state, lastSampleMs: Math.max(state.lastSampleMs, nowMs) };
+  // the polls of one wake-up mostly end within the same millisecond: the state stands, no copy per poll
+  if (nowMs <= state.lastSampleMs) return state;
+  return { ...state, lastSampleMs: nowMs };
 }
 
 /** True while verdicts that depend on elapsed time or on failed polls must wait (see the module comment). */

@@ -101,4 +101,14 @@ describe("sampleLoop / holdsVerdict", () => {
     }
     expect(quiet).toBeGreaterThan(3);
   });
+
+  it("quietSample keeps the very state for a sample at or before the last one (no copy per poll of a wake-up)", () => {
+    const state = quietSample(initialLoopStallState(0), 500, SETTINGS)!;
+    expect(state.lastSampleMs).toBe(500);
+    expect(quietSample(state, 500, SETTINGS)).toBe(state);
+    expect(quietSample(state, 499, SETTINGS)).toBe(state);
+    const later = quietSample(state, 501, SETTINGS);
+    expect(later).not.toBe(state);
+    expect(later).toEqual({ ...state, lastSampleMs: 501 });
+  });
 });
