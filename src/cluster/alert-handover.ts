@@ -484,9 +484,8 @@ function toWrite(state: HandoverState, runner: MonitorRunner, last: boolean): To
   const { deps } = state;
   const nowMs = deps.nowMs();
   const alertsOf = snapshot(state, runner);
-  const due = new Set(
-    [...state.held].filter(([, held]) => last || held.historyDueAtMs <= nowMs).map(([key]) => key),
-  );
+  const due = new Set<string>();
+  for (const [key, held] of state.held) if (last || held.historyDueAtMs <= nowMs) due.add(key);
   const minRetainMs = last ? 0 : deps.leaseMs + deps.historyCheckpointMs;
   const { targetsOfKey } = deps.targetKeys();
   const versionOf = historyVersionsByKey(runner.state(), targetsOfKey, due, minRetainMs);
@@ -495,20 +494,25 @@ function toWrite(state: HandoverState, runner: MonitorRunner, last: boolean): To
     reread.size === 0
       ? undefined
       : historyFieldsByKey(runner.state(), targetsOfKey, reread, nowMs, minRetainMs);
-  return [...state.held].flatMap(([key, held]) => {
+  const writes: ToWrite[] = [];
+  for (const [key, held] of state.held) {
     const alerts = alertsOf(key);
-    const json = JSON.stringify(alerts);
+    // most keys hold no alert: their text is known without serialising
+    const json = alerts === NO_ALERTS ? NO_ALERTS_JSON : JSON.stringify(alerts);
     const history = pointsOf !== undefined && reread.has(key) ? pointsOf(key) : held.history;
     const historyVersion = due.has(key) ? versionOf(key) : held.historyVersion;
     if (json !== held.writtenJson || !sameHistoryField(history, held.history) || last)
-      return [{ key, held, alerts, json, history, historyVersion, due: due.has(key) }];
-    if (due.has(key)) {
+      writes.push({ key, held, alerts, json, history, historyVersion, due: due.has(key) });
+    else if (due.has(key)) {
       held.historyVersion = historyVersion;
       held.historyDueAtMs = nextHistoryDueMs(key, nowMs, deps.historyCheckpointMs);
     }
-    return [];
-  });
+  }
+  return writes;
 }
+
+/** The JSON of a key with no alerts (what most keys write, and compare with, at every pass). */
+const NO_ALERTS_JSON = JSON.stringify(NO_ALERTS);
 
 /** A key's record as written, and the targets whose points it left out (`Held.trimmedIds`). */
 interface RecordText {

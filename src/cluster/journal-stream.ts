@@ -19,6 +19,7 @@ import { filter } from "rxjs";
 import type { ClusterConfig } from "../config/types.js";
 import type { EventHub, EventSource } from "../pipeline/event-hub.js";
 import { createJournal, type Journal, type UnnumberedEvent } from "../state/journal.js";
+import { natsConnectOptions } from "./nats-connect.js";
 import { eventOfMessage, isFromOrigin, messageId, startSeq } from "./journal-log.js";
 
 /** The stream holding the cluster's events, and the one subject they are published on. */
@@ -287,17 +288,7 @@ function connectUntilStopped(
   const { nats } = deps.config;
   return retryUntilStopped(
     deps.logger,
-    () =>
-      connect({
-        servers: [...nats.servers],
-        name: `${origin} journal`,
-        timeout: PUBLISH_TIMEOUT_MS,
-        maxReconnectAttempts: -1,
-        reconnectTimeWait: 250,
-        ...(nats.user === "" ? {} : { user: nats.user }),
-        ...(nats.password === "" ? {} : { pass: nats.password }),
-        ...(nats.token === "" ? {} : { token: nats.token }),
-      }),
+    () => connect(natsConnectOptions(nats, `${origin} journal`, PUBLISH_TIMEOUT_MS)),
     stopped,
   );
 }

@@ -4,6 +4,7 @@ import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { z } from "zod";
 import type { ClusterConfig } from "../config/types.js";
 import { ALERTS_BUCKET, alertBucketOver, type AlertBucket } from "./alert-bucket.js";
+import { natsConnectOptions } from "./nats-connect.js";
 import { casOrNull, openSharedBuckets, type SharedBuckets } from "./shared-buckets.js";
 
 /** The bucket holding the members' lease records (keys `member.<memberId>`). */
@@ -82,16 +83,7 @@ export async function openLeaseStore(
   nats: ClusterConfig["nats"],
   options: { readonly name: string; readonly timeoutMs: number },
 ): Promise<LeaseStore> {
-  const nc = await connect({
-    servers: [...nats.servers],
-    name: options.name,
-    timeout: options.timeoutMs,
-    maxReconnectAttempts: -1,
-    reconnectTimeWait: 250,
-    ...(nats.user === "" ? {} : { user: nats.user }),
-    ...(nats.password === "" ? {} : { pass: nats.password }),
-    ...(nats.token === "" ? {} : { token: nats.token }),
-  });
+  const nc = await connect(natsConnectOptions(nats, options.name, options.timeoutMs));
   try {
     const kvm = new Kvm(nc);
     const bucket = { history: 1, replicas: nats.replicas, timeout: options.timeoutMs };

@@ -101,6 +101,8 @@ interface MemberState {
   expiryAtMs: number;
   previousMembers: readonly string[];
   ownership: Ownership;
+  /** The owned keys sorted and their target count, for the `owned` set and configured `keys` they were taken of. */
+  ownedView: OwnedView | undefined;
   /** The inputs of the latest ownership step (an identical step with nothing pending is skipped). */
   lastStep: { readonly keys: readonly string[]; readonly signature: string } | undefined;
   /** The `seenAtMs` of the latest echo that was current when it arrived: the lease is renewed within a lease of it. */
@@ -146,6 +148,7 @@ export function createClusterMember(deps: ClusterMemberDeps): ClusterMember {
     expiryAtMs: Number.POSITIVE_INFINITY,
     previousMembers: [],
     ownership: NO_OWNERSHIP,
+    ownedView: undefined,
     lastStep: undefined,
     confirmedAtMs: Number.NEGATIVE_INFINITY,
     suspended: new Set(),
@@ -174,6 +177,28 @@ export function createClusterMember(deps: ClusterMemberDeps): ClusterMember {
 }
 
 const leaseValid = (state: MemberState): boolean => state.deps.nowMs() < state.leaseUntilMs;
+
+/** What this member owns as its record and status show it: computed once per ownership and configuration. */
+interface OwnedView {
+  readonly owned: ReadonlySet<string>;
+  readonly keys: readonly string[];
+  readonly sortedKeys: readonly string[];
+  readonly targets: number;
+}
+
+/**
+ * The owned keys sorted and their target count, counted again only when ownership or the configured keys changed:
+ * the status is read on every record written and every shared pass, and counting walks every configured target.
+ */
+function ownedView(state: MemberState): OwnedView {
+  const { owned } = state.ownership;
+  const keys = state.deps.keys();
+  const cached = state.ownedView;
+  if (cached?.owned === owned && cached.keys === keys) return cached;
+  const view = { owned, keys, sortedKeys: [...owned].sort(), targets: state.deps.targetCount(owned) };
+  state.ownedView = view;
+  return view;
+}
 
 /** The member's requests to NATS, each run at most once at a time (a hanging watch never delays a renewal). */
 type TaskName = "connect" | "renew" | "watch" | "drop";
@@ -349,13 +374,13 @@ function runTask(state: MemberState, name: TaskName, task: () => Promise<void>):
 async function renew(state: MemberState, store: LeaseStore): Promise<void> {
   const { deps } = state;
   const startedAtMs = deps.nowMs();
-  const owned = state.ownership.owned;
+  const owned = ownedView(state);
   const lease: LeaseRecord = {
     memberId: deps.memberId,
     incarnation: deps.incarnation,
     expiresAtMs: startedAtMs + deps.config.leaseMs,
-    keys: [...owned].sort(),
-    targets: deps.targetCount(owned),
+    keys: owned.sortedKeys,
+    targets: owned.targets,
     standby: !state.active,
   };
   const { standby } = lease;
@@ -466,7 +491,7 @@ function applyOwnership(state: MemberState): void {
   const changed = !sameSet(next.owned, state.ownership.owned);
   state.ownership = next;
   deps.metrics.members.set(members.length);
-  deps.metrics.ownedTargets.set(deps.targetCount(next.owned));
+  deps.metrics.ownedTargets.set(ownedView(state).targets);
   if (changed) {
     deps.logger.info({ owned: next.owned.size, members }, "cluster ownership changed");
     deps.onOwnership(next.owned);
@@ -534,7 +559,7 @@ async function stopMember(state: MemberState): Promise<void> {
 }
 
 function statusOf(state: MemberState): ClusterStatus {
-  const { deps, ownership } = state;
+  const { deps } = state;
   const nowMs = deps.nowMs();
   const others = [...state.records.values()]
     .filter((lease) => lease.memberId !== deps.memberId && lease.expiresAtMs > nowMs)
@@ -543,10 +568,11 @@ function statusOf(state: MemberState): ClusterStatus {
       incarnation: lease.incarnation,
       expiresAtMs: lease.expiresAtMs,
       revision: lease.revision,
-      keys: [...(lease.keys ?? [])],
+      keys: lease.keys ?? [],
       targets: lease.targets ?? 0,
       standby: lease.standby === true,
     }));
+  const owned = ownedView(state);
   const self: readonly MemberView[] =
     state.revision === null
       ? []
@@ -556,8 +582,8 @@ function statusOf(state: MemberState): ClusterStatus {
             incarnation: deps.incarnation,
             expiresAtMs: state.leaseUntilMs,
             revision: state.revision,
-            keys: [...ownership.owned].sort(),
-            targets: deps.targetCount(ownership.owned),
+            keys: owned.sortedKeys,
+            targets: owned.targets,
             standby: !state.active,
           },
         ];

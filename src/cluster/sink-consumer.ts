@@ -28,6 +28,7 @@ import { endpointUrl } from "../sinks/chatops/render.js";
 import { createSinkHealth, type SinkHealth } from "../sinks/chatops/sink-health.js";
 import type { SinkStatus, WorkerPolicy } from "../sinks/chatops/sink-worker.js";
 import { schedulePolicyOf, type SchedulePolicy } from "../sinks/chatops/sink-schedule.js";
+import { natsConnectOptions } from "./nats-connect.js";
 import { eventOfMessage } from "./journal-log.js";
 import { feedShared, runGroupLoop, sharesGroups, type GroupLoopContext } from "./sink-group-loop.js";
 import { SINK_GROUPS_BUCKET } from "./sink-groups.js";
@@ -458,16 +459,9 @@ async function connectUntilStopped(set: Consumers): Promise<Nats | undefined> {
   let logged = false;
   while (!set.stopped) {
     try {
-      const nc = await connect({
-        servers: [...nats.servers],
-        name: `${set.deps.config.memberId} sinks`,
-        timeout: REQUEST_TIMEOUT_MS,
-        maxReconnectAttempts: -1,
-        reconnectTimeWait: 250,
-        ...(nats.user === "" ? {} : { user: nats.user }),
-        ...(nats.password === "" ? {} : { pass: nats.password }),
-        ...(nats.token === "" ? {} : { token: nats.token }),
-      });
+      const nc = await connect(
+        natsConnectOptions(nats, `${set.deps.config.memberId} sinks`, REQUEST_TIMEOUT_MS),
+      );
       const rates = await new Kvm(nc)
         .create(SINK_RATE_BUCKET, { history: 1, replicas: nats.replicas, timeout: REQUEST_TIMEOUT_MS })
         .catch(async (error: unknown) => {

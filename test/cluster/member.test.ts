@@ -71,6 +71,7 @@ function memberA(
   store: LeaseStore,
   leaseMs: number,
   onOwnership: (owned: ReadonlySet<string>) => void,
+  targetCount: (keys: ReadonlySet<string>) => number = (keys) => keys.size,
 ): ClusterMember {
   return createClusterMember({
     config: {
@@ -86,7 +87,7 @@ function memberA(
     logger: pino({ level: "silent" }),
     metrics: createClusterMetrics(new Registry()),
     keys: () => KEYS,
-    targetCount: (keys) => keys.size,
+    targetCount,
     onOwnership,
     openStore: () => Promise.resolve(store),
   });
@@ -155,6 +156,25 @@ describe("cluster member (in-memory lease store)", () => {
     fx.bucket.release();
     await vi.advanceTimersByTimeAsync(1);
     expect(fx.owned.size).toBe(KEYS.length);
+  });
+});
+
+describe("cluster member status (in-memory lease store)", () => {
+  afterEach(() => vi.useRealTimers());
+
+  it("counts its targets once per ownership, not at every status read (each record written reads it)", async () => {
+    vi.useFakeTimers({ now: 1_000_000 });
+    const targetCount = vi.fn((keys: ReadonlySet<string>) => keys.size * 3);
+    const member = memberA(memoryStore().store, LEASE_MS, () => undefined, targetCount);
+    member.start();
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(member.ownedKeys().size).toBe(KEYS.length);
+    const counted = targetCount.mock.calls.length;
+    for (let i = 0; i < 100; i++) expect(member.status().members[0]?.targets).toBe(KEYS.length * 3);
+    // ticks and renewals with the same ownership count nothing either
+    await vi.advanceTimersByTimeAsync(LEASE_MS);
+    expect(targetCount.mock.calls.length).toBe(counted);
+    await member.stop();
   });
 });
 
