@@ -99,6 +99,9 @@ export function createHttpServer(options: HttpServerOptions): Server {
       const { socket } = request;
       const requests = (requestsBySocket.get(socket) ?? 0) + 1;
       requestsBySocket.set(socket, requests);
+      // an HTTP/1.0 request pipelined past the last answer (node limits only HTTP/1.1) is not run: the connection
+      // closes once that answer is written, and a client retrying it on a new one cannot apply a change twice
+      if (requests > HTTP_LIMITS.maxRequestsPerSocket) return;
       // the connection closes once this answer is written (node alone would only say so in the header)
       if (requests >= HTTP_LIMITS.maxRequestsPerSocket) response.setHeader("Connection", "close");
       if (!options.access.hostAllowed(request)) {
