@@ -18,6 +18,12 @@ export interface PollOptions {
   readonly jitter: number;
   /** The first poll starts at a random offset in [0, min(spreadMs, periodMs)); later polls keep that phase. */
   readonly spreadMs: number;
+  /**
+   * The first poll starts at once and only the later ones take the random phase, planned as if the first had
+   * started up to min(spreadMs, periodMs) earlier (so the second comes within a period): a target taken over
+   * from a dead cluster member, whose data is already a lease old, is not left waiting for its phase.
+   */
+  readonly firstAtOnce?: boolean | undefined;
   /** Upper bound of the delay between polls while failing. */
   readonly maxBackoffMs: number;
   /** Whole-poll deadline (covers the client's own retries). */
@@ -54,7 +60,7 @@ export function toPmError(error: unknown): PmError {
 
 /**
  * Poll `fetch` forever, phase-locked: the first poll starts at a random offset within
- * min(spreadMs, period), and after a success the next one is planned one (jittered) period after the
+ * min(spreadMs, period) (or at once, `firstAtOnce`, the offset then placing the later polls), and after a success the next one is planned one (jittered) period after the
  * previous one was *planned*, not after it actually started, so timer lateness never accumulates and
  * with no jitter a target is polled exactly once per period at its own phase (many targets stay spread
  * over the period, and a change upstream is seen at most one period later). A poll that took longer than
@@ -119,11 +125,14 @@ class PollLoop<T> {
     this.plannedStartMs = scheduler.now();
   }
 
-  /** The first poll, at a random offset within min(spreadMs, periodMs). */
+  /** The first poll, at a random offset within min(spreadMs, periodMs), or at once with that offset for the later ones. */
   begin(): void {
-    const { spreadMs, periodMs, random } = this.options;
-    const firstDelayMs = Math.round(Math.min(spreadMs, periodMs) * random());
-    if (firstDelayMs > 0) this.scheduleNext(firstDelayMs);
+    const { spreadMs, periodMs, random, firstAtOnce } = this.options;
+    const offsetMs = Math.round(Math.min(spreadMs, periodMs) * random());
+    if (firstAtOnce === true) {
+      this.plannedStartMs -= offsetMs;
+      this.start();
+    } else if (offsetMs > 0) this.scheduleNext(offsetMs);
     else this.start();
   }
 

@@ -100,7 +100,8 @@ export interface Runner {
   owns: (spec: TargetSpec) => boolean;
   /**
    * Targets started now are taken over from another cluster member (this member already runs some): their first
-   * poll comes within a quarter of their period, not spread over it, so a dead member's targets are polled again soon.
+   * poll starts at once (their later ones still spread over the period), so a dead member's targets are polled again
+   * within a period of its lease's end.
    */
   takingOver: boolean;
   /** History warm-ups wait here, so they never hold every upstream connection while targets wait to be polled. */

@@ -23,10 +23,9 @@ export function startPoll(runner: Runner, target: RunningTarget, periodMs: numbe
     {
       periodMs,
       jitter: monitors?.jitter ?? 0,
-      spreadMs: Math.min(
-        monitors?.spreadMs ?? 10_000,
-        runner.takingOver ? periodMs / 4 : Number.POSITIVE_INFINITY,
-      ),
+      spreadMs: monitors?.spreadMs ?? 10_000,
+      // taken over from a dead member: polled again at once (its last poll is a lease old), its phase still spread
+      firstAtOnce: runner.takingOver,
       maxBackoffMs: Math.max(periodMs, monitors?.maxBackoffMs ?? 60_000),
       timeoutMs: deps.pollTimeoutMs,
       random: deps.random,

@@ -136,7 +136,7 @@ describe("createMonitorRunner", () => {
     expect(phases.size).toBe(10);
   });
 
-  it("polls targets taken over from another cluster member within a quarter period, not spread over it", async () => {
+  it("polls targets taken over from another cluster member at once, their later polls spread over the period", async () => {
     const { callTimesByPair, runner } = start(new Set(), parkMiller(11));
     const firstHalf = new Set(fortyPairsAt1s.slice(0, 20).map(({ pair }) => pair));
     runner.restrict((spec) => "pair" in spec && firstHalf.has(spec.pair), true);
@@ -147,11 +147,20 @@ describe("createMonitorRunner", () => {
     expect(Math.max(...startFirsts)).toBeGreaterThan(250);
     const takenAtMs = Date.now();
     runner.restrict(() => true, true);
-    await vi.advanceTimersByTimeAsync(2_000);
+    await vi.advanceTimersByTimeAsync(5_000);
+    const secondPhases = new Set<number>();
     for (const { pair } of fortyPairsAt1s.slice(20)) {
-      const first = (callTimesByPair.get(pair)?.[0] ?? Number.NaN) - takenAtMs;
-      expect(first).toBeLessThanOrEqual(300); // a quarter period, rounded onto the 100 ms grid
+      const [first, second, third] = (callTimesByPair.get(pair) ?? []).map((t) => t - takenAtMs);
+      // not at its phase, not on the 100 ms grid: the lease already ran out a period after the last poll
+      expect(first).toBe(0);
+      // the next within a period (its phase rounded onto the grid), then exactly every period at that phase
+      expect(second).toBeGreaterThanOrEqual(0);
+      expect(second).toBeLessThanOrEqual(1_050);
+      expect((third ?? Number.NaN) - (second ?? Number.NaN)).toBe(1_000);
+      secondPhases.add((second ?? Number.NaN) % 1_000);
     }
+    // 20 targets taken over at one instant still spread over the period: not one burst every second
+    expect(secondPhases.size).toBeGreaterThanOrEqual(6);
   });
 
   it("runs the cause rules only while restricted with runsCauses (the cluster's cause key) and its peers are ready, the others always", async () => {

@@ -126,6 +126,15 @@ describe("poll$", () => {
     });
   });
 
+  it("starts at once with firstAtOnce, the later polls at the random phase, the second within a period", () => {
+    newScheduler().run(({ cold, expectObservable }) => {
+      const options = { ...base, spreadMs: 1_000, random: () => 0.4, firstAtOnce: true };
+      const result$ = summarise(poll$(() => cold("(a|)"), options));
+      // planned as if started min(1000, 10) * 0.4 = 4 ms earlier: 0, then 6, 16, 26
+      expectObservable(result$, "^ 27ms !").toBe("a 5ms a 9ms a 9ms a");
+    });
+  });
+
   it("jitters each start around the plan, so the phase drifts only by the jitter", () => {
     newScheduler().run(({ cold, expectObservable }) => {
       const result$ = summarise(poll$(() => cold("(a|)"), { ...base, jitter: 0.5, random: () => 0.8 }));
