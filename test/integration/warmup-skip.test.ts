@@ -34,7 +34,7 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-it("fetches candles only for the target whose 1 h window can start at a candle close", async () => {
+it("fetches candles only for the target with a window longer than a 1min candle", async () => {
   const sim = await startSimulator({ host: "127.0.0.1", port: 0, seed: 7 });
   cleanups.push(() => sim.close());
   const front = await countingFront(sim);
@@ -77,7 +77,7 @@ it("fetches candles only for the target whose 1 h window can start at a candle c
   const notes = t.logs.lines.filter((line) => line.msg === "target history not warmed from candles");
   expect(notes.map((line) => line["note"])).toEqual([
     expect.stringMatching(
-      /^2 off-chain target\(s\) not warmed from 1min candles \(no window of their rules \(10s, 1min\) can start at a candle close: .*\); their history fills from their own data: offchain:BTC\/USD:spot:median:1s, offchain:SOL\/USD:spot:median:1s$/,
+      /^2 off-chain target\(s\) not warmed from 1min candles \(no window of their rules \(10s, 1min\) is longer than the 1min between two closes: .*\); their history fills from their own data: offchain:BTC\/USD:spot:median:1s, offchain:SOL\/USD:spot:median:1s$/,
     ),
   ]);
 });
