@@ -80,4 +80,16 @@ it("fetches candles only for the target with a window longer than a 1min candle"
       /^2 off-chain target\(s\) not warmed from 1min candles \(no window of their rules \(10s, 1min\) is longer than the 1min between two closes: .*\); their history fills from their own data: offchain:BTC\/USD:spot:median:1s, offchain:SOL\/USD:spot:median:1s$/,
     ),
   ]);
+
+  // a reload that changes nothing about warm-up logs no note again; one that changes a note logs that one
+  await t.app.reload(t.config);
+  const rules = t.config.rules.filter((r) => r.id !== "price_change_10s");
+  await t.app.reload({ ...t.config, rules });
+  const notesNow = t.logs.lines.filter((line) => line.msg === "target history not warmed from candles");
+  expect(notesNow.map((line) => line["note"])).toEqual([
+    notes[0]!["note"],
+    expect.stringMatching(
+      /^2 off-chain target\(s\) not warmed from 1min candles \(no window of their rules \(1min\) /,
+    ),
+  ]);
 });
