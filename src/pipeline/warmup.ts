@@ -75,7 +75,7 @@ const NOTE_MAX_TARGETS = 5;
 
 /**
  * One line per reason the off-chain targets of `monitors` are not warmed from candles under `rules` (warmupSkip), with
- * their count and first ids: what check-config prints and the daemon logs at start and reload (none when warm-up is off).
+ * their count and first ids and config keys: what check-config prints and the daemon logs at start and reload (none when warm-up is off).
  */
 export function warmupNotes(monitors: MonitorsConfig, rules: readonly RuleConfig[]): string[] {
   if (!monitors.warmup.enabled) return [];
@@ -89,13 +89,26 @@ export function warmupNotes(monitors: MonitorsConfig, rules: readonly RuleConfig
     if (skip === null) continue;
     const reason = describeSkip(skip, targetRules, interval);
     const ids = idsByReason.get(reason) ?? [];
-    ids.push(spec.id);
+    ids.push(`${spec.id} (${configKey(monitors, spec)})`);
     idsByReason.set(reason, ids);
   }
   return [...idsByReason].map(
     ([reason, ids]) =>
       `${ids.length} off-chain target(s) not warmed from ${interval} candles (${reason}); their history fills from their own data: ${listNames(ids, NOTE_MAX_TARGETS)}`,
   );
+}
+
+// The config entry a target comes from (the first, when identical entries share it): `monitors.offchain[1]`.
+function configKey(monitors: MonitorsConfig, spec: Extract<TargetSpec, { kind: "offchain" }>): string {
+  const index = monitors.offchain.findIndex(
+    (m) =>
+      m.pair === spec.pair &&
+      m.entryType === spec.entryType &&
+      m.aggregation === spec.aggregation &&
+      m.interval === spec.interval &&
+      (m.entryType === "future" ? m.expiry : null) === spec.expiry,
+  );
+  return `monitors.offchain[${index}]`;
 }
 
 // Why, in words (the windows and close spacing named: targets with others are another group).

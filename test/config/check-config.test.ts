@@ -21,8 +21,9 @@ function run(argv: readonly string[], env: Record<string, string | undefined> = 
 const SHIPPED_NOTE =
   "note: 4 off-chain target(s) not warmed from 1min candles (no window of their rules (10s, 1min) is longer than the " +
   "1min between two closes: a window's own polls serve it a window after they start, so closes would add verdicts " +
-  "for at most one close spacing); their history fills from their own data: offchain:BTC/USD:spot:median:1s, " +
-  "offchain:ETH/USD:spot:median:1s, offchain:SOL/USD:spot:median:1s, offchain:STRK/USD:spot:median:1s";
+  "for at most one close spacing); their history fills from their own data: offchain:BTC/USD:spot:median:1s " +
+  "(monitors.offchain[0]), offchain:ETH/USD:spot:median:1s (monitors.offchain[1]), offchain:SOL/USD:spot:median:1s " +
+  "(monitors.offchain[2]), offchain:STRK/USD:spot:median:1s (monitors.offchain[3])";
 
 describe("check-config", () => {
   it("prints the effective config with secrets redacted and exits 0", () => {
@@ -220,7 +221,7 @@ describe("check-config and the live server's stricter rules", () => {
     );
     // one line for both: the twap and the future target are not spot medians
     expect(result.stderr).toMatch(
-      /^note: 2 off-chain target\(s\) not warmed from 15min candles \(upstream candles are spot medians, these targets are not\); their history fills from their own data: offchain:BTC\/USD:spot:twap:1h, offchain:BTC\/USD:future:median:\S+$/m,
+      /^note: 2 off-chain target\(s\) not warmed from 15min candles \(upstream candles are spot medians, these targets are not\); their history fills from their own data: offchain:BTC\/USD:spot:twap:1h \(monitors\.offchain\[0\]\), offchain:BTC\/USD:future:median:\S+ \(monitors\.offchain\[1\]\)$/m,
     );
   });
 

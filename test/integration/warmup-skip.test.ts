@@ -77,7 +77,7 @@ it("fetches candles only for the target with a window longer than a 1min candle"
   const notes = t.logs.lines.filter((line) => line.msg === "target history not warmed from candles");
   expect(notes.map((line) => line["note"])).toEqual([
     expect.stringMatching(
-      /^2 off-chain target\(s\) not warmed from 1min candles \(no window of their rules \(10s, 1min\) is longer than the 1min between two closes: .*\); their history fills from their own data: offchain:BTC\/USD:spot:median:1s, offchain:SOL\/USD:spot:median:1s$/,
+      /^2 off-chain target\(s\) not warmed from 1min candles \(no window of their rules \(10s, 1min\) is longer than the 1min between two closes: .*\); their history fills from their own data: offchain:BTC\/USD:spot:median:1s \(monitors\.offchain\[0\]\), offchain:SOL\/USD:spot:median:1s \(monitors\.offchain\[1\]\)$/,
     ),
   ]);
 

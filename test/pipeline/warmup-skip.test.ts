@@ -115,8 +115,9 @@ describe("warmupNotes", () => {
       "500 off-chain target(s) not warmed from 1min candles (no window of their rules (10s, 1min) is longer than the " +
         "1min between two closes: a window's own polls serve it a window after they start, so closes would add " +
         "verdicts for at most one close spacing); their history fills from their own data: " +
-        "offchain:P0/USD:spot:median:1s, offchain:P1/USD:spot:median:1s, offchain:P2/USD:spot:median:1s, " +
-        "offchain:P3/USD:spot:median:1s, offchain:P4/USD:spot:median:1s and 495 more",
+        "offchain:P0/USD:spot:median:1s (monitors.offchain[0]), offchain:P1/USD:spot:median:1s (monitors.offchain[1]), " +
+        "offchain:P2/USD:spot:median:1s (monitors.offchain[2]), offchain:P3/USD:spot:median:1s (monitors.offchain[3]), " +
+        "offchain:P4/USD:spot:median:1s (monitors.offchain[4]) and 495 more",
     ]);
   });
 
@@ -126,7 +127,7 @@ describe("warmupNotes", () => {
       "1 off-chain target(s) not warmed from 1min candles (no window of their rules (10s, 1min) is longer than the " +
         "2min between two closes their history keeps (a 1d retention thins the 1min closes): a window's own polls " +
         "serve it a window after they start, so closes would add verdicts for at most one close spacing); their " +
-        "history fills from their own data: offchain:P0/USD:spot:median:1s",
+        "history fills from their own data: offchain:P0/USD:spot:median:1s (monitors.offchain[0])",
     ]);
   });
 
@@ -139,10 +140,12 @@ describe("warmupNotes", () => {
     expect(notes[0]).toMatch(
       /^2 off-chain target\(s\) not warmed from 1min candles \(no window of their rules \(10s, 1min\) is longer/,
     );
-    expect(notes[0]).toMatch(/: offchain:P0\/USD:spot:median:1s, offchain:P1\/USD:spot:median:1s$/);
+    expect(notes[0]).toMatch(
+      /: offchain:P0\/USD:spot:median:1s \(monitors\.offchain\[0\]\), offchain:P1\/USD:spot:median:1s \(monitors\.offchain\[1\]\)$/,
+    );
     expect(notes[1]).toBe(
       "1 off-chain target(s) not warmed from 1min candles (upstream candles are spot medians, these targets are not); " +
-        "their history fills from their own data: offchain:P0/USD:perp:median:1s",
+        "their history fills from their own data: offchain:P0/USD:perp:median:1s (monitors.offchain[3])",
     );
     expect(warmupNotes({ ...monitors, warmup: { ...warmup, enabled: false } }, rules)).toEqual([]);
   });
