@@ -58,7 +58,7 @@ export async function reloadApp(app: Daemon, next: AppConfig): Promise<void> {
           logger: app.log("upstream"),
         });
   app.runner?.update(next.monitors, next.rules);
-  logWarmupNotes(app, next);
+  logWarmupNotes(app, next, previous);
   app.cluster?.member.refresh();
   app.cluster?.shared.configLoaded();
   if (JSON.stringify(previous.maintenance) !== JSON.stringify(next.maintenance))

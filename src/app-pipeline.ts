@@ -135,8 +135,12 @@ export function startPipeline(
   logWarmupNotes(app, config);
 }
 
-/** Which targets the config's warm-up leaves unwarmed, and why: one line a reason (at start and on each reload). */
-export function logWarmupNotes(app: Daemon, config: AppConfig): void {
+/**
+ * Which targets the config's warm-up leaves unwarmed, and why: one line a reason at start; on a reload (`previous` the
+ * config it replaces) only the lines that changed, so a reload that starts or re-decides nothing repeats nothing.
+ */
+export function logWarmupNotes(app: Daemon, config: AppConfig, previous?: AppConfig): void {
+  const said = new Set(previous === undefined ? [] : warmupNotes(previous.monitors, previous.rules));
   for (const note of warmupNotes(config.monitors, config.rules))
-    app.log("monitors").info({ note }, "target history not warmed from candles");
+    if (!said.has(note)) app.log("monitors").info({ note }, "target history not warmed from candles");
 }

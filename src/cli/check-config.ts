@@ -24,7 +24,7 @@ const USAGE = `${synopsis("check-config", CONFIG_FLAGS, "usage: ")}
 ${CONFIG_FLAGS_USAGE}
 Prints the effective configuration as JSON (secrets redacted) and exits 0, with a "note:" line on
 stderr for each request the daemon adapts to the live server's rules and for each reason targets are
-not warmed from candles (their count and first ids), risky settings as
+not warmed from candles (their count, first ids and config keys), risky settings as
 "warning: key: reason", and a "maintenance:" line per maintenance window with its occurrence active now or
 next (in its time zone and UTC); on a problem, lists each as "key: reason" on stderr and exits 78.`;
 

@@ -21,21 +21,29 @@ export function windowToleranceMs(windowMs: number, history: Pick<PriceHistory, 
 }
 
 /**
- * Whether the closes of `bucketMs` candles stand in for the start of one of `windowsMs`, on a history retaining
- * `retainMs`, wherever they cover it. A window reads the newest point at or before its start (windowReferenceIndex:
- * one-sided, not the nearest), so between two closes the history keeps (a bucket apart, or the least multiple of a
- * bucket its point spacing lets in) that point is up to their spacing old: only a window whose tolerance reaches the
- * spacing is served throughout (1min closes: windows of 10 min and more). A shorter one would get a verdict only in
- * its tolerance's share of each spacing (a 60 s window: 6 s of each minute) until its own polls cover it.
+ * The time between two `bucketMs` candle closes a history retaining `retainMs` keeps: a bucket, or the least multiple
+ * of one its point spacing lets in (a 1 d window on the target thins 1min closes to 2 min apart).
  */
-export function candlesServeAWindow(
+export function keptCloseSpacingMs(retainMs: number, bucketMs: number): number {
+  return bucketMs * Math.max(1, Math.ceil(minSpacingMsFor(retainMs) / bucketMs));
+}
+
+/**
+ * Whether candle closes of `bucketMs` would add verdicts worth their fetch to one of `windowsMs`, on a history
+ * retaining `retainMs`: some window is longer than the kept close spacing. A window reads the newest point at or
+ * before its start, at most its tolerance older (windowReferenceIndex), so closes give it a verdict in its tolerance's
+ * share of each spacing (all of it when the tolerance spans the spacing), and a pending alert survives the gaps; its
+ * own polls serve it a window after they start. A window no longer than the spacing could get verdicts from closes
+ * for at most that window, one spacing (the shipped 10 s and 1 min windows on 1min candles); a longer one gets them
+ * over several closes (1min candles: a 5 min window about half the time of its first 5 min).
+ */
+export function candlesWarmAWindow(
   windowsMs: readonly number[],
   retainMs: number,
   bucketMs: number,
 ): boolean {
-  const history = { minSpacingMs: minSpacingMsFor(retainMs) };
-  const keptSpacingMs = bucketMs * Math.max(1, Math.ceil(history.minSpacingMs / bucketMs));
-  return windowsMs.some((windowMs) => windowToleranceMs(windowMs, history) >= keptSpacingMs);
+  const spacingMs = keptCloseSpacingMs(retainMs, bucketMs);
+  return windowsMs.some((windowMs) => windowMs > spacingMs);
 }
 
 /**

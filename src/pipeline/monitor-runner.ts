@@ -281,8 +281,8 @@ function holdWarmups(runner: Runner, target: RunningTarget): void {
 }
 
 /**
- * Fill an off-chain target's history from candles when warm-up is on and a window of its rules can start at a candle
- * close (warmupSkip; else it starts as a perp target does, with an empty history its own data fills).
+ * Fill an off-chain target's history from candles when warm-up is on and a window of its rules is longer than the
+ * time between the closes its history keeps (warmupSkip; else it starts as a perp target does, with an empty history its own data fills).
  */
 function warmUp(runner: Runner, target: RunningTarget): void {
   const { deps } = runner;

@@ -6,7 +6,7 @@ import type { RuleConfig } from "../domain/rules/index.js";
 import type { CandleSeries, Interval, TargetSpec } from "../domain/types.js";
 import { INTERVAL_MS } from "../domain/types.js";
 import type { ScaledPrice } from "../domain/price.js";
-import { candlesServeAWindow } from "../domain/window-reference.js";
+import { candlesWarmAWindow, keptCloseSpacingMs } from "../domain/window-reference.js";
 import type { PragmaClient } from "../upstream/types.js";
 import { planTargets } from "./targets.js";
 
@@ -51,8 +51,9 @@ export function canWarmUp(spec: Extract<TargetSpec, { kind: "offchain" }>): bool
 /**
  * Why candles of `interval` would not warm an off-chain target's history under its rules (the evaluator's, so the
  * windows and retention its detectors judge with), or null when they would: it is not a spot median (canWarmUp),
- * no rule reads a window of its history, or no window can start at a candle close (candlesServeAWindow: a start,
- * reload or cluster adoption would fetch and decode a body whose closes no verdict can use).
+ * no rule reads a window of its history, or no window is longer than the time between the candle closes its history
+ * keeps (candlesWarmAWindow: closes could serve such a window at most until its own polls do, a window later, so a
+ * start, reload or cluster adoption would fetch and decode a body for at most one close spacing of verdicts).
  */
 export function warmupSkip(
   spec: Extract<TargetSpec, { kind: "offchain" }>,
@@ -61,7 +62,7 @@ export function warmupSkip(
 ): WarmupSkip | null {
   if (!canWarmUp(spec)) return "not_spot_median";
   if (rules.windowsMs.length === 0) return "no_window";
-  return candlesServeAWindow(rules.windowsMs, rules.retainMs, INTERVAL_MS[interval])
+  return candlesWarmAWindow(rules.windowsMs, rules.retainMs, INTERVAL_MS[interval])
     ? null
     : "windows_too_short";
 }
@@ -74,7 +75,7 @@ const NOTE_MAX_TARGETS = 5;
 
 /**
  * One line per reason the off-chain targets of `monitors` are not warmed from candles under `rules` (warmupSkip), with
- * their count and first ids: what check-config prints and the daemon logs at start and reload (none when warm-up is off).
+ * their count and first ids and config keys: what check-config prints and the daemon logs at start and reload (none when warm-up is off).
  */
 export function warmupNotes(monitors: MonitorsConfig, rules: readonly RuleConfig[]): string[] {
   if (!monitors.warmup.enabled) return [];
@@ -86,9 +87,9 @@ export function warmupNotes(monitors: MonitorsConfig, rules: readonly RuleConfig
     const targetRules = evaluator.rulesFor(spec);
     const skip = warmupSkip(spec, targetRules, interval);
     if (skip === null) continue;
-    const reason = describeSkip(skip, targetRules.windowsMs);
+    const reason = describeSkip(skip, targetRules, interval);
     const ids = idsByReason.get(reason) ?? [];
-    ids.push(spec.id);
+    ids.push(`${spec.id} (${configKey(monitors, spec)})`);
     idsByReason.set(reason, ids);
   }
   return [...idsByReason].map(
@@ -97,16 +98,39 @@ export function warmupNotes(monitors: MonitorsConfig, rules: readonly RuleConfig
   );
 }
 
-// Why, in words (the windows named: targets with other windows are another group).
-function describeSkip(skip: WarmupSkip, windowsMs: readonly number[]): string {
+// The config entry a target comes from (the first, when identical entries share it): `monitors.offchain[1]`.
+function configKey(monitors: MonitorsConfig, spec: Extract<TargetSpec, { kind: "offchain" }>): string {
+  const index = monitors.offchain.findIndex(
+    (m) =>
+      m.pair === spec.pair &&
+      m.entryType === spec.entryType &&
+      m.aggregation === spec.aggregation &&
+      m.interval === spec.interval &&
+      (m.entryType === "future" ? m.expiry : null) === spec.expiry,
+  );
+  return `monitors.offchain[${index}]`;
+}
+
+// Why, in words (the windows and close spacing named: targets with others are another group).
+function describeSkip(
+  skip: WarmupSkip,
+  rules: Pick<TargetRules, "windowsMs" | "retainMs">,
+  interval: Interval,
+): string {
   switch (skip) {
     case "not_spot_median":
       return "upstream candles are spot medians, these targets are not";
     case "no_window":
       return "no enabled rule reads a window of their price history";
     case "windows_too_short": {
-      const windows = [...new Set(windowsMs)].sort((a, b) => a - b).map(formatWindowMs);
-      return `no window of their rules (${windows.join(", ")}) can start at a candle close: a close stands in for a window's start only when the window's tolerance (10 % of it, at least 2 s) spans the time between two closes`;
+      const windows = [...new Set(rules.windowsMs)].sort((a, b) => a - b).map(formatWindowMs);
+      const bucketMs = INTERVAL_MS[interval];
+      const spacingMs = keptCloseSpacingMs(rules.retainMs, bucketMs);
+      const spacing =
+        spacingMs === bucketMs
+          ? `the ${formatWindowMs(spacingMs)} between two closes`
+          : `the ${formatWindowMs(spacingMs)} between two closes their history keeps (a ${formatWindowMs(rules.retainMs)} retention thins the ${interval} closes)`;
+      return `no window of their rules (${windows.join(", ")}) is longer than ${spacing}: a window's own polls serve it a window after they start, so closes would add verdicts for at most one close spacing`;
     }
   }
 }

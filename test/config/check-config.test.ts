@@ -17,6 +17,14 @@ function run(argv: readonly string[], env: Record<string, string | undefined> = 
   return { code, stdout, stderr };
 }
 
+/** The warm-up note of the shipped config: its windows (10 s, 1 min) are no longer than a 1min close spacing. */
+const SHIPPED_NOTE =
+  "note: 4 off-chain target(s) not warmed from 1min candles (no window of their rules (10s, 1min) is longer than the " +
+  "1min between two closes: a window's own polls serve it a window after they start, so closes would add verdicts " +
+  "for at most one close spacing); their history fills from their own data: offchain:BTC/USD:spot:median:1s " +
+  "(monitors.offchain[0]), offchain:ETH/USD:spot:median:1s (monitors.offchain[1]), offchain:SOL/USD:spot:median:1s " +
+  "(monitors.offchain[2]), offchain:STRK/USD:spot:median:1s (monitors.offchain[3])";
+
 describe("check-config", () => {
   it("prints the effective config with secrets redacted and exits 0", () => {
     const result = run(["--set", "server.port=0", "--set=log.level=debug"], {
@@ -30,10 +38,13 @@ describe("check-config", () => {
     expect(config.server).toMatchObject({ port: 0, token: "[redacted]" });
     expect(config.log.level).toBe("debug");
     expect(result.stdout).not.toContain("s3cret-token");
-    // the last line (the shipped windows' warm-up note comes before it)
-    expect(result.stderr).toMatch(
-      /^configuration OK \(defaults < .*default\.json < env \(PM_SERVER_TOKEN\) < flags.*\n$/m,
-    );
+    expect(result.stderr.split("\n")).toEqual([
+      SHIPPED_NOTE,
+      expect.stringMatching(
+        /^configuration OK \(defaults < .*default\.json < env \(PM_SERVER_TOKEN\) < flags.*$/,
+      ),
+      "",
+    ]);
   });
 
   it("warns, and still exits 0, when bound to a non-loopback address without tokens", () => {
@@ -210,7 +221,7 @@ describe("check-config and the live server's stricter rules", () => {
     );
     // one line for both: the twap and the future target are not spot medians
     expect(result.stderr).toMatch(
-      /^note: 2 off-chain target\(s\) not warmed from 15min candles \(upstream candles are spot medians, these targets are not\); their history fills from their own data: offchain:BTC\/USD:spot:twap:1h, offchain:BTC\/USD:future:median:\S+$/m,
+      /^note: 2 off-chain target\(s\) not warmed from 15min candles \(upstream candles are spot medians, these targets are not\); their history fills from their own data: offchain:BTC\/USD:spot:twap:1h \(monitors\.offchain\[0\]\), offchain:BTC\/USD:future:median:\S+ \(monitors\.offchain\[1\]\)$/m,
     );
   });
 
@@ -218,10 +229,9 @@ describe("check-config and the live server's stricter rules", () => {
     const shipped = run(["--set", "server.port=0"]);
     expect(shipped.code).toBe(0);
     const notes = shipped.stderr.split("\n").filter((line) => line.includes("not warmed"));
-    expect(notes).toEqual([
-      "note: 4 off-chain target(s) not warmed from 1min candles (no window of their rules (10s, 1min) can start at a candle close: a close stands in for a window's start only when the window's tolerance (10 % of it, at least 2 s) spans the time between two closes); their history fills from their own data: offchain:BTC/USD:spot:median:1s, offchain:ETH/USD:spot:median:1s, offchain:SOL/USD:spot:median:1s, offchain:STRK/USD:spot:median:1s",
-    ]);
-    const rules = JSON.stringify([{ kind: "price_change", windowMs: 600_000, threshold: 0.05 }]);
+    expect(notes).toEqual([SHIPPED_NOTE]);
+    // 2 min: served by 1min closes half the time of its first 2 min
+    const rules = JSON.stringify([{ kind: "price_change", windowMs: 120_000, threshold: 0.05 }]);
     const long = run(["--set", "server.port=0", "--set", `rules=${rules}`]);
     expect(long.code).toBe(0);
     expect(long.stderr).not.toContain("not warmed");

@@ -34,7 +34,7 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-it("fetches candles only for the target whose 1 h window can start at a candle close", async () => {
+it("fetches candles only for the target with a window longer than a 1min candle", async () => {
   const sim = await startSimulator({ host: "127.0.0.1", port: 0, seed: 7 });
   cleanups.push(() => sim.close());
   const front = await countingFront(sim);
@@ -77,7 +77,19 @@ it("fetches candles only for the target whose 1 h window can start at a candle c
   const notes = t.logs.lines.filter((line) => line.msg === "target history not warmed from candles");
   expect(notes.map((line) => line["note"])).toEqual([
     expect.stringMatching(
-      /^2 off-chain target\(s\) not warmed from 1min candles \(no window of their rules \(10s, 1min\) can start at a candle close: .*\); their history fills from their own data: offchain:BTC\/USD:spot:median:1s, offchain:SOL\/USD:spot:median:1s$/,
+      /^2 off-chain target\(s\) not warmed from 1min candles \(no window of their rules \(10s, 1min\) is longer than the 1min between two closes: .*\); their history fills from their own data: offchain:BTC\/USD:spot:median:1s \(monitors\.offchain\[0\]\), offchain:SOL\/USD:spot:median:1s \(monitors\.offchain\[1\]\)$/,
+    ),
+  ]);
+
+  // a reload that changes nothing about warm-up logs no note again; one that changes a note logs that one
+  await t.app.reload(t.config);
+  const rules = t.config.rules.filter((r) => r.id !== "price_change_10s");
+  await t.app.reload({ ...t.config, rules });
+  const notesNow = t.logs.lines.filter((line) => line.msg === "target history not warmed from candles");
+  expect(notesNow.map((line) => line["note"])).toEqual([
+    notes[0]!["note"],
+    expect.stringMatching(
+      /^2 off-chain target\(s\) not warmed from 1min candles \(no window of their rules \(1min\) /,
     ),
   ]);
 });

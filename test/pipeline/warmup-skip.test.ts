@@ -1,5 +1,5 @@
-// A target none of whose windows can start at a candle close fetches no candles (start, reload, takeover) and is named
-// once, grouped, in the warm-up notes; a target with such a window is still warmed.
+// A target none of whose windows is longer than the time between the candle closes its history keeps fetches no candles
+// (start, reload, takeover) and is named once, grouped, in the warm-up notes; a target with such a window is warmed.
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createEvaluator } from "../../src/domain/evaluator.js";
 import { createMonitorState } from "../../src/domain/monitor.js";
@@ -80,11 +80,29 @@ describe("warmupSkip", () => {
     expect(warmupSkip(spec, createEvaluator(rules).rulesFor(spec), "1min")).toBe(skip);
   });
 
-  it("a 10s candle interval serves a 100 s window, not a 99 s one", () => {
+  it.each([
+    { interval: "1min", windowS: 61, skip: null },
+    { interval: "1min", windowS: 60, skip: "windows_too_short" },
+    // 1min candles serve a 5 min window half the time of its first 5 min (tolerance 30 s of each minute)
+    { interval: "1min", windowS: 300, skip: null },
+    // tolerance 12 min of each 15: about 80 % of the time
+    { interval: "15min", windowS: 7_200, skip: null },
+    { interval: "15min", windowS: 900, skip: "windows_too_short" },
+    { interval: "10s", windowS: 11, skip: null },
+    { interval: "1h", windowS: 3_601, skip: null },
+  ] as const)("$interval candles, a $windowS s window: $skip", ({ interval, windowS, skip }) => {
     const spec = offchain("BTC/USD");
-    const at = (windowMs: number) => createEvaluator([change("c", windowMs)]).rulesFor(spec);
-    expect(warmupSkip(spec, at(100 * S), "10s")).toBeNull();
-    expect(warmupSkip(spec, at(99 * S), "10s")).toBe("windows_too_short");
+    const rules = createEvaluator([change("c", windowS * S)]).rulesFor(spec);
+    expect(warmupSkip(spec, rules, interval)).toBe(skip);
+  });
+
+  it("a 1 d rule on another pair thins this target's closes to 2 min apart: 10 min is warmed, 2 min is not", () => {
+    const spec = offchain("BTC/USD");
+    const day = change("price_change_1d", 86_400 * S, ["ETH/USD"]);
+    const at = (windowMs: number) => createEvaluator([day, change("c", windowMs)]).rulesFor(spec);
+    expect(at(10 * 60 * S).retainMs).toBe(86_400 * S);
+    expect(warmupSkip(spec, at(10 * 60 * S), "1min")).toBeNull();
+    expect(warmupSkip(spec, at(2 * 60 * S), "1min")).toBe("windows_too_short");
   });
 });
 
@@ -94,11 +112,22 @@ describe("warmupNotes", () => {
 
   it("names 500 targets of the shipped windows in one line, with their count", () => {
     expect(warmupNotes({ ...offchainMonitors(pairs(500)), warmup }, SHIPPED)).toEqual([
-      "500 off-chain target(s) not warmed from 1min candles (no window of their rules (10s, 1min) can start at a " +
-        "candle close: a close stands in for a window's start only when the window's tolerance (10 % of it, at least " +
-        "2 s) spans the time between two closes); their history fills from their own data: " +
-        "offchain:P0/USD:spot:median:1s, offchain:P1/USD:spot:median:1s, offchain:P2/USD:spot:median:1s, " +
-        "offchain:P3/USD:spot:median:1s, offchain:P4/USD:spot:median:1s and 495 more",
+      "500 off-chain target(s) not warmed from 1min candles (no window of their rules (10s, 1min) is longer than the " +
+        "1min between two closes: a window's own polls serve it a window after they start, so closes would add " +
+        "verdicts for at most one close spacing); their history fills from their own data: " +
+        "offchain:P0/USD:spot:median:1s (monitors.offchain[0]), offchain:P1/USD:spot:median:1s (monitors.offchain[1]), " +
+        "offchain:P2/USD:spot:median:1s (monitors.offchain[2]), offchain:P3/USD:spot:median:1s (monitors.offchain[3]), " +
+        "offchain:P4/USD:spot:median:1s (monitors.offchain[4]) and 495 more",
+    ]);
+  });
+
+  it("names the kept close spacing when a longer rule's retention thins the closes", () => {
+    const rules = [...SHIPPED, change("price_change_1d", 86_400 * S, ["ETH/USD"])];
+    expect(warmupNotes({ ...offchainMonitors(pairs(1)), warmup }, rules)).toEqual([
+      "1 off-chain target(s) not warmed from 1min candles (no window of their rules (10s, 1min) is longer than the " +
+        "2min between two closes their history keeps (a 1d retention thins the 1min closes): a window's own polls " +
+        "serve it a window after they start, so closes would add verdicts for at most one close spacing); their " +
+        "history fills from their own data: offchain:P0/USD:spot:median:1s (monitors.offchain[0])",
     ]);
   });
 
@@ -109,12 +138,14 @@ describe("warmupNotes", () => {
     const notes = warmupNotes({ ...monitors, offchain: [...monitors.offchain, perp], warmup }, rules);
     expect(notes).toHaveLength(2);
     expect(notes[0]).toMatch(
-      /^2 off-chain target\(s\) not warmed from 1min candles \(no window of their rules \(10s, 1min\)/,
+      /^2 off-chain target\(s\) not warmed from 1min candles \(no window of their rules \(10s, 1min\) is longer/,
     );
-    expect(notes[0]).toMatch(/: offchain:P0\/USD:spot:median:1s, offchain:P1\/USD:spot:median:1s$/);
+    expect(notes[0]).toMatch(
+      /: offchain:P0\/USD:spot:median:1s \(monitors\.offchain\[0\]\), offchain:P1\/USD:spot:median:1s \(monitors\.offchain\[1\]\)$/,
+    );
     expect(notes[1]).toBe(
       "1 off-chain target(s) not warmed from 1min candles (upstream candles are spot medians, these targets are not); " +
-        "their history fills from their own data: offchain:P0/USD:perp:median:1s",
+        "their history fills from their own data: offchain:P0/USD:perp:median:1s (monitors.offchain[3])",
     );
     expect(warmupNotes({ ...monitors, warmup: { ...warmup, enabled: false } }, rules)).toEqual([]);
   });
