@@ -52,7 +52,7 @@ export const monitorsSchema = {
       env: "PM_MONITORS_WARMUP_ENABLED",
     }),
     interval: key<CandleInterval>({
-      doc: "Candle interval used for warm-up: one of the candle views the live server has (10s, 1min, 15min, 1h, 1d). Only spot median targets are warmed (candles are spot medians), and only those with a window longer than the time between the closes their history keeps: the interval, or a multiple of it when a long window of their rules (even one for other pairs) thins it (a 1 d one: 1min closes 2 min apart). A shorter window's own polls serve it a window after they start; a longer one gets verdicts from closes for its tolerance's share (10 % of it, at least 2 s) of each close spacing. So 1min candles warm only windows over 1 min, and none of the shipped 10 s and 1 min; check-config and the log at start and reload name the others, one line a reason.",
+      doc: "Candle interval used for warm-up: one of the candle views the live server has (10s, 1min, 15min, 1h, 1d). Only spot median targets are warmed (candles are spot medians), and only those with a window longer than the time between the closes their history keeps: the interval, or a multiple of it when a long window of their rules (even one for other pairs) thins it (a 1 d one: 1min closes 2 min apart). A shorter window's own polls serve it a window after they start; a longer one gets verdicts from closes for its tolerance's share (10 % of it, at least 2 s) of each close spacing. So 1min candles warm only windows over 1 min, and none of the shipped 10 s and 1 min; check-config and the start log (a reload: its changes) name the others by reason",
       format: "pm-candle-interval",
       default: "1min",
       env: "PM_MONITORS_WARMUP_INTERVAL",
