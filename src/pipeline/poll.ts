@@ -110,6 +110,8 @@ class PollLoop<T> {
   private next: Unsubscribable | null = null;
   /** When the current (or next) poll was planned to start: the phase that successes keep. */
   private plannedStartMs: number;
+  /** While the first poll of a `firstAtOnce` loop is in flight: its random phase offset (ms); null otherwise. */
+  private firstAtOnceOffsetMs: number | null = null;
   private readonly startPoll = (): void => this.start();
   /** The deadline of the poll in flight: one function for all polls (a poll's timeout is cancelled when it ends). */
   private readonly timeOutCurrent = (): void => {
@@ -131,6 +133,7 @@ class PollLoop<T> {
     const offsetMs = Math.round(Math.min(spreadMs, periodMs) * random());
     if (firstAtOnce === true) {
       this.plannedStartMs -= offsetMs;
+      this.firstAtOnceOffsetMs = offsetMs;
       this.start();
     } else if (offsetMs > 0) this.scheduleNext(offsetMs);
     else this.start();
@@ -253,12 +256,20 @@ class PollLoop<T> {
     poll.timeout.unsubscribe();
     if (this.current === poll) this.current = null;
     const delayMs = nextPollDelayMs(this.options, this.consecutiveFailures, this.retryAfterMs);
+    const nowMs = this.scheduler.now();
+    const firstOffsetMs = this.firstAtOnceOffsetMs;
+    this.firstAtOnceOffsetMs = null;
+    // a failure waits its whole backoff after the end (a first-at-once poll's retry also its phase offset, so
+    // targets taken over together and failing together do not retry, and then poll, in lockstep)
+    if (this.consecutiveFailures > 0) return this.scheduleNext(delayMs + (firstOffsetMs ?? 0));
     // a success keeps the phase: the next start is planned from this one's plan, never earlier than the end
-    // of this poll; a failure waits its whole backoff after the end
-    const { scheduler, plannedStartMs } = this;
-    this.scheduleNext(
-      this.consecutiveFailures === 0 ? Math.max(0, plannedStartMs + delayMs - scheduler.now()) : delayMs,
-    );
+    // of this poll
+    let nextStartMs = this.plannedStartMs + delayMs;
+    // a first-at-once poll started before its phase: one that ended past the phase waits for the next one
+    // instead of polling again at once (a back-to-back poll, and the phase lost to the burst's end)
+    if (firstOffsetMs !== null && nextStartMs < nowMs)
+      nextStartMs += Math.ceil((nowMs - nextStartMs) / this.options.periodMs) * this.options.periodMs;
+    this.scheduleNext(Math.max(0, nextStartMs - nowMs));
   }
 }
 

@@ -99,9 +99,9 @@ export interface Runner {
   /** Which of the configured targets this daemon runs (all but in cluster mode, where a member runs the ones it owns). */
   owns: (spec: TargetSpec) => boolean;
   /**
-   * Targets started now are taken over from another cluster member (this member already runs some): their first
-   * poll starts at once (their later ones still spread over the period), so a dead member's targets are polled again
-   * within a period of its lease's end.
+   * Targets started now are taken over from another cluster member (this member already runs some: a dead or
+   * leaving member's keys, a rebalance's, a cluster reload's new ones): their first poll starts at once (their later
+   * ones still spread over the period), so a dead member's targets are polled again within a period of its lease's end.
    */
   takingOver: boolean;
   /** History warm-ups wait here, so they never hold every upstream connection while targets wait to be polled. */

@@ -135,6 +135,29 @@ describe("poll$", () => {
     });
   });
 
+  it("with firstAtOnce, a first poll that ends past its phase is followed at the next phase, not at once", () => {
+    newScheduler().run(({ cold, expectObservable }) => {
+      let call = 0;
+      const options = { ...base, spreadMs: 1_000, random: () => 0.4, firstAtOnce: true };
+      const result$ = summarise(poll$(() => (++call === 1 ? cold("8ms (a|)") : cold("(b|)")), options));
+      // phase 4 ms before the start (6, 16, 26 ...); the first poll ends at 8, past 6: the second at 16, then 26
+      expectObservable(result$, "^ 27ms !").toBe("8ms a 7ms b 9ms b");
+    });
+  });
+
+  it("with firstAtOnce, a failed first poll retries after its backoff plus its phase offset", () => {
+    newScheduler().run(({ cold, expectObservable }) => {
+      let call = 0;
+      const error = new PmError("PM_ERR_UPSTREAM_HTTP", "boom", { retryable: true });
+      const options = { ...base, spreadMs: 1_000, random: () => 0.4, firstAtOnce: true };
+      const result$ = summarise(
+        poll$(() => (++call === 1 ? cold<string>("#", undefined, error) : cold("(a|)")), options),
+      );
+      // fails at 0: backoff 10 plus the offset 4, so targets failing together retry at their own phases
+      expectObservable(result$, "^ 15ms !").toBe("x 13ms a", { x: "PM_ERR_UPSTREAM_HTTP#1", a: "a" });
+    });
+  });
+
   it("jitters each start around the plan, so the phase drifts only by the jitter", () => {
     newScheduler().run(({ cold, expectObservable }) => {
       const result$ = summarise(poll$(() => cold("(a|)"), { ...base, jitter: 0.5, random: () => 0.8 }));
