@@ -195,7 +195,9 @@ function ownedView(state: MemberState): OwnedView {
   const keys = state.deps.keys();
   const cached = state.ownedView;
   if (cached?.owned === owned && cached.keys === keys) return cached;
-  const view = { owned, keys, sortedKeys: [...owned].sort(), targets: state.deps.targetCount(owned) };
+  // frozen: the lease record and every status read share it, so an in-place sort or push would corrupt both
+  const sortedKeys = Object.freeze([...owned].sort());
+  const view = { owned, keys, sortedKeys, targets: state.deps.targetCount(owned) };
   state.ownedView = view;
   return view;
 }
