@@ -20,8 +20,10 @@ export interface PollOptions {
   readonly spreadMs: number;
   /**
    * The first poll starts at once and only the later ones take the random phase, planned as if the first had
-   * started up to min(spreadMs, periodMs) earlier (so the second comes within a period): a target taken over
-   * from a dead cluster member, whose data is already a lease old, is not left waiting for its phase.
+   * started up to min(spreadMs, periodMs) earlier (the second comes at the first phase instant after the first
+   * ended, so within a period of that end, never at once; a failed first poll retries after its backoff plus the
+   * offset): a target taken over from another cluster member, whose data is already a lease old, is not left
+   * waiting for its phase.
    */
   readonly firstAtOnce?: boolean | undefined;
   /** Upper bound of the delay between polls while failing. */
@@ -64,7 +66,8 @@ export function toPmError(error: unknown): PmError {
  * previous one was *planned*, not after it actually started, so timer lateness never accumulates and
  * with no jitter a target is polled exactly once per period at its own phase (many targets stay spread
  * over the period, and a change upstream is seen at most one period later). A poll that took longer than
- * the period is followed at once (the phase moves to then); after a failure the next poll waits a
+ * the period is followed at once (the phase moves to then), but for a `firstAtOnce` first poll, which waits for
+ * its next phase instant; after a failure the next poll waits a
  * backed-off delay after it finished, and the phase restarts from there. Polls never overlap: the next
  * one is only scheduled once the previous one is over. Unsubscribing aborts an in-flight request through
  * its AbortSignal.

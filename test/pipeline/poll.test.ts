@@ -145,6 +145,16 @@ describe("poll$", () => {
     });
   });
 
+  it("with firstAtOnce, a later poll that took longer than the period is followed at once, as any poll", () => {
+    newScheduler().run(({ cold, expectObservable }) => {
+      let call = 0;
+      const options = { ...base, spreadMs: 1_000, random: () => 0.4, firstAtOnce: true };
+      const result$ = summarise(poll$(() => (++call === 2 ? cold("12ms (b|)") : cold("(a|)")), options));
+      // 0, then 6 (takes 12 ms, ends at 18, past 16): the third at once at 18, and its phase from then on: 28
+      expectObservable(result$, "^ 29ms !").toBe("a 17ms (ba) 6ms a");
+    });
+  });
+
   it("with firstAtOnce, a failed first poll retries after its backoff plus its phase offset", () => {
     newScheduler().run(({ cold, expectObservable }) => {
       let call = 0;
