@@ -60,6 +60,8 @@ interface SyncState {
   /** Whether the stored silences were queued once after connecting (those changed while NATS was away). */
   seeded: boolean;
   pushing: boolean;
+  /** A silence was stored during a pass: another pass runs as soon as this one ends (not a whole interval later). */
+  again: boolean;
   /** The last watch failed (logged once per streak: a pass re-watches every interval while NATS is away). */
   watchFailed: boolean;
   timer: NodeJS.Timeout | undefined;
@@ -75,6 +77,7 @@ export function createSilenceSync(deps: SilenceSyncDeps): SilenceSync {
     watching: undefined,
     seeded: false,
     pushing: false,
+    again: false,
     watchFailed: false,
     timer: undefined,
   };
@@ -98,7 +101,11 @@ export function createSilenceSync(deps: SilenceSyncDeps): SilenceSync {
 /** Watch the bucket if not watching it, then write what is dirty (one pass at a time). */
 async function pass(state: SyncState): Promise<void> {
   const buckets = state.deps.buckets();
-  if (buckets === undefined || state.pushing) return;
+  if (buckets === undefined) return;
+  if (state.pushing) {
+    state.again = true;
+    return;
+  }
   if (state.watching !== buckets.silences) watch(state, buckets.silences);
   if (!state.seeded) {
     state.seeded = true;
@@ -114,6 +121,10 @@ async function pass(state: SyncState): Promise<void> {
     state.deps.logger.error({ err: error }, "cluster_error: cannot write a silence to NATS (retrying)");
   } finally {
     state.pushing = false;
+  }
+  if (state.again) {
+    state.again = false;
+    void pass(state);
   }
 }
 

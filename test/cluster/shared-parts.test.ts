@@ -1,6 +1,7 @@
 // The pure parts of what cluster members share: the config generation's next record and hash, the cluster_error
 // transitions and their local announcement, the silence bucket's keys and values, the daemon alerts a member published,
 // and the status and readiness a member's standby shows in.
+import { pino } from "pino";
 import { filter } from "rxjs";
 import { describe, expect, it } from "vitest";
 import {
@@ -13,7 +14,13 @@ import { clusterStatusView } from "../../src/cluster/cluster-shared.js";
 import { configHash, nextGenerationRecord } from "../../src/cluster/config-generation.js";
 import type { ClusterStatus } from "../../src/cluster/member.js";
 import { createPublishedAlerts } from "../../src/cluster/published-alerts.js";
-import { claimKeyOf, silenceKeyOf, silenceOfText } from "../../src/cluster/silence-sync.js";
+import type { SharedBuckets } from "../../src/cluster/shared-buckets.js";
+import {
+  claimKeyOf,
+  createSilenceSync,
+  silenceKeyOf,
+  silenceOfText,
+} from "../../src/cluster/silence-sync.js";
 import type { BusEvent } from "../../src/domain/events.js";
 import { createEventHub } from "../../src/pipeline/event-hub.js";
 import { createJournal } from "../../src/state/journal.js";
@@ -113,6 +120,39 @@ describe("silence bucket", () => {
     expect(silenceOfText("{")).toBeUndefined();
     expect(silenceOfText(JSON.stringify({ ...stored, matchers: [] }))).toBeUndefined();
     expect(silenceOfText(JSON.stringify({ ...stored, id: "maintenance:nightly" }))).toBeUndefined();
+  });
+
+  it("writes a silence stored while a write is under way as soon as that write ends, not a pass later", async () => {
+    // a bucket whose creates wait until released; its watch never yields
+    const created: string[] = [];
+    const releases: (() => void)[] = [];
+    const kv = {
+      get: () => Promise.resolve(null),
+      create: (key: string) =>
+        new Promise<number>((resolve) => {
+          releases.push(() => {
+            created.push(key);
+            resolve(created.length);
+          });
+        }),
+      watch: () => new Promise(() => undefined),
+    };
+    const buckets = { silences: kv } as unknown as SharedBuckets; // only the silences bucket is used
+    const sync = createSilenceSync({
+      buckets: () => buckets,
+      silencer: () => ({ list: () => [], merge: () => true }),
+      logger: pino({ level: "silent" }),
+      nowMs: () => T0,
+    });
+    const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+    sync.stored(silence("s1", T0, T0 + HOUR_MS)); // no start(): no interval runs a pass
+    await settle();
+    sync.stored(silence("s2", T0, T0 + HOUR_MS));
+    releases.shift()?.();
+    await settle();
+    releases.shift()?.();
+    await settle();
+    expect(created).toEqual([silenceKeyOf("s1"), silenceKeyOf("s2")]);
   });
 });
 

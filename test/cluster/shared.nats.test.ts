@@ -177,8 +177,14 @@ describe.skipIf(!available)("cluster shared state (nats-server, two daemons)", (
       timeoutMs: 15_000,
       what: `${pairOfB} re-announced unmuted after the silence expired on b`,
     });
-    const listedOnA = (await api(a, "GET", `/silences/${silenceID}`)) as { status: { state: string } };
-    expect(listedOnA.status.state).toBe("expired");
+    // a learns of the expiry through its watch of the bucket, independently of the journal that carried b's repeat
+    await until(
+      async () =>
+        ((await api(a, "GET", `/silences/${silenceID}`)) as { status: { state: string } }).status.state,
+      (state) => state === "expired",
+      3_000,
+      "a listing the silence b expired as expired",
+    );
     await new Promise((resolve) => setTimeout(resolve, 3_000));
     expect(journaled(client).filter(endedOf)).toHaveLength(1);
     expect(journaled(client).filter(mutedOf)).toHaveLength(1);
