@@ -26,15 +26,29 @@ async function priceAt(url: string): Promise<{ readonly price: number; readonly 
   return { price: hexPrice(body.price), sentAtMs };
 }
 
-/** Poll `url` every CHECK_MS until its price moved by ≥ `threshold` from `before`; the send time of that GET (NaN on timeout). */
-async function visibleAt(url: string, before: number, threshold: number, timeoutMs: number): Promise<number> {
+/** Poll `url` every CHECK_MS until its price moved by ≥ `threshold` from `before`: the send time of that GET and the move (NaN on timeout). */
+async function visibleAt(
+  url: string,
+  before: number,
+  threshold: number,
+  timeoutMs: number,
+): Promise<{ readonly atMs: number; readonly move: number }> {
   const deadline = wallMs() + timeoutMs;
   while (wallMs() < deadline) {
     const { price, sentAtMs } = await priceAt(url);
-    if (Math.abs(price / before - 1) >= threshold) return sentAtMs;
+    const move = price / before - 1;
+    if (Math.abs(move) >= threshold) return { atMs: sentAtMs, move };
     await sleep(CHECK_MS);
   }
-  return Number.NaN;
+  return { atMs: Number.NaN, move: Number.NaN };
+}
+
+/** The slowest step, told so a late sample explains itself: the move the bench saw vs what the daemon's alert measured. */
+interface SlowestStep {
+  readonly pair: string;
+  readonly latencyMs: number;
+  readonly visibleMove: number;
+  readonly summary: string;
 }
 
 /** Run the steps: one 5 % spike per pair, each timed from visible at the daemon's URL to the alert frame. */
@@ -44,6 +58,7 @@ export async function runLatencyBench(options: LatencyBenchOptions): Promise<Ben
   const urls = daemonPairPriceUrls(sim.url, options.pairs, options.periodMs);
   const visibleToAlert: number[] = [];
   const injectionToVisible: number[] = [];
+  let slowest: SlowestStep | undefined;
   let missed = 0;
   try {
     const daemon = await startShippedDaemon({
@@ -60,12 +75,15 @@ export async function runLatencyBench(options: LatencyBenchOptions): Promise<Ben
         const url = urls.get(pair)!;
         const before = (await priceAt(url)).price;
         const injectedAtMs = await injectSpike(sim.url, pair, 1.05);
-        const shownAtMs = await visibleAt(url, before, threshold, 5_000);
+        const shown = await visibleAt(url, before, threshold, 5_000);
         const alertAtMs = await watcher.firstFiring(pair, options.periodMs * 4);
-        if (Number.isNaN(shownAtMs) || Number.isNaN(alertAtMs)) missed++;
+        if (Number.isNaN(shown.atMs) || Number.isNaN(alertAtMs)) missed++;
         else {
-          visibleToAlert.push(alertAtMs - shownAtMs);
-          injectionToVisible.push(shownAtMs - injectedAtMs);
+          const latencyMs = alertAtMs - shown.atMs;
+          visibleToAlert.push(latencyMs);
+          injectionToVisible.push(shown.atMs - injectedAtMs);
+          if (slowest === undefined || latencyMs > slowest.latencyMs)
+            slowest = { pair, latencyMs, visibleMove: shown.move, summary: watcher.summaryOf(pair) ?? "" };
         }
         await sleep(200 + Math.random() * 600); // desynchronise the next step from the poll phases
       }
@@ -95,6 +113,11 @@ export async function runLatencyBench(options: LatencyBenchOptions): Promise<Ben
     checks: [atMost("p99 detection latency (visible → ws alert)", p99, options.periodMs + 20, " ms")],
     notes: [
       "each target polls once per period at its own phase (monitors.jitter 0), so a step waits up to one period for the next poll; polls start on the 100 ms coalescing grid",
+      ...(slowest === undefined
+        ? []
+        : [
+            `slowest step: ${slowest.pair} ${slowest.latencyMs.toFixed(0)} ms; visible at ${(slowest.visibleMove * 100).toFixed(2)} % from the pre-step price (the sources quote on their own cadence, so the median moves in stages); the alert said "${slowest.summary}" (measured against the daemon's price one window earlier)`,
+          ]),
     ],
   };
 }

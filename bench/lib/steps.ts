@@ -37,6 +37,8 @@ export async function injectSpike(simUrl: string, pair: string, factor: number):
 export interface AlertWatcher {
   /** Arrival time of the first firing price_change frame for `pair`, waiting up to `timeoutMs` (NaN if none). */
   firstFiring(pair: string, timeoutMs: number): Promise<number>;
+  /** The summary of the first firing price_change alert of `pair` (what the daemon measured), if one arrived. */
+  summaryOf(pair: string): string | undefined;
   close(): void;
 }
 
@@ -44,18 +46,20 @@ export interface AlertWatcher {
 export async function watchAlerts(wsUrl: string): Promise<AlertWatcher> {
   const socket = new WebSocket(wsUrl);
   const firing = new Map<string, number>();
+  const summaries = new Map<string, string>();
   const waiters = new Map<string, () => void>();
   socket.on("message", (data: Buffer) => {
     const at = wallMs();
     const event = JSON.parse(data.toString()) as {
       type: string;
-      alert?: { rule: string; status: string; labels: Record<string, string> };
+      alert?: { rule: string; status: string; labels: Record<string, string>; summary?: string };
     };
     const alert = event.alert;
     if (event.type !== "alert" || alert?.rule !== "price_change" || alert.status !== "firing") return;
     const pair = alert.labels["pair"] ?? "";
     if (firing.has(pair)) return;
     firing.set(pair, at);
+    summaries.set(pair, alert.summary ?? "");
     waiters.get(pair)?.();
   });
   await new Promise((resolve, reject) => {
@@ -73,6 +77,7 @@ export async function watchAlerts(wsUrl: string): Promise<AlertWatcher> {
           resolve(firing.get(pair)!);
         });
       }),
+    summaryOf: (pair) => summaries.get(pair),
     close: () => socket.terminate(),
   };
 }
