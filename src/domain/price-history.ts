@@ -34,14 +34,15 @@ export function mergePricePoints(
   return all.filter((point, i) => i === 0 || all[i - 1]?.atMs !== point.atMs);
 }
 
+const TWO_128 = 1n << 128n;
 const INITIAL_SLOTS = 64;
 const IN_OBJECTS = 255;
 
 /**
  * Ring buffer of prices ordered by time; memory is fixed at creation. Prices are kept exactly in typed
- * arrays (four 32-bit words and the scale, or the object itself for the rare negative / ≥ 2^128 raw value)
+ * arrays (two 64-bit limbs and the scale, or the object itself for the rare negative / ≥ 2^128 raw value)
  * next to their nearest double, so appends allocate nothing that outlives the call and old prices do not
- * pile up in the old generation; a price decoded from hex is stored from its digits (no bigint per push). priceAt rebuilds an equal ScaledPrice; approxAt reads the double.
+ * pile up in the old generation. priceAt rebuilds an equal ScaledPrice; approxAt reads the double.
  * Values of one slot sit side by side: a push or a window lookup touches a few cache lines, not one
  * per array (with hundreds of targets, the history is rarely still in cache when its target is polled).
  */
@@ -50,8 +51,8 @@ export class PriceHistory {
   readonly capacity: number;
   /** Per slot, side by side (one cache line serves a lookup): time, then the price's nearest double. */
   #points: Float64Array;
-  /** Per slot, side by side: the raw price's four 32-bit words, least significant first (ScaledPrice.writeWords). */
-  #words: Uint32Array;
+  /** Per slot, side by side: the low and high 64-bit limbs of the raw price. */
+  #limbs: BigUint64Array;
   /** Scale of each slot; 255 = the price is held in #objects. */
   #decimals: Uint8Array;
   #objects: (ScaledPrice | undefined)[] | null = null;
@@ -75,7 +76,7 @@ export class PriceHistory {
     this.capacity = Math.max(4, capacity);
     this.#slots = Math.min(this.capacity, INITIAL_SLOTS);
     this.#points = new Float64Array(2 * this.#slots);
-    this.#words = new Uint32Array(4 * this.#slots);
+    this.#limbs = new BigUint64Array(2 * this.#slots);
     this.#decimals = new Uint8Array(this.#slots);
     this.#retainMs = retainMs;
   }
@@ -114,7 +115,9 @@ export class PriceHistory {
     const slot = (this.#start + index) % this.#slots;
     const decimals = this.#decimals[slot] ?? IN_OBJECTS;
     if (decimals === IN_OBJECTS) return this.#objects?.[slot];
-    return ScaledPrice.fromWords(this.#words, 4 * slot, decimals);
+    const lo = this.#limbs[2 * slot] ?? 0n;
+    const hi = this.#limbs[2 * slot + 1] ?? 0n;
+    return new ScaledPrice(hi === 0n ? lo : (hi << 64n) | lo, decimals);
   }
 
   /** The nearest double of the i-th oldest price (ScaledPrice.approx), NaN outside the history. */
@@ -200,17 +203,21 @@ export class PriceHistory {
   #grow(): void {
     const slots = Math.min(this.capacity, this.#slots * 2);
     // `width` values per slot
-    const order = (from: Float64Array | Uint32Array | Uint8Array, to: typeof from, width: number): void => {
+    const order = (
+      from: Float64Array | BigUint64Array | Uint8Array,
+      to: typeof from,
+      width: number,
+    ): void => {
       for (let i = 0; i < this.#size; i++) {
         const slot = (this.#start + i) % this.#slots;
         for (let k = 0; k < width; k++) to[width * i + k] = from[width * slot + k] as never;
       }
     };
     const points = new Float64Array(2 * slots);
-    const words = new Uint32Array(4 * slots);
+    const limbs = new BigUint64Array(2 * slots);
     const decimals = new Uint8Array(slots);
     order(this.#points, points, 2);
-    order(this.#words, words, 4);
+    order(this.#limbs, limbs, 2);
     order(this.#decimals, decimals, 1);
     if (this.#objects !== null) {
       const objects = new Array<ScaledPrice | undefined>(slots);
@@ -218,7 +225,7 @@ export class PriceHistory {
       this.#objects = objects;
     }
     this.#points = points;
-    this.#words = words;
+    this.#limbs = limbs;
     this.#decimals = decimals;
     this.#slots = slots;
     this.#start = 0;
@@ -226,7 +233,10 @@ export class PriceHistory {
 
   #store(slot: number, price: ScaledPrice): void {
     this.#points[2 * slot + 1] = price.approx;
-    if (price.decimals < IN_OBJECTS && price.writeWords(this.#words, 4 * slot)) {
+    const raw = price.raw;
+    if (raw >= 0n && raw < TWO_128 && price.decimals < IN_OBJECTS) {
+      this.#limbs[2 * slot] = raw; // ToBigUint64: the low 64 bits
+      this.#limbs[2 * slot + 1] = raw >> 64n;
       this.#decimals[slot] = price.decimals;
       if (this.#objects !== null) this.#objects[slot] = undefined;
     } else {
