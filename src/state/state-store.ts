@@ -71,6 +71,8 @@ export function openStateStore(options: {
   // start from a compact file: the loaded tail only
   file.compact(journal.entries());
   let compactionQueued = false;
+  /** The checkpoint (seq and alert state) last written, as JSON; null before the first write. */
+  let lastCheckpoint: string | null = null;
   let compactAfterLines = journalCapacity; // pushed back after a failure: one error line per ring's worth of events
   /** Rewrite the journal file to the ring's tail after the current publish, never inside it. */
   const queueCompaction = (): void => {
@@ -104,7 +106,12 @@ export function openStateStore(options: {
       if (file.linesSinceCompaction > compactAfterLines) queueCompaction();
     },
     saveCheckpoint(next) {
+      // the periodic checkpoint mostly repeats the last one (no alert moved): not written again, which would cost a
+      // write, two fsyncs and a rename every time for the same content (only `savedAt` would change)
+      const content = JSON.stringify(next);
+      if (content === lastCheckpoint) return;
       writeFileAtomic(checkpointPath, checkpointJson(next, nowMs()));
+      lastCheckpoint = content;
     },
     sync() {
       if (!closed) file.sync();
