@@ -62,6 +62,8 @@ interface SyncState {
   pushing: boolean;
   /** A silence was stored during a pass: another pass runs as soon as this one ends (not a whole interval later). */
   again: boolean;
+  /** `stop` was called: a pending re-run does not start. */
+  stopped: boolean;
   /** The last watch failed (logged once per streak: a pass re-watches every interval while NATS is away). */
   watchFailed: boolean;
   timer: NodeJS.Timeout | undefined;
@@ -78,13 +80,15 @@ export function createSilenceSync(deps: SilenceSyncDeps): SilenceSync {
     seeded: false,
     pushing: false,
     again: false,
+    stopped: false,
     watchFailed: false,
     timer: undefined,
   };
   return {
     stored(silence) {
       state.dirty.set(silence.id, silence);
-      void pass(state);
+      if (state.pushing) state.again = true;
+      else void pass(state);
     },
     announceOnce: (claim, announce) => announceOnce(state, claim, announce),
     start(intervalMs) {
@@ -92,6 +96,7 @@ export function createSilenceSync(deps: SilenceSyncDeps): SilenceSync {
       void pass(state);
     },
     stop() {
+      state.stopped = true;
       clearInterval(state.timer);
       state.timer = undefined;
     },
@@ -101,11 +106,8 @@ export function createSilenceSync(deps: SilenceSyncDeps): SilenceSync {
 /** Watch the bucket if not watching it, then write what is dirty (one pass at a time). */
 async function pass(state: SyncState): Promise<void> {
   const buckets = state.deps.buckets();
-  if (buckets === undefined) return;
-  if (state.pushing) {
-    state.again = true;
-    return;
-  }
+  // a pass under way: the interval's tick is skipped (a slow NATS does not get passes back to back)
+  if (buckets === undefined || state.pushing) return;
   if (state.watching !== buckets.silences) watch(state, buckets.silences);
   if (!state.seeded) {
     state.seeded = true;
@@ -115,7 +117,9 @@ async function pass(state: SyncState): Promise<void> {
   state.pushing = true;
   try {
     for (const silence of [...state.dirty.values()]) {
-      if (await push(state, buckets.silences, silence)) state.dirty.delete(silence.id);
+      // a newer version stored while this one was written stays dirty, for the next pass
+      if ((await push(state, buckets.silences, silence)) && state.dirty.get(silence.id) === silence)
+        state.dirty.delete(silence.id);
     }
   } catch (error) {
     state.deps.logger.error({ err: error }, "cluster_error: cannot write a silence to NATS (retrying)");
@@ -124,7 +128,7 @@ async function pass(state: SyncState): Promise<void> {
   }
   if (state.again) {
     state.again = false;
-    void pass(state);
+    if (!state.stopped) void pass(state);
   }
 }
 

@@ -22,6 +22,7 @@ import {
   silenceOfText,
 } from "../../src/cluster/silence-sync.js";
 import type { BusEvent } from "../../src/domain/events.js";
+import type { Silence } from "../../src/domain/silence.js";
 import { createEventHub } from "../../src/pipeline/event-hub.js";
 import { createJournal } from "../../src/state/journal.js";
 import { loadWith } from "../config/helpers.js";
@@ -153,6 +154,52 @@ describe("silence bucket", () => {
     releases.shift()?.();
     await settle();
     expect(created).toEqual([silenceKeyOf("s1"), silenceKeyOf("s2")]);
+  });
+
+  it("writes a newer version of a silence stored while its older version is being written (an expiry is not lost)", async () => {
+    const written: Silence[] = [];
+    const releases: (() => void)[] = [];
+    const held = (value: Uint8Array): Promise<number> =>
+      new Promise<number>((resolve) => {
+        releases.push(() => {
+          written.push(JSON.parse(new TextDecoder().decode(value)) as Silence);
+          resolve(written.length);
+        });
+      });
+    const kv = {
+      get: () =>
+        Promise.resolve(
+          written.length === 0
+            ? null
+            : { operation: "PUT", revision: written.length, string: () => JSON.stringify(written.at(-1)) },
+        ),
+      create: (_key: string, value: Uint8Array) => held(value),
+      update: (_key: string, value: Uint8Array) => held(value),
+      watch: () => new Promise(() => undefined),
+    };
+    const buckets = { silences: kv } as unknown as SharedBuckets; // only the silences bucket is used
+    const sync = createSilenceSync({
+      buckets: () => buckets,
+      silencer: () => ({ list: () => [], merge: () => true }),
+      logger: pino({ level: "silent" }),
+      nowMs: () => T0,
+    });
+    const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+    const active = silence("s1", T0, T0 + HOUR_MS);
+    const expired = {
+      ...active,
+      endsAt: new Date(T0 + 1_000).toISOString(),
+      updatedAt: new Date(T0 + 1_000).toISOString(),
+    };
+    sync.stored(active);
+    await settle();
+    sync.stored(expired); // while the active version's create is held
+    releases.shift()?.();
+    await settle();
+    releases.shift()?.();
+    await settle();
+    expect(written.map((s) => s.endsAt)).toEqual([active.endsAt, expired.endsAt]);
+    sync.stop();
   });
 });
 
