@@ -216,10 +216,11 @@ async function releaseLost(state: HandoverState, runner: MonitorRunner): Promise
   // a member without a lease writes nothing: the new owner already took (or will take) the state in KV
   const bucket = deps.member.alertBucket();
   if (!deps.member.leaseValid() || bucket === undefined) return;
+  const writer = writerOf(state);
   await Promise.all(
     last.flatMap(({ key, held, alerts, history }) => {
       if (held === undefined) return [];
-      const record = recordText(state, alerts, history);
+      const record = recordText(state, writer, alerts, history);
       noteTrimmed(state, key, held.trimmedIds, record.trimmedIds);
       return [writeOver(state, bucket, key, held, record.text)];
     }),
@@ -307,7 +308,7 @@ async function claim(state: HandoverState, bucket: AlertBucket, key: string): Pr
   // the points stay in the record for a next owner should the key move on: until this member's own are due (with
   // periodic checkpoints off, until its first checkpoint)
   const carried = history.length === 0 ? undefined : historyField(history);
-  const record = recordText(state, alerts, carried);
+  const record = recordText(state, writerOf(state), alerts, carried);
   const revision = await bucket.write(key, record.text, read.revision);
   if (revision === null) {
     state.deps.logger.warn({ key }, "cluster: alert state changed while claimed; retrying");
@@ -370,8 +371,9 @@ async function checkpointChanged(state: HandoverState, runner: MonitorRunner, la
     return;
   }
   const changed = toWrite(state, runner, last);
+  const writer = writerOf(state);
   // every write's outcome is awaited: one failing (logged) does not keep the keys lost beside it from being let go
-  const outcomes = await Promise.allSettled(changed.map((write) => writeHeld(state, bucket, write)));
+  const outcomes = await Promise.allSettled(changed.map((write) => writeHeld(state, bucket, write, writer)));
   const lost = changed.filter((_, i) => outcomes[i]?.status === "fulfilled" && outcomes[i].value === false);
   const failed = outcomes.filter((outcome) => outcome.status === "rejected");
   if (lost.length > 0)
@@ -403,9 +405,14 @@ function letGo(state: HandoverState, runner: MonitorRunner, lost: readonly strin
  * Write a held key by compare-and-set on the revision this member last wrote (a newer owner's record is never
  * overwritten); on success the held state follows and its points' next due time is set. False: another member wrote.
  */
-async function writeHeld(state: HandoverState, bucket: AlertBucket, write: ToWrite): Promise<boolean> {
+async function writeHeld(
+  state: HandoverState,
+  bucket: AlertBucket,
+  write: ToWrite,
+  writer: Writer,
+): Promise<boolean> {
   const { key, held } = write;
-  const record = recordText(state, write.alerts, write.history);
+  const record = recordText(state, writer, write.alerts, write.history);
   const revision = await writeOver(state, bucket, key, held, record.text);
   if (revision === null) return false;
   noteTrimmed(state, key, held.trimmedIds, record.trimmedIds);
@@ -520,6 +527,18 @@ interface RecordText {
   readonly trimmedIds: string;
 }
 
+/** Who writes a record: this member, under which lease revision (its fence). */
+type Writer = Readonly<{ memberId: string; leaseRevision: number }>;
+
+/**
+ * The writer of the records built now: read once for the records a pass builds together (the member's status is a
+ * whole view of the membership, too much to build again for each of the ~50 records a second periodic points take).
+ */
+function writerOf(state: HandoverState): Writer {
+  const { deps } = state;
+  return { memberId: deps.memberId, leaseRevision: deps.member.status().leaseRevision ?? 0 };
+}
+
 /**
  * A key's KV record: the checkpoint format of `alerts.json`, with who wrote it under which lease revision and its
  * targets' recent price points (`history`: when the key is handed over, and every `historyCheckpointMs` while
@@ -528,13 +547,13 @@ interface RecordText {
  */
 function recordText(
   state: HandoverState,
+  writer: Writer,
   alerts: PersistedAlertState,
   history: HistoryField | undefined,
 ): RecordText {
   const { deps } = state;
   const checkpoint = { lastSeq: deps.lastSeq(), engine: alerts };
   const nowMs = deps.nowMs();
-  const writer = { memberId: deps.memberId, leaseRevision: deps.member.status().leaseRevision ?? 0 };
   const whole = checkpointJson(checkpoint, nowMs, history === undefined ? writer : { ...writer, history });
   if (history === undefined || Buffer.byteLength(whole) <= RECORD_BUDGET_BYTES)
     return { text: whole, trimmedIds: "" };

@@ -165,7 +165,9 @@ export function nextHistoryDueMs(key: string, afterMs: number, intervalMs: numbe
 
 /** Whether two history fields hold the same points for the same targets (undefined: no field). */
 export function sameHistoryField(a: HistoryField | undefined, b: HistoryField | undefined): boolean {
-  if (a === undefined || b === undefined) return a === b;
+  // a key not due carries the field it last wrote: the same object, compared at every pass without a copy
+  if (a === b) return true;
+  if (a === undefined || b === undefined) return false;
   const keys = Object.keys(a);
   return keys.length === Object.keys(b).length && keys.every((targetId) => a[targetId] === b[targetId]);
 }

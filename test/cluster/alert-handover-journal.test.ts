@@ -170,4 +170,31 @@ describe("the alert handover with the cluster's log", () => {
     expect(recorded(bucket)).toEqual(["upstream_error:firing"]);
     expect(exportAlertState(engine).alerts).toHaveLength(1);
   });
+
+  it("rewrites a held key whose last alert resolved with no alerts: a new owner does not restore it", async () => {
+    const bucket = memoryBucket();
+    const firing = fired();
+    let engine = firing.state;
+    const handover = handoverOver(bucket, [], () => false);
+    handover.attach(recordingRunner(() => engine, []));
+    await settle(50);
+    expect(recorded(bucket)).toEqual(["upstream_error:firing"]);
+    // the target recovers: the key's one alert resolves, the engine holds none of it any more
+    const resolved = timeline(rules, [[2_000, 5]], firing.state);
+    expect(resolved.transitions.map((a) => a.reason)).toEqual(["resolved"]);
+    engine = resolved.state;
+    handover.request();
+    await settle(50);
+    expect(recorded(bucket)).toEqual([]);
+    expect(bucket.records.get(KEY)?.text).toContain('"alerts":[]');
+    // this member is killed (no last write); the next owner adopts what the record says: nothing firing
+    const adopted: PersistedAlertState[] = [];
+    const next = handoverOver(bucket, [], () => false);
+    const nextEngine = createMonitorState();
+    next.attach(recordingRunner(() => nextEngine, adopted));
+    await settle(50);
+    await next.stop();
+    await handover.stop(); // (its last write loses to the new owner's claim)
+    expect(adopted.map((s) => s.alerts)).toEqual([[]]);
+  });
 });
