@@ -86,8 +86,7 @@ export function createHttpServer(options: HttpServerOptions): Server {
   });
   /** Requests of each connection whose answer is still being prepared (pipelined scrapes). */
   const waitingBySocket = new WeakMap<Socket, number>();
-  /** Requests each connection made so far: its maxRequestsPerSocket-th answer is its last. */
-  const requestsBySocket = new WeakMap<Socket, number>();
+  const admit = createRequestLimit(HTTP_LIMITS.maxRequestsPerSocket);
   const server = createServer(
     {
       headersTimeout: HTTP_LIMITS.headersTimeoutMs,
@@ -97,13 +96,7 @@ export function createHttpServer(options: HttpServerOptions): Server {
     },
     (request, response) => {
       const { socket } = request;
-      const requests = (requestsBySocket.get(socket) ?? 0) + 1;
-      requestsBySocket.set(socket, requests);
-      // an HTTP/1.0 request pipelined past the last answer (node limits only HTTP/1.1) is not run: the connection
-      // closes once that answer is written, and a client retrying it on a new one cannot apply a change twice
-      if (requests > HTTP_LIMITS.maxRequestsPerSocket) return;
-      // the connection closes once this answer is written (node alone would only say so in the header)
-      if (requests >= HTTP_LIMITS.maxRequestsPerSocket) response.setHeader("Connection", "close");
+      if (!admit(request, response)) return;
       if (!options.access.hostAllowed(request)) {
         options.metrics.httpRejected.inc({ reason: "host" });
         refusedHosts.note({ host: request.headers.host, remote: request.socket.remoteAddress });
@@ -134,6 +127,14 @@ export function createHttpServer(options: HttpServerOptions): Server {
   );
   // node then runs no handler for the HTTP/1.1 requests pipelined past the limit (its 503s for them are never sent)
   server.maxRequestsPerSocket = HTTP_LIMITS.maxRequestsPerSocket;
+  // node answers an unmet `Expect:` with 417 itself, counting the request toward the limit without emitting it: the
+  // same 417 answered here counts it in our limit too (else ours lagged node's, which then answered 503 to requests
+  // past its count on a connection that stayed open)
+  server.on("checkExpectation", (request: IncomingMessage, response: ServerResponse) => {
+    if (!admit(request, response)) return;
+    response.writeHead(417);
+    response.end();
+  });
   server.maxConnections = options.maxConnections;
   // node closes the socket itself; count it and say so, once per burst
   server.on("drop", (data?: { remoteAddress?: string }) => {
@@ -146,6 +147,28 @@ export function createHttpServer(options: HttpServerOptions): Server {
     refusedPipelining.close();
   });
   return server;
+}
+
+/**
+ * Count each connection's requests (HTTP/1.1 ones as node counts them, HTTP/1.0 ones too, which node skips); returns
+ * whether `request` may run. The maxRequestsPerSocket-th answer says `Connection: close` and the connection closes once
+ * it is written (node alone would only say so in the header).
+ */
+function createRequestLimit(
+  maxRequestsPerSocket: number,
+): (request: IncomingMessage, response: ServerResponse) => boolean {
+  /** Requests each connection made so far. */
+  const requestsBySocket = new WeakMap<Socket, number>();
+  return (request, response) => {
+    const { socket } = request;
+    const requests = (requestsBySocket.get(socket) ?? 0) + 1;
+    requestsBySocket.set(socket, requests);
+    // an HTTP/1.0 request pipelined past the last answer (node limits only HTTP/1.1) is not run: the connection
+    // closes once that answer is written, and a client retrying it on a new one cannot apply a change twice
+    if (requests > maxRequestsPerSocket) return false;
+    if (requests === maxRequestsPerSocket) response.setHeader("Connection", "close");
+    return true;
+  };
 }
 
 /** One shared render of the registry, reused for `cacheMs` and by every scrape that arrives while it runs. */

@@ -187,6 +187,21 @@ describe("HTTP limits", () => {
     expect(rejected).not.toContain('reason="host"');
   });
 
+  it("counts a request answered 417 (unmet Expect) toward maxRequestsPerSocket, as node does", async () => {
+    const { port } = await start(10);
+    const socket = await open(port);
+    const closed = readUntilClosed(socket);
+    const unmet = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: something-else\r\n\r\n";
+    socket.write(unmet + HEALTHZ.repeat(HTTP_LIMITS.maxRequestsPerSocket + 4));
+    const { text, closedAfterMs } = await closed;
+    expect(count(text, "HTTP/1.1 417 ")).toBe(1);
+    expect(count(text, "HTTP/1.1 200 OK")).toBe(HTTP_LIMITS.maxRequestsPerSocket - 1);
+    // nothing past the limit is answered (a count behind node's let node answer 503 to those, the connection open)
+    expect(count(text, "HTTP/1.1 ")).toBe(HTTP_LIMITS.maxRequestsPerSocket);
+    expect(text.slice(text.lastIndexOf("HTTP/1.1 200 OK"))).toMatch(/\r\nConnection: close\r\n/i);
+    expect(closedAfterMs).toBeLessThan(HTTP_LIMITS.keepAliveTimeoutMs / 5);
+  });
+
   it("closes a connection that sends no headers within headersTimeoutMs (to within timeoutCheckMs)", async () => {
     const { port } = await start(10);
     const openedAtMs = performance.now();
