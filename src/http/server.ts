@@ -128,21 +128,8 @@ export function createHttpServer(options: HttpServerOptions): Server {
       void answered.finally(() => waitingBySocket.set(socket, (waitingBySocket.get(socket) ?? 1) - 1));
     },
   );
-  // node then runs no handler for the HTTP/1.1 requests pipelined past the limit (its 503s for them are never sent)
-  server.maxRequestsPerSocket = HTTP_LIMITS.maxRequestsPerSocket;
-  // node answers an unmet `Expect:` with 417 itself, counting the request toward the limit without emitting it: the
-  // same 417 answered here counts it in our limit too (else ours lagged node's, which then answered 503 to requests
-  // past its count on a connection that stayed open)
-  server.on("checkExpectation", (request: IncomingMessage, response: ServerResponse) => {
-    if (!admit(request, response)) return;
-    response.writeHead(417);
-    response.end();
-  });
+  applyRequestLimit(server, admit);
   server.maxConnections = options.maxConnections;
-  // node ends a connection after its last answer with `socket.destroySoon()`: a lingering close instead
-  server.on("connection", (socket: Socket) => {
-    socket.destroySoon = () => closeLingering(socket, HTTP_LIMITS.lingerMs);
-  });
   // node closes the socket itself; count it and say so, once per burst
   server.on("drop", (data?: { remoteAddress?: string }) => {
     options.metrics.httpRejected.inc({ reason: "max_connections" });
@@ -157,9 +144,34 @@ export function createHttpServer(options: HttpServerOptions): Server {
 }
 
 /**
+ * Node's side of the per-connection request limit: its own count and the requests it answers without a handler (417),
+ * and a lingering close once the last answer is written.
+ */
+function applyRequestLimit(
+  server: Server,
+  admit: (request: IncomingMessage, response: ServerResponse) => boolean,
+): void {
+  // node then runs no handler for the HTTP/1.1 requests pipelined past the limit (its 503s for them are never sent)
+  server.maxRequestsPerSocket = HTTP_LIMITS.maxRequestsPerSocket;
+  // node answers an unmet `Expect:` with 417 itself, counting the request toward the limit without emitting it: the
+  // same 417 answered here counts it in our limit too (else ours lagged node's, which then answered 503 to requests
+  // past its count on a connection that stayed open)
+  server.on("checkExpectation", (request: IncomingMessage, response: ServerResponse) => {
+    if (!admit(request, response)) return;
+    response.writeHead(417);
+    response.end();
+  });
+  // node ends a connection after its last answer with `socket.destroySoon()`: a lingering close instead
+  server.on("connection", (socket: Socket) => {
+    socket.destroySoon = () => closeLingering(socket, HTTP_LIMITS.lingerMs);
+  });
+}
+
+/**
  * Count each connection's requests (HTTP/1.1 ones as node counts them, HTTP/1.0 ones too, which node skips); returns
- * whether `request` may run. The maxRequestsPerSocket-th answer says `Connection: close` and the connection closes once
- * it is written (node alone would only say so in the header).
+ * whether `request` may run, and answers one past the limit 503 (buffered, never sent). The maxRequestsPerSocket-th
+ * answer says `Connection: close` and the connection closes once it is written (node alone would only say so in the
+ * header).
  */
 function createRequestLimit(
   maxRequestsPerSocket: number,
@@ -191,11 +203,12 @@ function createRequestLimit(
  * ends after the answers (the client reads them, then end of stream) while node's parser keeps reading the input
  * (nothing more is answered), and the socket closes once the client has closed its side too (it destroys itself once
  * both sides ended), or after `lingerMs`. A client still sending then (past node's read backpressure, which stops
- * reading) is reset, having had `lingerMs` to read its answers.
+ * reading) is reset, having had `lingerMs` to read its answers. Once node stopped reading, the client's close is not
+ * read either: such a connection lingers the whole `lingerMs`, holding a `maxConnections` slot meanwhile.
  */
 function closeLingering(socket: Socket, lingerMs: number): void {
   if (socket.destroyed) return;
-  const timer = setTimeout(() => socket.destroy(), lingerMs);
+  const timer = setTimeout(() => socket.destroy(), lingerMs).unref();
   socket.once("close", () => clearTimeout(timer));
   socket.end();
 }

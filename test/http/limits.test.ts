@@ -182,7 +182,11 @@ describe("HTTP limits", () => {
     socket.setEncoding("utf8");
     socket.on("data", (chunk: string) => (text += chunk));
     socket.on("end", () => (ended = true));
-    socket.on("error", (error) => (failure = error));
+    // a reset after the end of stream (the client's own end still queued behind requests node stopped reading) loses
+    // nothing: every answer was read by then
+    socket.on("error", (error) => {
+      if (!ended) failure = error;
+    });
     socket.write(HEALTHZ.repeat(PIPELINED_PAST_LIMIT));
     await new Promise((resolve) => socket.once("close", resolve));
     // closed at once with the requests past the limit unread, the connection was reset: 364 to 498 answers arrived
@@ -212,7 +216,8 @@ describe("HTTP limits", () => {
       timeout: HTTP_LIMITS.lingerMs + 1_000,
       interval: 20,
     });
-    expect(performance.now() - endedAtMs).toBeGreaterThanOrEqual(HTTP_LIMITS.lingerMs - 100);
+    // the server's linger started before the end of stream reached the client: a margin for a loaded machine
+    expect(performance.now() - endedAtMs).toBeGreaterThanOrEqual(HTTP_LIMITS.lingerMs - 500);
   });
 
   it("runs no HTTP/1.0 request pipelined past maxRequestsPerSocket (node limits only HTTP/1.1)", async () => {

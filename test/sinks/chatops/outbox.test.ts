@@ -164,7 +164,8 @@ describe("outbox state (notification groups)", () => {
     const third = await openWithState();
     expect(third.state()).toEqual({ "{}": 3 });
     await third.close();
-    // the "killed" process's outbox still holds its append handle: closed, not left to the garbage collector
+    // the "killed" process's outbox still holds its append handle: closed, not left to the garbage collector (its
+    // close also compacts the file from its stale state, after the assertions)
     await outbox.close();
   });
 
