@@ -41,8 +41,9 @@ export interface HttpServerOptions {
  * answer says `Connection: close` and the connection closes once it is written (HTTP/1.0 keep-alive too, which
  * node's own count skips); requests pipelined past it are not answered (a client retries those on a new connection). Node alone only sets that header: it kept the socket until
  * keep-alive ended (6 s) and answered further requests 503, each restarting that timer, so a client ignoring the
- * header held the connection for as long as it sent one every few seconds. One that pipelined far past the limit
- * (unread requests left at the close) may lose some of its last answers to the reset. A connection is also closed as
+ * header held the connection for as long as it sent one every few seconds. Every close after a last answer lingers
+ * (`closeLingering`, at most `lingerMs`) so that a client pipelining far past the limit gets all its answers, not a
+ * reset that loses the last of them. A connection is also closed as
  * soon as more than `maxWaitingPerSocket` of its requests wait for an answer (pipelined scrapes); headers must arrive
  * within `headersTimeoutMs`, the whole request within `requestTimeoutMs`, checked every `timeoutCheckMs` (node's
  * default check, every 30 s, let a silent connection live 30 s, not 10).
@@ -57,6 +58,8 @@ export const HTTP_LIMITS = {
   timeoutCheckMs: 1_000,
   // short keep-alive so shutdown is not held up by idle scrapers
   keepAliveTimeoutMs: 5_000,
+  /** How long a closing connection keeps reading (and dropping) input after its last answer, for the client to close. */
+  lingerMs: 2_000,
   /** Scrapes within this long share one render: a /metrics flood costs one render per second, not one per request. */
   metricsCacheMs: 1_000,
 } as const;
@@ -86,8 +89,7 @@ export function createHttpServer(options: HttpServerOptions): Server {
   });
   /** Requests of each connection whose answer is still being prepared (pipelined scrapes). */
   const waitingBySocket = new WeakMap<Socket, number>();
-  /** Requests each connection made so far: its maxRequestsPerSocket-th answer is its last. */
-  const requestsBySocket = new WeakMap<Socket, number>();
+  const admit = createRequestLimit(HTTP_LIMITS.maxRequestsPerSocket);
   const server = createServer(
     {
       headersTimeout: HTTP_LIMITS.headersTimeoutMs,
@@ -97,13 +99,7 @@ export function createHttpServer(options: HttpServerOptions): Server {
     },
     (request, response) => {
       const { socket } = request;
-      const requests = (requestsBySocket.get(socket) ?? 0) + 1;
-      requestsBySocket.set(socket, requests);
-      // an HTTP/1.0 request pipelined past the last answer (node limits only HTTP/1.1) is not run: the connection
-      // closes once that answer is written, and a client retrying it on a new one cannot apply a change twice
-      if (requests > HTTP_LIMITS.maxRequestsPerSocket) return;
-      // the connection closes once this answer is written (node alone would only say so in the header)
-      if (requests >= HTTP_LIMITS.maxRequestsPerSocket) response.setHeader("Connection", "close");
+      if (!admit(request, response)) return;
       if (!options.access.hostAllowed(request)) {
         options.metrics.httpRejected.inc({ reason: "host" });
         refusedHosts.note({ host: request.headers.host, remote: request.socket.remoteAddress });
@@ -132,8 +128,7 @@ export function createHttpServer(options: HttpServerOptions): Server {
       void answered.finally(() => waitingBySocket.set(socket, (waitingBySocket.get(socket) ?? 1) - 1));
     },
   );
-  // node then runs no handler for the HTTP/1.1 requests pipelined past the limit (its 503s for them are never sent)
-  server.maxRequestsPerSocket = HTTP_LIMITS.maxRequestsPerSocket;
+  applyRequestLimit(server, admit);
   server.maxConnections = options.maxConnections;
   // node closes the socket itself; count it and say so, once per burst
   server.on("drop", (data?: { remoteAddress?: string }) => {
@@ -146,6 +141,76 @@ export function createHttpServer(options: HttpServerOptions): Server {
     refusedPipelining.close();
   });
   return server;
+}
+
+/**
+ * Node's side of the per-connection request limit: its own count and the requests it answers without a handler (417),
+ * and a lingering close once the last answer is written.
+ */
+function applyRequestLimit(
+  server: Server,
+  admit: (request: IncomingMessage, response: ServerResponse) => boolean,
+): void {
+  // node then runs no handler for the HTTP/1.1 requests pipelined past the limit (its 503s for them are never sent)
+  server.maxRequestsPerSocket = HTTP_LIMITS.maxRequestsPerSocket;
+  // node answers an unmet `Expect:` with 417 itself, counting the request toward the limit without emitting it: the
+  // same 417 answered here counts it in our limit too (else ours lagged node's, which then answered 503 to requests
+  // past its count on a connection that stayed open)
+  server.on("checkExpectation", (request: IncomingMessage, response: ServerResponse) => {
+    if (!admit(request, response)) return;
+    response.writeHead(417);
+    response.end();
+  });
+  // node ends a connection after its last answer with `socket.destroySoon()`: a lingering close instead
+  server.on("connection", (socket: Socket) => {
+    socket.destroySoon = () => closeLingering(socket, HTTP_LIMITS.lingerMs);
+  });
+}
+
+/**
+ * Count each connection's requests (HTTP/1.1 ones as node counts them, HTTP/1.0 ones too, which node skips); returns
+ * whether `request` may run, and answers one past the limit 503 (buffered, never sent). The maxRequestsPerSocket-th
+ * answer says `Connection: close` and the connection closes once it is written (node alone would only say so in the
+ * header).
+ */
+function createRequestLimit(
+  maxRequestsPerSocket: number,
+): (request: IncomingMessage, response: ServerResponse) => boolean {
+  /** Requests each connection made so far. */
+  const requestsBySocket = new WeakMap<Socket, number>();
+  return (request, response) => {
+    const { socket } = request;
+    const requests = (requestsBySocket.get(socket) ?? 0) + 1;
+    requestsBySocket.set(socket, requests);
+    // an HTTP/1.0 request pipelined past the last answer (node limits only HTTP/1.1) is not run: the connection
+    // closes once that answer is written, and a client retrying it on a new one cannot apply a change twice. Its 503
+    // (node's answer to HTTP/1.1 ones) is never sent, but it is buffered output: past node's high-water mark of it
+    // node stops reading the socket, which bounds what a lingering close parses and keeps
+    if (requests > maxRequestsPerSocket) {
+      response.writeHead(503);
+      response.end();
+      return false;
+    }
+    if (requests === maxRequestsPerSocket) response.setHeader("Connection", "close");
+    return true;
+  };
+}
+
+/**
+ * End a connection without losing the answers written to it (RFC 9112 §9.6, lingering close). Closing a socket whose
+ * input is unread (requests pipelined past the last answer) makes the kernel reset the connection, discarding answers
+ * not yet delivered: node's own `destroySoon` closed it as soon as the last answer was written. Here the write side
+ * ends after the answers (the client reads them, then end of stream) while node's parser keeps reading the input
+ * (nothing more is answered), and the socket closes once the client has closed its side too (it destroys itself once
+ * both sides ended), or after `lingerMs`. A client still sending then (past node's read backpressure, which stops
+ * reading) is reset, having had `lingerMs` to read its answers. Once node stopped reading, the client's close is not
+ * read either: such a connection lingers the whole `lingerMs`, holding a `maxConnections` slot meanwhile.
+ */
+function closeLingering(socket: Socket, lingerMs: number): void {
+  if (socket.destroyed) return;
+  const timer = setTimeout(() => socket.destroy(), lingerMs).unref();
+  socket.once("close", () => clearTimeout(timer));
+  socket.end();
 }
 
 /** One shared render of the registry, reused for `cacheMs` and by every scrape that arrives while it runs. */

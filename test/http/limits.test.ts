@@ -119,7 +119,7 @@ describe("HTTP limits", () => {
       let text = "";
       let lastByteAtMs = performance.now();
       socket.setEncoding("utf8");
-      // a close with requests left unread resets the connection: the test then reads what arrived before it
+      // a reset (a connection closed with input unread) still lets the test read what arrived before it
       socket.on("error", () => undefined);
       socket.on("data", (chunk: string) => {
         text += chunk;
@@ -129,6 +129,8 @@ describe("HTTP limits", () => {
     });
 
   const HEALTHZ = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+  /** Enough that some are still unread when the last answer is written (1 100 were all read before it). */
+  const PIPELINED_PAST_LIMIT = 3 * HTTP_LIMITS.maxRequestsPerSocket;
   const count = (text: string, part: string): number => text.split(part).length - 1;
 
   it("closes a keep-alive connection as soon as its maxRequestsPerSocket-th answer is written", async () => {
@@ -162,13 +164,60 @@ describe("HTTP limits", () => {
     const { port } = await start(10);
     const socket = await open(port);
     const closed = readUntilClosed(socket);
-    // a few past the limit: all read before the close (far more, left unread, would reset the connection)
+    // a few past the limit (far more: below)
     socket.write(HEALTHZ.repeat(HTTP_LIMITS.maxRequestsPerSocket + 20));
     const { text, closedAfterMs } = await closed;
     expect(count(text, "HTTP/1.1 200 OK")).toBe(HTTP_LIMITS.maxRequestsPerSocket);
     // the rest is not answered at all (a client retries unanswered pipelined requests on a new connection)
     expect(count(text, "HTTP/1.1 ")).toBe(HTTP_LIMITS.maxRequestsPerSocket);
     expect(closedAfterMs).toBeLessThan(HTTP_LIMITS.keepAliveTimeoutMs / 5);
+  });
+
+  it("delivers every answer to a client pipelining far past maxRequestsPerSocket, then ends the connection cleanly", async () => {
+    const { port } = await start(10);
+    const socket = await open(port);
+    let text = "";
+    let ended = false;
+    let failure: Error | undefined;
+    socket.setEncoding("utf8");
+    socket.on("data", (chunk: string) => (text += chunk));
+    socket.on("end", () => (ended = true));
+    // a reset after the end of stream (the client's own end still queued behind requests node stopped reading) loses
+    // nothing: every answer was read by then
+    socket.on("error", (error) => {
+      if (!ended) failure = error;
+    });
+    socket.write(HEALTHZ.repeat(PIPELINED_PAST_LIMIT));
+    await new Promise((resolve) => socket.once("close", resolve));
+    // closed at once with the requests past the limit unread, the connection was reset: 364 to 498 answers arrived
+    expect(failure).toBeUndefined();
+    expect(ended).toBe(true);
+    expect(count(text, '{"status":"ok"}')).toBe(HTTP_LIMITS.maxRequestsPerSocket);
+    expect(count(text, "HTTP/1.1 ")).toBe(HTTP_LIMITS.maxRequestsPerSocket);
+  });
+
+  it("closes within lingerMs a connection whose client keeps its side open after the last answer", async () => {
+    const { port } = await start(10);
+    const socket = await new Promise<Socket>((resolve) => {
+      const opened = connect({ port, host: "127.0.0.1", allowHalfOpen: true }, () => resolve(opened));
+      sockets.push(opened);
+    });
+    const ended = new Promise((resolve) => socket.once("end", resolve));
+    socket.resume();
+    socket.write(HEALTHZ.repeat(HTTP_LIMITS.maxRequestsPerSocket));
+    await ended;
+    const endedAtMs = performance.now();
+    const connections = (): Promise<number> =>
+      new Promise((resolve, reject) =>
+        server?.getConnections((error, n) => (error ? reject(error) : resolve(n))),
+      );
+    expect(await connections()).toBe(1); // lingering: the client may still be sending
+    await vi.waitFor(async () => expect(await connections()).toBe(0), {
+      timeout: HTTP_LIMITS.lingerMs + 1_000,
+      interval: 20,
+    });
+    // the server's linger started before the end of stream reached the client: a margin for a loaded machine
+    expect(performance.now() - endedAtMs).toBeGreaterThanOrEqual(HTTP_LIMITS.lingerMs - 500);
   });
 
   it("runs no HTTP/1.0 request pipelined past maxRequestsPerSocket (node limits only HTTP/1.1)", async () => {
@@ -185,6 +234,36 @@ describe("HTTP limits", () => {
     expect(count(text, '{"status":"ok"}')).toBe(HTTP_LIMITS.maxRequestsPerSocket);
     const rejected = await metrics.registry.getSingleMetricAsString("pragma_monitor_http_rejected_total");
     expect(rejected).not.toContain('reason="host"');
+  });
+
+  it("stops parsing HTTP/1.0 requests pipelined past maxRequestsPerSocket while the connection lingers", async () => {
+    const { port } = await start(10);
+    let parsed = 0;
+    server?.on("request", () => parsed++);
+    const socket = await open(port);
+    const closed = readUntilClosed(socket);
+    const http10 = "GET /healthz HTTP/1.0\r\nHost: 127.0.0.1\r\nConnection: keep-alive\r\n\r\n";
+    socket.write(http10.repeat(10 * HTTP_LIMITS.maxRequestsPerSocket));
+    const { text } = await closed;
+    expect(count(text, '{"status":"ok"}')).toBe(HTTP_LIMITS.maxRequestsPerSocket);
+    // the unsent 503s of those past the limit fill node's output high-water mark, and node stops reading: without
+    // them it parsed (and kept a request object for) everything the client sent until it closed (7 291 of 10 000)
+    expect(parsed).toBeLessThan(4 * HTTP_LIMITS.maxRequestsPerSocket);
+  });
+
+  it("counts a request answered 417 (unmet Expect) toward maxRequestsPerSocket, as node does", async () => {
+    const { port } = await start(10);
+    const socket = await open(port);
+    const closed = readUntilClosed(socket);
+    const unmet = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: something-else\r\n\r\n";
+    socket.write(unmet + HEALTHZ.repeat(HTTP_LIMITS.maxRequestsPerSocket + 4));
+    const { text, closedAfterMs } = await closed;
+    expect(count(text, "HTTP/1.1 417 ")).toBe(1);
+    expect(count(text, "HTTP/1.1 200 OK")).toBe(HTTP_LIMITS.maxRequestsPerSocket - 1);
+    // nothing past the limit is answered (a count behind node's let node answer 503 to those, the connection open)
+    expect(count(text, "HTTP/1.1 ")).toBe(HTTP_LIMITS.maxRequestsPerSocket);
+    expect(text.slice(text.lastIndexOf("HTTP/1.1 200 OK"))).toMatch(/\r\nConnection: close\r\n/i);
+    expect(closedAfterMs).toBeLessThan(HTTP_LIMITS.keepAliveTimeoutMs / 5);
   });
 
   it("closes a connection that sends no headers within headersTimeoutMs (to within timeoutCheckMs)", async () => {

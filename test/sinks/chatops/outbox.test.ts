@@ -161,7 +161,12 @@ describe("outbox state (notification groups)", () => {
     await reopened.ack([], { "{}": 3 }); // a repeat: a state with no entry
     await reopened.close(); // compacts
     expect(await lines("g.jsonl")).toEqual(['{"hw":2,"state":{"{}":3}}']);
-    expect((await openWithState()).state()).toEqual({ "{}": 3 });
+    const third = await openWithState();
+    expect(third.state()).toEqual({ "{}": 3 });
+    await third.close();
+    // the "killed" process's outbox still holds its append handle: closed, not left to the garbage collector (its
+    // close also compacts the file from its stale state, after the assertions)
+    await outbox.close();
   });
 
   it("a torn last line loses the acks and the state together, never one of them", async () => {
@@ -175,5 +180,7 @@ describe("outbox state (notification groups)", () => {
     const reopened = await openWithState();
     expect(reopened.state()).toBeUndefined();
     expect(reopened.entries().map((e) => e.payload.seq)).toEqual([1]); // sent again: at least once
+    await reopened.close();
+    await outbox.close(); // the "crashed" one still holds its append handle
   });
 });
