@@ -87,11 +87,13 @@ export function createSilenceSync(deps: SilenceSyncDeps): SilenceSync {
   return {
     stored(silence) {
       state.dirty.set(silence.id, silence);
+      if (state.stopped) return;
       if (state.pushing) state.again = true;
       else void pass(state);
     },
     announceOnce: (claim, announce) => announceOnce(state, claim, announce),
     start(intervalMs) {
+      state.stopped = false;
       state.timer = setInterval(() => void pass(state), intervalMs).unref();
       void pass(state);
     },
@@ -116,10 +118,13 @@ async function pass(state: SyncState): Promise<void> {
   }
   state.pushing = true;
   try {
-    for (const silence of [...state.dirty.values()]) {
+    for (const id of [...state.dirty.keys()]) {
+      // read at its turn: the latest version (a write awaited before it may have taken long)
+      const silence = state.dirty.get(id);
+      if (silence === undefined) continue;
       // a newer version stored while this one was written stays dirty, for the next pass
-      if ((await push(state, buckets.silences, silence)) && state.dirty.get(silence.id) === silence)
-        state.dirty.delete(silence.id);
+      if ((await push(state, buckets.silences, silence)) && state.dirty.get(id) === silence)
+        state.dirty.delete(id);
     }
   } catch (error) {
     state.deps.logger.error({ err: error }, "cluster_error: cannot write a silence to NATS (retrying)");

@@ -68,7 +68,12 @@ export function putSilence(
     sameMatchers(existing.matchers, input.matchers)
   ) {
     const kept = silenceState(existing, nowMs) === "active" ? existing.startsAt : startsAt;
-    const silence: Silence = { ...existing, ...fields, startsAt: kept, updatedAt: now };
+    const silence: Silence = {
+      ...existing,
+      ...fields,
+      startsAt: kept,
+      updatedAt: updatedAfter(existing, nowMs),
+    };
     return { silences: silences.map((s) => (s.id === silence.id ? silence : s)), silence };
   }
   const live = silences.filter((s) => silenceState(s, nowMs) !== "expired" && s.id !== existing?.id).length;
@@ -127,7 +132,21 @@ function endNow(silence: Silence, nowMs: number): Silence {
   const state = silenceState(silence, nowMs);
   if (state === "expired") return silence;
   const now = new Date(nowMs).toISOString();
-  return { ...silence, ...(state === "pending" ? { startsAt: now } : {}), endsAt: now, updatedAt: now };
+  return {
+    ...silence,
+    ...(state === "pending" ? { startsAt: now } : {}),
+    endsAt: now,
+    updatedAt: updatedAfter(silence, nowMs),
+  };
+}
+
+/**
+ * A new version's `updatedAt`: now, or 1 ms past the version it replaces when that one is as recent. Members keep the
+ * newer version of a silence by this time, so a put and an expire within one millisecond must not tie (the expiry
+ * would be refused as not newer, and the members keep the active version).
+ */
+function updatedAfter(previous: Silence, nowMs: number): string {
+  return new Date(Math.max(nowMs, Date.parse(previous.updatedAt) + 1)).toISOString();
 }
 
 /** The fields after `startsAt`, in the order Alertmanager lists them. */

@@ -44,6 +44,9 @@ function refused(result: SilenceChange | SilenceRefusal): SilenceRefusal {
   return result;
 }
 
+/** The `updatedAt` of a version replacing `existing` at NOW: NOW, or 1 ms past it when it was made at NOW too. */
+const replacing = (existing: Silence): string => iso(Math.max(NOW, Date.parse(existing.updatedAt) + 1));
+
 const active = silence("a", NOW - HOUR_MS, NOW + HOUR_MS);
 const pending = silence("p", NOW + HOUR_MS, NOW + 2 * HOUR_MS);
 const expired = silence("x", NOW - 2 * HOUR_MS, NOW - HOUR_MS);
@@ -139,7 +142,7 @@ describe("putSilence: update", () => {
       endsAt: iso(NOW + 3 * HOUR_MS),
       comment: "longer",
       createdBy: "alice",
-      updatedAt: iso(NOW),
+      updatedAt: replacing(existing),
     });
     expect(result.silences).toEqual([expired, result.silence, others[2]]);
   });
@@ -166,7 +169,7 @@ describe("putSilence: update", () => {
     expect(result.silence).toMatchObject({ id: "n1", matchers: ETH, startsAt: iso(NOW) });
     // a pending one ends before it ever starts
     const startsAt = silenceState(existing, NOW) === "pending" ? iso(NOW) : existing.startsAt;
-    const ended = { ...existing, startsAt, endsAt: iso(NOW), updatedAt: iso(NOW) };
+    const ended = { ...existing, startsAt, endsAt: iso(NOW), updatedAt: replacing(existing) };
     expect(result.replaced).toEqual(ended);
     expect(result.silences).toEqual([ended, result.silence]);
     expect(silenceState(ended, NOW)).toBe("expired");
@@ -219,9 +222,18 @@ describe("expireSilence", () => {
   ])("%s", (_name, existing, fields) => {
     const others = [expired, existing, silence("z", NOW - HOUR_MS, NOW + HOUR_MS, ETH)];
     const result = changed(expireSilence(others, existing.id, NOW));
-    expect(result.silence).toEqual({ ...existing, ...fields, updatedAt: iso(NOW) });
+    expect(result.silence).toEqual({ ...existing, ...fields, updatedAt: replacing(existing) });
     expect(silenceState(result.silence, NOW)).toBe("expired");
     expect(result.silences).toEqual([expired, result.silence, others[2]]);
+  });
+
+  it("orders versions made within one millisecond: an update, then its expiry, each newer than the one before", () => {
+    const made = changed(putSilence([], input(), NOW, ids())).silence;
+    const updated = changed(putSilence([made], input({ id: made.id, comment: "again" }), NOW, ids())).silence;
+    const ended = changed(expireSilence([updated], made.id, NOW)).silence;
+    const times = [made, updated, ended].map((s) => Date.parse(s.updatedAt));
+    expect(times).toEqual([NOW, NOW + 1, NOW + 2]);
+    expect(ended.endsAt).toBe(iso(NOW));
   });
 
   it.each<[string, readonly Silence[], string, number, string]>([
