@@ -123,58 +123,32 @@ describe("silence bucket", () => {
     expect(silenceOfText(JSON.stringify({ ...stored, id: "maintenance:nightly" }))).toBeUndefined();
   });
 
-  it("writes a silence stored while a write is under way as soon as that write ends, not a pass later", async () => {
-    // a bucket whose creates wait until released; its watch never yields
-    const created: string[] = [];
+  /** A sync over a silences bucket whose writes wait until released, in order; its watch never yields; no start(). */
+  function syncOverHeldBucket(): {
+    readonly sync: ReturnType<typeof createSilenceSync>;
+    readonly written: { readonly key: string; readonly silence: Silence }[];
+    release(): Promise<void>;
+  } {
+    const written: { key: string; silence: Silence }[] = [];
     const releases: (() => void)[] = [];
-    const kv = {
-      get: () => Promise.resolve(null),
-      create: (key: string) =>
-        new Promise<number>((resolve) => {
-          releases.push(() => {
-            created.push(key);
-            resolve(created.length);
-          });
-        }),
-      watch: () => new Promise(() => undefined),
-    };
-    const buckets = { silences: kv } as unknown as SharedBuckets; // only the silences bucket is used
-    const sync = createSilenceSync({
-      buckets: () => buckets,
-      silencer: () => ({ list: () => [], merge: () => true }),
-      logger: pino({ level: "silent" }),
-      nowMs: () => T0,
-    });
-    const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
-    sync.stored(silence("s1", T0, T0 + HOUR_MS)); // no start(): no interval runs a pass
-    await settle();
-    sync.stored(silence("s2", T0, T0 + HOUR_MS));
-    releases.shift()?.();
-    await settle();
-    releases.shift()?.();
-    await settle();
-    expect(created).toEqual([silenceKeyOf("s1"), silenceKeyOf("s2")]);
-  });
-
-  it("writes a newer version of a silence stored while its older version is being written (an expiry is not lost)", async () => {
-    const written: Silence[] = [];
-    const releases: (() => void)[] = [];
-    const held = (value: Uint8Array): Promise<number> =>
+    const write = (key: string, value: Uint8Array): Promise<number> =>
       new Promise<number>((resolve) => {
         releases.push(() => {
-          written.push(JSON.parse(new TextDecoder().decode(value)) as Silence);
+          written.push({ key, silence: JSON.parse(new TextDecoder().decode(value)) as Silence });
           resolve(written.length);
         });
       });
     const kv = {
-      get: () =>
-        Promise.resolve(
-          written.length === 0
+      get: (key: string) => {
+        const last = written.filter((w) => w.key === key).at(-1);
+        return Promise.resolve(
+          last === undefined
             ? null
-            : { operation: "PUT", revision: written.length, string: () => JSON.stringify(written.at(-1)) },
-        ),
-      create: (_key: string, value: Uint8Array) => held(value),
-      update: (_key: string, value: Uint8Array) => held(value),
+            : { operation: "PUT", revision: written.length, string: () => JSON.stringify(last.silence) },
+        );
+      },
+      create: write,
+      update: write,
       watch: () => new Promise(() => undefined),
     };
     const buckets = { silences: kv } as unknown as SharedBuckets; // only the silences bucket is used
@@ -185,6 +159,33 @@ describe("silence bucket", () => {
       nowMs: () => T0,
     });
     const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+    return {
+      sync,
+      written,
+      /** Let the next write waiting in the bucket through (once one waits), and what it sets going run. */
+      release: async () => {
+        for (let turns = 0; releases.length === 0; turns++) {
+          if (turns === 100) throw new Error("no write is waiting in the bucket");
+          await settle();
+        }
+        releases.shift()?.();
+        await settle();
+      },
+    };
+  }
+
+  it("writes a silence stored while a write is under way as soon as that write ends, not a pass later", async () => {
+    const { sync, written, release } = syncOverHeldBucket();
+    sync.stored(silence("s1", T0, T0 + HOUR_MS));
+    sync.stored(silence("s2", T0, T0 + HOUR_MS)); // while s1's write is under way
+    await release();
+    await release();
+    expect(written.map((w) => w.key)).toEqual([silenceKeyOf("s1"), silenceKeyOf("s2")]);
+    sync.stop();
+  });
+
+  it("writes a newer version of a silence stored while its older version is being written (an expiry is not lost)", async () => {
+    const { sync, written, release } = syncOverHeldBucket();
     const active = silence("s1", T0, T0 + HOUR_MS);
     const expired = {
       ...active,
@@ -192,13 +193,10 @@ describe("silence bucket", () => {
       updatedAt: new Date(T0 + 1_000).toISOString(),
     };
     sync.stored(active);
-    await settle();
-    sync.stored(expired); // while the active version's create is held
-    releases.shift()?.();
-    await settle();
-    releases.shift()?.();
-    await settle();
-    expect(written.map((s) => s.endsAt)).toEqual([active.endsAt, expired.endsAt]);
+    sync.stored(expired); // while the active version's write is under way
+    await release();
+    await release();
+    expect(written.map((w) => w.silence.endsAt)).toEqual([active.endsAt, expired.endsAt]);
     sync.stop();
   });
 });
