@@ -119,6 +119,7 @@ async function pass(state: SyncState): Promise<void> {
   state.pushing = true;
   try {
     for (const id of [...state.dirty.keys()]) {
+      if (state.stopped) break;
       // read at its turn: the latest version (a write awaited before it may have taken long)
       const silence = state.dirty.get(id);
       if (silence === undefined) continue;

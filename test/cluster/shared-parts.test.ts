@@ -199,6 +199,45 @@ describe("silence bucket", () => {
     expect(written.map((w) => w.silence.endsAt)).toEqual([active.endsAt, expired.endsAt]);
     sync.stop();
   });
+
+  it("writes each dirty silence's latest version at its turn: one stored again while another is written", async () => {
+    const { sync, written, release } = syncOverHeldBucket();
+    const third = silence("s3", T0, T0 + HOUR_MS);
+    sync.stored(silence("s1", T0, T0 + HOUR_MS));
+    sync.stored(silence("s2", T0, T0 + HOUR_MS)); // s2 and s3 wait for the next pass, together
+    sync.stored(third);
+    await release(); // s1 written: the next pass writes s2
+    sync.stored({ ...third, comment: "later", updatedAt: new Date(T0 + 1_000).toISOString() });
+    await release();
+    await release();
+    await new Promise((resolve) => setImmediate(resolve));
+    // the stale s3 is never written (read at its turn, not when the pass began)
+    expect(written.map((w) => [w.key, w.silence.comment])).toEqual([
+      [silenceKeyOf("s1"), "test silence s1"],
+      [silenceKeyOf("s2"), "test silence s2"],
+      [silenceKeyOf("s3"), "later"],
+    ]);
+    sync.stop();
+  });
+
+  it("writes nothing once stopped, not even what a pass under way had left, and resumes on start", async () => {
+    const { sync, written, release } = syncOverHeldBucket();
+    const keys = (): string[] => written.map((w) => w.key);
+    sync.stored(silence("s1", T0, T0 + HOUR_MS));
+    sync.stored(silence("s2", T0, T0 + HOUR_MS)); // s2 and s3 wait for the next pass, together
+    sync.stored(silence("s3", T0, T0 + HOUR_MS));
+    await release(); // s1 written: the next pass writes s2, then would write s3
+    sync.stop();
+    sync.stored(silence("s4", T0, T0 + HOUR_MS));
+    await release(); // s2's write, under way before the stop, ends
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(keys()).toEqual([silenceKeyOf("s1"), silenceKeyOf("s2")]);
+    sync.start(60_000);
+    await release();
+    await release();
+    expect(keys()).toEqual(["s1", "s2", "s3", "s4"].map(silenceKeyOf));
+    sync.stop();
+  });
 });
 
 describe("published daemon alerts", () => {
