@@ -62,7 +62,7 @@ interface SyncState {
   pushing: boolean;
   /** A silence was stored during a pass: another pass runs as soon as this one ends (not a whole interval later). */
   again: boolean;
-  /** `stop` was called: a pending re-run does not start. */
+  /** `stop` was called: nothing more is written (a pass under way stops, no re-run starts) until `start`. */
   stopped: boolean;
   /** The last watch failed (logged once per streak: a pass re-watches every interval while NATS is away). */
   watchFailed: boolean;
