@@ -15,6 +15,8 @@ const base: Omit<PollOptions, "scheduler"> = {
   timeoutMs: 50,
   random: () => 0.5,
 };
+/** A target taken over: its first poll at once, then a random phase of 4 ms (min(spreadMs, periodMs) * 0.4). */
+const AT_ONCE = { ...base, spreadMs: 1_000, random: () => 0.4, firstAtOnce: true };
 const summarise = (o$: Observable<PollOutcome<string>>) =>
   o$.pipe(map((o) => (o.ok ? o.value : `${o.error.code}#${o.consecutiveFailures}`)));
 
@@ -128,8 +130,7 @@ describe("poll$", () => {
 
   it("starts at once with firstAtOnce, the later polls at the random phase, the second within a period", () => {
     newScheduler().run(({ cold, expectObservable }) => {
-      const options = { ...base, spreadMs: 1_000, random: () => 0.4, firstAtOnce: true };
-      const result$ = summarise(poll$(() => cold("(a|)"), options));
+      const result$ = summarise(poll$(() => cold("(a|)"), AT_ONCE));
       // planned as if started min(1000, 10) * 0.4 = 4 ms earlier: 0, then 6, 16, 26
       expectObservable(result$, "^ 27ms !").toBe("a 5ms a 9ms a 9ms a");
     });
@@ -138,8 +139,7 @@ describe("poll$", () => {
   it("with firstAtOnce, a first poll that ends past its phase is followed at the next phase, not at once", () => {
     newScheduler().run(({ cold, expectObservable }) => {
       let call = 0;
-      const options = { ...base, spreadMs: 1_000, random: () => 0.4, firstAtOnce: true };
-      const result$ = summarise(poll$(() => (++call === 1 ? cold("8ms (a|)") : cold("(b|)")), options));
+      const result$ = summarise(poll$(() => (++call === 1 ? cold("8ms (a|)") : cold("(b|)")), AT_ONCE));
       // phase 4 ms before the start (6, 16, 26 ...); the first poll ends at 8, past 6: the second at 16, then 26
       expectObservable(result$, "^ 27ms !").toBe("8ms a 7ms b 9ms b");
     });
@@ -148,8 +148,7 @@ describe("poll$", () => {
   it("with firstAtOnce, a later poll that took longer than the period is followed at once, as any poll", () => {
     newScheduler().run(({ cold, expectObservable }) => {
       let call = 0;
-      const options = { ...base, spreadMs: 1_000, random: () => 0.4, firstAtOnce: true };
-      const result$ = summarise(poll$(() => (++call === 2 ? cold("12ms (b|)") : cold("(a|)")), options));
+      const result$ = summarise(poll$(() => (++call === 2 ? cold("12ms (b|)") : cold("(a|)")), AT_ONCE));
       // 0, then 6 (takes 12 ms, ends at 18, past 16): the third at once at 18, and its phase from then on: 28
       expectObservable(result$, "^ 29ms !").toBe("a 17ms (ba) 6ms a");
     });
@@ -159,9 +158,8 @@ describe("poll$", () => {
     newScheduler().run(({ cold, expectObservable }) => {
       let call = 0;
       const error = new PmError("PM_ERR_UPSTREAM_HTTP", "boom", { retryable: true });
-      const options = { ...base, spreadMs: 1_000, random: () => 0.4, firstAtOnce: true };
       const result$ = summarise(
-        poll$(() => (++call === 1 ? cold<string>("#", undefined, error) : cold("(a|)")), options),
+        poll$(() => (++call === 1 ? cold<string>("#", undefined, error) : cold("(a|)")), AT_ONCE),
       );
       // fails at 0: backoff 10 plus the offset 4, so targets failing together retry at their own phases
       expectObservable(result$, "^ 15ms !").toBe("x 13ms a", { x: "PM_ERR_UPSTREAM_HTTP#1", a: "a" });
