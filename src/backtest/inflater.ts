@@ -113,15 +113,13 @@ function shapeOf(keys) {
   if (recentShapes.length > ${RECENT_SHAPES}) recentShapes.pop();
   return id;
 }
-function flatKeys(json) {
-  // the keys of a JSON object whose values are all primitives, else null (the line then goes over as text)
-  if (typeof json !== "object" || json === null || Array.isArray(json)) return null;
-  const keys = Object.keys(json);
-  for (const key of keys) {
-    const value = json[key];
-    if (key === "__proto__" || (typeof value === "object" && value !== null)) return null;
+function isFlat(keys, values) {
+  // a JSON object whose values are all primitives (else the line goes over as text)
+  for (let i = 0; i < values.length; i++) {
+    const value = values[i];
+    if ((typeof value === "object" && value !== null) || keys[i] === "__proto__") return false;
   }
-  return keys;
+  return true;
 }
 function addLine(batch, line, parse) {
   if (!parse) {
@@ -135,14 +133,17 @@ function addLine(batch, line, parse) {
   } catch {
     json = undefined;
   }
-  const keys = flatKeys(json);
-  if (keys === null) {
+  const object = typeof json === "object" && json !== null && !Array.isArray(json);
+  // Object.values gives them in Object.keys' order: one builtin call instead of a megamorphic load per key
+  const keys = object ? Object.keys(json) : null;
+  const values = object ? Object.values(json) : null;
+  if (!object || !isFlat(keys, values)) {
     batch.rows.push(-1);
     batch.raw.push(line);
     return;
   }
   batch.rows.push(shapeOf(keys));
-  for (const key of keys) batch.values.push(json[key]);
+  for (let i = 0; i < values.length; i++) batch.values.push(values[i]);
 }
 function postLines(file, bytes) {
   // whole lines of UTF-8; plain ASCII, as recordings mostly are, is copied as Latin-1, several times faster

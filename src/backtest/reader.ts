@@ -1,10 +1,11 @@
 // Reads a recording directory: its files in time order, each inflated and split into parsed lines on a worker, every damaged line named.
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
-import { openInflater, type Inflater } from "./inflater.js";
+import { openInflater, type InflatedPiece } from "./inflater.js";
 import {
-  checkRecordJson,
+  flatLineCheck,
   parseRecordLine,
+  type FlatLineCheck,
   RECORDING_FILE_PATTERN,
   type ParsedLine,
   type RecordLine,
@@ -34,64 +35,78 @@ export function recordingFiles(dir: string): readonly string[] {
 }
 
 /** Every line of every file of the recording in `dir`, in order; damage is reported in place and reading goes on. */
-export function* readRecording(dir: string): Generator<RecordingItem> {
-  const files = recordingFiles(dir);
-  yield* readFiles(
-    files.map((file) => join(dir, file)),
-    files,
-  );
+export function readRecording(dir: string): Generator<RecordingItem> {
+  // listed on the first item, as a generator's body would be
+  return readFiles(() => {
+    const files = recordingFiles(dir);
+    return { paths: files.map((file) => join(dir, file)), names: files };
+  });
 }
 
 /** The lines of one file (see readFiles). */
-export function* readRecordingFile(path: string, name: string): Generator<RecordingItem> {
-  yield* readFiles([path], [name]);
+export function readRecordingFile(path: string, name: string): Generator<RecordingItem> {
+  return readFiles(() => ({ paths: [path], names: [name] }));
 }
 
 /**
- * The lines of `paths` (named `names` in what is reported), inflated, split and parsed as JSON on a worker thread
- * while the caller replays (inflater.ts); checked against the format here. A file cut short (the daemon killed) yields what it holds, then the problem.
+ * The lines of the files `list` gives (named `names` in what is reported), inflated, split and parsed as JSON on a
+ * worker thread while the caller replays (inflater.ts); checked against the format here. A file cut short (the
+ * daemon killed) yields what it holds, then the problem. One generator for the whole read: an item costs one resume.
  */
-function* readFiles(paths: readonly string[], names: readonly string[]): Generator<RecordingItem> {
+function* readFiles(
+  list: () => { readonly paths: readonly string[]; readonly names: readonly string[] },
+): Generator<RecordingItem> {
+  const { paths, names } = list();
   const inflater = openInflater(paths);
+  // one check per shape of flat line, in the inflater's shape order
+  const checks: FlatLineCheck[] = [];
   try {
-    for (const name of names) yield* fileLines(inflater, name);
+    for (const name of names) {
+      let lineNo = 0;
+      let piece = inflater.next();
+      for (; piece.kind === "lines"; piece = inflater.next()) {
+        const { rows, values, raw, shapes } = piece;
+        for (let shape = checks.length; shape < shapes.length; shape++)
+          checks.push(flatLineCheck(shapes[shape]!));
+        let valueAt = 0;
+        let rawAt = 0;
+        for (let r = 0; r < rows.length; r++) {
+          const row = rows[r]!;
+          lineNo += 1;
+          let parsed: ParsedLine;
+          if (row < 0) parsed = parseRecordLine(raw[rawAt++]!);
+          else {
+            // the object JSON.parse gave on the worker, rebuilt in its key order (flat: no nested value to rebuild)
+            parsed = checks[row]!(values, valueAt);
+            valueAt += shapes[row]!.length;
+          }
+          const at = { file: name, line: lineNo };
+          yield parsed.ok
+            ? { kind: "line", line: parsed.line, at }
+            : { kind: "problem", reason: parsed.reason, at };
+        }
+      }
+      yield* endProblems(piece, name, lineNo);
+    }
   } finally {
     inflater.close();
   }
 }
 
-/** The lines of the inflater's current file, up to its end piece (each batch already split and parsed as JSON). */
-function* fileLines(inflater: Inflater, name: string): Generator<RecordingItem> {
-  let lineNo = 0;
-  for (;;) {
-    const piece = inflater.next();
-    if (piece.kind === "end") {
-      if (piece.truncated) {
-        lineNo += 1;
-        const reason = "truncated line (no newline at the end of the file)";
-        yield { kind: "problem", reason, at: { file: name, line: lineNo } };
-      }
-      if (piece.damage !== null)
-        yield { kind: "problem", reason: piece.damage, at: { file: name, line: lineNo + 1 } };
-      return;
-    }
-    const { rows, values, raw, shapes } = piece;
-    let valueAt = 0;
-    let rawAt = 0;
-    for (const row of rows) {
-      lineNo += 1;
-      let parsed: ParsedLine;
-      if (row < 0) parsed = parseRecordLine(raw[rawAt++]!);
-      else {
-        // the object JSON.parse gave on the worker, rebuilt in its key order (flat: no nested value to rebuild)
-        const json: Record<string, unknown> = {};
-        for (const key of shapes[row]!) json[key] = values[valueAt++];
-        parsed = checkRecordJson(json);
-      }
-      const at = { file: name, line: lineNo };
-      yield parsed.ok
-        ? { kind: "line", line: parsed.line, at }
-        : { kind: "problem", reason: parsed.reason, at };
-    }
+/** The problems a file's end piece names: its last line cut short, then the damage that stopped it. */
+function endProblems(
+  end: Extract<InflatedPiece, { kind: "end" }>,
+  name: string,
+  linesRead: number,
+): RecordingItem[] {
+  const problems: RecordingItem[] = [];
+  let lineNo = linesRead;
+  if (end.truncated) {
+    lineNo += 1;
+    const reason = "truncated line (no newline at the end of the file)";
+    problems.push({ kind: "problem", reason, at: { file: name, line: lineNo } });
   }
+  if (end.damage !== null)
+    problems.push({ kind: "problem", reason: end.damage, at: { file: name, line: lineNo + 1 } });
+  return problems;
 }

@@ -147,9 +147,13 @@ const isTarget = (value: unknown): boolean => typeof value === "string" && value
 
 /** The response schema's fields, all present, and no other key. */
 function isQuickResponse(o: Record<string, unknown>): boolean {
+  return Object.keys(o).length === RESPONSE_KEYS.length && hasResponseFields(o);
+}
+
+/** The response schema's fields, all present (whatever other keys there are). */
+function hasResponseFields(o: Record<string, unknown>): boolean {
   const { status, purpose } = o;
   return (
-    Object.keys(o).length === 10 &&
     isFiniteNumber(o["atMs"]) &&
     isFiniteNumber(o["requestAtMs"]) &&
     (o["target"] === null || isTarget(o["target"])) &&
@@ -182,6 +186,82 @@ const POLL_OPTIONAL = [
   ["retryable", "boolean"],
   ["held", "boolean"],
 ] as const;
+
+/** The keys of a response line, in the order the recorder writes them. */
+const RESPONSE_KEYS = [
+  "type",
+  "atMs",
+  "requestAtMs",
+  "target",
+  "purpose",
+  "endpoint",
+  "url",
+  "status",
+  "error",
+  "body",
+] as const;
+/** The keys of a successful poll line, in the order the recorder writes them. */
+const OK_POLL_KEYS = ["type", "atMs", "target", "ok"] as const;
+
+/**
+ * Checks a flat JSON object handed over as its values, `values[start…]` in the order of `keys`: what checkRecordJson
+ * gives that object (an equal line, its keys in the same order, or the same reason).
+ */
+export type FlatLineCheck = (values: readonly unknown[], start: number) => ParsedLine;
+
+/**
+ * The check of flat objects with `keys` (one per shape of line, made once): for the two lines of every poll in the
+ * recorder's key order, the object is built as a literal and checked by hand (no per-key stores, no Object.keys, a
+ * replay's hot path); any other shape is rebuilt key by key for checkRecordJson.
+ */
+export function flatLineCheck(keys: readonly string[]): FlatLineCheck {
+  if (sameKeys(keys, RESPONSE_KEYS)) return responseFromValues;
+  if (sameKeys(keys, OK_POLL_KEYS)) return okPollFromValues;
+  return (values, start) => {
+    const json: Record<string, unknown> = {};
+    for (let k = 0; k < keys.length; k++) json[keys[k]!] = values[start + k];
+    return checkRecordJson(json);
+  };
+}
+
+/** The same keys in the same order. */
+function sameKeys(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((key, k) => key === b[k]);
+}
+
+/** A flat object with RESPONSE_KEYS, checked (checkRecordJson's result for it). */
+function responseFromValues(v: readonly unknown[], i: number): ParsedLine {
+  const json = {
+    type: v[i],
+    atMs: v[i + 1],
+    requestAtMs: v[i + 2],
+    target: v[i + 3],
+    purpose: v[i + 4],
+    endpoint: v[i + 5],
+    url: v[i + 6],
+    status: v[i + 7],
+    error: v[i + 8],
+    body: v[i + 9],
+  };
+  // its keys are exactly the schema's, so the fields decide (quickLine's verdict for it)
+  if (json.type === "response" && hasResponseFields(json))
+    return { ok: true, line: json as RecordLineOf<"response"> };
+  return checkRecordJson(json);
+}
+
+/** A flat object with OK_POLL_KEYS, checked (checkRecordJson's result for it). */
+function okPollFromValues(v: readonly unknown[], i: number): ParsedLine {
+  const json = { type: v[i], atMs: v[i + 1], target: v[i + 2], ok: v[i + 3] };
+  // no optional field and no other key, so the fields decide (quickLine's verdict for it)
+  if (
+    json.type === "poll" &&
+    isFiniteNumber(json.atMs) &&
+    isTarget(json.target) &&
+    typeof json.ok === "boolean"
+  )
+    return { ok: true, line: json as RecordLineOf<"poll"> };
+  return checkRecordJson(json);
+}
 
 /** The name of part `part` of a recording started at `startMs`. */
 export function recordingFileName(startMs: number, part: number): string {

@@ -1,6 +1,7 @@
-// Line parsing: the hand-checked fast path for response and poll lines gives exactly what the schema gives.
+// Line parsing: the hand-checked fast paths for response and poll lines give exactly what the schema gives.
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { parseRecordLine } from "../../src/record/format.js";
+import { checkRecordJson, flatLineCheck, parseRecordLine } from "../../src/record/format.js";
 
 const response = {
   type: "response",
@@ -65,5 +66,44 @@ describe("parseRecordLine", () => {
   it("says why a line is not JSON", () => {
     const parsed = parseRecordLine('{"type":"poll",');
     expect(!parsed.ok && parsed.reason).toMatch(/^not JSON \(/);
+  });
+});
+
+describe("flatLineCheck", () => {
+  // what a flat JSON line may hold as a value; strings the format knows are likely, so lines often pass
+  const value = fc.oneof(
+    fc.constantFrom("response", "poll", "warmup", "pair_price", "t", "", null, true, false, 200, 1_000),
+    fc.string(),
+    fc.double(),
+    fc.integer(),
+  );
+  const keysOf = (line: object): string[] => Object.keys(line);
+
+  /** The values of `keys` in order, or from `line` where fc leaves one as it is. */
+  const shaped = (keys: readonly string[], base: Record<string, unknown>) =>
+    fc
+      .tuple(...keys.map((key) => fc.oneof(fc.constant(base[key]), value)))
+      .map((values) => ({ keys, values }));
+
+  it("gives the line (same keys in the same order) or the reason checkRecordJson gives the object", () => {
+    const shapes = fc.oneof(
+      shaped(keysOf(response), response),
+      shaped(keysOf(poll), poll),
+      // other shapes: reordered, missing or extra keys
+      shaped(["atMs", "type", "target", "ok"], poll),
+      shaped([...keysOf(poll), "code"], { ...poll, code: "PM_ERR_X" }),
+      shaped(keysOf(response).slice(1), response),
+    );
+    fc.assert(
+      fc.property(shapes, fc.array(value, { maxLength: 3 }), ({ keys, values }, before) => {
+        const json: Record<string, unknown> = {};
+        keys.forEach((key, k) => (json[key] = values[k]));
+        const expected = checkRecordJson(json);
+        const got = flatLineCheck(keys)([...before, ...values], before.length);
+        expect(got).toEqual(expected);
+        if (got.ok && expected.ok) expect(JSON.stringify(got.line)).toBe(JSON.stringify(expected.line));
+      }),
+      { numRuns: 2_000 },
+    );
   });
 });
