@@ -4,6 +4,7 @@ import type { KV } from "@nats-io/kv";
 import type { Logger } from "pino";
 import type { Silence } from "../domain/silence.js";
 import { silenceProblem } from "../domain/silence.js";
+import { compareSilenceVersions } from "../domain/silence-set.js";
 import { isMaintenanceSilenceId } from "../domain/maintenance.js";
 import type { Silencer } from "../pipeline/silencer.js";
 import { SILENCE } from "../state/silence-file.js";
@@ -138,12 +139,15 @@ async function pass(state: SyncState): Promise<void> {
   }
 }
 
-/** Write `silence` unless the bucket holds a version as new (then take that one); false when another write won. */
+/**
+ * Write `silence` unless the bucket holds a version that wins over it or is it (compareSilenceVersions: then take
+ * that one); false when another write won.
+ */
 async function push(state: SyncState, kv: KV, silence: Silence): Promise<boolean> {
   const key = silenceKeyOf(silence.id);
   const entry = await kv.get(key);
   const held = entry?.operation === "PUT" ? silenceOfText(entry.string()) : undefined;
-  if (held !== undefined && Date.parse(held.updatedAt) >= Date.parse(silence.updatedAt)) {
+  if (held !== undefined && compareSilenceVersions(held, silence) >= 0) {
     state.deps.silencer()?.merge(held);
     return true;
   }

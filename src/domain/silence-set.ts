@@ -149,6 +149,35 @@ function updatedAfter(previous: Silence, nowMs: number): string {
   return new Date(Math.max(nowMs, Date.parse(previous.updatedAt) + 1)).toISOString();
 }
 
+/**
+ * Which of two versions of one silence every cluster member keeps: the later `updatedAt`; on a tie (two members
+ * changed it in the same millisecond), the version whose canonical text sorts last. Every member computes the same
+ * winner whatever order the versions reach it in, so the members converge. Positive when `a` wins, negative when
+ * `b` wins, 0 when they are the same version.
+ */
+export function compareSilenceVersions(a: Silence, b: Silence): number {
+  const byTimeMs = Date.parse(a.updatedAt) - Date.parse(b.updatedAt);
+  if (byTimeMs !== 0) return Math.sign(byTimeMs);
+  const textA = canonicalSilenceText(a);
+  const textB = canonicalSilenceText(b);
+  // code-unit order (not localeCompare): the same on every member whatever its locale
+  if (textA === textB) return 0;
+  return textA > textB ? 1 : -1;
+}
+
+/** A silence as text that does not depend on its objects' key order: every field, in a fixed order. */
+function canonicalSilenceText(silence: Silence): string {
+  return JSON.stringify([
+    silence.id,
+    silence.matchers.map((m) => [m.name, m.value, m.isRegex, m.isEqual]),
+    silence.startsAt,
+    silence.endsAt,
+    silence.createdBy,
+    silence.comment,
+    silence.updatedAt,
+  ]);
+}
+
 /** The fields after `startsAt`, in the order Alertmanager lists them. */
 function ends(input: SilenceInput): Pick<Silence, "endsAt" | "createdBy" | "comment"> {
   return { endsAt: input.endsAt, createdBy: input.createdBy, comment: input.comment };

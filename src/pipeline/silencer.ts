@@ -13,6 +13,7 @@ import {
   type SilenceState,
 } from "../domain/silence.js";
 import {
+  compareSilenceVersions,
   expireSilence,
   pruneSilences,
   putSilence,
@@ -66,7 +67,8 @@ export interface Silencer {
   /** Expire early (Alertmanager's DELETE); a maintenance window cannot be expired. */
   expire(id: string): SilenceChange | SilenceRefusal;
   /**
-   * Take a silence another daemon stored (cluster mode): kept when newer than the one held (`updatedAt`), persisted,
+   * Take a silence another daemon stored (cluster mode): kept when newer than the one held (compareSilenceVersions:
+   * `updatedAt`, then a tie-break every member computes alike), persisted,
    * and muting re-checked, announcing nothing (its maker announced it). Returns whether it was taken.
    */
   merge(silence: Silence): boolean;
@@ -200,11 +202,11 @@ function expire(book: Book, id: string): SilenceChange | SilenceRefusal {
   return change;
 }
 
-/** Take another daemon's version of a silence when it is newer than the one held; nothing is announced. */
+/** Take another daemon's version of a silence when it wins over the one held (compareSilenceVersions); nothing is announced. */
 function merge(book: Book, silence: Silence): boolean {
   if (isMaintenanceSilenceId(silence.id)) return false;
   const held = book.stored.find((s) => s.id === silence.id);
-  if (held !== undefined && Date.parse(held.updatedAt) >= Date.parse(silence.updatedAt)) return false;
+  if (held !== undefined && compareSilenceVersions(silence, held) <= 0) return false;
   const nowMs = book.options.nowMs();
   const silences =
     held === undefined

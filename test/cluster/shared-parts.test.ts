@@ -238,6 +238,52 @@ describe("silence bucket", () => {
     expect(keys()).toEqual(["s1", "s2", "s3", "s4"].map(silenceKeyOf));
     sync.stop();
   });
+  /** A sync over a silences bucket already holding `held` (revision 1): what it writes and what it merges. */
+  async function pushOver(
+    held: Silence,
+    mine: Silence,
+    nowMs = T0,
+  ): Promise<{ written: Silence[]; merged: Silence[] }> {
+    const written: Silence[] = [];
+    const merged: Silence[] = [];
+    const update = (_key: string, value: Uint8Array): Promise<number> => {
+      written.push(JSON.parse(new TextDecoder().decode(value)) as Silence);
+      return Promise.resolve(2);
+    };
+    const kv = {
+      get: () => Promise.resolve({ operation: "PUT", revision: 1, string: () => JSON.stringify(held) }),
+      create: update,
+      update,
+      watch: () => new Promise(() => undefined),
+    };
+    const buckets = { silences: kv } as unknown as SharedBuckets; // only the silences bucket is used
+    const sync = createSilenceSync({
+      buckets: () => buckets,
+      silencer: () => ({
+        list: () => [],
+        merge: (silence) => {
+          merged.push(silence);
+          return true;
+        },
+      }),
+      logger: pino({ level: "silent" }),
+      nowMs: () => nowMs,
+    });
+    sync.stored(mine);
+    for (let turns = 0; turns < 10; turns++) await new Promise((resolve) => setImmediate(resolve));
+    sync.stop();
+    return { written, merged };
+  }
+
+  it("on a same-millisecond tie with the bucket's version, writes its own only when it wins the tie-break", async () => {
+    const base = silence("s1", T0, T0 + HOUR_MS);
+    const fromA = { ...base, comment: "a" };
+    const fromB = { ...base, comment: "b" };
+    // b wins: the member holding b replaces the bucket's a (and the member holding a takes b from the watch)
+    expect(await pushOver(fromA, fromB)).toEqual({ written: [fromB], merged: [] });
+    // a loses: the member holding a takes the bucket's b instead of keeping its own
+    expect(await pushOver(fromB, fromA)).toEqual({ written: [], merged: [fromB] });
+  });
 });
 
 describe("published daemon alerts", () => {
