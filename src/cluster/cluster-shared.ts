@@ -12,7 +12,7 @@ import { createClusterErrorAlert } from "./cluster-error-alert.js";
 import { createConfigGeneration, type ConfigGenerationView } from "./config-generation.js";
 import type { ClusterMember, ClusterStatus } from "./member.js";
 import type { PublishedAlerts } from "./published-alerts.js";
-import { createSilenceSync } from "./silence-sync.js";
+import { createSilenceSync, type SilenceRefusalReason } from "./silence-sync.js";
 
 /** How often the shared parts look at NATS (and the cluster_error alert at the member). */
 const SHARED_INTERVAL_MS = 1_000;
@@ -33,6 +33,8 @@ export interface ClusterSharedDeps {
   readonly published: PublishedAlerts;
   /** Another member's cause record is left out for its configuration hash (once a streak). */
   readonly causeRecordExcluded: (reason: "config" | "no_hash") => void;
+  /** A silence version read from NATS was refused (not valid, or updated too far ahead of this member's clock). */
+  readonly silenceRefused: (reason: SilenceRefusalReason) => void;
 }
 
 /** One live member as /api/v1/status lists it. */
@@ -85,7 +87,13 @@ export function createClusterShared(deps: ClusterSharedDeps): ClusterShared {
   const { member, logger, nowMs } = deps;
   const buckets = (): ReturnType<ClusterMember["sharedBuckets"]> => member.sharedBuckets();
   let silencer: Silencer | undefined;
-  const sync = createSilenceSync({ buckets, silencer: () => silencer, logger, nowMs });
+  const sync = createSilenceSync({
+    buckets,
+    silencer: () => silencer,
+    logger,
+    nowMs,
+    refused: deps.silenceRefused,
+  });
   const generation = createConfigGeneration({
     buckets,
     hash: deps.configHash,

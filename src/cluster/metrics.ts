@@ -16,6 +16,8 @@ export interface ClusterMetrics {
   readonly historyTrimmed: Counter;
   /** Members' cause records left out for their configuration hash (once a streak): reason config or no_hash. */
   readonly causeRecordsExcluded: Counter<"reason">;
+  /** Silence versions read from NATS and refused: reason invalid, or future (updatedAt too far ahead of the clock). */
+  readonly silencesRefused: Counter<"reason">;
 }
 
 /** Register the cluster metrics on `registry`. */
@@ -62,6 +64,12 @@ export function createClusterMetrics(registry: Registry): ClusterMetrics {
     causeRecordsExcluded: new Counter({
       name: "pragma_monitor_cluster_cause_records_excluded_total",
       help: "Other members' cause summaries this member's cause rules left out because they were written under another cause configuration (reason=config: a rolling reload) or carry no configuration hash (reason=no_hash: an older version); counted once per member and streak.",
+      labelNames: ["reason"],
+      registers,
+    }),
+    silencesRefused: new Counter({
+      name: "pragma_monitor_cluster_silences_refused_total",
+      help: "Silence versions read from NATS that this member refused: reason=invalid (not a valid silence), or reason=future (its updatedAt more than 5 min ahead of this member's clock: a member's clock runs ahead); this member keeps its own version, and its next write of that silence replaces the refused one.",
       labelNames: ["reason"],
       registers,
     }),

@@ -178,6 +178,21 @@ function canonicalSilenceText(silence: Silence): string {
   ]);
 }
 
+/**
+ * How far ahead of this daemon's clock a silence's `updatedAt` may be: 5 min, more than members' clocks should ever
+ * differ by. A time further ahead (a hand-edited file, a member whose clock ran ahead) would make every later version
+ * of the silence land 1 ms past it (updatedAfter) until the clock catches up. From the silences file such a time is
+ * clamped to now (readSilences: the silence is this daemon's own and otherwise valid, and dropping it would unmute
+ * what it mutes); a version from another member is refused (silence-sync: clamping there would give each member its
+ * own `updatedAt` for one version, by its own clock, and their comparisons would no longer agree).
+ */
+export const MAX_UPDATED_AT_AHEAD_MS = 5 * 60_000;
+
+/** Whether `silence` was updated further ahead of `nowMs` than MAX_UPDATED_AT_AHEAD_MS allows. */
+export function updatedInFuture(silence: Pick<Silence, "updatedAt">, nowMs: number): boolean {
+  return Date.parse(silence.updatedAt) > nowMs + MAX_UPDATED_AT_AHEAD_MS;
+}
+
 /** The fields after `startsAt`, in the order Alertmanager lists them. */
 function ends(input: SilenceInput): Pick<Silence, "endsAt" | "createdBy" | "comment"> {
   return { endsAt: input.endsAt, createdBy: input.createdBy, comment: input.comment };

@@ -49,6 +49,8 @@ export interface SilencerOptions {
    * names the change; default: announce. A cluster member announces only when it wins the claim.
    */
   readonly announceOnce?: (claim: string, announce: () => void) => void;
+  /** Told how many silences of the file had an `updatedAt` too far ahead of the clock (read with it set to now). */
+  readonly onClampedUpdatedAt?: (count: number) => void;
   /** Told each stored silence a put or expire changed, once it is persisted (cluster mode shares it). */
   readonly onStored?: (silence: Silence) => void;
   readonly setTimer?: (callback: () => void, delayMs: number) => unknown;
@@ -121,6 +123,11 @@ export function createSilencer(options: SilencerOptions): Silencer {
     states,
     savedStates: file.checkedStates,
   };
+  if (file.clampedUpdatedAt > 0) {
+    options.onClampedUpdatedAt?.(file.clampedUpdatedAt);
+    // written back now, so the next start does not find (and report) the same times again
+    persist(book, stored);
+  }
   return {
     silencing: (alert) => silencingIds(all(book), alert, nowMs()),
     list: () => viewsOf(all(book), nowMs()),

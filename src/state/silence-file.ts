@@ -4,6 +4,7 @@ import type { Logger } from "pino";
 import { z } from "zod";
 import type { Silence, SilenceState } from "../domain/silence.js";
 import { silenceProblem } from "../domain/silence.js";
+import { MAX_UPDATED_AT_AHEAD_MS, updatedInFuture } from "../domain/silence-set.js";
 import { quarantine, readJsonFile, writeFileAtomic } from "./atomic-file.js";
 
 /** The version this build writes and reads. */
@@ -53,10 +54,12 @@ export interface StoredSilences {
    * a window that started or ended) after that was not announced. Undefined when the file does not say.
    */
   readonly checkedStates: ReadonlyMap<string, SilenceState> | undefined;
+  /** Silences whose `updatedAt` was more than MAX_UPDATED_AT_AHEAD_MS ahead of the clock: read with it set to now. */
+  readonly clampedUpdatedAt: number;
 }
 
 /** Nothing stored. */
-const NO_SILENCES: StoredSilences = { silences: [], checkedStates: undefined };
+const NO_SILENCES: StoredSilences = { silences: [], checkedStates: undefined, clampedUpdatedAt: 0 };
 
 /** Where the silences of `stateDir` live. */
 export function silenceFilePath(stateDir: string): string {
@@ -65,7 +68,8 @@ export function silenceFilePath(stateDir: string): string {
 
 /**
  * Read the silences; a damaged file is moved aside and a damaged entry dropped (each logged), so a bad write
- * by hand never keeps the daemon from starting. Expired entries stay: the caller prunes.
+ * by hand never keeps the daemon from starting; an `updatedAt` too far ahead is set to now (logged, counted by the
+ * caller). Expired entries stay: the caller prunes.
  */
 export function readSilences(path: string, nowMs: number, logger: Logger): StoredSilences {
   const read = readJsonFile(path, nowMs);
@@ -81,14 +85,35 @@ export function readSilences(path: string, nowMs: number, logger: Logger): Store
     return NO_SILENCES;
   }
   const silences: Silence[] = [];
+  let clampedUpdatedAt = 0;
   for (const [index, entry] of file.data.silences.entries()) {
     const parsed = SILENCE.safeParse(entry);
     // a stored silence passed these checks when it was created; one that fails them now was edited by hand
     const problem = parsed.success ? silenceProblem(parsed.data) : parsed.error.issues[0]?.message;
-    if (parsed.success && problem === null) silences.push(parsed.data);
-    else logger.error({ index, reason: problem }, "silences file: dropped an invalid silence");
+    if (!parsed.success || problem !== null) {
+      logger.error({ index, reason: problem }, "silences file: dropped an invalid silence");
+      continue;
+    }
+    if (!updatedInFuture(parsed.data, nowMs)) {
+      silences.push(parsed.data);
+      continue;
+    }
+    // kept, not dropped: its matchers and times still hold, and dropping it would unmute what it mutes
+    const updatedAt = new Date(nowMs).toISOString();
+    logger.error(
+      {
+        index,
+        id: parsed.data.id,
+        updatedAt: parsed.data.updatedAt,
+        setTo: updatedAt,
+        maxAheadMs: MAX_UPDATED_AT_AHEAD_MS,
+      },
+      "silences file: a silence's updatedAt is ahead of the clock (edited by hand, or the clock stepped back): set to now",
+    );
+    silences.push({ ...parsed.data, updatedAt });
+    clampedUpdatedAt++;
   }
-  return { silences, checkedStates: checkedStatesOf(file.data.checkedStates, logger) };
+  return { silences, checkedStates: checkedStatesOf(file.data.checkedStates, logger), clampedUpdatedAt };
 }
 
 /** The file's checked states; undefined (logged when present but damaged) when it has none worth trusting. */

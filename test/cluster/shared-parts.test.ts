@@ -26,7 +26,8 @@ import type { Silence } from "../../src/domain/silence.js";
 import { createEventHub } from "../../src/pipeline/event-hub.js";
 import { createJournal } from "../../src/state/journal.js";
 import { loadWith } from "../config/helpers.js";
-import { HOUR_MS, T0, silence } from "../domain/helpers.js";
+import { HOUR_MS, T0, iso, silence } from "../domain/helpers.js";
+import { MAX_UPDATED_AT_AHEAD_MS } from "../../src/domain/silence-set.js";
 import { nthAlert, resolvedOf } from "../sinks/chatops/helpers.js";
 
 describe("shared config generation", () => {
@@ -157,6 +158,7 @@ describe("silence bucket", () => {
       silencer: () => ({ list: () => [], merge: () => true }),
       logger: pino({ level: "silent" }),
       nowMs: () => T0,
+      refused: () => undefined,
     });
     const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
     return {
@@ -243,9 +245,10 @@ describe("silence bucket", () => {
     held: Silence,
     mine: Silence,
     nowMs = T0,
-  ): Promise<{ written: Silence[]; merged: Silence[] }> {
+  ): Promise<{ written: Silence[]; merged: Silence[]; refused: string[] }> {
     const written: Silence[] = [];
     const merged: Silence[] = [];
+    const refused: string[] = [];
     const update = (_key: string, value: Uint8Array): Promise<number> => {
       written.push(JSON.parse(new TextDecoder().decode(value)) as Silence);
       return Promise.resolve(2);
@@ -268,11 +271,12 @@ describe("silence bucket", () => {
       }),
       logger: pino({ level: "silent" }),
       nowMs: () => nowMs,
+      refused: (reason) => refused.push(reason),
     });
     sync.stored(mine);
     for (let turns = 0; turns < 10; turns++) await new Promise((resolve) => setImmediate(resolve));
     sync.stop();
-    return { written, merged };
+    return { written, merged, refused };
   }
 
   it("on a same-millisecond tie with the bucket's version, writes its own only when it wins the tie-break", async () => {
@@ -280,9 +284,55 @@ describe("silence bucket", () => {
     const fromA = { ...base, comment: "a" };
     const fromB = { ...base, comment: "b" };
     // b wins: the member holding b replaces the bucket's a (and the member holding a takes b from the watch)
-    expect(await pushOver(fromA, fromB)).toEqual({ written: [fromB], merged: [] });
+    expect(await pushOver(fromA, fromB)).toEqual({ written: [fromB], merged: [], refused: [] });
     // a loses: the member holding a takes the bucket's b instead of keeping its own
-    expect(await pushOver(fromB, fromA)).toEqual({ written: [], merged: [fromB] });
+    expect(await pushOver(fromB, fromA)).toEqual({ written: [], merged: [fromB], refused: [] });
+  });
+
+  it("takes from the watch a version within 5 min of its clock, and refuses (counted) one further ahead", async () => {
+    const merged: Silence[] = [];
+    const refused: string[] = [];
+    const near = { ...silence("s1", T0, T0 + HOUR_MS), updatedAt: iso(T0 + MAX_UPDATED_AT_AHEAD_MS) };
+    const ahead = { ...silence("s2", T0, T0 + HOUR_MS), updatedAt: iso(T0 + MAX_UPDATED_AT_AHEAD_MS + 1) };
+    async function* entries(): AsyncGenerator<unknown> {
+      for (const version of [near, ahead])
+        yield {
+          operation: "PUT",
+          key: silenceKeyOf(version.id),
+          revision: 1,
+          string: () => JSON.stringify(version),
+        };
+      await new Promise(() => undefined); // the watch stays open
+    }
+    const kv = { watch: () => Promise.resolve(entries()) };
+    const buckets = { silences: kv } as unknown as SharedBuckets; // only the silences bucket's watch is used
+    const sync = createSilenceSync({
+      buckets: () => buckets,
+      silencer: () => ({
+        list: () => [],
+        merge: (version) => {
+          merged.push(version);
+          return true;
+        },
+      }),
+      logger: pino({ level: "silent" }),
+      nowMs: () => T0,
+      refused: (reason) => refused.push(reason),
+    });
+    sync.start(60_000);
+    for (let turns = 0; turns < 10; turns++) await new Promise((resolve) => setImmediate(resolve));
+    sync.stop();
+    expect(merged).toEqual([near]);
+    expect(refused).toEqual(["future"]);
+  });
+
+  it("refuses (counted) a version in the bucket updated over 5 min ahead of its clock, and writes its own over it", async () => {
+    const mine = silence("s1", T0, T0 + HOUR_MS);
+    const ahead = { ...mine, comment: "a clock ahead", updatedAt: iso(T0 + MAX_UPDATED_AT_AHEAD_MS + 1) };
+    expect(await pushOver(ahead, mine)).toEqual({ written: [mine], merged: [], refused: ["future"] });
+    // within the tolerance it is a version like any other: newer, so taken
+    const near = { ...ahead, updatedAt: iso(T0 + MAX_UPDATED_AT_AHEAD_MS) };
+    expect(await pushOver(near, mine)).toEqual({ written: [], merged: [near], refused: [] });
   });
 });
 

@@ -5,7 +5,8 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { PRIVATE_FILE_MODE, quarantinePath } from "../../src/state/atomic-file.js";
 import { readSilences, silenceFilePath, writeSilences } from "../../src/state/silence-file.js";
-import { HOUR_MS, T0, matcher, silence } from "../domain/helpers.js";
+import { MAX_UPDATED_AT_AHEAD_MS } from "../../src/domain/silence-set.js";
+import { HOUR_MS, T0, iso, matcher, silence } from "../domain/helpers.js";
 import { captureLogger } from "../sinks/chatops/helpers.js";
 
 const dirs: string[] = [];
@@ -41,6 +42,20 @@ describe("silences file", () => {
     writeSilences(path, [b]);
     expect(readSilences(path, T0, log.logger).silences).toEqual([b]);
     expect(log.lines).toEqual([]);
+  });
+
+  it("sets an updatedAt over 5 min ahead of the clock to now (logged, counted), keeping the silence and the others", () => {
+    const path = fileIn();
+    const log = captureLogger();
+    const ahead = { ...a, updatedAt: iso(T0 + MAX_UPDATED_AT_AHEAD_MS + 1) };
+    const near = { ...b, updatedAt: iso(T0 + MAX_UPDATED_AT_AHEAD_MS) };
+    writeSilences(path, [ahead, near]);
+    const read = readSilences(path, T0, log.logger);
+    expect(read.silences).toEqual([{ ...a, updatedAt: iso(T0) }, near]);
+    expect(read.clampedUpdatedAt).toBe(1);
+    expect(log.lines).toEqual([
+      expect.objectContaining({ level: 50, id: "a", updatedAt: ahead.updatedAt, setTo: iso(T0) }),
+    ]);
   });
 
   it("reads nothing, and logs nothing, when there is no file", () => {
