@@ -70,13 +70,13 @@ function newIncarnation(random: () => number): string {
     .padStart(8, "0");
 }
 
-/** What the shared parts count: cause records left out, silence versions refused. */
+/** What the shared parts count: cause records left out, invalid silences read from NATS. */
 function sharedCounters(
   metrics: ClusterMetrics,
-): Pick<ClusterSharedDeps, "causeRecordExcluded" | "silenceRefused"> {
+): Pick<ClusterSharedDeps, "causeRecordExcluded" | "silenceInvalid"> {
   return {
     causeRecordExcluded: (reason) => metrics.causeRecordsExcluded.inc({ reason }),
-    silenceRefused: (reason) => metrics.silencesRefused.inc({ reason }),
+    silenceInvalid: () => metrics.silencesInvalid.inc(),
   };
 }
 

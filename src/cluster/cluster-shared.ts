@@ -12,7 +12,7 @@ import { createClusterErrorAlert } from "./cluster-error-alert.js";
 import { createConfigGeneration, type ConfigGenerationView } from "./config-generation.js";
 import type { ClusterMember, ClusterStatus } from "./member.js";
 import type { PublishedAlerts } from "./published-alerts.js";
-import { createSilenceSync, type SilenceRefusalReason } from "./silence-sync.js";
+import { createSilenceSync } from "./silence-sync.js";
 
 /** How often the shared parts look at NATS (and the cluster_error alert at the member). */
 const SHARED_INTERVAL_MS = 1_000;
@@ -33,8 +33,8 @@ export interface ClusterSharedDeps {
   readonly published: PublishedAlerts;
   /** Another member's cause record is left out for its configuration hash (once a streak). */
   readonly causeRecordExcluded: (reason: "config" | "no_hash") => void;
-  /** A silence version read from NATS was refused (not valid, or updated too far ahead of this member's clock). */
-  readonly silenceRefused: (reason: SilenceRefusalReason) => void;
+  /** A value read from the silences bucket was not a valid silence, and skipped. */
+  readonly silenceInvalid: () => void;
 }
 
 /** One live member as /api/v1/status lists it. */
@@ -92,7 +92,7 @@ export function createClusterShared(deps: ClusterSharedDeps): ClusterShared {
     silencer: () => silencer,
     logger,
     nowMs,
-    refused: deps.silenceRefused,
+    invalid: deps.silenceInvalid,
   });
   const generation = createConfigGeneration({
     buckets,

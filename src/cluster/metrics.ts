@@ -16,8 +16,8 @@ export interface ClusterMetrics {
   readonly historyTrimmed: Counter;
   /** Members' cause records left out for their configuration hash (once a streak): reason config or no_hash. */
   readonly causeRecordsExcluded: Counter<"reason">;
-  /** Silence versions read from NATS and refused: reason invalid, or future (updatedAt too far ahead of the clock). */
-  readonly silencesRefused: Counter<"reason">;
+  /** Values read from the silences bucket that are not valid silences (skipped). */
+  readonly silencesInvalid: Counter;
 }
 
 /** Register the cluster metrics on `registry`. */
@@ -67,10 +67,9 @@ export function createClusterMetrics(registry: Registry): ClusterMetrics {
       labelNames: ["reason"],
       registers,
     }),
-    silencesRefused: new Counter({
-      name: "pragma_monitor_cluster_silences_refused_total",
-      help: "Silence versions read from NATS that this member refused: reason=invalid (not a valid silence), or reason=future (its updatedAt more than 5 min ahead of this member's clock: a member's clock runs ahead); this member keeps its own version, and its next write of that silence replaces the refused one.",
-      labelNames: ["reason"],
+    silencesInvalid: new Counter({
+      name: "pragma_monitor_cluster_silences_invalid_total",
+      help: "Values this member's watch read from the NATS silences bucket that are not valid silences (skipped; this member keeps its own version, and its next write of that silence replaces the value).",
       registers,
     }),
   };

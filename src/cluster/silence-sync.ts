@@ -4,7 +4,7 @@ import type { KV } from "@nats-io/kv";
 import type { Logger } from "pino";
 import type { Silence } from "../domain/silence.js";
 import { silenceProblem } from "../domain/silence.js";
-import { compareSilenceVersions, MAX_UPDATED_AT_AHEAD_MS, updatedInFuture } from "../domain/silence-set.js";
+import { compareSilenceVersions } from "../domain/silence-set.js";
 import { isMaintenanceSilenceId } from "../domain/maintenance.js";
 import type { Silencer } from "../pipeline/silencer.js";
 import { SILENCE } from "../state/silence-file.js";
@@ -16,12 +16,9 @@ export interface SilenceSyncDeps {
   readonly silencer: () => Pick<Silencer, "list" | "merge"> | undefined;
   readonly logger: Logger;
   readonly nowMs: () => number;
-  /** A version read from the bucket was refused (counted). */
-  readonly refused: (reason: SilenceRefusalReason) => void;
+  /** A value read from the bucket was not a valid silence, and skipped (counted). */
+  readonly invalid: () => void;
 }
-
-/** Why a version read from the bucket was refused: not a valid silence, or updated too far ahead of the clock. */
-export type SilenceRefusalReason = "invalid" | "future";
 
 /** The silences of one member kept in step with the cluster's bucket. */
 export interface SilenceSync {
@@ -146,14 +143,13 @@ async function pass(state: SyncState): Promise<void> {
 
 /**
  * Write `silence` unless the bucket holds a version that wins over it or is it (compareSilenceVersions: then take
- * that one); false when another write won.
+ * that one, however far ahead of this member's clock its `updatedAt` is: every member orders versions alike, so they
+ * converge); false when another write won.
  */
 async function push(state: SyncState, kv: KV, silence: Silence): Promise<boolean> {
   const key = silenceKeyOf(silence.id);
   const entry = await kv.get(key);
-  const read = entry?.operation === "PUT" ? silenceOfText(entry.string()) : undefined;
-  // a version too far ahead is overwritten (by compare-and-set on its revision): the bucket holds a sound one again
-  const held = read !== undefined && refusedAsFuture(state, key, read) ? undefined : read;
+  const held = entry?.operation === "PUT" ? silenceOfText(entry.string()) : undefined;
   if (held !== undefined && compareSilenceVersions(held, silence) >= 0) {
     state.deps.silencer()?.merge(held);
     return true;
@@ -177,10 +173,9 @@ function watch(state: SyncState, kv: KV): void {
       const silence = silenceOfText(entry.string());
       if (silence === undefined) {
         state.deps.logger.warn({ key: entry.key }, "cluster: invalid silence in NATS skipped");
-        state.deps.refused("invalid");
+        state.deps.invalid();
         continue;
       }
-      if (refusedAsFuture(state, entry.key, silence)) continue;
       if (!(state.deps.silencer()?.merge(silence) ?? false)) await dropIfPruned(state, kv, entry, silence);
     }
   };
@@ -193,20 +188,6 @@ function watch(state: SyncState, kv: KV): void {
     .finally(() => {
       if (state.watching === kv) state.watching = undefined;
     });
-}
-
-/**
- * Whether another member's version is refused for an `updatedAt` more than MAX_UPDATED_AT_AHEAD_MS ahead of this
- * member's clock (logged, counted); this member keeps its own version (see MAX_UPDATED_AT_AHEAD_MS for why not clamp).
- */
-function refusedAsFuture(state: SyncState, key: string, silence: Silence): boolean {
-  if (!updatedInFuture(silence, state.deps.nowMs())) return false;
-  state.deps.logger.error(
-    { key, id: silence.id, updatedAt: silence.updatedAt, maxAheadMs: MAX_UPDATED_AT_AHEAD_MS },
-    "cluster: a silence version in NATS refused: its updatedAt is ahead of this member's clock (a member's clock runs ahead?)",
-  );
-  state.deps.refused("future");
-  return true;
 }
 
 /** Delete a silence from the bucket once the silencer no longer lists it (expired past the retention). */

@@ -183,8 +183,9 @@ function canonicalSilenceText(silence: Silence): string {
  * differ by. A time further ahead (a hand-edited file, a member whose clock ran ahead) would make every later version
  * of the silence land 1 ms past it (updatedAfter) until the clock catches up. From the silences file such a time is
  * clamped to now (readSilences: the silence is this daemon's own and otherwise valid, and dropping it would unmute
- * what it mutes); a version from another member is refused (silence-sync: clamping there would give each member its
- * own `updatedAt` for one version, by its own clock, and their comparisons would no longer agree).
+ * what it mutes). A version from another member is taken as it is (silence-sync: clamping or refusing it by this
+ * member's clock would make members order one silence's versions differently, and one whose clock is behind would
+ * undo newer changes).
  */
 export const MAX_UPDATED_AT_AHEAD_MS = 5 * 60_000;
 

@@ -27,7 +27,6 @@ import { createEventHub } from "../../src/pipeline/event-hub.js";
 import { createJournal } from "../../src/state/journal.js";
 import { loadWith } from "../config/helpers.js";
 import { HOUR_MS, T0, iso, silence } from "../domain/helpers.js";
-import { MAX_UPDATED_AT_AHEAD_MS } from "../../src/domain/silence-set.js";
 import { nthAlert, resolvedOf } from "../sinks/chatops/helpers.js";
 
 describe("shared config generation", () => {
@@ -158,7 +157,7 @@ describe("silence bucket", () => {
       silencer: () => ({ list: () => [], merge: () => true }),
       logger: pino({ level: "silent" }),
       nowMs: () => T0,
-      refused: () => undefined,
+      invalid: () => undefined,
     });
     const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
     return {
@@ -241,14 +240,9 @@ describe("silence bucket", () => {
     sync.stop();
   });
   /** A sync over a silences bucket already holding `held` (revision 1): what it writes and what it merges. */
-  async function pushOver(
-    held: Silence,
-    mine: Silence,
-    nowMs = T0,
-  ): Promise<{ written: Silence[]; merged: Silence[]; refused: string[] }> {
+  async function pushOver(held: Silence, mine: Silence): Promise<{ written: Silence[]; merged: Silence[] }> {
     const written: Silence[] = [];
     const merged: Silence[] = [];
-    const refused: string[] = [];
     const update = (_key: string, value: Uint8Array): Promise<number> => {
       written.push(JSON.parse(new TextDecoder().decode(value)) as Silence);
       return Promise.resolve(2);
@@ -270,13 +264,13 @@ describe("silence bucket", () => {
         },
       }),
       logger: pino({ level: "silent" }),
-      nowMs: () => nowMs,
-      refused: (reason) => refused.push(reason),
+      nowMs: () => T0,
+      invalid: () => undefined,
     });
     sync.stored(mine);
     for (let turns = 0; turns < 10; turns++) await new Promise((resolve) => setImmediate(resolve));
     sync.stop();
-    return { written, merged, refused };
+    return { written, merged };
   }
 
   it("on a same-millisecond tie with the bucket's version, writes its own only when it wins the tie-break", async () => {
@@ -284,24 +278,24 @@ describe("silence bucket", () => {
     const fromA = { ...base, comment: "a" };
     const fromB = { ...base, comment: "b" };
     // b wins: the member holding b replaces the bucket's a (and the member holding a takes b from the watch)
-    expect(await pushOver(fromA, fromB)).toEqual({ written: [fromB], merged: [], refused: [] });
+    expect(await pushOver(fromA, fromB)).toEqual({ written: [fromB], merged: [] });
     // a loses: the member holding a takes the bucket's b instead of keeping its own
-    expect(await pushOver(fromB, fromA)).toEqual({ written: [], merged: [fromB], refused: [] });
+    expect(await pushOver(fromB, fromA)).toEqual({ written: [], merged: [fromB] });
   });
 
-  it("takes from the watch a version within 5 min of its clock, and refuses (counted) one further ahead", async () => {
+  it("takes from the watch every valid version however far ahead of its clock, and skips (counted) an invalid one", async () => {
     const merged: Silence[] = [];
-    const refused: string[] = [];
-    const near = { ...silence("s1", T0, T0 + HOUR_MS), updatedAt: iso(T0 + MAX_UPDATED_AT_AHEAD_MS) };
-    const ahead = { ...silence("s2", T0, T0 + HOUR_MS), updatedAt: iso(T0 + MAX_UPDATED_AT_AHEAD_MS + 1) };
+    let invalid = 0;
+    const near = { ...silence("s1", T0, T0 + HOUR_MS), updatedAt: iso(T0 + 1) };
+    // a member whose clock runs a day ahead: the other members order its versions alike, so they converge
+    const ahead = { ...silence("s2", T0, T0 + HOUR_MS), updatedAt: iso(T0 + 24 * HOUR_MS) };
     async function* entries(): AsyncGenerator<unknown> {
-      for (const version of [near, ahead])
-        yield {
-          operation: "PUT",
-          key: silenceKeyOf(version.id),
-          revision: 1,
-          string: () => JSON.stringify(version),
-        };
+      for (const [key, text] of [
+        [silenceKeyOf(near.id), JSON.stringify(near)],
+        [silenceKeyOf("s3"), "{not a silence"],
+        [silenceKeyOf(ahead.id), JSON.stringify(ahead)],
+      ])
+        yield { operation: "PUT", key, revision: 1, string: () => text };
       await new Promise(() => undefined); // the watch stays open
     }
     const kv = { watch: () => Promise.resolve(entries()) };
@@ -317,22 +311,20 @@ describe("silence bucket", () => {
       }),
       logger: pino({ level: "silent" }),
       nowMs: () => T0,
-      refused: (reason) => refused.push(reason),
+      invalid: () => invalid++,
     });
     sync.start(60_000);
     for (let turns = 0; turns < 10; turns++) await new Promise((resolve) => setImmediate(resolve));
     sync.stop();
-    expect(merged).toEqual([near]);
-    expect(refused).toEqual(["future"]);
+    expect(merged).toEqual([near, ahead]);
+    expect(invalid).toBe(1);
   });
 
-  it("refuses (counted) a version in the bucket updated over 5 min ahead of its clock, and writes its own over it", async () => {
+  it("never writes over a bucket version far ahead of its clock: takes it, as every member does", async () => {
     const mine = silence("s1", T0, T0 + HOUR_MS);
-    const ahead = { ...mine, comment: "a clock ahead", updatedAt: iso(T0 + MAX_UPDATED_AT_AHEAD_MS + 1) };
-    expect(await pushOver(ahead, mine)).toEqual({ written: [mine], merged: [], refused: ["future"] });
-    // within the tolerance it is a version like any other: newer, so taken
-    const near = { ...ahead, updatedAt: iso(T0 + MAX_UPDATED_AT_AHEAD_MS) };
-    expect(await pushOver(near, mine)).toEqual({ written: [], merged: [near], refused: [] });
+    // shortened by a member whose clock runs a day ahead: this member, behind, must not undo the change
+    const editedAhead = { ...mine, endsAt: iso(T0 + 60_000), updatedAt: iso(T0 + 24 * HOUR_MS) };
+    expect(await pushOver(editedAhead, mine)).toEqual({ written: [], merged: [editedAhead] });
   });
 });
 
