@@ -352,7 +352,7 @@ function silenceMetrics(
     }),
     silencesClamped: new Counter({
       name: "pragma_monitor_silences_clamped_total",
-      help: "Silences read from the silences file at start whose updatedAt was more than 5 min ahead of the clock (edited by hand, or the clock stepped back): kept, with updatedAt set to now.",
+      help: "Silences read from the silences file at start by a daemon running alone (not in cluster mode) whose updatedAt was more than 5 min ahead of the clock (edited by hand, or the clock stepped back): kept, with updatedAt set to now.",
       registers,
     }),
   };

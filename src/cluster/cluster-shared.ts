@@ -180,8 +180,11 @@ export function clusterStatusView(status: ClusterStatus, config: ConfigGeneratio
 /** The silencer's options in cluster mode, bound late (the silencer exists before cluster mode starts). */
 export function clusterSilencerOptions(
   shared: () => ClusterShared | undefined,
-): Pick<SilencerOptions, "remuteScope" | "announceOnce" | "onStored"> {
+): Pick<SilencerOptions, "remuteScope" | "announceOnce" | "onStored" | "clampFutureUpdatedAt"> {
   return {
+    // a far-future updatedAt in silences.json may be what the other members hold: lowered here, this member's next
+    // change of that silence would be older than theirs, and ignored (seeding would also push the lowered version)
+    clampFutureUpdatedAt: false,
     // before cluster mode runs this member speaks for no alert
     remuteScope: () => shared()?.silencing.remuteScope() ?? (() => false),
     announceOnce: (claim, announce) => {

@@ -181,11 +181,12 @@ function canonicalSilenceText(silence: Silence): string {
 /**
  * How far ahead of this daemon's clock a silence's `updatedAt` may be: 5 min, more than members' clocks should ever
  * differ by. A time further ahead (a hand-edited file, a member whose clock ran ahead) would make every later version
- * of the silence land 1 ms past it (updatedAfter) until the clock catches up. From the silences file such a time is
- * clamped to now (readSilences: the silence is this daemon's own and otherwise valid, and dropping it would unmute
- * what it mutes). A version from another member is taken as it is (silence-sync: clamping or refusing it by this
- * member's clock would make members order one silence's versions differently, and one whose clock is behind would
- * undo newer changes).
+ * of the silence land 1 ms past it (updatedAfter) until the clock catches up. A daemon running alone clamps such a
+ * time from its silences file to now (readSilences: the silence is its own and otherwise valid, and dropping it would
+ * unmute what it mutes). A cluster member clamps nothing, only logs it from its file: the other members may hold
+ * that version, and a lower `updatedAt` here would make them ignore this member's next change of it; and it takes
+ * another member's version as it is (silence-sync: clamping or refusing it by this member's clock would make members
+ * order one silence's versions differently, and one whose clock is behind would undo newer changes).
  */
 export const MAX_UPDATED_AT_AHEAD_MS = 5 * 60_000;
 

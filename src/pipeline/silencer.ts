@@ -49,6 +49,12 @@ export interface SilencerOptions {
    * names the change; default: announce. A cluster member announces only when it wins the claim.
    */
   readonly announceOnce?: (claim: string, announce: () => void) => void;
+  /**
+   * Whether an `updatedAt` in the file too far ahead of the clock is set to now (and written back); default true (a
+   * daemon running alone). Cluster mode keeps it as it is (logged): other members may hold that version, and a
+   * lower `updatedAt` here would make them ignore this member's next change of it.
+   */
+  readonly clampFutureUpdatedAt?: boolean;
   /** Told how many silences of the file had an `updatedAt` too far ahead of the clock (read with it set to now). */
   readonly onClampedUpdatedAt?: (count: number) => void;
   /** Told each stored silence a put or expire changed, once it is persisted (cluster mode shares it). */
@@ -104,7 +110,9 @@ interface Book {
 /** Load the stored silences and build the silencer (nothing is published until `start`). */
 export function createSilencer(options: SilencerOptions): Silencer {
   const { nowMs, logger } = options;
-  const file = readSilences(options.path, nowMs(), logger);
+  const file = readSilences(options.path, nowMs(), logger, {
+    clampFutureUpdatedAt: options.clampFutureUpdatedAt ?? true,
+  });
   const stored = pruneSilences(file.silences, nowMs());
   const maintenanceOf = options.maintenance ?? (() => []);
   const windows = maintenanceOf(nowMs());

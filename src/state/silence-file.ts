@@ -66,12 +66,27 @@ export function silenceFilePath(stateDir: string): string {
   return join(stateDir, "silences.json");
 }
 
+/** How to read the silences file. */
+export interface ReadSilencesOptions {
+  /**
+   * Set an `updatedAt` more than MAX_UPDATED_AT_AHEAD_MS ahead of `nowMs` to now (a daemon running alone); when
+   * false (cluster mode) it is kept as it is, with a warning: the other members may hold that version, and a lower
+   * `updatedAt` here would make them ignore this member's next change of it.
+   */
+  readonly clampFutureUpdatedAt: boolean;
+}
+
 /**
  * Read the silences; a damaged file is moved aside and a damaged entry dropped (each logged), so a bad write
- * by hand never keeps the daemon from starting; an `updatedAt` too far ahead is set to now (logged, counted by the
- * caller). Expired entries stay: the caller prunes.
+ * by hand never keeps the daemon from starting; an `updatedAt` too far ahead is set to now when
+ * `clampFutureUpdatedAt` (logged, counted by the caller), else logged. Expired entries stay: the caller prunes.
  */
-export function readSilences(path: string, nowMs: number, logger: Logger): StoredSilences {
+export function readSilences(
+  path: string,
+  nowMs: number,
+  logger: Logger,
+  options: ReadSilencesOptions,
+): StoredSilences {
   const read = readJsonFile(path, nowMs);
   if (read.kind === "missing") return NO_SILENCES;
   if (read.kind === "corrupt") {
@@ -94,26 +109,39 @@ export function readSilences(path: string, nowMs: number, logger: Logger): Store
       logger.error({ index, reason: problem }, "silences file: dropped an invalid silence");
       continue;
     }
-    if (!updatedInFuture(parsed.data, nowMs)) {
-      silences.push(parsed.data);
-      continue;
-    }
-    // kept, not dropped: its matchers and times still hold, and dropping it would unmute what it mutes
-    const updatedAt = new Date(nowMs).toISOString();
-    logger.error(
-      {
-        index,
-        id: parsed.data.id,
-        updatedAt: parsed.data.updatedAt,
-        setTo: updatedAt,
-        maxAheadMs: MAX_UPDATED_AT_AHEAD_MS,
-      },
-      "silences file: a silence's updatedAt is ahead of the clock (edited by hand, or the clock stepped back): set to now",
-    );
-    silences.push({ ...parsed.data, updatedAt });
-    clampedUpdatedAt++;
+    const silence = futureChecked(parsed.data, index, nowMs, options, logger);
+    silences.push(silence);
+    if (silence !== parsed.data) clampedUpdatedAt++;
   }
   return { silences, checkedStates: checkedStatesOf(file.data.checkedStates, logger), clampedUpdatedAt };
+}
+
+/**
+ * `silence`, or a copy with `updatedAt` set to now when it is too far ahead and `clampFutureUpdatedAt` (logged
+ * either way). Kept, never dropped: its matchers and times still hold, and dropping it would unmute what it mutes.
+ */
+function futureChecked(
+  silence: Silence,
+  index: number,
+  nowMs: number,
+  options: ReadSilencesOptions,
+  logger: Logger,
+): Silence {
+  if (!updatedInFuture(silence, nowMs)) return silence;
+  const fields = { index, id: silence.id, updatedAt: silence.updatedAt, maxAheadMs: MAX_UPDATED_AT_AHEAD_MS };
+  if (!options.clampFutureUpdatedAt) {
+    logger.warn(
+      fields,
+      "silences file: a silence's updatedAt is ahead of the clock (this member's clock is behind the cluster's?): kept as it is in cluster mode",
+    );
+    return silence;
+  }
+  const updatedAt = new Date(nowMs).toISOString();
+  logger.error(
+    { ...fields, setTo: updatedAt },
+    "silences file: a silence's updatedAt is ahead of the clock (edited by hand, or the clock stepped back): set to now",
+  );
+  return { ...silence, updatedAt };
 }
 
 /** The file's checked states; undefined (logged when present but damaged) when it has none worth trusting. */
