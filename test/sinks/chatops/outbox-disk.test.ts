@@ -25,9 +25,20 @@ const openDisk = (log = captureLogger()) =>
 describe("outbox disk close", () => {
   it("settles only after the writes queued before it are on disk", async () => {
     const disk = await openDisk();
-    void disk.run(() => disk.append(["one\n"]));
+    // the first write waits for the test: close() cannot settle before it unless it does not wait for writes
+    let release = (): void => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    void disk.run(async () => {
+      await gate;
+      await disk.append(["one\n"]);
+    });
     void disk.run(() => disk.append(["two\n"]));
-    await disk.close();
+    let settled = false;
+    const closing = disk.close().then(() => (settled = true));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(settled).toBe(false);
+    release();
+    await closing;
     expect(await readFile(join(dir, "s.jsonl"), "utf8")).toBe("one\ntwo\n");
   });
 
