@@ -156,13 +156,23 @@ function updatedAfter(previous: Silence, nowMs: number): string {
  * `b` wins, 0 when they are the same version.
  */
 export function compareSilenceVersions(a: Silence, b: Silence): number {
-  const byTimeMs = Date.parse(a.updatedAt) - Date.parse(b.updatedAt);
-  if (byTimeMs !== 0) return Math.sign(byTimeMs);
+  const timeA = updatedAtMs(a);
+  const timeB = updatedAtMs(b);
+  if (timeA !== timeB) return timeA > timeB ? 1 : -1;
   const textA = canonicalSilenceText(a);
   const textB = canonicalSilenceText(b);
   // code-unit order (not localeCompare): the same on every member whatever its locale
   if (textA === textB) return 0;
   return textA > textB ? 1 : -1;
+}
+
+/**
+ * A version's `updatedAt` in ms; an unparsable one (NaN, which compares unequal and neither greater nor less) is the
+ * oldest time there is, so such a version loses to every dated one on every member and two of them tie-break by text.
+ */
+function updatedAtMs(silence: Silence): number {
+  const ms = Date.parse(silence.updatedAt);
+  return Number.isNaN(ms) ? -Infinity : ms;
 }
 
 /** A silence as text that does not depend on its objects' key order: every field, in a fixed order. */

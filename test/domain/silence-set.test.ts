@@ -422,6 +422,17 @@ describe("properties", () => {
     expect(compareSilenceVersions(a, reordered)).toBe(0);
   });
 
+  it("compareSilenceVersions: an unparsable updatedAt is the oldest, whichever side it is on; two of them tie-break by text", () => {
+    const dated = silence("s1", NOW, NOW + HOUR_MS);
+    const undated = { ...dated, comment: "b", updatedAt: "not a time" };
+    expect(compareSilenceVersions(dated, undated)).toBe(1);
+    expect(compareSilenceVersions(undated, dated)).toBe(-1);
+    const otherUndated = { ...undated, comment: "a", updatedAt: "" };
+    expect(compareSilenceVersions(undated, otherUndated)).toBe(1);
+    expect(compareSilenceVersions(otherUndated, undated)).toBe(-1);
+    expect(compareSilenceVersions(undated, { ...undated })).toBe(0);
+  });
+
   it("compareSilenceVersions: keeping the winner of versions in any order of arrival leaves the same one (property)", () => {
     // few values per field, so that ties on updatedAt with different content are common
     const version: fc.Arbitrary<Silence> = fc
