@@ -80,6 +80,8 @@ export interface Metrics {
   readonly sinkSilenced: Counter<"sink">;
   /** Silences and maintenance windows by state (read at scrape time). */
   readonly silences: Gauge<"state">;
+  /** Silences of the file whose updatedAt was too far ahead of the clock, read with it set to now. */
+  readonly silencesClamped: Counter;
   // the daemon itself
   /** Samples that found the event loop stalled (lag above alerts.monitorStalled.thresholdMs). */
   readonly loopStalls: Counter;
@@ -330,7 +332,7 @@ function wsMetrics(
 function silenceMetrics(
   registers: Registry[],
   sources: () => MetricSources | undefined,
-): Pick<Metrics, "sinkSilenced" | "silences"> {
+): Pick<Metrics, "sinkSilenced" | "silences" | "silencesClamped"> {
   return {
     sinkSilenced: new Counter({
       name: "pragma_monitor_sink_silenced_total",
@@ -347,6 +349,11 @@ function silenceMetrics(
         for (const state of ["active", "pending", "expired"] as const) this.set({ state }, 0);
         for (const state of sources()?.silenceStates?.() ?? []) this.inc({ state });
       },
+    }),
+    silencesClamped: new Counter({
+      name: "pragma_monitor_silences_clamped_total",
+      help: "Silences read from the silences file at start by a daemon running alone (not in cluster mode) whose updatedAt was more than 5 min ahead of the clock (edited by hand, or the clock stepped back): kept, with updatedAt set to now.",
+      registers,
     }),
   };
 }

@@ -18,7 +18,7 @@ import { childLogger } from "../logger.js";
 import { openLeaseStore } from "./lease-store.js";
 import { createClusterMember, type ClusterMember } from "./member.js";
 import { createClusterMetrics, type ClusterMetrics } from "./metrics.js";
-import { createClusterShared, type ClusterShared } from "./cluster-shared.js";
+import { createClusterShared, type ClusterShared, type ClusterSharedDeps } from "./cluster-shared.js";
 import { indexTargetKeys, type TargetKeys } from "./target-keys.js";
 import type { PublishedAlerts } from "./published-alerts.js";
 
@@ -68,6 +68,16 @@ function newIncarnation(random: () => number): string {
   return Math.floor(random() * 2 ** 32)
     .toString(16)
     .padStart(8, "0");
+}
+
+/** What the shared parts count: cause records left out, invalid silences read from NATS. */
+function sharedCounters(
+  metrics: ClusterMetrics,
+): Pick<ClusterSharedDeps, "causeRecordExcluded" | "silenceInvalid"> {
+  return {
+    causeRecordExcluded: (reason) => metrics.causeRecordsExcluded.inc({ reason }),
+    silenceInvalid: () => metrics.silencesInvalid.inc(),
+  };
 }
 
 /** Cluster mode when `cluster.nats.servers` is set, else undefined (one daemon, as always). */
@@ -121,7 +131,7 @@ export function createClusterMode(deps: ClusterModeDeps): ClusterMode | undefine
     incarnation,
     logger,
     runner: () => runner,
-    causeRecordExcluded: (reason) => metrics.causeRecordsExcluded.inc({ reason }),
+    ...sharedCounters(metrics),
   });
   logger.warn(
     { servers: config.nats.servers.length, leaseMs: config.leaseMs },

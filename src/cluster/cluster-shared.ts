@@ -33,6 +33,8 @@ export interface ClusterSharedDeps {
   readonly published: PublishedAlerts;
   /** Another member's cause record is left out for its configuration hash (once a streak). */
   readonly causeRecordExcluded: (reason: "config" | "no_hash") => void;
+  /** A value read from the silences bucket was not a valid silence, and skipped. */
+  readonly silenceInvalid: () => void;
 }
 
 /** One live member as /api/v1/status lists it. */
@@ -85,7 +87,13 @@ export function createClusterShared(deps: ClusterSharedDeps): ClusterShared {
   const { member, logger, nowMs } = deps;
   const buckets = (): ReturnType<ClusterMember["sharedBuckets"]> => member.sharedBuckets();
   let silencer: Silencer | undefined;
-  const sync = createSilenceSync({ buckets, silencer: () => silencer, logger, nowMs });
+  const sync = createSilenceSync({
+    buckets,
+    silencer: () => silencer,
+    logger,
+    nowMs,
+    invalid: deps.silenceInvalid,
+  });
   const generation = createConfigGeneration({
     buckets,
     hash: deps.configHash,
@@ -172,8 +180,11 @@ export function clusterStatusView(status: ClusterStatus, config: ConfigGeneratio
 /** The silencer's options in cluster mode, bound late (the silencer exists before cluster mode starts). */
 export function clusterSilencerOptions(
   shared: () => ClusterShared | undefined,
-): Pick<SilencerOptions, "remuteScope" | "announceOnce" | "onStored"> {
+): Pick<SilencerOptions, "remuteScope" | "announceOnce" | "onStored" | "clampFutureUpdatedAt"> {
   return {
+    // a far-future updatedAt in silences.json may be what the other members hold: lowered here, this member's next
+    // change of that silence would be older than theirs, and ignored (seeding would also push the lowered version)
+    clampFutureUpdatedAt: false,
     // before cluster mode runs this member speaks for no alert
     remuteScope: () => shared()?.silencing.remuteScope() ?? (() => false),
     announceOnce: (claim, announce) => {

@@ -16,6 +16,8 @@ export interface ClusterMetrics {
   readonly historyTrimmed: Counter;
   /** Members' cause records left out for their configuration hash (once a streak): reason config or no_hash. */
   readonly causeRecordsExcluded: Counter<"reason">;
+  /** Values read from the silences bucket that are not valid silences (skipped). */
+  readonly silencesInvalid: Counter;
 }
 
 /** Register the cluster metrics on `registry`. */
@@ -63,6 +65,11 @@ export function createClusterMetrics(registry: Registry): ClusterMetrics {
       name: "pragma_monitor_cluster_cause_records_excluded_total",
       help: "Other members' cause summaries this member's cause rules left out because they were written under another cause configuration (reason=config: a rolling reload) or carry no configuration hash (reason=no_hash: an older version); counted once per member and streak.",
       labelNames: ["reason"],
+      registers,
+    }),
+    silencesInvalid: new Counter({
+      name: "pragma_monitor_cluster_silences_invalid_total",
+      help: "Values this member's watch read from the NATS silences bucket that are not valid silences (skipped; this member keeps its own version, and its next write of that silence replaces the value).",
       registers,
     }),
   };

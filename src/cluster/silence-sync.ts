@@ -4,6 +4,7 @@ import type { KV } from "@nats-io/kv";
 import type { Logger } from "pino";
 import type { Silence } from "../domain/silence.js";
 import { silenceProblem } from "../domain/silence.js";
+import { compareSilenceVersions } from "../domain/silence-set.js";
 import { isMaintenanceSilenceId } from "../domain/maintenance.js";
 import type { Silencer } from "../pipeline/silencer.js";
 import { SILENCE } from "../state/silence-file.js";
@@ -15,6 +16,8 @@ export interface SilenceSyncDeps {
   readonly silencer: () => Pick<Silencer, "list" | "merge"> | undefined;
   readonly logger: Logger;
   readonly nowMs: () => number;
+  /** A value read from the bucket was not a valid silence, and skipped (counted). */
+  readonly invalid: () => void;
 }
 
 /** The silences of one member kept in step with the cluster's bucket. */
@@ -138,12 +141,16 @@ async function pass(state: SyncState): Promise<void> {
   }
 }
 
-/** Write `silence` unless the bucket holds a version as new (then take that one); false when another write won. */
+/**
+ * Write `silence` unless the bucket holds a version that wins over it or is it (compareSilenceVersions: then take
+ * that one, however far ahead of this member's clock its `updatedAt` is: every member orders versions alike, so they
+ * converge); false when another write won.
+ */
 async function push(state: SyncState, kv: KV, silence: Silence): Promise<boolean> {
   const key = silenceKeyOf(silence.id);
   const entry = await kv.get(key);
   const held = entry?.operation === "PUT" ? silenceOfText(entry.string()) : undefined;
-  if (held !== undefined && Date.parse(held.updatedAt) >= Date.parse(silence.updatedAt)) {
+  if (held !== undefined && compareSilenceVersions(held, silence) >= 0) {
     state.deps.silencer()?.merge(held);
     return true;
   }
@@ -166,6 +173,7 @@ function watch(state: SyncState, kv: KV): void {
       const silence = silenceOfText(entry.string());
       if (silence === undefined) {
         state.deps.logger.warn({ key: entry.key }, "cluster: invalid silence in NATS skipped");
+        state.deps.invalid();
         continue;
       }
       if (!(state.deps.silencer()?.merge(silence) ?? false)) await dropIfPruned(state, kv, entry, silence);

@@ -149,6 +149,62 @@ function updatedAfter(previous: Silence, nowMs: number): string {
   return new Date(Math.max(nowMs, Date.parse(previous.updatedAt) + 1)).toISOString();
 }
 
+/**
+ * Which of two versions of one silence every cluster member keeps: the later `updatedAt`; on a tie (two members
+ * changed it in the same millisecond), the version whose canonical text sorts last. Every member computes the same
+ * winner whatever order the versions reach it in, so the members converge. Positive when `a` wins, negative when
+ * `b` wins, 0 when they are the same version.
+ */
+export function compareSilenceVersions(a: Silence, b: Silence): number {
+  const timeA = updatedAtMs(a);
+  const timeB = updatedAtMs(b);
+  if (timeA !== timeB) return timeA > timeB ? 1 : -1;
+  const textA = canonicalSilenceText(a);
+  const textB = canonicalSilenceText(b);
+  // code-unit order (not localeCompare): the same on every member whatever its locale
+  if (textA === textB) return 0;
+  return textA > textB ? 1 : -1;
+}
+
+/**
+ * A version's `updatedAt` in ms; an unparsable one (NaN, which compares unequal and neither greater nor less) is the
+ * oldest time there is, so such a version loses to every dated one on every member and two of them tie-break by text.
+ */
+function updatedAtMs(silence: Silence): number {
+  const ms = Date.parse(silence.updatedAt);
+  return Number.isNaN(ms) ? -Infinity : ms;
+}
+
+/** A silence as text that does not depend on its objects' key order: every field, in a fixed order. */
+function canonicalSilenceText(silence: Silence): string {
+  return JSON.stringify([
+    silence.id,
+    silence.matchers.map((m) => [m.name, m.value, m.isRegex, m.isEqual]),
+    silence.startsAt,
+    silence.endsAt,
+    silence.createdBy,
+    silence.comment,
+    silence.updatedAt,
+  ]);
+}
+
+/**
+ * How far ahead of this daemon's clock a silence's `updatedAt` may be: 5 min, more than members' clocks should ever
+ * differ by. A time further ahead (a hand-edited file, a member whose clock ran ahead) would make every later version
+ * of the silence land 1 ms past it (updatedAfter) until the clock catches up. A daemon running alone clamps such a
+ * time from its silences file to now (readSilences: the silence is its own and otherwise valid, and dropping it would
+ * unmute what it mutes). A cluster member clamps nothing, only logs it from its file: the other members may hold
+ * that version, and a lower `updatedAt` here would make them ignore this member's next change of it; and it takes
+ * another member's version as it is (silence-sync: clamping or refusing it by this member's clock would make members
+ * order one silence's versions differently, and one whose clock is behind would undo newer changes).
+ */
+export const MAX_UPDATED_AT_AHEAD_MS = 5 * 60_000;
+
+/** Whether `silence` was updated further ahead of `nowMs` than MAX_UPDATED_AT_AHEAD_MS allows. */
+export function updatedInFuture(silence: Pick<Silence, "updatedAt">, nowMs: number): boolean {
+  return Date.parse(silence.updatedAt) > nowMs + MAX_UPDATED_AT_AHEAD_MS;
+}
+
 /** The fields after `startsAt`, in the order Alertmanager lists them. */
 function ends(input: SilenceInput): Pick<Silence, "endsAt" | "createdBy" | "comment"> {
   return { endsAt: input.endsAt, createdBy: input.createdBy, comment: input.comment };

@@ -13,6 +13,7 @@ import {
   type SilenceState,
 } from "../domain/silence.js";
 import {
+  compareSilenceVersions,
   expireSilence,
   pruneSilences,
   putSilence,
@@ -48,6 +49,14 @@ export interface SilencerOptions {
    * names the change; default: announce. A cluster member announces only when it wins the claim.
    */
   readonly announceOnce?: (claim: string, announce: () => void) => void;
+  /**
+   * Whether an `updatedAt` in the file too far ahead of the clock is set to now (and written back); default true (a
+   * daemon running alone). Cluster mode keeps it as it is (logged): other members may hold that version, and a
+   * lower `updatedAt` here would make them ignore this member's next change of it.
+   */
+  readonly clampFutureUpdatedAt?: boolean;
+  /** Told how many silences of the file had an `updatedAt` too far ahead of the clock (read with it set to now). */
+  readonly onClampedUpdatedAt?: (count: number) => void;
   /** Told each stored silence a put or expire changed, once it is persisted (cluster mode shares it). */
   readonly onStored?: (silence: Silence) => void;
   readonly setTimer?: (callback: () => void, delayMs: number) => unknown;
@@ -66,7 +75,8 @@ export interface Silencer {
   /** Expire early (Alertmanager's DELETE); a maintenance window cannot be expired. */
   expire(id: string): SilenceChange | SilenceRefusal;
   /**
-   * Take a silence another daemon stored (cluster mode): kept when newer than the one held (`updatedAt`), persisted,
+   * Take a silence another daemon stored (cluster mode): kept when newer than the one held (compareSilenceVersions:
+   * `updatedAt`, then a tie-break every member computes alike), persisted,
    * and muting re-checked, announcing nothing (its maker announced it). Returns whether it was taken.
    */
   merge(silence: Silence): boolean;
@@ -100,7 +110,9 @@ interface Book {
 /** Load the stored silences and build the silencer (nothing is published until `start`). */
 export function createSilencer(options: SilencerOptions): Silencer {
   const { nowMs, logger } = options;
-  const file = readSilences(options.path, nowMs(), logger);
+  const file = readSilences(options.path, nowMs(), logger, {
+    clampFutureUpdatedAt: options.clampFutureUpdatedAt ?? true,
+  });
   const stored = pruneSilences(file.silences, nowMs());
   const maintenanceOf = options.maintenance ?? (() => []);
   const windows = maintenanceOf(nowMs());
@@ -119,6 +131,11 @@ export function createSilencer(options: SilencerOptions): Silencer {
     states,
     savedStates: file.checkedStates,
   };
+  if (file.clampedUpdatedAt > 0) {
+    options.onClampedUpdatedAt?.(file.clampedUpdatedAt);
+    // written back now, so the next start does not find (and report) the same times again
+    persist(book, stored);
+  }
   return {
     silencing: (alert) => silencingIds(all(book), alert, nowMs()),
     list: () => viewsOf(all(book), nowMs()),
@@ -200,11 +217,11 @@ function expire(book: Book, id: string): SilenceChange | SilenceRefusal {
   return change;
 }
 
-/** Take another daemon's version of a silence when it is newer than the one held; nothing is announced. */
+/** Take another daemon's version of a silence when it wins over the one held (compareSilenceVersions); nothing is announced. */
 function merge(book: Book, silence: Silence): boolean {
   if (isMaintenanceSilenceId(silence.id)) return false;
   const held = book.stored.find((s) => s.id === silence.id);
-  if (held !== undefined && Date.parse(held.updatedAt) >= Date.parse(silence.updatedAt)) return false;
+  if (held !== undefined && compareSilenceVersions(silence, held) <= 0) return false;
   const nowMs = book.options.nowMs();
   const silences =
     held === undefined

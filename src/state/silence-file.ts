@@ -4,6 +4,7 @@ import type { Logger } from "pino";
 import { z } from "zod";
 import type { Silence, SilenceState } from "../domain/silence.js";
 import { silenceProblem } from "../domain/silence.js";
+import { MAX_UPDATED_AT_AHEAD_MS, updatedInFuture } from "../domain/silence-set.js";
 import { quarantine, readJsonFile, writeFileAtomic } from "./atomic-file.js";
 
 /** The version this build writes and reads. */
@@ -53,21 +54,39 @@ export interface StoredSilences {
    * a window that started or ended) after that was not announced. Undefined when the file does not say.
    */
   readonly checkedStates: ReadonlyMap<string, SilenceState> | undefined;
+  /** Silences whose `updatedAt` was more than MAX_UPDATED_AT_AHEAD_MS ahead of the clock: read with it set to now. */
+  readonly clampedUpdatedAt: number;
 }
 
 /** Nothing stored. */
-const NO_SILENCES: StoredSilences = { silences: [], checkedStates: undefined };
+const NO_SILENCES: StoredSilences = { silences: [], checkedStates: undefined, clampedUpdatedAt: 0 };
 
 /** Where the silences of `stateDir` live. */
 export function silenceFilePath(stateDir: string): string {
   return join(stateDir, "silences.json");
 }
 
+/** How to read the silences file. */
+export interface ReadSilencesOptions {
+  /**
+   * Set an `updatedAt` more than MAX_UPDATED_AT_AHEAD_MS ahead of `nowMs` to now (a daemon running alone); when
+   * false (cluster mode) it is kept as it is, with a warning: the other members may hold that version, and a lower
+   * `updatedAt` here would make them ignore this member's next change of it.
+   */
+  readonly clampFutureUpdatedAt: boolean;
+}
+
 /**
  * Read the silences; a damaged file is moved aside and a damaged entry dropped (each logged), so a bad write
- * by hand never keeps the daemon from starting. Expired entries stay: the caller prunes.
+ * by hand never keeps the daemon from starting; an `updatedAt` too far ahead is set to now when
+ * `clampFutureUpdatedAt` (logged, counted by the caller), else logged. Expired entries stay: the caller prunes.
  */
-export function readSilences(path: string, nowMs: number, logger: Logger): StoredSilences {
+export function readSilences(
+  path: string,
+  nowMs: number,
+  logger: Logger,
+  options: ReadSilencesOptions,
+): StoredSilences {
   const read = readJsonFile(path, nowMs);
   if (read.kind === "missing") return NO_SILENCES;
   if (read.kind === "corrupt") {
@@ -81,14 +100,48 @@ export function readSilences(path: string, nowMs: number, logger: Logger): Store
     return NO_SILENCES;
   }
   const silences: Silence[] = [];
+  let clampedUpdatedAt = 0;
   for (const [index, entry] of file.data.silences.entries()) {
     const parsed = SILENCE.safeParse(entry);
     // a stored silence passed these checks when it was created; one that fails them now was edited by hand
     const problem = parsed.success ? silenceProblem(parsed.data) : parsed.error.issues[0]?.message;
-    if (parsed.success && problem === null) silences.push(parsed.data);
-    else logger.error({ index, reason: problem }, "silences file: dropped an invalid silence");
+    if (!parsed.success || problem !== null) {
+      logger.error({ index, reason: problem }, "silences file: dropped an invalid silence");
+      continue;
+    }
+    const silence = futureChecked(parsed.data, index, nowMs, options, logger);
+    silences.push(silence);
+    if (silence !== parsed.data) clampedUpdatedAt++;
   }
-  return { silences, checkedStates: checkedStatesOf(file.data.checkedStates, logger) };
+  return { silences, checkedStates: checkedStatesOf(file.data.checkedStates, logger), clampedUpdatedAt };
+}
+
+/**
+ * `silence`, or a copy with `updatedAt` set to now when it is too far ahead and `clampFutureUpdatedAt` (logged
+ * either way). Kept, never dropped: its matchers and times still hold, and dropping it would unmute what it mutes.
+ */
+function futureChecked(
+  silence: Silence,
+  index: number,
+  nowMs: number,
+  options: ReadSilencesOptions,
+  logger: Logger,
+): Silence {
+  if (!updatedInFuture(silence, nowMs)) return silence;
+  const fields = { index, id: silence.id, updatedAt: silence.updatedAt, maxAheadMs: MAX_UPDATED_AT_AHEAD_MS };
+  if (!options.clampFutureUpdatedAt) {
+    logger.warn(
+      fields,
+      "silences file: a silence's updatedAt is ahead of the clock (this member's clock is behind the cluster's?): kept as it is in cluster mode",
+    );
+    return silence;
+  }
+  const updatedAt = new Date(nowMs).toISOString();
+  logger.error(
+    { ...fields, setTo: updatedAt },
+    "silences file: a silence's updatedAt is ahead of the clock (edited by hand, or the clock stepped back): set to now",
+  );
+  return { ...silence, updatedAt };
 }
 
 /** The file's checked states; undefined (logged when present but damaged) when it has none worth trusting. */

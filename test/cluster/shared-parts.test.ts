@@ -26,7 +26,7 @@ import type { Silence } from "../../src/domain/silence.js";
 import { createEventHub } from "../../src/pipeline/event-hub.js";
 import { createJournal } from "../../src/state/journal.js";
 import { loadWith } from "../config/helpers.js";
-import { HOUR_MS, T0, silence } from "../domain/helpers.js";
+import { HOUR_MS, T0, iso, silence } from "../domain/helpers.js";
 import { nthAlert, resolvedOf } from "../sinks/chatops/helpers.js";
 
 describe("shared config generation", () => {
@@ -157,6 +157,7 @@ describe("silence bucket", () => {
       silencer: () => ({ list: () => [], merge: () => true }),
       logger: pino({ level: "silent" }),
       nowMs: () => T0,
+      invalid: () => undefined,
     });
     const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
     return {
@@ -237,6 +238,93 @@ describe("silence bucket", () => {
     await release();
     expect(keys()).toEqual(["s1", "s2", "s3", "s4"].map(silenceKeyOf));
     sync.stop();
+  });
+  /** A sync over a silences bucket already holding `held` (revision 1): what it writes and what it merges. */
+  async function pushOver(held: Silence, mine: Silence): Promise<{ written: Silence[]; merged: Silence[] }> {
+    const written: Silence[] = [];
+    const merged: Silence[] = [];
+    const update = (_key: string, value: Uint8Array): Promise<number> => {
+      written.push(JSON.parse(new TextDecoder().decode(value)) as Silence);
+      return Promise.resolve(2);
+    };
+    const kv = {
+      get: () => Promise.resolve({ operation: "PUT", revision: 1, string: () => JSON.stringify(held) }),
+      create: update,
+      update,
+      watch: () => new Promise(() => undefined),
+    };
+    const buckets = { silences: kv } as unknown as SharedBuckets; // only the silences bucket is used
+    const sync = createSilenceSync({
+      buckets: () => buckets,
+      silencer: () => ({
+        list: () => [],
+        merge: (silence) => {
+          merged.push(silence);
+          return true;
+        },
+      }),
+      logger: pino({ level: "silent" }),
+      nowMs: () => T0,
+      invalid: () => undefined,
+    });
+    sync.stored(mine);
+    for (let turns = 0; turns < 10; turns++) await new Promise((resolve) => setImmediate(resolve));
+    sync.stop();
+    return { written, merged };
+  }
+
+  it("on a same-millisecond tie with the bucket's version, writes its own only when it wins the tie-break", async () => {
+    const base = silence("s1", T0, T0 + HOUR_MS);
+    const fromA = { ...base, comment: "a" };
+    const fromB = { ...base, comment: "b" };
+    // b wins: the member holding b replaces the bucket's a (and the member holding a takes b from the watch)
+    expect(await pushOver(fromA, fromB)).toEqual({ written: [fromB], merged: [] });
+    // a loses: the member holding a takes the bucket's b instead of keeping its own
+    expect(await pushOver(fromB, fromA)).toEqual({ written: [], merged: [fromB] });
+  });
+
+  it("takes from the watch every valid version however far ahead of its clock, and skips (counted) an invalid one", async () => {
+    const merged: Silence[] = [];
+    let invalid = 0;
+    const near = { ...silence("s1", T0, T0 + HOUR_MS), updatedAt: iso(T0 + 1) };
+    // a member whose clock runs a day ahead: the other members order its versions alike, so they converge
+    const ahead = { ...silence("s2", T0, T0 + HOUR_MS), updatedAt: iso(T0 + 24 * HOUR_MS) };
+    async function* entries(): AsyncGenerator<unknown> {
+      for (const [key, text] of [
+        [silenceKeyOf(near.id), JSON.stringify(near)],
+        [silenceKeyOf("s3"), "{not a silence"],
+        [silenceKeyOf(ahead.id), JSON.stringify(ahead)],
+      ])
+        yield { operation: "PUT", key, revision: 1, string: () => text };
+      await new Promise(() => undefined); // the watch stays open
+    }
+    const kv = { watch: () => Promise.resolve(entries()) };
+    const buckets = { silences: kv } as unknown as SharedBuckets; // only the silences bucket's watch is used
+    const sync = createSilenceSync({
+      buckets: () => buckets,
+      silencer: () => ({
+        list: () => [],
+        merge: (version) => {
+          merged.push(version);
+          return true;
+        },
+      }),
+      logger: pino({ level: "silent" }),
+      nowMs: () => T0,
+      invalid: () => invalid++,
+    });
+    sync.start(60_000);
+    for (let turns = 0; turns < 10; turns++) await new Promise((resolve) => setImmediate(resolve));
+    sync.stop();
+    expect(merged).toEqual([near, ahead]);
+    expect(invalid).toBe(1);
+  });
+
+  it("never writes over a bucket version far ahead of its clock: takes it, as every member does", async () => {
+    const mine = silence("s1", T0, T0 + HOUR_MS);
+    // shortened by a member whose clock runs a day ahead: this member, behind, must not undo the change
+    const editedAhead = { ...mine, endsAt: iso(T0 + 60_000), updatedAt: iso(T0 + 24 * HOUR_MS) };
+    expect(await pushOver(editedAhead, mine)).toEqual({ written: [], merged: [editedAhead] });
   });
 });
 

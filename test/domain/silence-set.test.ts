@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { silenceState, type Silence } from "../../src/domain/silence.js";
 import {
   SILENCE_LIMITS,
+  compareSilenceVersions,
   expireSilence,
   pruneSilences,
   putSilence,
@@ -389,6 +390,90 @@ describe("properties", () => {
         );
         // small sets: every expired silence within the retention is kept, order preserved
         expect(pruned).toEqual(silences.filter((s) => live.includes(s) || within.includes(s)));
+      }),
+    );
+  });
+
+  it("compareSilenceVersions: the later updatedAt wins; a same-millisecond tie goes to the same version either way", () => {
+    const a = silence("s1", NOW, NOW + HOUR_MS);
+    const later = { ...a, comment: "a", updatedAt: iso(NOW + 1) };
+    expect(compareSilenceVersions(later, a)).toBe(1);
+    expect(compareSilenceVersions(a, later)).toBe(-1);
+    expect(compareSilenceVersions(a, { ...a })).toBe(0);
+    const fromA = { ...a, comment: "a" };
+    const fromB = { ...a, comment: "b" };
+    expect(compareSilenceVersions(fromB, fromA)).toBe(1);
+    expect(compareSilenceVersions(fromA, fromB)).toBe(-1);
+    // key order is not content: the same version written by another member's JSON encoder
+    const reordered: Silence = {
+      updatedAt: a.updatedAt,
+      comment: a.comment,
+      createdBy: a.createdBy,
+      endsAt: a.endsAt,
+      startsAt: a.startsAt,
+      matchers: a.matchers.map((m) => ({
+        isEqual: m.isEqual,
+        isRegex: m.isRegex,
+        value: m.value,
+        name: m.name,
+      })),
+      id: a.id,
+    };
+    expect(compareSilenceVersions(a, reordered)).toBe(0);
+  });
+
+  it("compareSilenceVersions: an unparsable updatedAt is the oldest, whichever side it is on; two of them tie-break by text", () => {
+    const dated = silence("s1", NOW, NOW + HOUR_MS);
+    const undated = { ...dated, comment: "b", updatedAt: "not a time" };
+    expect(compareSilenceVersions(dated, undated)).toBe(1);
+    expect(compareSilenceVersions(undated, dated)).toBe(-1);
+    const otherUndated = { ...undated, comment: "a", updatedAt: "" };
+    expect(compareSilenceVersions(undated, otherUndated)).toBe(1);
+    expect(compareSilenceVersions(otherUndated, undated)).toBe(-1);
+    expect(compareSilenceVersions(undated, { ...undated })).toBe(0);
+  });
+
+  it("compareSilenceVersions: keeping the winner of versions in any order of arrival leaves the same one (property)", () => {
+    // few values per field, so that ties on updatedAt with different content are common
+    const version: fc.Arbitrary<Silence> = fc
+      .record({
+        updatedMs: fc.integer({ min: 0, max: 2 }),
+        endMin: fc.integer({ min: 1, max: 3 }),
+        pair: fc.constantFrom("BTC/USD", "ETH/USD"),
+        isRegex: fc.boolean(),
+        isEqual: fc.boolean(),
+        createdBy: fc.constantFrom("alice", "bob"),
+        comment: fc.constantFrom("", "deploy", "ü", "\u2028"),
+      })
+      .map((v) => ({
+        id: "s1",
+        matchers: [{ name: "pair", value: v.pair, isRegex: v.isRegex, isEqual: v.isEqual }],
+        startsAt: iso(NOW),
+        endsAt: iso(NOW + v.endMin * MINUTE_MS),
+        createdBy: v.createdBy,
+        comment: v.comment,
+        updatedAt: iso(NOW + v.updatedMs),
+      }));
+    const keep = (held: Silence, arrived: Silence): Silence =>
+      compareSilenceVersions(arrived, held) > 0 ? arrived : held;
+    const arrivals = fc
+      .array(version, { minLength: 1, maxLength: 6 })
+      .chain((versions) =>
+        fc.tuple(
+          fc.constant(versions),
+          fc.shuffledSubarray(versions, { minLength: versions.length, maxLength: versions.length }),
+        ),
+      );
+    fc.assert(
+      fc.property(arrivals, ([versions, reordered]) => {
+        const [first, ...rest] = versions;
+        const [otherFirst, ...otherRest] = reordered;
+        expect(otherRest.reduce(keep, otherFirst!)).toEqual(rest.reduce(keep, first!));
+        for (const a of versions)
+          for (const b of versions) {
+            expect(Math.sign(compareSilenceVersions(a, b)) + Math.sign(compareSilenceVersions(b, a))).toBe(0);
+            expect(compareSilenceVersions(a, b) === 0).toBe(JSON.stringify(a) === JSON.stringify(b));
+          }
       }),
     );
   });

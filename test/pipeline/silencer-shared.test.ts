@@ -94,6 +94,20 @@ describe("silencer, shared (cluster mode)", () => {
     expect(m.claimed).toEqual([]);
   });
 
+  it("keeps the same one of two versions changed in the same millisecond, whichever it held first", () => {
+    const base = everyPair("remote-1", T0 + HOUR_MS);
+    const a = { ...base, comment: "from member a" };
+    const b = { ...base, comment: "from member b" };
+    const [first, second] = [member(() => true), member(() => true)];
+    first.silencer.merge(a);
+    first.silencer.merge(b);
+    second.silencer.merge(b);
+    second.silencer.merge(a);
+    // "from member b" sorts after "from member a": every member keeps b, in whatever order the versions came
+    expect(first.silencer.get("remote-1")?.comment).toBe("from member b");
+    expect(second.silencer.get("remote-1")?.comment).toBe("from member b");
+  });
+
   it("announces a silence's end only when it wins the claim, and shares what it stores", () => {
     const endsAtMs = T0 + 10 * MINUTE_MS;
     for (const wins of [true, false]) {

@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { clusterSilencerOptions } from "../../src/cluster/cluster-shared.js";
 import type { AlertPayload, JournaledEvent } from "../../src/domain/events.js";
 import type { Silence } from "../../src/domain/silence.js";
 import type { SilenceChange, SilenceInput, SilenceRefusal } from "../../src/domain/silence-set.js";
@@ -406,6 +407,62 @@ describe("silencer: after a restart", () => {
     writeFileSync(w.path, JSON.stringify(file));
     w.clock.advance(2 * HOUR_MS);
     expect(w.start({ previous: first }).published()).toEqual([]);
+  });
+
+  it("a stored updatedAt far ahead of the clock (edited by hand) is set to now: counted, written back, and the next update is at now", () => {
+    const w = world();
+    const first = w.start();
+    first.silencer.put(input());
+    first.silencer.stop();
+    const file = JSON.parse(readFileSync(w.path, "utf8")) as { silences: { updatedAt: string }[] };
+    file.silences[0]!.updatedAt = iso(T0 + 24 * HOUR_MS);
+    writeFileSync(w.path, JSON.stringify(file));
+    w.clock.advance(MINUTE_MS);
+    const clamped: number[] = [];
+    const log = captureLogger();
+    const options = { path: w.path, nowMs: w.clock.nowMs, logger: log.logger };
+    const silencer = createSilencer({ ...options, onClampedUpdatedAt: (count) => clamped.push(count) });
+    expect(clamped).toEqual([1]);
+    expect(silencer.get("r1-1")).toMatchObject({
+      updatedAt: iso(T0 + MINUTE_MS),
+      status: { state: "active" },
+    });
+    expect(log.lines).toEqual([
+      expect.objectContaining({ level: 50, id: "r1-1", setTo: iso(T0 + MINUTE_MS) }),
+    ]);
+    // written back at once: the next start reads a sound time and reports nothing
+    expect(readFileSync(w.path, "utf8")).toContain(`"updatedAt":"${iso(T0 + MINUTE_MS)}"`);
+    w.clock.advance(MINUTE_MS);
+    const change = silencer.put({ ...input({ comment: "longer" }), id: "r1-1" });
+    expect(change).toMatchObject({ silence: { id: "r1-1", updatedAt: iso(T0 + 2 * MINUTE_MS) } });
+  });
+
+  it("in cluster mode a stored updatedAt far ahead of the clock is kept (a warning), not written back, and the next update lands past it", () => {
+    const w = world();
+    const first = w.start();
+    first.silencer.put(input());
+    first.silencer.stop();
+    const file = JSON.parse(readFileSync(w.path, "utf8")) as { silences: { updatedAt: string }[] };
+    file.silences[0]!.updatedAt = iso(T0 + 24 * HOUR_MS);
+    writeFileSync(w.path, JSON.stringify(file));
+    const text = readFileSync(w.path, "utf8");
+    w.clock.advance(MINUTE_MS);
+    const clamped: number[] = [];
+    const log = captureLogger();
+    const silencer = createSilencer({
+      path: w.path,
+      nowMs: w.clock.nowMs,
+      logger: log.logger,
+      onClampedUpdatedAt: (count) => clamped.push(count),
+      ...clusterSilencerOptions(() => undefined),
+    });
+    expect(clamped).toEqual([]);
+    expect(silencer.get("r1-1")).toMatchObject({ updatedAt: iso(T0 + 24 * HOUR_MS) });
+    expect(log.lines).toEqual([expect.objectContaining({ level: 40, id: "r1-1" })]);
+    expect(readFileSync(w.path, "utf8")).toBe(text);
+    // the other members may hold that version: this member's next change must be newer than it, or they ignore it
+    const change = silencer.put({ ...input({ comment: "longer" }), id: "r1-1" });
+    expect(change).toMatchObject({ silence: { updatedAt: iso(T0 + 24 * HOUR_MS + 1) } });
   });
 
   it("a silence still running keeps muting, and ends on time", () => {

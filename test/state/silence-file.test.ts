@@ -5,7 +5,8 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { PRIVATE_FILE_MODE, quarantinePath } from "../../src/state/atomic-file.js";
 import { readSilences, silenceFilePath, writeSilences } from "../../src/state/silence-file.js";
-import { HOUR_MS, T0, matcher, silence } from "../domain/helpers.js";
+import { MAX_UPDATED_AT_AHEAD_MS } from "../../src/domain/silence-set.js";
+import { HOUR_MS, T0, iso, matcher, silence } from "../domain/helpers.js";
 import { captureLogger } from "../sinks/chatops/helpers.js";
 
 const dirs: string[] = [];
@@ -26,6 +27,9 @@ const b = silence("b", T0 - 2 * HOUR_MS, T0 - HOUR_MS, [
   matcher("network", "!~", "test.*"),
 ]);
 
+/** How a daemon running alone reads the file (cluster mode keeps a far-future updatedAt: ../cluster). */
+const ALONE = { clampFutureUpdatedAt: true };
+
 describe("silences file", () => {
   it("lives in state.dir as silences.json", () => {
     expect(silenceFilePath("/var/lib/pm")).toBe(join("/var/lib/pm", "silences.json"));
@@ -35,17 +39,49 @@ describe("silences file", () => {
     const path = fileIn();
     const log = captureLogger();
     writeSilences(path, [a, b]);
-    expect(readSilences(path, T0, log.logger).silences).toEqual([a, b]);
+    expect(readSilences(path, T0, log.logger, ALONE).silences).toEqual([a, b]);
     expect(statSync(path).mode & 0o777).toBe(PRIVATE_FILE_MODE);
     expect(JSON.parse(readFileSync(path, "utf8"))).toMatchObject({ version: 1 });
     writeSilences(path, [b]);
-    expect(readSilences(path, T0, log.logger).silences).toEqual([b]);
+    expect(readSilences(path, T0, log.logger, ALONE).silences).toEqual([b]);
     expect(log.lines).toEqual([]);
+  });
+
+  it("alone: sets an updatedAt over 5 min ahead of the clock to now (logged, counted), keeping the silence and the others", () => {
+    const path = fileIn();
+    const log = captureLogger();
+    const ahead = { ...a, updatedAt: iso(T0 + MAX_UPDATED_AT_AHEAD_MS + 1) };
+    const near = { ...b, updatedAt: iso(T0 + MAX_UPDATED_AT_AHEAD_MS) };
+    writeSilences(path, [ahead, near]);
+    const read = readSilences(path, T0, log.logger, ALONE);
+    expect(read.silences).toEqual([{ ...a, updatedAt: iso(T0) }, near]);
+    expect(read.clampedUpdatedAt).toBe(1);
+    expect(log.lines).toEqual([
+      expect.objectContaining({ level: 50, id: "a", updatedAt: ahead.updatedAt, setTo: iso(T0) }),
+    ]);
+  });
+
+  it("in cluster mode: keeps an updatedAt over 5 min ahead of the clock as it is (a warning), counting nothing", () => {
+    const path = fileIn();
+    const log = captureLogger();
+    const ahead = { ...a, updatedAt: iso(T0 + MAX_UPDATED_AT_AHEAD_MS + 1) };
+    writeSilences(path, [ahead, b]);
+    const read = readSilences(path, T0, log.logger, { clampFutureUpdatedAt: false });
+    expect(read.silences).toEqual([ahead, b]);
+    expect(read.clampedUpdatedAt).toBe(0);
+    expect(log.lines).toEqual([
+      expect.objectContaining({
+        level: 40,
+        id: "a",
+        updatedAt: ahead.updatedAt,
+        maxAheadMs: MAX_UPDATED_AT_AHEAD_MS,
+      }),
+    ]);
   });
 
   it("reads nothing, and logs nothing, when there is no file", () => {
     const log = captureLogger();
-    expect(readSilences(fileIn(), T0, log.logger).silences).toEqual([]);
+    expect(readSilences(fileIn(), T0, log.logger, ALONE).silences).toEqual([]);
     expect(log.lines).toEqual([]);
   });
 
@@ -67,14 +103,14 @@ describe("silences file", () => {
     const path = fileIn();
     const log = captureLogger();
     writeFileSync(path, text);
-    expect(readSilences(path, T0, log.logger).silences).toEqual([]);
+    expect(readSilences(path, T0, log.logger, ALONE).silences).toEqual([]);
     const aside = quarantinePath(path, T0);
     expect(existsSync(path)).toBe(false);
     expect(readFileSync(aside, "utf8")).toBe(text);
     expect(log.lines).toEqual([expect.objectContaining({ level: 50, msg: message, movedTo: aside })]);
     // the next write starts a fresh file beside the one set aside
     writeSilences(path, [a]);
-    expect(readSilences(path, T0, log.logger).silences).toEqual([a]);
+    expect(readSilences(path, T0, log.logger, ALONE).silences).toEqual([a]);
   });
 
   it.each<[string, unknown]>([
@@ -91,7 +127,7 @@ describe("silences file", () => {
     const path = fileIn();
     const log = captureLogger();
     writeFileSync(path, JSON.stringify({ version: 1, silences: [a, bad, b] }));
-    expect(readSilences(path, T0, log.logger).silences).toEqual([a, b]);
+    expect(readSilences(path, T0, log.logger, ALONE).silences).toEqual([a, b]);
     expect(existsSync(path)).toBe(true);
     expect(log.lines).toEqual([
       expect.objectContaining({
@@ -107,7 +143,7 @@ describe("silences file", () => {
     const path = fileIn();
     const { isEqual: _omitted, ...bare } = matcher("pair", "=", "BTC/USD");
     writeFileSync(path, JSON.stringify({ version: 1, silences: [{ ...a, matchers: [bare] }] }));
-    expect(readSilences(path, T0, captureLogger().logger).silences).toEqual([a]);
+    expect(readSilences(path, T0, captureLogger().logger, ALONE).silences).toEqual([a]);
   });
 
   it("keeps the states of the last check; a file without them (or with damaged ones) has none", () => {
@@ -121,16 +157,16 @@ describe("silences file", () => {
         ["b", "expired"],
       ]),
     );
-    expect(readSilences(path, T0, log.logger).checkedStates).toEqual(
+    expect(readSilences(path, T0, log.logger, ALONE).checkedStates).toEqual(
       new Map([
         ["a", "active"],
         ["b", "expired"],
       ]),
     );
     writeSilences(path, [a]);
-    expect(readSilences(path, T0, log.logger).checkedStates).toBeUndefined();
+    expect(readSilences(path, T0, log.logger, ALONE).checkedStates).toBeUndefined();
     writeFileSync(path, JSON.stringify({ version: 1, silences: [a], checkedStates: { a: "asleep" } }));
-    const read = readSilences(path, T0, log.logger);
+    const read = readSilences(path, T0, log.logger, ALONE);
     expect([read.silences, read.checkedStates]).toEqual([[a], undefined]);
     expect(log.text()).toContain("checkedStates unreadable");
   });

@@ -1,7 +1,7 @@
 // The disk side of an outbox: one writer appending and fsyncing lines, rewriting the file atomically, keeping the dead letters.
 import { open, rename, stat, type FileHandle } from "node:fs/promises";
 import type { Logger } from "pino";
-import { errorCode } from "../../domain/errors.js";
+import { errorCode, PmError } from "../../domain/errors.js";
 import { PRIVATE_FILE_MODE, writeFileAtomicAsync } from "../../state/atomic-file.js";
 
 /** The disk side of an outbox: one writer, every operation serialised in call order. */
@@ -14,6 +14,10 @@ export interface OutboxDisk {
   rewrite(text: string): Promise<void>;
   /** Append and fsync `text` to the dead-letter file, rotating it to `.1` past its size bound. */
   appendDead(text: string): Promise<void>;
+  /**
+   * Settle once every operation queued before it, or while it waits, is done (on disk, or failed and logged), then
+   * close the append handle; an operation queued after that is refused (logged, code PM_ERR_STATE), never run.
+   */
   close(): Promise<void>;
 }
 
@@ -27,15 +31,18 @@ export async function openOutboxDisk(options: {
   const { file, deadFile, maxDeadBytes, logger } = options;
   let chain: Promise<void> = Promise.resolve();
   let handle: FileHandle | undefined;
+  let closed = false;
   let deadBytes = await stat(deadFile).then(
     (s) => s.size,
     () => 0,
   );
   return {
     run(op) {
-      chain = chain.then(op).catch((err: unknown) => {
-        logger.error({ code: errorCode(err) ?? "unknown", err }, "outbox write failed");
-      });
+      chain = chain
+        .then(() => (closed ? Promise.reject(closedError(file)) : op()))
+        .catch((err: unknown) => {
+          logger.error({ code: errorCode(err) ?? "unknown", err }, "outbox write failed");
+        });
       return chain;
     },
     async append(lines) {
@@ -64,8 +71,20 @@ export async function openOutboxDisk(options: {
       deadBytes += text.length;
     },
     async close() {
+      // a shutdown that returns before a queued write lands loses it (an outbox entry, a tombstone)
+      let settled: Promise<void>;
+      do {
+        settled = chain;
+        await settled;
+      } while (settled !== chain);
+      closed = true;
       await handle?.close();
       handle = undefined;
     },
   };
+}
+
+/** The error an operation queued after close() fails with: it would reopen the file behind the closed handle. */
+function closedError(file: string): PmError {
+  return new PmError("PM_ERR_STATE", `outbox ${file} is closed: a write queued after close() was not made`);
 }
