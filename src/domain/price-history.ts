@@ -34,15 +34,14 @@ export function mergePricePoints(
   return all.filter((point, i) => i === 0 || all[i - 1]?.atMs !== point.atMs);
 }
 
-const TWO_128 = 1n << 128n;
 const INITIAL_SLOTS = 64;
 const IN_OBJECTS = 255;
 
 /**
  * Ring buffer of prices ordered by time; memory is fixed at creation. Prices are kept exactly in typed
- * arrays (two 64-bit limbs and the scale, or the object itself for the rare negative / ≥ 2^128 raw value)
+ * arrays (four 32-bit words and the scale, or the object itself for the rare negative / ≥ 2^128 raw value)
  * next to their nearest double, so appends allocate nothing that outlives the call and old prices do not
- * pile up in the old generation. priceAt rebuilds an equal ScaledPrice; approxAt reads the double.
+ * pile up in the old generation; a price decoded from hex is stored from its digits (no bigint per push). priceAt rebuilds an equal ScaledPrice; approxAt reads the double.
  * Values of one slot sit side by side: a push or a window lookup touches a few cache lines, not one
  * per array (with hundreds of targets, the history is rarely still in cache when its target is polled).
  */
@@ -51,8 +50,8 @@ export class PriceHistory {
   readonly capacity: number;
   /** Per slot, side by side (one cache line serves a lookup): time, then the price's nearest double. */
   #points: Float64Array;
-  /** Per slot, side by side: the low and high 64-bit limbs of the raw price. */
-  #limbs: BigUint64Array;
+  /** Per slot, side by side: the raw price's four 32-bit words, least significant first (ScaledPrice.writeWords). */
+  #words: Uint32Array;
   /** Scale of each slot; 255 = the price is held in #objects. */
   #decimals: Uint8Array;
   #objects: (ScaledPrice | undefined)[] | null = null;
@@ -76,7 +75,7 @@ export class PriceHistory {
     this.capacity = Math.max(4, capacity);
     this.#slots = Math.min(this.capacity, INITIAL_SLOTS);
     this.#points = new Float64Array(2 * this.#slots);
-    this.#limbs = new BigUint64Array(2 * this.#slots);
+    this.#words = new Uint32Array(4 * this.#slots);
     this.#decimals = new Uint8Array(this.#slots);
     this.#retainMs = retainMs;
   }
@@ -115,9 +114,7 @@ export class PriceHistory {
     const slot = (this.#start + index) % this.#slots;
     const decimals = this.#decimals[slot] ?? IN_OBJECTS;
     if (decimals === IN_OBJECTS) return this.#objects?.[slot];
-    const lo = this.#limbs[2 * slot] ?? 0n;
-    const hi = this.#limbs[2 * slot + 1] ?? 0n;
-    return new ScaledPrice(hi === 0n ? lo : (hi << 64n) | lo, decimals);
+    return ScaledPrice.fromWords(this.#words, 4 * slot, decimals);
   }
 
   /** The nearest double of the i-th oldest price (ScaledPrice.approx), NaN outside the history. */
@@ -130,7 +127,7 @@ export class PriceHistory {
   push(atMs: number, price: ScaledPrice): void {
     if (!Number.isFinite(atMs)) return;
     if (this.#size > 0) {
-      const lastMs = this.timeAt(this.#size - 1);
+      const lastMs = this.#points[2 * this.#slotOf(this.#size - 1)] ?? Number.NaN;
       if (atMs < lastMs) {
         this.insertAll([{ atMs, price }]);
         return;
@@ -141,7 +138,7 @@ export class PriceHistory {
       if (this.#slots < this.capacity) this.#grow();
       else this.#dropOldest();
     }
-    const slot = (this.#start + this.#size) % this.#slots;
+    const slot = this.#slotOf(this.#size);
     this.#mutations++;
     this.#points[2 * slot] = atMs;
     this.#store(slot, price);
@@ -174,12 +171,13 @@ export class PriceHistory {
 
   /** Index of the newest point at or before `atMs`, or -1 when the history does not reach back that far. */
   indexAtOrBefore(atMs: number): number {
+    const points = this.#points;
     let low = 0;
     let high = this.#size - 1;
     let found = -1;
     while (low <= high) {
       const mid = (low + high) >>> 1;
-      if (this.timeAt(mid) <= atMs) {
+      if ((points[2 * this.#slotOf(mid)] ?? Number.NaN) <= atMs) {
         found = mid;
         low = mid + 1;
       } else {
@@ -196,28 +194,31 @@ export class PriceHistory {
 
   // Keep exactly one point at or before the cutoff: it is the reference of the longest window.
   #evictBefore(cutoffMs: number): void {
-    while (this.#size >= 2 && this.timeAt(1) <= cutoffMs) this.#dropOldest();
+    while (this.#size >= 2 && (this.#points[2 * this.#slotOf(1)] ?? Number.NaN) <= cutoffMs)
+      this.#dropOldest();
+  }
+
+  // The slot of the i-th oldest point, 0 ≤ i < size (the ring wraps once at most: no division on the hot path).
+  #slotOf(index: number): number {
+    const slot = this.#start + index;
+    return slot < this.#slots ? slot : slot - this.#slots;
   }
 
   // Double the arrays (up to capacity), oldest point first at slot 0.
   #grow(): void {
     const slots = Math.min(this.capacity, this.#slots * 2);
     // `width` values per slot
-    const order = (
-      from: Float64Array | BigUint64Array | Uint8Array,
-      to: typeof from,
-      width: number,
-    ): void => {
+    const order = (from: Float64Array | Uint32Array | Uint8Array, to: typeof from, width: number): void => {
       for (let i = 0; i < this.#size; i++) {
         const slot = (this.#start + i) % this.#slots;
         for (let k = 0; k < width; k++) to[width * i + k] = from[width * slot + k] as never;
       }
     };
     const points = new Float64Array(2 * slots);
-    const limbs = new BigUint64Array(2 * slots);
+    const words = new Uint32Array(4 * slots);
     const decimals = new Uint8Array(slots);
     order(this.#points, points, 2);
-    order(this.#limbs, limbs, 2);
+    order(this.#words, words, 4);
     order(this.#decimals, decimals, 1);
     if (this.#objects !== null) {
       const objects = new Array<ScaledPrice | undefined>(slots);
@@ -225,7 +226,7 @@ export class PriceHistory {
       this.#objects = objects;
     }
     this.#points = points;
-    this.#limbs = limbs;
+    this.#words = words;
     this.#decimals = decimals;
     this.#slots = slots;
     this.#start = 0;
@@ -233,10 +234,7 @@ export class PriceHistory {
 
   #store(slot: number, price: ScaledPrice): void {
     this.#points[2 * slot + 1] = price.approx;
-    const raw = price.raw;
-    if (raw >= 0n && raw < TWO_128 && price.decimals < IN_OBJECTS) {
-      this.#limbs[2 * slot] = raw; // ToBigUint64: the low 64 bits
-      this.#limbs[2 * slot + 1] = raw >> 64n;
+    if (price.decimals < IN_OBJECTS && price.writeWords(this.#words, 4 * slot)) {
       this.#decimals[slot] = price.decimals;
       if (this.#objects !== null) this.#objects[slot] = undefined;
     } else {
