@@ -84,6 +84,8 @@ interface RuleSlot {
   readonly ruleLabels: AlertLabels;
   /** Fingerprint of the target's own key (subkey ""): what the calm check of a one-key rule looks up. */
   readonly mainFingerprint: string;
+  /** The target's own key (subkey "", no extra labels, no related target), built once: what most measures are keyed by. */
+  readonly mainKey: AlertKey;
   /** What the detector reads, rewritten by each run of the slot (one object per slot, not one per observation). */
   readonly context: SlotContext;
 }
@@ -227,6 +229,8 @@ function buildSlots(active: readonly RuleConfig[], spec: TargetSpec): RuleSlot[]
     const targetLabels = definition.targetLabels(spec);
     const labels = ruleLabels(rule);
     const settings = settingsFor(rule, scopeKey, definition.direction(rule));
+    const mainLabels = { ...targetLabels, ...labels };
+    const mainFingerprint = fingerprintOf(rule.kind, mainLabels);
     slots.push({
       rule,
       definition,
@@ -234,7 +238,8 @@ function buildSlots(active: readonly RuleConfig[], spec: TargetSpec): RuleSlot[]
       settings,
       targetLabels,
       ruleLabels: labels,
-      mainFingerprint: fingerprintOf(rule.kind, { ...targetLabels, ...labels }),
+      mainFingerprint,
+      mainKey: { labels: mainLabels, fingerprint: mainFingerprint, targetIds: [spec.id] },
       context: new SlotContext(rule, scopeKey, settings),
     });
   }
@@ -257,6 +262,8 @@ function isQuiet(engine: EngineState, slot: RuleSlot): boolean {
 function keyOf(spec: TargetSpec, slot: RuleSlot, finding: Measure): AlertKey {
   const related = finding.relatedTargetId;
   const plain = finding.subKey === "" && finding.extraLabels === null;
+  // the slot's spec is `spec` (slots are resolved per spec): its main key holds the same labels and targets
+  if (plain && related === null) return slot.mainKey;
   const labels = plain
     ? { ...slot.targetLabels, ...slot.ruleLabels }
     : { ...slot.targetLabels, ...finding.extraLabels, ...slot.ruleLabels };
