@@ -16,7 +16,8 @@ import type { AlertLabels, AlertPayload } from "./events.js";
 import type { Measure } from "./finding.js";
 import { fingerprintOf } from "./fingerprint.js";
 import { offchainSpotFor, type TargetRegistry } from "./monitor-targets.js";
-import { settingsFor, type RuleSettings } from "./rule-scope.js";
+import { sharedSettingsFor, type Direction, type RuleSettings } from "./rule-scope.js";
+import type { RuleCommon } from "./rules/common.js";
 import {
   definitionOf,
   ruleLabels,
@@ -73,29 +74,14 @@ export interface Evaluator {
   forget(targetId: string): void;
 }
 
-/** One enabled rule that covers a target, with what is resolved once per (rule, target spec). */
-interface RuleSlot {
-  readonly rule: RuleConfig;
-  readonly definition: RuleDefinition<RuleConfig>;
-  readonly scopeKey: string;
-  readonly settings: RuleSettings;
-  /** The alert labels before a measure's own: the target's part, then the rule's part (window, rule_id). */
-  readonly targetLabels: AlertLabels;
-  readonly ruleLabels: AlertLabels;
-  /** Fingerprint of the target's own key (subkey ""): what the calm check of a one-key rule looks up. */
-  readonly mainFingerprint: string;
-  /** The target's own key (subkey "", no extra labels, no related target), built once: what most measures are keyed by. */
-  readonly mainKey: AlertKey;
-  /** What the detector reads, rewritten by each run of the slot (one object per slot, not one per observation). */
-  readonly context: SlotContext;
-}
-
 /**
- * A slot's DetectContext: the rule's part is fixed, the target's data, the time and the related target are written
- * before each run. Detectors read it during the call and keep none of it (they destructure it), so one object
- * serves every run of the slot; runs never nest (a detector does not call the evaluator).
+ * One enabled rule that covers a target, with what is resolved once per (rule, target spec); it is also the
+ * detector's DetectContext: the target's data, the time and the related target are written before each run.
+ * Detectors read it during the call and keep none of it (they destructure it), so the slot serves every run;
+ * runs never nest (a detector does not call the evaluator). One object per slot, not a slot and a context: a poll
+ * touches half as many objects that are rarely still in cache with hundreds of targets.
  */
-class SlotContext implements DetectContext<RuleConfig> {
+class RuleSlot implements DetectContext<RuleConfig> {
   /** Written before every run (a slot is resolved before its target's data exists). */
   target!: TargetData;
   nowMs = 0;
@@ -103,8 +89,16 @@ class SlotContext implements DetectContext<RuleConfig> {
 
   constructor(
     readonly rule: RuleConfig,
+    readonly definition: RuleDefinition<RuleConfig>,
     readonly scopeKey: string,
     readonly settings: RuleSettings,
+    /** The alert labels before a measure's own: the target's part, then the rule's part (window, rule_id). */
+    readonly targetLabels: AlertLabels,
+    readonly ruleLabels: AlertLabels,
+    /** Fingerprint of the target's own key (subkey ""): what the calm check of a one-key rule looks up. */
+    readonly mainFingerprint: string,
+    /** The target's own key (subkey "", no extra labels, no related target), built once: what most measures are keyed by. */
+    readonly mainKey: AlertKey,
   ) {}
 }
 
@@ -127,12 +121,14 @@ export function createEvaluator(rules: readonly RuleConfig[], options: Evaluator
   const active = [...byId.values()].filter((rule) => rule.enabled);
   const enabled = rules.filter((rule) => rule.enabled);
   const perTarget = new Map<string, TargetRules>();
+  // the settings of rules without an override for a target's key: one object per rule, read by every target
+  const settingsCache = new Map<RuleCommon, Partial<Record<Direction, RuleSettings>>>();
 
   const rulesOf = (spec: TargetSpec): TargetRules => {
     const known = perTarget.get(spec.id);
     if (known?.spec === spec) return known;
     const retainMs = enabled.reduce((ms, rule) => Math.max(ms, definitionOf(rule).historyMs(rule, spec)), 0);
-    const slots = buildSlots(active, spec);
+    const slots = buildSlots(active, spec, settingsCache);
     const windowsMs = slots.map((s) => s.definition.historyMs(s.rule, spec)).filter((ms) => ms > 0);
     const built = { owner: perTarget, spec, slots, retainMs, windowsMs };
     perTarget.set(spec.id, built);
@@ -146,16 +142,16 @@ export function createEvaluator(rules: readonly RuleConfig[], options: Evaluator
     nowMs: number,
     out: AlertPayload[],
   ): void => {
-    const { rule, definition, context } = slot;
-    context.target = data;
-    context.nowMs = nowMs;
-    context.related =
+    const { rule, definition } = slot;
+    // the slot is the detector's context
+    slot.target = data;
+    slot.nowMs = nowMs;
+    slot.related =
       definition.related === "offchain_spot" && data.spec.kind === "onchain"
         ? offchainSpotFor(monitor.targets, data.spec.pair)
         : undefined;
-    if (!exact && definition.calm !== null && definition.calm(context) && isQuiet(monitor.engine, slot))
-      return;
-    const findings = definition.detect(context);
+    if (!exact && definition.calm !== null && definition.calm(slot) && isQuiet(monitor.engine, slot)) return;
+    const findings = definition.detect(slot);
     for (const finding of findings)
       if (finding.kind === "measure")
         applyMeasure(monitor.engine, keyOf(data.spec, slot, finding), finding, rule, nowMs, out);
@@ -219,8 +215,13 @@ function runsOn(definition: RuleDefinition<RuleConfig>, trigger: Trigger): boole
   return trigger === "failed" ? definition.runsOnFailure : definition.timeDriven;
 }
 
-// The slots of the enabled rules that cover a target, the inhibiting ones first.
-function buildSlots(active: readonly RuleConfig[], spec: TargetSpec): RuleSlot[] {
+// The slots of the enabled rules that cover a target, the inhibiting ones first (settings shared through the
+// evaluator's `settingsCache`).
+function buildSlots(
+  active: readonly RuleConfig[],
+  spec: TargetSpec,
+  settingsCache: Map<RuleCommon, Partial<Record<Direction, RuleSettings>>>,
+): RuleSlot[] {
   const slots: RuleSlot[] = [];
   for (const rule of active) {
     const definition = definitionOf<RuleConfig>(rule);
@@ -228,20 +229,13 @@ function buildSlots(active: readonly RuleConfig[], spec: TargetSpec): RuleSlot[]
     const scopeKey = definition.scopeKey(rule, spec);
     const targetLabels = definition.targetLabels(spec);
     const labels = ruleLabels(rule);
-    const settings = settingsFor(rule, scopeKey, definition.direction(rule));
+    const settings = sharedSettingsFor(settingsCache, rule, scopeKey, definition.direction(rule));
     const mainLabels = { ...targetLabels, ...labels };
     const mainFingerprint = fingerprintOf(rule.kind, mainLabels);
-    slots.push({
-      rule,
-      definition,
-      scopeKey,
-      settings,
-      targetLabels,
-      ruleLabels: labels,
-      mainFingerprint,
-      mainKey: { labels: mainLabels, fingerprint: mainFingerprint, targetIds: [spec.id] },
-      context: new SlotContext(rule, scopeKey, settings),
-    });
+    const mainKey = { labels: mainLabels, fingerprint: mainFingerprint, targetIds: [spec.id] };
+    slots.push(
+      new RuleSlot(rule, definition, scopeKey, settings, targetLabels, labels, mainFingerprint, mainKey),
+    );
   }
   return [...slots.filter((s) => s.definition.inhibits), ...slots.filter((s) => !s.definition.inhibits)];
 }
