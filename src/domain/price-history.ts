@@ -42,6 +42,8 @@ const SLOT_WORDS = 2 * SLOT_DOUBLES;
 /** Where a slot's raw price words and scale sit among its 32-bit words. */
 const RAW_WORD = 4;
 const SCALE_WORD = 8;
+/** Probes of a window lookup placed by interpolation before it bisects. */
+const INTERPOLATED_PROBES = 4;
 
 /**
  * Ring buffer of prices ordered by time; memory is fixed at creation. Prices are kept exactly in one buffer
@@ -136,7 +138,7 @@ export class PriceHistory {
   push(atMs: number, price: ScaledPrice): void {
     if (!Number.isFinite(atMs)) return;
     if (this.#size > 0) {
-      const lastMs = this.#doubles[SLOT_DOUBLES * this.#slotOf(this.#size - 1)] ?? Number.NaN;
+      const lastMs = this.#timeOf(this.#size - 1);
       if (atMs < lastMs) {
         this.insertAll([{ atMs, price }]);
         return;
@@ -178,22 +180,39 @@ export class PriceHistory {
     return held;
   }
 
-  /** Index of the newest point at or before `atMs`, or -1 when the history does not reach back that far. */
+  /**
+   * Index of the newest point at or before `atMs`, or -1 when the history does not reach back that far. Polls
+   * space points about evenly, so each probe goes where the times between the bounds put the answer (a probe or
+   * two, where a plain bisection touched a cache line per probe); after a few, it bisects, so an uneven history
+   * still takes O(log n) probes.
+   */
   indexAtOrBefore(atMs: number): number {
-    const doubles = this.#doubles;
     let low = 0;
     let high = this.#size - 1;
-    let found = -1;
-    while (low <= high) {
-      const mid = (low + high) >>> 1;
-      if ((doubles[SLOT_DOUBLES * this.#slotOf(mid)] ?? Number.NaN) <= atMs) {
-        found = mid;
-        low = mid + 1;
+    let lowMs = high < 0 ? Number.NaN : this.#timeOf(low);
+    if (!(lowMs <= atMs)) return -1;
+    let highMs = this.#timeOf(high);
+    if (highMs <= atMs) return high;
+    // time(low) ≤ atMs < time(high), times strictly increasing
+    for (let probes = 0; high - low > 1; probes++) {
+      const guess = low + Math.floor(((atMs - lowMs) / (highMs - lowMs)) * (high - low));
+      const mid =
+        probes < INTERPOLATED_PROBES ? Math.min(high - 1, Math.max(low + 1, guess)) : (low + high) >>> 1;
+      const midMs = this.#timeOf(mid);
+      if (midMs <= atMs) {
+        low = mid;
+        lowMs = midMs;
       } else {
-        high = mid - 1;
+        high = mid;
+        highMs = midMs;
       }
     }
-    return found;
+    return low;
+  }
+
+  // Time of the i-th oldest point, 0 ≤ i < size.
+  #timeOf(index: number): number {
+    return this.#doubles[SLOT_DOUBLES * this.#slotOf(index)] ?? Number.NaN;
   }
 
   /** The least time between two kept points (a thinner history for a longer retention). */
@@ -203,8 +222,7 @@ export class PriceHistory {
 
   // Keep exactly one point at or before the cutoff: it is the reference of the longest window.
   #evictBefore(cutoffMs: number): void {
-    while (this.#size >= 2 && (this.#doubles[SLOT_DOUBLES * this.#slotOf(1)] ?? Number.NaN) <= cutoffMs)
-      this.#dropOldest();
+    while (this.#size >= 2 && this.#timeOf(1) <= cutoffMs) this.#dropOldest();
   }
 
   // The slot of the i-th oldest point, 0 ≤ i < size (the ring wraps once at most: no division on the hot path).

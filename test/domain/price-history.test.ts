@@ -75,6 +75,9 @@ describe("PriceHistory storage", () => {
             });
             expect(history.indexAtOrBefore(at)).toBe(expected);
           }
+          expect(history.indexAtOrBefore(Number.NaN)).toBe(-1);
+          expect(history.indexAtOrBefore(Number.NEGATIVE_INFINITY)).toBe(-1);
+          expect(history.indexAtOrBefore(Number.POSITIVE_INFINITY)).toBe(history.size - 1);
           // every point itself, and the instant before it (integer times, gaps ≥ 1 ms)
           times.forEach((t, i) => {
             expect(history.indexAtOrBefore(t)).toBe(i);
