@@ -106,6 +106,9 @@ class RuleSlot implements DetectContext<RuleConfig> {
 export interface TargetRules extends ResolvedRules {
   readonly spec: TargetSpec;
   readonly slots: readonly RuleSlot[];
+  /** The slots a failed poll runs (runsOnFailure) and those a tick runs (timeDriven), in the same order. */
+  readonly failedSlots: readonly RuleSlot[];
+  readonly tickSlots: readonly RuleSlot[];
   /** History the target needs: the longest window of the enabled rules that keep one for its kind (0 = none). */
   readonly retainMs: number;
   /** The windows of the slots' rules that read the target's history (vs retainMs: a rule whose pairs filter leaves the target out keeps history, reads none). */
@@ -130,7 +133,9 @@ export function createEvaluator(rules: readonly RuleConfig[], options: Evaluator
     const retainMs = enabled.reduce((ms, rule) => Math.max(ms, definitionOf(rule).historyMs(rule, spec)), 0);
     const slots = buildSlots(active, spec, settingsCache);
     const windowsMs = slots.map((s) => s.definition.historyMs(s.rule, spec)).filter((ms) => ms > 0);
-    const built = { owner: perTarget, spec, slots, retainMs, windowsMs };
+    const failedSlots = slots.filter((s) => runsOn(s.definition, "failed"));
+    const tickSlots = slots.filter((s) => runsOn(s.definition, "tick"));
+    const built = { owner: perTarget, spec, slots, failedSlots, tickSlots, retainMs, windowsMs };
     perTarget.set(spec.id, built);
     return built;
   };
@@ -165,8 +170,10 @@ export function createEvaluator(rules: readonly RuleConfig[], options: Evaluator
     rulesFor: rulesOf,
     resolvedFor: (data) => resolvedBy(perTarget, data),
     evaluateTarget(monitor, data, rules, trigger, nowMs, out) {
-      for (const slot of rules.slots)
-        if (runsOn(slot.definition, trigger)) run(monitor, data, slot, nowMs, out);
+      // a tick runs a target's clock-driven slots only (one or two of its ~6): the others are not even read
+      const slots =
+        trigger === "ok" ? rules.slots : trigger === "failed" ? rules.failedSlots : rules.tickSlots;
+      for (const slot of slots) run(monitor, data, slot, nowMs, out);
     },
     evaluatePartners(monitor, offchain, nowMs, out) {
       const spec = offchain.spec;
