@@ -177,9 +177,10 @@ export function createEvaluator(rules: readonly RuleConfig[], options: Evaluator
     },
     evaluatePartners(monitor, offchain, nowMs, out) {
       const spec = offchain.spec;
-      if (spec.kind !== "offchain" || monitor.targets.offchainSpotByPair.get(spec.pair) !== spec.id) return;
+      if (spec.kind !== "offchain") return;
+      // most pairs have no on-chain target: one lookup says so
       const partners = monitor.targets.onchainByPair.get(spec.pair);
-      if (partners === undefined) return;
+      if (partners === undefined || monitor.targets.offchainSpotByPair.get(spec.pair) !== spec.id) return;
       for (const id of partners) {
         const onchain = monitor.targets.byId.get(id);
         if (onchain === undefined) continue;
