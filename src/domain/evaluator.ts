@@ -130,12 +130,7 @@ export function createEvaluator(rules: readonly RuleConfig[], options: Evaluator
   const rulesOf = (spec: TargetSpec): TargetRules => {
     const known = perTarget.get(spec.id);
     if (known?.spec === spec) return known;
-    const retainMs = enabled.reduce((ms, rule) => Math.max(ms, definitionOf(rule).historyMs(rule, spec)), 0);
-    const slots = buildSlots(active, spec, settingsCache);
-    const windowsMs = slots.map((s) => s.definition.historyMs(s.rule, spec)).filter((ms) => ms > 0);
-    const failedSlots = slots.filter((s) => runsOn(s.definition, "failed"));
-    const tickSlots = slots.filter((s) => runsOn(s.definition, "tick"));
-    const built = { owner: perTarget, spec, slots, failedSlots, tickSlots, retainMs, windowsMs };
+    const built = resolveTargetRules(perTarget, enabled, buildSlots(active, spec, settingsCache), spec);
     perTarget.set(spec.id, built);
     return built;
   };
@@ -205,6 +200,20 @@ export function createEvaluator(rules: readonly RuleConfig[], options: Evaluator
       perTarget.delete(targetId);
     },
   };
+}
+
+// What an evaluator (token `owner`) resolves for a spec: its slots (with a tick's and a failed poll's), its history.
+function resolveTargetRules(
+  owner: object,
+  enabled: readonly RuleConfig[],
+  slots: readonly RuleSlot[],
+  spec: TargetSpec,
+): TargetRules {
+  const retainMs = enabled.reduce((ms, rule) => Math.max(ms, definitionOf(rule).historyMs(rule, spec)), 0);
+  const windowsMs = slots.map((s) => s.definition.historyMs(s.rule, spec)).filter((ms) => ms > 0);
+  const failedSlots = slots.filter((s) => runsOn(s.definition, "failed"));
+  const tickSlots = slots.filter((s) => runsOn(s.definition, "tick"));
+  return { owner, spec, slots, failedSlots, tickSlots, retainMs, windowsMs };
 }
 
 // The rules the evaluator with token `owner` resolved for the data's current spec (see Evaluator.resolvedFor).
