@@ -164,7 +164,7 @@ describe("ScaledPrice.writeWords", () => {
   it("reads back every value next to the bounds of fromWords' two-bigint path (2^85) and of each word", () => {
     const bounds = [0n, 1n << 32n, 1n << 53n, 1n << 64n, 1n << 85n, 1n << 96n, (1n << 128n) - 1n];
     for (const bound of bounds)
-      for (const value of [bound - 1n, bound, bound + 1n]) {
+      for (const value of [bound - 1n, bound, bound + 1n, bound + (1n << 32n) + 1n]) {
         if (value < 0n || value >= 1n << 128n) continue;
         const words = new Uint32Array(4);
         expect(new ScaledPrice(value, 18).writeWords(words, 0)).toBe(true);
