@@ -50,6 +50,7 @@ export function evaluateCauses(
       rule,
       alerts: engine.alerts,
       targets: monitor.targets.byId,
+      pricePairs: monitor.targets.pricePairs,
       peers: cluster?.peers ?? NO_PEERS,
       parents,
       nowMs,

@@ -16,7 +16,8 @@ import type { AlertLabels, AlertPayload } from "./events.js";
 import type { Measure } from "./finding.js";
 import { fingerprintOf } from "./fingerprint.js";
 import { offchainSpotFor, type TargetRegistry } from "./monitor-targets.js";
-import { settingsFor, type RuleSettings } from "./rule-scope.js";
+import { sharedSettingsFor, type Direction, type RuleSettings } from "./rule-scope.js";
+import type { RuleCommon } from "./rules/common.js";
 import {
   definitionOf,
   ruleLabels,
@@ -73,27 +74,14 @@ export interface Evaluator {
   forget(targetId: string): void;
 }
 
-/** One enabled rule that covers a target, with what is resolved once per (rule, target spec). */
-interface RuleSlot {
-  readonly rule: RuleConfig;
-  readonly definition: RuleDefinition<RuleConfig>;
-  readonly scopeKey: string;
-  readonly settings: RuleSettings;
-  /** The alert labels before a measure's own: the target's part, then the rule's part (window, rule_id). */
-  readonly targetLabels: AlertLabels;
-  readonly ruleLabels: AlertLabels;
-  /** Fingerprint of the target's own key (subkey ""): what the calm check of a one-key rule looks up. */
-  readonly mainFingerprint: string;
-  /** What the detector reads, rewritten by each run of the slot (one object per slot, not one per observation). */
-  readonly context: SlotContext;
-}
-
 /**
- * A slot's DetectContext: the rule's part is fixed, the target's data, the time and the related target are written
- * before each run. Detectors read it during the call and keep none of it (they destructure it), so one object
- * serves every run of the slot; runs never nest (a detector does not call the evaluator).
+ * One enabled rule that covers a target, with what is resolved once per (rule, target spec); it is also the
+ * detector's DetectContext: the target's data, the time and the related target are written before each run.
+ * Detectors read it during the call and keep none of it (they destructure it), so the slot serves every run;
+ * runs never nest (a detector does not call the evaluator). One object per slot, not a slot and a context: a poll
+ * touches half as many objects that are rarely still in cache with hundreds of targets.
  */
-class SlotContext implements DetectContext<RuleConfig> {
+class RuleSlot implements DetectContext<RuleConfig> {
   /** Written before every run (a slot is resolved before its target's data exists). */
   target!: TargetData;
   nowMs = 0;
@@ -101,8 +89,16 @@ class SlotContext implements DetectContext<RuleConfig> {
 
   constructor(
     readonly rule: RuleConfig,
+    readonly definition: RuleDefinition<RuleConfig>,
     readonly scopeKey: string,
     readonly settings: RuleSettings,
+    /** The alert labels before a measure's own: the target's part, then the rule's part (window, rule_id). */
+    readonly targetLabels: AlertLabels,
+    readonly ruleLabels: AlertLabels,
+    /** Fingerprint of the target's own key (subkey ""): what the calm check of a one-key rule looks up. */
+    readonly mainFingerprint: string,
+    /** The target's own key (subkey "", no extra labels, no related target), built once: what most measures are keyed by. */
+    readonly mainKey: AlertKey,
   ) {}
 }
 
@@ -110,6 +106,9 @@ class SlotContext implements DetectContext<RuleConfig> {
 export interface TargetRules extends ResolvedRules {
   readonly spec: TargetSpec;
   readonly slots: readonly RuleSlot[];
+  /** The slots a failed poll runs (runsOnFailure) and those a tick runs (timeDriven), in the same order. */
+  readonly failedSlots: readonly RuleSlot[];
+  readonly tickSlots: readonly RuleSlot[];
   /** History the target needs: the longest window of the enabled rules that keep one for its kind (0 = none). */
   readonly retainMs: number;
   /** The windows of the slots' rules that read the target's history (vs retainMs: a rule whose pairs filter leaves the target out keeps history, reads none). */
@@ -125,14 +124,13 @@ export function createEvaluator(rules: readonly RuleConfig[], options: Evaluator
   const active = [...byId.values()].filter((rule) => rule.enabled);
   const enabled = rules.filter((rule) => rule.enabled);
   const perTarget = new Map<string, TargetRules>();
+  // the settings of rules without an override for a target's key: one object per rule, read by every target
+  const settingsCache = new Map<RuleCommon, Partial<Record<Direction, RuleSettings>>>();
 
   const rulesOf = (spec: TargetSpec): TargetRules => {
     const known = perTarget.get(spec.id);
     if (known?.spec === spec) return known;
-    const retainMs = enabled.reduce((ms, rule) => Math.max(ms, definitionOf(rule).historyMs(rule, spec)), 0);
-    const slots = buildSlots(active, spec);
-    const windowsMs = slots.map((s) => s.definition.historyMs(s.rule, spec)).filter((ms) => ms > 0);
-    const built = { owner: perTarget, spec, slots, retainMs, windowsMs };
+    const built = resolveTargetRules(perTarget, enabled, buildSlots(active, spec, settingsCache), spec);
     perTarget.set(spec.id, built);
     return built;
   };
@@ -144,16 +142,16 @@ export function createEvaluator(rules: readonly RuleConfig[], options: Evaluator
     nowMs: number,
     out: AlertPayload[],
   ): void => {
-    const { rule, definition, context } = slot;
-    context.target = data;
-    context.nowMs = nowMs;
-    context.related =
+    const { rule, definition } = slot;
+    // the slot is the detector's context
+    slot.target = data;
+    slot.nowMs = nowMs;
+    slot.related =
       definition.related === "offchain_spot" && data.spec.kind === "onchain"
         ? offchainSpotFor(monitor.targets, data.spec.pair)
         : undefined;
-    if (!exact && definition.calm !== null && definition.calm(context) && isQuiet(monitor.engine, slot))
-      return;
-    const findings = definition.detect(context);
+    if (!exact && definition.calm !== null && definition.calm(slot) && isQuiet(monitor.engine, slot)) return;
+    const findings = definition.detect(slot);
     for (const finding of findings)
       if (finding.kind === "measure")
         applyMeasure(monitor.engine, keyOf(data.spec, slot, finding), finding, rule, nowMs, out);
@@ -167,14 +165,17 @@ export function createEvaluator(rules: readonly RuleConfig[], options: Evaluator
     rulesFor: rulesOf,
     resolvedFor: (data) => resolvedBy(perTarget, data),
     evaluateTarget(monitor, data, rules, trigger, nowMs, out) {
-      for (const slot of rules.slots)
-        if (runsOn(slot.definition, trigger)) run(monitor, data, slot, nowMs, out);
+      // a tick runs a target's clock-driven slots only (one or two of its ~6): the others are not even read
+      const slots =
+        trigger === "ok" ? rules.slots : trigger === "failed" ? rules.failedSlots : rules.tickSlots;
+      for (const slot of slots) run(monitor, data, slot, nowMs, out);
     },
     evaluatePartners(monitor, offchain, nowMs, out) {
       const spec = offchain.spec;
-      if (spec.kind !== "offchain" || monitor.targets.offchainSpotByPair.get(spec.pair) !== spec.id) return;
+      if (spec.kind !== "offchain") return;
+      // most pairs have no on-chain target: one lookup says so
       const partners = monitor.targets.onchainByPair.get(spec.pair);
-      if (partners === undefined) return;
+      if (partners === undefined || monitor.targets.offchainSpotByPair.get(spec.pair) !== spec.id) return;
       for (const id of partners) {
         const onchain = monitor.targets.byId.get(id);
         if (onchain === undefined) continue;
@@ -201,6 +202,20 @@ export function createEvaluator(rules: readonly RuleConfig[], options: Evaluator
   };
 }
 
+// What an evaluator (token `owner`) resolves for a spec: its slots (with a tick's and a failed poll's), its history.
+function resolveTargetRules(
+  owner: object,
+  enabled: readonly RuleConfig[],
+  slots: readonly RuleSlot[],
+  spec: TargetSpec,
+): TargetRules {
+  const retainMs = enabled.reduce((ms, rule) => Math.max(ms, definitionOf(rule).historyMs(rule, spec)), 0);
+  const windowsMs = slots.map((s) => s.definition.historyMs(s.rule, spec)).filter((ms) => ms > 0);
+  const failedSlots = slots.filter((s) => runsOn(s.definition, "failed"));
+  const tickSlots = slots.filter((s) => runsOn(s.definition, "tick"));
+  return { owner, spec, slots, failedSlots, tickSlots, retainMs, windowsMs };
+}
+
 // The rules the evaluator with token `owner` resolved for the data's current spec (see Evaluator.resolvedFor).
 function resolvedBy(owner: object, data: TargetData): TargetRules | null {
   const resolved = data.resolved;
@@ -217,8 +232,13 @@ function runsOn(definition: RuleDefinition<RuleConfig>, trigger: Trigger): boole
   return trigger === "failed" ? definition.runsOnFailure : definition.timeDriven;
 }
 
-// The slots of the enabled rules that cover a target, the inhibiting ones first.
-function buildSlots(active: readonly RuleConfig[], spec: TargetSpec): RuleSlot[] {
+// The slots of the enabled rules that cover a target, the inhibiting ones first (settings shared through the
+// evaluator's `settingsCache`).
+function buildSlots(
+  active: readonly RuleConfig[],
+  spec: TargetSpec,
+  settingsCache: Map<RuleCommon, Partial<Record<Direction, RuleSettings>>>,
+): RuleSlot[] {
   const slots: RuleSlot[] = [];
   for (const rule of active) {
     const definition = definitionOf<RuleConfig>(rule);
@@ -226,17 +246,13 @@ function buildSlots(active: readonly RuleConfig[], spec: TargetSpec): RuleSlot[]
     const scopeKey = definition.scopeKey(rule, spec);
     const targetLabels = definition.targetLabels(spec);
     const labels = ruleLabels(rule);
-    const settings = settingsFor(rule, scopeKey, definition.direction(rule));
-    slots.push({
-      rule,
-      definition,
-      scopeKey,
-      settings,
-      targetLabels,
-      ruleLabels: labels,
-      mainFingerprint: fingerprintOf(rule.kind, { ...targetLabels, ...labels }),
-      context: new SlotContext(rule, scopeKey, settings),
-    });
+    const settings = sharedSettingsFor(settingsCache, rule, scopeKey, definition.direction(rule));
+    const mainLabels = { ...targetLabels, ...labels };
+    const mainFingerprint = fingerprintOf(rule.kind, mainLabels);
+    const mainKey = { labels: mainLabels, fingerprint: mainFingerprint, targetIds: [spec.id] };
+    slots.push(
+      new RuleSlot(rule, definition, scopeKey, settings, targetLabels, labels, mainFingerprint, mainKey),
+    );
   }
   return [...slots.filter((s) => s.definition.inhibits), ...slots.filter((s) => !s.definition.inhibits)];
 }
@@ -257,6 +273,8 @@ function isQuiet(engine: EngineState, slot: RuleSlot): boolean {
 function keyOf(spec: TargetSpec, slot: RuleSlot, finding: Measure): AlertKey {
   const related = finding.relatedTargetId;
   const plain = finding.subKey === "" && finding.extraLabels === null;
+  // the slot's spec is `spec` (slots are resolved per spec): its main key holds the same labels and targets
+  if (plain && related === null) return slot.mainKey;
   const labels = plain
     ? { ...slot.targetLabels, ...slot.ruleLabels }
     : { ...slot.targetLabels, ...finding.extraLabels, ...slot.ruleLabels };

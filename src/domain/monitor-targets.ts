@@ -9,13 +9,21 @@ export interface TargetRegistry {
   readonly offchainSpotByPair: Map<string, string>;
   /** pair → ids of on-chain targets of that pair. */
   readonly onchainByPair: Map<string, Set<string>>;
+  /** pair → how many price targets (off-chain, on-chain) have it: its size is the number of pairs monitored. */
+  readonly pricePairs: Map<string, number>;
   /** Price histories made so far: each new one takes the next number as its epoch (`PriceHistory.version`). */
   historiesMade: number;
 }
 
 /** An empty registry. */
 export function createTargetRegistry(): TargetRegistry {
-  return { byId: new Map(), offchainSpotByPair: new Map(), onchainByPair: new Map(), historiesMade: 0 };
+  return {
+    byId: new Map(),
+    offchainSpotByPair: new Map(),
+    onchainByPair: new Map(),
+    pricePairs: new Map(),
+    historiesMade: 0,
+  };
 }
 
 const specKey = (spec: TargetSpec): string => JSON.stringify(spec);
@@ -57,6 +65,8 @@ export function offchainSpotFor(registry: TargetRegistry, pair: string): TargetD
 
 function index(registry: TargetRegistry, data: TargetData): void {
   const spec = data.spec;
+  if (spec.kind === "offchain" || spec.kind === "onchain")
+    registry.pricePairs.set(spec.pair, (registry.pricePairs.get(spec.pair) ?? 0) + 1);
   if (spec.kind === "offchain" && spec.entryType === "spot" && !registry.offchainSpotByPair.has(spec.pair))
     registry.offchainSpotByPair.set(spec.pair, spec.id);
   if (spec.kind === "onchain") {
@@ -71,6 +81,11 @@ function index(registry: TargetRegistry, data: TargetData): void {
 
 function unindex(registry: TargetRegistry, data: TargetData): void {
   const spec = data.spec;
+  if (spec.kind === "offchain" || spec.kind === "onchain") {
+    const count = (registry.pricePairs.get(spec.pair) ?? 0) - 1;
+    if (count > 0) registry.pricePairs.set(spec.pair, count);
+    else registry.pricePairs.delete(spec.pair);
+  }
   if (spec.kind === "offchain" && registry.offchainSpotByPair.get(spec.pair) === spec.id) {
     registry.offchainSpotByPair.delete(spec.pair);
     for (const other of registry.byId.values())

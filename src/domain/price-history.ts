@@ -34,27 +34,37 @@ export function mergePricePoints(
   return all.filter((point, i) => i === 0 || all[i - 1]?.atMs !== point.atMs);
 }
 
-const TWO_128 = 1n << 128n;
 const INITIAL_SLOTS = 64;
 const IN_OBJECTS = 255;
+/** A slot's doubles (time, approx) and 32-bit words (2 × 2 for the doubles, 4 for the raw price, its scale, padding). */
+const SLOT_DOUBLES = 5;
+const SLOT_WORDS = 2 * SLOT_DOUBLES;
+/** Where a slot's raw price words and scale sit among its 32-bit words. */
+const RAW_WORD = 4;
+const SCALE_WORD = 8;
+/** Probes of a window lookup placed by interpolation before it bisects. */
+const INTERPOLATED_PROBES = 4;
 
 /**
- * Ring buffer of prices ordered by time; memory is fixed at creation. Prices are kept exactly in typed
- * arrays (two 64-bit limbs and the scale, or the object itself for the rare negative / ≥ 2^128 raw value)
+ * Ring buffer of prices ordered by time; memory is fixed at creation. Prices are kept exactly in one buffer
+ * (four 32-bit words and the scale, or the object itself for the rare negative / ≥ 2^128 raw value)
  * next to their nearest double, so appends allocate nothing that outlives the call and old prices do not
- * pile up in the old generation. priceAt rebuilds an equal ScaledPrice; approxAt reads the double.
- * Values of one slot sit side by side: a push or a window lookup touches a few cache lines, not one
- * per array (with hundreds of targets, the history is rarely still in cache when its target is polled).
+ * pile up in the old generation; a price decoded from hex is stored from its digits (no bigint per push).
+ * priceAt rebuilds an equal ScaledPrice; approxAt reads the double.
+ * The values of one slot sit side by side in one buffer (time, approx, raw words, scale: 40 bytes): a push
+ * touches one or two cache lines and a single backing store, not one per array (with hundreds of targets,
+ * the history is rarely still in cache when its target is polled).
  */
 export class PriceHistory {
   /** Points held at most; the arrays start smaller and double up to this as the history fills. */
   readonly capacity: number;
-  /** Per slot, side by side (one cache line serves a lookup): time, then the price's nearest double. */
-  #points: Float64Array;
-  /** Per slot, side by side: the low and high 64-bit limbs of the raw price. */
-  #limbs: BigUint64Array;
-  /** Scale of each slot; 255 = the price is held in #objects. */
-  #decimals: Uint8Array;
+  /** The slots as doubles: slot s holds its time at SLOT_DOUBLES·s, its price's nearest double next. */
+  #doubles: Float64Array;
+  /**
+   * The same buffer as 32-bit words: slot s holds its raw price's four words at SLOT_WORDS·s + RAW_WORD (least
+   * significant first, ScaledPrice.writeWords) and its scale at SLOT_WORDS·s + SCALE_WORD (255 = in #objects).
+   */
+  #words: Uint32Array;
   #objects: (ScaledPrice | undefined)[] | null = null;
   /** Allocated slots (≤ capacity). */
   #slots: number;
@@ -75,9 +85,9 @@ export class PriceHistory {
   ) {
     this.capacity = Math.max(4, capacity);
     this.#slots = Math.min(this.capacity, INITIAL_SLOTS);
-    this.#points = new Float64Array(2 * this.#slots);
-    this.#limbs = new BigUint64Array(2 * this.#slots);
-    this.#decimals = new Uint8Array(this.#slots);
+    const buffer = new ArrayBuffer(8 * SLOT_DOUBLES * this.#slots);
+    this.#doubles = new Float64Array(buffer);
+    this.#words = new Uint32Array(buffer);
     this.#retainMs = retainMs;
   }
 
@@ -106,31 +116,29 @@ export class PriceHistory {
 
   /** Time of the i-th oldest point. */
   timeAt(index: number): number {
-    return this.#points[2 * ((this.#start + index) % this.#slots)] ?? Number.NaN;
+    return this.#doubles[SLOT_DOUBLES * ((this.#start + index) % this.#slots)] ?? Number.NaN;
   }
 
   /** Price of the i-th oldest point (an equal, fresh ScaledPrice), or undefined outside the history. */
   priceAt(index: number): ScaledPrice | undefined {
     if (!(index >= 0 && index < this.#size)) return undefined;
     const slot = (this.#start + index) % this.#slots;
-    const decimals = this.#decimals[slot] ?? IN_OBJECTS;
+    const decimals = this.#words[SLOT_WORDS * slot + SCALE_WORD] ?? IN_OBJECTS;
     if (decimals === IN_OBJECTS) return this.#objects?.[slot];
-    const lo = this.#limbs[2 * slot] ?? 0n;
-    const hi = this.#limbs[2 * slot + 1] ?? 0n;
-    return new ScaledPrice(hi === 0n ? lo : (hi << 64n) | lo, decimals);
+    return ScaledPrice.fromWords(this.#words, SLOT_WORDS * slot + RAW_WORD, decimals);
   }
 
   /** The nearest double of the i-th oldest price (ScaledPrice.approx), NaN outside the history. */
   approxAt(index: number): number {
     if (!(index >= 0 && index < this.#size)) return Number.NaN;
-    return this.#points[2 * ((this.#start + index) % this.#slots) + 1] ?? Number.NaN;
+    return this.#doubles[SLOT_DOUBLES * ((this.#start + index) % this.#slots) + 1] ?? Number.NaN;
   }
 
   /** Append a newer price; same-time duplicates and points closer than the minimum spacing are skipped. */
   push(atMs: number, price: ScaledPrice): void {
     if (!Number.isFinite(atMs)) return;
     if (this.#size > 0) {
-      const lastMs = this.timeAt(this.#size - 1);
+      const lastMs = this.#timeOf(this.#size - 1);
       if (atMs < lastMs) {
         this.insertAll([{ atMs, price }]);
         return;
@@ -141,9 +149,9 @@ export class PriceHistory {
       if (this.#slots < this.capacity) this.#grow();
       else this.#dropOldest();
     }
-    const slot = (this.#start + this.#size) % this.#slots;
+    const slot = this.#slotOf(this.#size);
     this.#mutations++;
-    this.#points[2 * slot] = atMs;
+    this.#doubles[SLOT_DOUBLES * slot] = atMs;
     this.#store(slot, price);
     this.#size++;
     this.#evictBefore(atMs - this.#retainMs);
@@ -172,21 +180,39 @@ export class PriceHistory {
     return held;
   }
 
-  /** Index of the newest point at or before `atMs`, or -1 when the history does not reach back that far. */
+  /**
+   * Index of the newest point at or before `atMs`, or -1 when the history does not reach back that far. Polls
+   * space points about evenly, so each probe goes where the times between the bounds put the answer (a probe or
+   * two, where a plain bisection touched a cache line per probe); after a few, it bisects, so an uneven history
+   * still takes O(log n) probes.
+   */
   indexAtOrBefore(atMs: number): number {
     let low = 0;
     let high = this.#size - 1;
-    let found = -1;
-    while (low <= high) {
-      const mid = (low + high) >>> 1;
-      if (this.timeAt(mid) <= atMs) {
-        found = mid;
-        low = mid + 1;
+    let lowMs = high < 0 ? Number.NaN : this.#timeOf(low);
+    if (!(lowMs <= atMs)) return -1;
+    let highMs = this.#timeOf(high);
+    if (highMs <= atMs) return high;
+    // time(low) ≤ atMs < time(high), times strictly increasing
+    for (let probes = 0; high - low > 1; probes++) {
+      const guess = low + Math.floor(((atMs - lowMs) / (highMs - lowMs)) * (high - low));
+      const mid =
+        probes < INTERPOLATED_PROBES ? Math.min(high - 1, Math.max(low + 1, guess)) : (low + high) >>> 1;
+      const midMs = this.#timeOf(mid);
+      if (midMs <= atMs) {
+        low = mid;
+        lowMs = midMs;
       } else {
-        high = mid - 1;
+        high = mid;
+        highMs = midMs;
       }
     }
-    return found;
+    return low;
+  }
+
+  // Time of the i-th oldest point, 0 ≤ i < size.
+  #timeOf(index: number): number {
+    return this.#doubles[SLOT_DOUBLES * this.#slotOf(index)] ?? Number.NaN;
   }
 
   /** The least time between two kept points (a thinner history for a longer retention). */
@@ -196,51 +222,44 @@ export class PriceHistory {
 
   // Keep exactly one point at or before the cutoff: it is the reference of the longest window.
   #evictBefore(cutoffMs: number): void {
-    while (this.#size >= 2 && this.timeAt(1) <= cutoffMs) this.#dropOldest();
+    while (this.#size >= 2 && this.#timeOf(1) <= cutoffMs) this.#dropOldest();
   }
 
-  // Double the arrays (up to capacity), oldest point first at slot 0.
+  // The slot of the i-th oldest point, 0 ≤ i < size (the ring wraps once at most: no division on the hot path).
+  #slotOf(index: number): number {
+    const slot = this.#start + index;
+    return slot < this.#slots ? slot : slot - this.#slots;
+  }
+
+  // Double the buffer (up to capacity), oldest point first at slot 0.
   #grow(): void {
     const slots = Math.min(this.capacity, this.#slots * 2);
-    // `width` values per slot
-    const order = (
-      from: Float64Array | BigUint64Array | Uint8Array,
-      to: typeof from,
-      width: number,
-    ): void => {
-      for (let i = 0; i < this.#size; i++) {
-        const slot = (this.#start + i) % this.#slots;
-        for (let k = 0; k < width; k++) to[width * i + k] = from[width * slot + k] as never;
-      }
-    };
-    const points = new Float64Array(2 * slots);
-    const limbs = new BigUint64Array(2 * slots);
-    const decimals = new Uint8Array(slots);
-    order(this.#points, points, 2);
-    order(this.#limbs, limbs, 2);
-    order(this.#decimals, decimals, 1);
+    const buffer = new ArrayBuffer(8 * SLOT_DOUBLES * slots);
+    const words = new Uint32Array(buffer);
+    // word by word: a double's bits are copied as they are
+    for (let i = 0; i < this.#size; i++) {
+      const from = SLOT_WORDS * this.#slotOf(i);
+      for (let k = 0; k < SLOT_WORDS; k++) words[SLOT_WORDS * i + k] = this.#words[from + k] ?? 0;
+    }
     if (this.#objects !== null) {
       const objects = new Array<ScaledPrice | undefined>(slots);
-      for (let i = 0; i < this.#size; i++) objects[i] = this.#objects[(this.#start + i) % this.#slots];
+      for (let i = 0; i < this.#size; i++) objects[i] = this.#objects[this.#slotOf(i)];
       this.#objects = objects;
     }
-    this.#points = points;
-    this.#limbs = limbs;
-    this.#decimals = decimals;
+    this.#doubles = new Float64Array(buffer);
+    this.#words = words;
     this.#slots = slots;
     this.#start = 0;
   }
 
   #store(slot: number, price: ScaledPrice): void {
-    this.#points[2 * slot + 1] = price.approx;
-    const raw = price.raw;
-    if (raw >= 0n && raw < TWO_128 && price.decimals < IN_OBJECTS) {
-      this.#limbs[2 * slot] = raw; // ToBigUint64: the low 64 bits
-      this.#limbs[2 * slot + 1] = raw >> 64n;
-      this.#decimals[slot] = price.decimals;
+    this.#doubles[SLOT_DOUBLES * slot + 1] = price.approx;
+    const at = SLOT_WORDS * slot;
+    if (price.decimals < IN_OBJECTS && price.writeWords(this.#words, at + RAW_WORD)) {
+      this.#words[at + SCALE_WORD] = price.decimals;
       if (this.#objects !== null) this.#objects[slot] = undefined;
     } else {
-      this.#decimals[slot] = IN_OBJECTS;
+      this.#words[at + SCALE_WORD] = IN_OBJECTS;
       (this.#objects ??= new Array<ScaledPrice | undefined>(this.#slots))[slot] = price;
     }
   }

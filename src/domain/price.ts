@@ -7,6 +7,11 @@ const MAX_HEX_DIGITS = 64;
 /** Hex digits read into one exact double (13 × 4 = 52 bits). */
 const HALF_DIGITS = 13;
 const TWO_52 = 2 ** 52;
+/** The range writeWords stores: four 32-bit words. */
+const TWO_128 = 1n << 128n;
+const WORD_MASK = 0xffffffffn;
+const TWO_21 = 2 ** 21;
+const TWO_32 = 2 ** 32;
 // Value of each ASCII hex digit, -1 for every other code unit below 128.
 const HEX_VALUE: Int8Array = (() => {
   const table = new Int8Array(128).fill(-1);
@@ -101,6 +106,38 @@ export class ScaledPrice {
    */
   sameHexAs(other: ScaledPrice): boolean {
     return this.#hex !== undefined && this.#hex === other.#hex && this.decimals === other.decimals;
+  }
+
+  /**
+   * Write `raw` as four 32-bit words, least significant first, at `words[offset]` and answer true when 0 ≤ raw <
+   * 2^128; else write nothing and answer false. A price still held as hex text (at most 26 digits, see fromHex) is
+   * read from its digits: storing it (PriceHistory, once per poll) builds no bigint.
+   */
+  writeWords(words: Uint32Array, offset: number): boolean {
+    const hex = this.#hex;
+    if (hex !== undefined) {
+      for (let k = 0, end = hex.length; k < 4; k++, end -= 8)
+        words[offset + k] = end > 2 ? hexValue(hex, Math.max(2, end - 8), end) : 0;
+      return true;
+    }
+    let rest = this.raw;
+    if (rest < 0n || rest >= TWO_128) return false;
+    for (let k = 0; k < 4; k++, rest >>= 32n) words[offset + k] = Number(rest & WORD_MASK);
+    return true;
+  }
+
+  /** The price whose raw integer writeWords wrote at `words[offset]`, at scale `decimals`. */
+  static fromWords(words: Uint32Array, offset: number, decimals: number): ScaledPrice {
+    const high = words[offset + 3] ?? 0;
+    const middle = words[offset + 2] ?? 0;
+    // below 2^85 (the usual prices at 18 decimals): the top 53 bits are one exact double, two bigints in all
+    if (high === 0 && middle < TWO_21) {
+      const top = BigInt(middle * TWO_32 + (words[offset + 1] ?? 0));
+      return new ScaledPrice((top << 32n) | BigInt(words[offset] ?? 0), decimals);
+    }
+    let raw = 0n;
+    for (let k = 3; k >= 0; k--) raw = (raw << 32n) | BigInt(words[offset + k] ?? 0);
+    return new ScaledPrice(raw, decimals);
   }
 
   /** JSON form is the decimal string, so prices serialise exactly. */

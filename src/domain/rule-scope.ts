@@ -27,6 +27,25 @@ export function settingsFor(rule: RuleCommon, key: string, direction: Direction)
   return { threshold, clearThreshold, severity: override?.severity ?? rule.severity, direction };
 }
 
+/**
+ * settingsFor with one shared object per (rule, direction) for the keys no override names (the common case): every
+ * target of a rule reads the same settings, so a poll finds them in cache. The cache is the caller's (an evaluator's).
+ */
+export function sharedSettingsFor(
+  cache: Map<RuleCommon, Partial<Record<Direction, RuleSettings>>>,
+  rule: RuleCommon,
+  key: string,
+  direction: Direction,
+): RuleSettings {
+  if (Object.hasOwn(rule.overrides, key)) return settingsFor(rule, key, direction);
+  let byDirection = cache.get(rule);
+  if (byDirection === undefined) {
+    byDirection = {};
+    cache.set(rule, byDirection);
+  }
+  return (byDirection[direction] ??= settingsFor(rule, key, direction));
+}
+
 /** True when `value` crosses the fire threshold. */
 export function crossesFire(value: number, settings: RuleSettings): boolean {
   return settings.direction === "above" ? value >= settings.threshold : value <= settings.threshold;

@@ -66,6 +66,7 @@ function verdicts(state: MonitorState, cause: RuleConfig, peers: PeerCauses, now
     rule: cause,
     alerts: state.engine.alerts,
     targets: state.targets.byId,
+    pricePairs: state.targets.pricePairs,
     peers,
     parents: [],
     nowMs,

@@ -1,4 +1,4 @@
-// PriceHistory keeps prices exactly in typed arrays (limbs + scale, objects for the rare out-of-range raw):
+// PriceHistory keeps prices exactly in typed arrays (four 32-bit words + scale, objects for the rare out-of-range raw):
 // every price read back equals the one pushed, through ring growth, wrap-around and warm-up merges, and
 // window lookups find the same point a linear scan does.
 import fc from "fast-check";
@@ -24,7 +24,12 @@ describe("PriceHistory storage", () => {
         (points, capacity) => {
           // spacing retain / (capacity - 2) ≤ 1 s keeps every point until the window or the capacity drops it
           const history = new PriceHistory(1000 * (capacity - 2), capacity);
-          points.forEach(([r, d], i) => history.push(T0 + i * 1000, new ScaledPrice(r, d)));
+          // a price in hex form (as decoded, up to 64 digits) half of the time, else a bigint
+          const priceOf = (r: bigint, d: number, i: number): ScaledPrice =>
+            (i % 2 === 0 && r >= 0n && r < 1n << 256n
+              ? ScaledPrice.fromHex(`0x${r.toString(16)}`, d)
+              : null) ?? new ScaledPrice(r, d);
+          points.forEach(([r, d], i) => history.push(T0 + i * 1000, priceOf(r, d, i)));
           const kept = points.slice(points.length - history.size);
           expect(history.size).toBeGreaterThanOrEqual(Math.min(points.length, history.capacity - 2));
           kept.forEach(([r, d], i) => {
@@ -70,6 +75,9 @@ describe("PriceHistory storage", () => {
             });
             expect(history.indexAtOrBefore(at)).toBe(expected);
           }
+          expect(history.indexAtOrBefore(Number.NaN)).toBe(-1);
+          expect(history.indexAtOrBefore(Number.NEGATIVE_INFINITY)).toBe(-1);
+          expect(history.indexAtOrBefore(Number.POSITIVE_INFINITY)).toBe(history.size - 1);
           // every point itself, and the instant before it (integer times, gaps ≥ 1 ms)
           times.forEach((t, i) => {
             expect(history.indexAtOrBefore(t)).toBe(i);
@@ -79,6 +87,17 @@ describe("PriceHistory storage", () => {
       ),
       { numRuns: 300 },
     );
+  });
+
+  it("stores a price decoded from hex from its digits, without building its bigint", () => {
+    const history = new PriceHistory(60_000);
+    const text = "0x10f0cf064dd59200000";
+    const price = ScaledPrice.fromHex(text, 18)!;
+    history.push(T0, price);
+    // sameHexAs says yes only while neither price built its bigint
+    expect(price.sameHexAs(ScaledPrice.fromHex(text, 18)!)).toBe(true);
+    expect(history.priceAt(0)?.raw).toBe(BigInt(text));
+    expect(history.approxAt(0)).toBe(price.approx);
   });
 
   it("keeps exact prices through a warm-up merge into a grown ring", () => {

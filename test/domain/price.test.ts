@@ -133,3 +133,52 @@ describe("ScaledPrice.sameHexAs", () => {
     expect(a.sameHexAs(built)).toBe(false);
   });
 });
+
+describe("ScaledPrice.writeWords", () => {
+  it("writes 0 ≤ raw < 2^128 as four words that fromWords reads back exactly, from hex text and from bigints", () => {
+    fc.assert(
+      fc.property(
+        raw,
+        fc.integer({ min: 0, max: 30 }),
+        fc.array(fc.boolean(), { maxLength: 8 }),
+        fc.integer({ min: 0, max: 77 }),
+        (value, padding, upper, decimals) => {
+          const text = hexText(value, Math.min(64, value.toString(16).length + padding), upper);
+          const fits = value < 1n << 128n;
+          for (const price of [ScaledPrice.fromHex(text, decimals)!, new ScaledPrice(value, decimals)]) {
+            const words = new Uint32Array(6).fill(7);
+            expect(price.writeWords(words, 1)).toBe(fits);
+            expect(words[0]).toBe(7);
+            expect(words[5]).toBe(7);
+            if (!fits) continue;
+            const back = ScaledPrice.fromWords(words, 1, decimals);
+            expect(back.raw).toBe(value);
+            expect(back.decimals).toBe(decimals);
+          }
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+
+  it("reads back every value next to the bounds of fromWords' two-bigint path (2^85) and of each word", () => {
+    const bounds = [0n, 1n << 32n, 1n << 53n, 1n << 64n, 1n << 85n, 1n << 96n, (1n << 128n) - 1n];
+    for (const bound of bounds)
+      for (const value of [bound - 1n, bound, bound + 1n, bound + (1n << 32n) + 1n]) {
+        if (value < 0n || value >= 1n << 128n) continue;
+        const words = new Uint32Array(4);
+        expect(new ScaledPrice(value, 18).writeWords(words, 0)).toBe(true);
+        expect(ScaledPrice.fromWords(words, 0, 18).raw).toBe(value);
+      }
+  });
+
+  it("refuses negative prices and reads hex text without building its bigint", () => {
+    expect(new ScaledPrice(-1n, 2).writeWords(new Uint32Array(4), 0)).toBe(false);
+    const price = ScaledPrice.fromHex(`0x${"f".repeat(26)}`, 18)!;
+    const words = new Uint32Array(4);
+    expect(price.writeWords(words, 0)).toBe(true);
+    expect([...words]).toEqual([0xffffffff, 0xffffffff, 0xffffffff, 0xff]);
+    // sameHexAs answers yes only while neither price built its bigint
+    expect(price.sameHexAs(ScaledPrice.fromHex(`0x${"f".repeat(26)}`, 18)!)).toBe(true);
+  });
+});

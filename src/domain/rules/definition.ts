@@ -29,6 +29,8 @@ export interface CauseContext<R> {
   readonly rule: R;
   readonly alerts: ReadonlyMap<string, AlertRecord>;
   readonly targets: ReadonlyMap<string, TargetData>;
+  /** The pairs of the engine's price targets (off-chain, on-chain), each with how many targets have it. */
+  readonly pricePairs: ReadonlyMap<string, number>;
   /** The other members' targets and children (none on one daemon); a target or alert the engine holds is its own. */
   readonly peers: PeerCauses;
   /** The rule's own (parent) records that are pending or firing: each needs a finding, so it can clear. */

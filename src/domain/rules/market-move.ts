@@ -3,7 +3,6 @@ import type { ChildRecord } from "../cause-summary.js";
 import type { AlertLabels, RuleKind } from "../events.js";
 import { formatSignedPercent, formatWindowMs } from "../format.js";
 import { inScope } from "../rule-scope.js";
-import type { TargetData } from "../target-state.js";
 import {
   childValue,
   enoughMembers,
@@ -40,11 +39,14 @@ function parentView(labels: AlertLabels): Pick<ChildView, "key" | "labels"> | nu
   return direction === undefined ? null : { key: direction, labels: { direction } };
 }
 
-/** Distinct pairs of the price targets (the engine's, and the peers'): what minFraction is a fraction of. */
-function pairCount(targets: ReadonlyMap<string, TargetData>, peers: ReadonlySet<string>): number {
+/**
+ * Distinct pairs of the price targets (the engine's, counted by its registry, and the peers'): what minFraction is a
+ * fraction of. One daemon has no peers: the count is the registry's, with no set built at every cause pass.
+ */
+function pairCount(pricePairs: ReadonlyMap<string, number>, peers: ReadonlySet<string>): number {
+  if (peers.size === 0) return pricePairs.size;
   const pairs = new Set<string>(peers);
-  for (const { spec } of targets.values())
-    if (spec.kind === "offchain" || spec.kind === "onchain") pairs.add(spec.pair);
+  for (const pair of pricePairs.keys()) pairs.add(pair);
   return pairs.size;
 }
 
@@ -70,7 +72,7 @@ function movesOf(rule: MarketMoveRule, group: ChildGroup, nowMs: number) {
 
 /** One verdict per direction with moving pairs (and per existing parent). */
 function evaluate(context: CauseContext<MarketMoveRule>): readonly CauseFinding[] {
-  const total = pairCount(context.targets, context.peers.pairs);
+  const total = pairCount(context.pricePairs, context.peers.pairs);
   return evaluateGroups(context, {
     kinds: CHILD_KINDS,
     view: childView,
