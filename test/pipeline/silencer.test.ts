@@ -90,6 +90,18 @@ function world(): World {
   };
 }
 
+/** A world whose silences file holds one silence stored by a first start, its `updatedAt` then edited to `updatedAt`. */
+function worldWithStoredUpdatedAt(updatedAt: string): World {
+  const w = world();
+  const first = w.start();
+  first.silencer.put(input());
+  first.silencer.stop();
+  const file = JSON.parse(readFileSync(w.path, "utf8")) as { silences: { updatedAt: string }[] };
+  file.silences[0]!.updatedAt = updatedAt;
+  writeFileSync(w.path, JSON.stringify(file));
+  return w;
+}
+
 /** `BTC/USD firing repeat [s1]` or `silence_created r1-1 created {pair="BTC/USD"}`. */
 function line(event: JournaledEvent): string {
   if (event.type === "lifecycle") {
@@ -410,13 +422,7 @@ describe("silencer: after a restart", () => {
   });
 
   it("a stored updatedAt far ahead of the clock (edited by hand) is set to now: counted, written back, and the next update is at now", () => {
-    const w = world();
-    const first = w.start();
-    first.silencer.put(input());
-    first.silencer.stop();
-    const file = JSON.parse(readFileSync(w.path, "utf8")) as { silences: { updatedAt: string }[] };
-    file.silences[0]!.updatedAt = iso(T0 + 24 * HOUR_MS);
-    writeFileSync(w.path, JSON.stringify(file));
+    const w = worldWithStoredUpdatedAt(iso(T0 + 24 * HOUR_MS));
     w.clock.advance(MINUTE_MS);
     const clamped: number[] = [];
     const log = captureLogger();
@@ -438,13 +444,7 @@ describe("silencer: after a restart", () => {
   });
 
   it("in cluster mode a stored updatedAt far ahead of the clock is kept (a warning), not written back, and the next update lands past it", () => {
-    const w = world();
-    const first = w.start();
-    first.silencer.put(input());
-    first.silencer.stop();
-    const file = JSON.parse(readFileSync(w.path, "utf8")) as { silences: { updatedAt: string }[] };
-    file.silences[0]!.updatedAt = iso(T0 + 24 * HOUR_MS);
-    writeFileSync(w.path, JSON.stringify(file));
+    const w = worldWithStoredUpdatedAt(iso(T0 + 24 * HOUR_MS));
     const text = readFileSync(w.path, "utf8");
     w.clock.advance(MINUTE_MS);
     const clamped: number[] = [];
