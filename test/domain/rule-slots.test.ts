@@ -129,6 +129,27 @@ describe("alert record cells", () => {
     expect(resolvedAt).toBe(T0 + 71_000);
   });
 
+  // A slot builds its target's key once: every record and payload of that key holds the same labels object
+  // and targets array, so none of them may change it under the others.
+  it("the labels and targets a key's records and payloads share are frozen", () => {
+    const state = createMonitorState();
+    const rules = [low({ threshold: 3 })];
+    const [fired] = step(state, rules, T0, 2);
+    const record = state.engine.alerts.get(fired?.fingerprint ?? "");
+    if (fired === undefined || record === undefined) throw new Error("no alert fired");
+    expect(fired.labels).toBe(record.labels);
+    const labels = record.labels as Record<string, string>;
+    expect(() => {
+      labels["pair"] = "ETH/USD";
+    }).toThrow(TypeError);
+    expect(() => (record.targetIds as string[]).push(ETH_OFF.id)).toThrow(TypeError);
+    // the next alert of the key still names BTC/USD and its one target
+    step(state, rules, T0 + 1000, 5);
+    const [again] = step(state, rules, T0 + 2000, 2);
+    expect(again?.labels["pair"]).toBe("BTC/USD");
+    expect(state.engine.alerts.get(again?.fingerprint ?? "")?.targetIds).toEqual([BTC_OFF.id]);
+  });
+
   it("records restored into a live state are seen by cached keys", () => {
     const state = createMonitorState();
     const rules = [low({ threshold: 3 })];
