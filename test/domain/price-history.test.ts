@@ -89,6 +89,19 @@ describe("PriceHistory storage", () => {
     );
   });
 
+  it("keeps a price of a negative or fractional scale as it is", () => {
+    const history = new PriceHistory(60_000);
+    const odd = [new ScaledPrice(12_345n, -1), new ScaledPrice(12_345n, 1.5), new ScaledPrice(-7n, -3)];
+    odd.forEach((price, i) => history.push(T0 + i * 1000, price));
+    odd.forEach((price, i) => {
+      const back = history.priceAt(i);
+      expect(back?.raw).toBe(price.raw);
+      expect(back?.decimals).toBe(price.decimals);
+      expect(back?.text).toBe(price.text);
+      expect(history.approxAt(i)).toBe(price.approx);
+    });
+  });
+
   it("stores a price decoded from hex from its digits, without building its bigint", () => {
     const history = new PriceHistory(60_000);
     const text = "0x10f0cf064dd59200000";
