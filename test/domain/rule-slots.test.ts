@@ -1,5 +1,6 @@
 // Per-target rule slots (settings after overrides, scope, alert keys) are cached per rules array and target spec:
-// a new rules array or a new spec rebuilds them, and overrides always apply to the right key.
+// a new rules array or a new spec rebuilds them, and overrides always apply to the right key. A key its records share
+// is frozen; the slots a tick and a failed poll run are those their definitions name.
 import { describe, expect, it } from "vitest";
 import { createEvaluator } from "../../src/domain/evaluator.js";
 import type { AlertPayload } from "../../src/domain/events.js";
