@@ -113,13 +113,11 @@ export function summarizeCauses(
   const held: string[] = [];
   const unpolled: string[] = [];
   const unjudged: Record<string, string[]> = Object.fromEntries(down.map((rule) => [rule.id, []]));
-  const pairs = new Set<string>();
+  // the pairs of the price targets (off-chain, on-chain), which the registry keeps counted
   const counting = causes.some((rule) => rule.kind === "market_move");
-  for (const data of monitor.targets.byId.values()) {
+  const pairs = counting ? [...monitor.targets.pricePairs.keys()].sort() : [];
+  for (const data of down.length === 0 ? [] : monitor.targets.byId.values()) {
     const error = data.lastError;
-    if (counting && (data.spec.kind === "offchain" || data.spec.kind === "onchain"))
-      pairs.add(data.spec.pair);
-    if (down.length === 0) continue;
     held.push(data.spec.id);
     if (Number.isNaN(data.lastPollAtMs)) unpolled.push(data.spec.id);
     if (data.failures > 0 && error !== null) {
@@ -142,7 +140,7 @@ export function summarizeCauses(
       pendingSinceMs: record.pendingSinceMs,
     });
   }
-  return { failing, held: held.sort(), unpolled, unjudged, pairs: [...pairs].sort(), children };
+  return { failing, held: held.sort(), unpolled, unjudged, pairs, children };
 }
 
 /**

@@ -247,9 +247,10 @@ function buildSlots(
     const targetLabels = definition.targetLabels(spec);
     const labels = ruleLabels(rule);
     const settings = sharedSettingsFor(settingsCache, rule, scopeKey, definition.direction(rule));
-    const mainLabels = { ...targetLabels, ...labels };
+    // labels and targets shared by every record and payload of the key: frozen, none can change them for the rest
+    const mainLabels = Object.freeze({ ...targetLabels, ...labels });
     const mainFingerprint = fingerprintOf(rule.kind, mainLabels);
-    const mainKey = { labels: mainLabels, fingerprint: mainFingerprint, targetIds: [spec.id] };
+    const mainKey = { labels: mainLabels, fingerprint: mainFingerprint, targetIds: Object.freeze([spec.id]) };
     slots.push(
       new RuleSlot(rule, definition, scopeKey, settings, targetLabels, labels, mainFingerprint, mainKey),
     );

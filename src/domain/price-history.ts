@@ -47,7 +47,8 @@ const INTERPOLATED_PROBES = 4;
 
 /**
  * Ring buffer of prices ordered by time; memory is fixed at creation. Prices are kept exactly in one buffer
- * (four 32-bit words and the scale, or the object itself for the rare negative / ≥ 2^128 raw value)
+ * (four 32-bit words and the scale, or the object itself for the rare negative / ≥ 2^128 raw value or a scale
+ * outside the integers 0 to 254)
  * next to their nearest double, so appends allocate nothing that outlives the call and old prices do not
  * pile up in the old generation; a price decoded from hex is stored from its digits (no bigint per push).
  * priceAt rebuilds an equal ScaledPrice; approxAt reads the double.
@@ -255,8 +256,15 @@ export class PriceHistory {
   #store(slot: number, price: ScaledPrice): void {
     this.#doubles[SLOT_DOUBLES * slot + 1] = price.approx;
     const at = SLOT_WORDS * slot;
-    if (price.decimals < IN_OBJECTS && price.writeWords(this.#words, at + RAW_WORD)) {
-      this.#words[at + SCALE_WORD] = price.decimals;
+    const decimals = price.decimals;
+    // a negative or fractional scale would not read back from its Uint32 word: kept as the object
+    if (
+      Number.isInteger(decimals) &&
+      decimals >= 0 &&
+      decimals < IN_OBJECTS &&
+      price.writeWords(this.#words, at + RAW_WORD)
+    ) {
+      this.#words[at + SCALE_WORD] = decimals;
       if (this.#objects !== null) this.#objects[slot] = undefined;
     } else {
       this.#words[at + SCALE_WORD] = IN_OBJECTS;

@@ -15,6 +15,13 @@ const raw = fc.oneof(
 );
 const price = fc.tuple(raw, fc.oneof(fc.constant(18), fc.integer({ min: 0, max: 300 })));
 
+/** How many of `pushedMs` (increasing times) a history keeps: those the window covers and one older, at most `capacity`. */
+function expectedKept(pushedMs: readonly number[], retainMs: number, capacity: number): number {
+  const cutoffMs = (pushedMs[pushedMs.length - 1] ?? 0) - retainMs;
+  const newer = pushedMs.filter((atMs) => atMs > cutoffMs).length;
+  return Math.min(capacity, newer + (newer < pushedMs.length ? 1 : 0));
+}
+
 describe("PriceHistory storage", () => {
   it("reads back every kept price exactly (raw, decimals, approx) across growth and wrap-around", () => {
     fc.assert(
@@ -64,8 +71,14 @@ describe("PriceHistory storage", () => {
           // capacity) or the capacity drops it
           const history = new PriceHistory(900 * ((capacity ?? 1024) - 2), capacity ?? 1024);
           let atMs = T0;
-          for (const step of gaps) history.push((atMs += step), new ScaledPrice(1n, 0));
-          const times = Array.from({ length: history.size }, (_, i) => history.timeAt(i));
+          const pushed: number[] = [];
+          for (const step of gaps) {
+            pushed.push((atMs += step));
+            history.push(atMs, new ScaledPrice(1n, 0));
+          }
+          // every point is kept until the window or the capacity drops it: the newest of those pushed
+          const times = pushed.slice(pushed.length - history.size);
+          expect(times.length).toBe(expectedKept(pushed, history.retainMs, history.capacity));
           const span = atMs - T0;
           for (const probe of [...probes, 0, 1]) {
             const at = Math.round(T0 + probe * span);
@@ -87,6 +100,51 @@ describe("PriceHistory storage", () => {
       ),
       { numRuns: 300 },
     );
+  });
+
+  it("copies a wrapped ring in order when it grows (sparse points, then dense ones)", () => {
+    // 40 points 10 s apart keep the 60 s window at 7 points while the ring's start moves on through its first
+    // 64 slots; 300 points 250 ms apart then run past the ring's end onto its start and grow it (to 128, then 256)
+    // twice, each time wrapped
+    const history = new PriceHistory(60_000);
+    const pushed: { atMs: number; raw: bigint; decimals: number }[] = [];
+    const times = [
+      ...Array.from({ length: 40 }, (_, i) => T0 + i * 10_000),
+      ...Array.from({ length: 300 }, (_, i) => T0 + 390_000 + (i + 1) * 250),
+    ];
+    for (const [i, atMs] of times.entries()) {
+      // every seventh raw value out of the words' range (kept as the object), a scale per point
+      const raw = i % 7 === 3 ? -(BigInt(i) << 90n) : 10n ** 20n + BigInt(i) * 1_000_003n;
+      const decimals = i % 19;
+      pushed.push({ atMs, raw, decimals });
+      history.push(atMs, new ScaledPrice(raw, decimals));
+      const kept = pushed.slice(
+        pushed.length - expectedKept(times.slice(0, i + 1), 60_000, history.capacity),
+      );
+      const back = kept.map((_, k) => ({
+        atMs: history.timeAt(k),
+        raw: history.priceAt(k)?.raw,
+        decimals: history.priceAt(k)?.decimals,
+        approx: history.approxAt(k),
+      }));
+      const expected = kept.map((p) => ({ ...p, approx: new ScaledPrice(p.raw, p.decimals).approx }));
+      expect(history.size).toBe(kept.length);
+      expect(back).toEqual(expected);
+    }
+    expect(history.size).toBe(241); // 60 s of points 250 ms apart and the one at the cutoff: grown past 128
+  });
+
+  it("keeps a price of a negative or fractional scale as it is", () => {
+    const history = new PriceHistory(60_000);
+    const odd = [new ScaledPrice(12_345n, -1), new ScaledPrice(12_345n, 1.5), new ScaledPrice(-7n, -3)];
+    odd.forEach((price, i) => history.push(T0 + i * 1000, price));
+    odd.forEach((price, i) => {
+      const back = history.priceAt(i);
+      expect(back?.raw).toBe(price.raw);
+      expect(back?.decimals).toBe(price.decimals);
+      expect(back?.text).toBe(price.text);
+      expect(history.approxAt(i)).toBe(price.approx);
+    });
   });
 
   it("stores a price decoded from hex from its digits, without building its bigint", () => {

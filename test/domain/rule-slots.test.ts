@@ -1,6 +1,8 @@
 // Per-target rule slots (settings after overrides, scope, alert keys) are cached per rules array and target spec:
-// a new rules array or a new spec rebuilds them, and overrides always apply to the right key.
+// a new rules array or a new spec rebuilds them, and overrides always apply to the right key. A key its records share
+// is frozen; the slots a tick and a failed poll run are those their definitions name.
 import { describe, expect, it } from "vitest";
+import { createEvaluator } from "../../src/domain/evaluator.js";
 import type { AlertPayload } from "../../src/domain/events.js";
 import {
   createMonitorState,
@@ -10,8 +12,27 @@ import {
   tick,
   type MonitorState,
 } from "../../src/domain/monitor.js";
-import type { RuleConfig } from "../../src/domain/rules/index.js";
-import { BTC_OFF, BTC_ON, ETH_OFF, T0, entrySet, obs, pairPrice, rule } from "./helpers.js";
+import {
+  definitionOf,
+  RULE_CONFIG_KINDS,
+  RULES,
+  type RuleConfig,
+  type RuleConfigKind,
+} from "../../src/domain/rules/index.js";
+import type { TargetSpec } from "../../src/domain/types.js";
+import {
+  BTC_OFF,
+  BTC_ON,
+  ETH_OFF,
+  FUND,
+  PUBS,
+  T0,
+  VAULT,
+  entrySet,
+  obs,
+  pairPrice,
+  rule,
+} from "./helpers.js";
 
 const low = (common: Parameters<typeof rule<"low_sources">>[2]): RuleConfig =>
   rule("low_sources", { market: "offchain" }, common);
@@ -129,6 +150,27 @@ describe("alert record cells", () => {
     expect(resolvedAt).toBe(T0 + 71_000);
   });
 
+  // A slot builds its target's key once: every record and payload of that key holds the same labels object
+  // and targets array, so none of them may change it under the others.
+  it("the labels and targets a key's records and payloads share are frozen", () => {
+    const state = createMonitorState();
+    const rules = [low({ threshold: 3 })];
+    const [fired] = step(state, rules, T0, 2);
+    const record = state.engine.alerts.get(fired?.fingerprint ?? "");
+    if (fired === undefined || record === undefined) throw new Error("no alert fired");
+    expect(fired.labels).toBe(record.labels);
+    const labels = record.labels as Record<string, string>;
+    expect(() => {
+      labels["pair"] = "ETH/USD";
+    }).toThrow(TypeError);
+    expect(() => (record.targetIds as string[]).push(ETH_OFF.id)).toThrow(TypeError);
+    // the next alert of the key still names BTC/USD and its one target
+    step(state, rules, T0 + 1000, 5);
+    const [again] = step(state, rules, T0 + 2000, 2);
+    expect(again?.labels["pair"]).toBe("BTC/USD");
+    expect(state.engine.alerts.get(again?.fingerprint ?? "")?.targetIds).toEqual([BTC_OFF.id]);
+  });
+
   it("records restored into a live state are seen by cached keys", () => {
     const state = createMonitorState();
     const rules = [low({ threshold: 3 })];
@@ -166,5 +208,69 @@ describe("cross-market links", () => {
     // and without an on-chain target, spot polls re-evaluate nothing
     expect(deviation(retainTargets(state, new Set([twinSpot.id]), rules, T0 + 2500).transitions)).toEqual([]);
     expect(off(state, "110", T0 + 3000, twinSpot)).toEqual([]);
+  });
+});
+
+describe("the slots a tick and a failed poll run", () => {
+  // one rule of every kind (the type makes the list complete), both markets for the kinds that have one
+  const FIELDS: { readonly [K in RuleConfigKind]: object } = {
+    price_change: { windowMs: 10_000, market: "offchain" },
+    price_level: { direction: "above", market: "offchain" },
+    variation: { window: "1h" },
+    stale_price: { market: "offchain" },
+    low_sources: { market: "offchain" },
+    component_deviation: { market: "offchain" },
+    onchain_offchain_deviation: { maxAgeMs: 60_000 },
+    publisher_stale: { perFeed: false },
+    publisher_missing: { publishers: ["ALICE"] },
+    funding_rate: {},
+    vault_status: {},
+    vault_share_price: { windowMs: 10_000 },
+    upstream_error: {},
+    upstream_down: { minFraction: 0.5, windowMs: 10_000 },
+    publisher_outage: {},
+    source_deviation: {},
+    market_move: { minFraction: 0.5, windowMs: 60_000 },
+  };
+  const rules: RuleConfig[] = RULE_CONFIG_KINDS.flatMap((kind) => {
+    const fields = FIELDS[kind];
+    const one = rule(kind, fields as never, { threshold: 1 });
+    if (!("market" in fields)) return [one];
+    return [
+      one,
+      rule(kind, { ...fields, market: "onchain" } as never, { threshold: 1, id: `${kind}_onchain` }),
+    ];
+  });
+  // a target of every kind
+  const SPECS: { readonly [K in TargetSpec["kind"]]: Extract<TargetSpec, { kind: K }> } = {
+    offchain: BTC_OFF,
+    onchain: BTC_ON,
+    publishers: PUBS,
+    funding: FUND,
+    vault: VAULT,
+  };
+
+  it("are, on a target of every kind, the rules whose definitions say they run on ticks and on failed polls", () => {
+    const evaluator = createEvaluator(rules);
+    const ids = (slots: readonly { readonly rule: RuleConfig }[]): string[] => slots.map((s) => s.rule.id);
+    const covered = new Set<string>();
+    const [ticked, failed] = [new Set<string>(), new Set<string>()];
+    for (const spec of Object.values(SPECS)) {
+      const resolved = evaluator.rulesFor(spec);
+      const applying = rules.filter((r) => definitionOf(r).appliesTo(r, spec)).map((r) => r.id);
+      expect(ids(resolved.slots).sort()).toEqual(applying.sort());
+      // in the slots' order, read off each rule kind's definition
+      const says = (flag: "timeDriven" | "runsOnFailure"): string[] =>
+        ids(resolved.slots.filter((s) => RULES[s.rule.kind][flag]));
+      expect(ids(resolved.tickSlots)).toEqual(says("timeDriven"));
+      expect(ids(resolved.failedSlots)).toEqual(says("runsOnFailure"));
+      for (const slot of resolved.slots) covered.add(slot.rule.kind);
+      for (const id of says("timeDriven")) ticked.add(id);
+      for (const id of says("runsOnFailure")) failed.add(id);
+    }
+    // every kind that runs on targets (not the cause kinds) was resolved on one, and some run on each trigger
+    expect([...covered].sort()).toEqual(RULE_CONFIG_KINDS.filter((k) => RULES[k].cause === null).sort());
+    expect(ticked.size).toBeGreaterThan(0);
+    expect(failed.size).toBeGreaterThan(0);
   });
 });
