@@ -95,9 +95,10 @@ class RuleSlot implements DetectContext<RuleConfig> {
     /** The alert labels before a measure's own: the target's part, then the rule's part (window, rule_id). */
     readonly targetLabels: AlertLabels,
     readonly ruleLabels: AlertLabels,
-    /** Fingerprint of the target's own key (subkey ""): what the calm check of a one-key rule looks up. */
-    readonly mainFingerprint: string,
-    /** The target's own key (subkey "", no extra labels, no related target), built once: what most measures are keyed by. */
+    /**
+     * The target's own key (subkey "", no extra labels, no related target), built once: what most measures are keyed
+     * by; its fingerprint is what the calm check of a one-key rule looks up.
+     */
     readonly mainKey: AlertKey,
   ) {}
 }
@@ -249,11 +250,9 @@ function buildSlots(
     const settings = sharedSettingsFor(settingsCache, rule, scopeKey, definition.direction(rule));
     // labels and targets shared by every record and payload of the key: frozen, none can change them for the rest
     const mainLabels = Object.freeze({ ...targetLabels, ...labels });
-    const mainFingerprint = fingerprintOf(rule.kind, mainLabels);
-    const mainKey = { labels: mainLabels, fingerprint: mainFingerprint, targetIds: Object.freeze([spec.id]) };
-    slots.push(
-      new RuleSlot(rule, definition, scopeKey, settings, targetLabels, labels, mainFingerprint, mainKey),
-    );
+    const fingerprint = fingerprintOf(rule.kind, mainLabels);
+    const mainKey = { labels: mainLabels, fingerprint, targetIds: Object.freeze([spec.id]) };
+    slots.push(new RuleSlot(rule, definition, scopeKey, settings, targetLabels, labels, mainKey));
   }
   return [...slots.filter((s) => s.definition.inhibits), ...slots.filter((s) => !s.definition.inhibits)];
 }
@@ -267,7 +266,7 @@ function buildSlots(
 function isQuiet(engine: EngineState, slot: RuleSlot): boolean {
   if (!engine.recordsByRule.has(slot.rule.id)) return true;
   if (slot.definition.keys === "many") return false;
-  return ignoresCalmMeasure(engine.alerts.get(slot.mainFingerprint) ?? null);
+  return ignoresCalmMeasure(engine.alerts.get(slot.mainKey.fingerprint) ?? null);
 }
 
 // The alert key of a measure: target, measure and rule labels, fingerprint, and the targets it depends on.
@@ -276,14 +275,11 @@ function keyOf(spec: TargetSpec, slot: RuleSlot, finding: Measure): AlertKey {
   const plain = finding.subKey === "" && finding.extraLabels === null;
   // the slot's spec is `spec` (slots are resolved per spec): its main key holds the same labels and targets
   if (plain && related === null) return slot.mainKey;
-  const labels = plain
-    ? { ...slot.targetLabels, ...slot.ruleLabels }
-    : { ...slot.targetLabels, ...finding.extraLabels, ...slot.ruleLabels };
-  return {
-    labels,
-    fingerprint: plain ? slot.mainFingerprint : fingerprintOf(slot.rule.kind, labels),
-    targetIds: related === null ? [spec.id] : [spec.id, related],
-  };
+  const targetIds = related === null ? [spec.id] : [spec.id, related];
+  // plain: no extra labels, so the labels are the main key's ({...targetLabels, ...ruleLabels}), shared frozen
+  if (plain) return { labels: slot.mainKey.labels, fingerprint: slot.mainKey.fingerprint, targetIds };
+  const labels = { ...slot.targetLabels, ...finding.extraLabels, ...slot.ruleLabels };
+  return { labels, fingerprint: fingerprintOf(slot.rule.kind, labels), targetIds };
 }
 
 // Whether the rule still produces this alert: enabled, same kind and window, target and key still in scope.
