@@ -107,9 +107,13 @@ class RuleSlot implements DetectContext<RuleConfig> {
 export interface TargetRules extends ResolvedRules {
   readonly spec: TargetSpec;
   readonly slots: readonly RuleSlot[];
-  /** The slots a failed poll runs (runsOnFailure) and those a tick runs (timeDriven), in the same order. */
-  readonly failedSlots: readonly RuleSlot[];
-  readonly tickSlots: readonly RuleSlot[];
+  /**
+   * The slots each trigger runs (runsOn), in the same order: an ok poll all of them, a failed poll the runsOnFailure
+   * ones, a tick the timeDriven ones.
+   */
+  readonly byTrigger: Readonly<Record<Trigger, readonly RuleSlot[]>>;
+  /** The slots whose rule reads the pair's off-chain spot (related "offchain_spot"), in the same order: evaluatePartners. */
+  readonly partnerSlots: readonly RuleSlot[];
   /** History the target needs: the longest window of the enabled rules that keep one for its kind (0 = none). */
   readonly retainMs: number;
   /** The windows of the slots' rules that read the target's history (vs retainMs: a rule whose pairs filter leaves the target out keeps history, reads none). */
@@ -167,9 +171,7 @@ export function createEvaluator(rules: readonly RuleConfig[], options: Evaluator
     resolvedFor: (data) => resolvedBy(perTarget, data),
     evaluateTarget(monitor, data, rules, trigger, nowMs, out) {
       // a tick runs a target's clock-driven slots only (one or two of its ~6): the others are not even read
-      const slots =
-        trigger === "ok" ? rules.slots : trigger === "failed" ? rules.failedSlots : rules.tickSlots;
-      for (const slot of slots) run(monitor, data, slot, nowMs, out);
+      for (const slot of rules.byTrigger[trigger]) run(monitor, data, slot, nowMs, out);
     },
     evaluatePartners(monitor, offchain, nowMs, out) {
       const spec = offchain.spec;
@@ -180,30 +182,38 @@ export function createEvaluator(rules: readonly RuleConfig[], options: Evaluator
       for (const id of partners) {
         const onchain = monitor.targets.byId.get(id);
         if (onchain === undefined) continue;
-        for (const slot of (resolvedBy(perTarget, onchain) ?? rulesOf(onchain.spec)).slots)
-          if (slot.definition.related === "offchain_spot") run(monitor, onchain, slot, nowMs, out);
+        for (const slot of (resolvedBy(perTarget, onchain) ?? rulesOf(onchain.spec)).partnerSlots)
+          run(monitor, onchain, slot, nowMs, out);
       }
     },
-    sweep(monitor, nowMs, out) {
-      const { engine } = monitor;
-      for (const record of engine.alerts.values()) {
-        const rule = byId.get(record.ruleId);
-        if (rule === undefined || !stillConfigured(monitor, record, rule)) {
-          resolve(engine, record, nowMs, out, "rule_removed");
-          dropRecord(engine, record.fingerprint);
-          continue;
-        }
-        advance(engine, record, rule, nowMs, out);
-        if (isDisposable(record, rule, nowMs)) dropRecord(engine, record.fingerprint);
-      }
-    },
+    sweep: (monitor, nowMs, out) => sweepAlerts(byId, monitor, nowMs, out),
     forget(targetId) {
       perTarget.delete(targetId);
     },
   };
 }
 
-// What an evaluator (token `owner`) resolves for a spec: its slots (with a tick's and a failed poll's), its history.
+// Resolve alerts whose rule (the first of its id in `byId`) is gone, step every alert in time, drop records that carry nothing.
+function sweepAlerts(
+  byId: ReadonlyMap<string, RuleConfig>,
+  monitor: MonitorData,
+  nowMs: number,
+  out: AlertPayload[],
+): void {
+  const { engine } = monitor;
+  for (const record of engine.alerts.values()) {
+    const rule = byId.get(record.ruleId);
+    if (rule === undefined || !stillConfigured(monitor, record, rule)) {
+      resolve(engine, record, nowMs, out, "rule_removed");
+      dropRecord(engine, record.fingerprint);
+      continue;
+    }
+    advance(engine, record, rule, nowMs, out);
+    if (isDisposable(record, rule, nowMs)) dropRecord(engine, record.fingerprint);
+  }
+}
+
+// What an evaluator (token `owner`) resolves for a spec: its slots (per trigger, and its partners'), its history.
 function resolveTargetRules(
   owner: object,
   enabled: readonly RuleConfig[],
@@ -212,9 +222,13 @@ function resolveTargetRules(
 ): TargetRules {
   const retainMs = enabled.reduce((ms, rule) => Math.max(ms, definitionOf(rule).historyMs(rule, spec)), 0);
   const windowsMs = slots.map((s) => s.definition.historyMs(s.rule, spec)).filter((ms) => ms > 0);
-  const failedSlots = slots.filter((s) => runsOn(s.definition, "failed"));
-  const tickSlots = slots.filter((s) => runsOn(s.definition, "tick"));
-  return { owner, spec, slots, failedSlots, tickSlots, retainMs, windowsMs };
+  const byTrigger: Record<Trigger, readonly RuleSlot[]> = {
+    ok: slots.filter((s) => runsOn(s.definition, "ok")),
+    failed: slots.filter((s) => runsOn(s.definition, "failed")),
+    tick: slots.filter((s) => runsOn(s.definition, "tick")),
+  };
+  const partnerSlots = slots.filter((s) => s.definition.related === "offchain_spot");
+  return { owner, spec, slots, byTrigger, partnerSlots, retainMs, windowsMs };
 }
 
 // The rules the evaluator with token `owner` resolved for the data's current spec (see Evaluator.resolvedFor).
