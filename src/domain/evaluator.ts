@@ -16,8 +16,7 @@ import type { AlertLabels, AlertPayload } from "./events.js";
 import type { Measure } from "./finding.js";
 import { fingerprintOf } from "./fingerprint.js";
 import { offchainSpotFor, type TargetRegistry } from "./monitor-targets.js";
-import { sharedSettingsFor, type Direction, type RuleSettings } from "./rule-scope.js";
-import type { RuleCommon } from "./rules/common.js";
+import { sharedSettingsFor, type RuleSettings, type SettingsCache } from "./rule-scope.js";
 import {
   definitionOf,
   ruleLabels,
@@ -130,7 +129,7 @@ export function createEvaluator(rules: readonly RuleConfig[], options: Evaluator
   const enabled = rules.filter((rule) => rule.enabled);
   const perTarget = new Map<string, TargetRules>();
   // the settings of rules without an override for a target's key: one object per rule, read by every target
-  const settingsCache = new Map<RuleCommon, Partial<Record<Direction, RuleSettings>>>();
+  const settingsCache: SettingsCache = new Map();
 
   const rulesOf = (spec: TargetSpec): TargetRules => {
     const known = perTarget.get(spec.id);
@@ -252,7 +251,7 @@ function runsOn(definition: RuleDefinition<RuleConfig>, trigger: Trigger): boole
 function buildSlots(
   active: readonly RuleConfig[],
   spec: TargetSpec,
-  settingsCache: Map<RuleCommon, Partial<Record<Direction, RuleSettings>>>,
+  settingsCache: SettingsCache,
 ): RuleSlot[] {
   const slots: RuleSlot[] = [];
   for (const rule of active) {
