@@ -43,7 +43,7 @@ export function openState(app: Daemon, marketNowMs: () => number): Restored {
     nowMs: deps.nowMs,
     logger: app.log("silences"),
     maintenance: maintenanceOf(config),
-    onClampedUpdatedAt: (count) => metrics.silencesClamped.inc(count),
+    onClamped: (count) => metrics.silencesClamped.inc(count),
     ...(config.cluster.nats.servers.length === 0 ? {} : clusterSilencerOptions(() => app.cluster?.shared)),
   });
   app.silencer = silencer;

@@ -16,8 +16,7 @@ import type { AlertLabels, AlertPayload } from "./events.js";
 import type { Measure } from "./finding.js";
 import { fingerprintOf } from "./fingerprint.js";
 import { offchainSpotFor, type TargetRegistry } from "./monitor-targets.js";
-import { sharedSettingsFor, type Direction, type RuleSettings } from "./rule-scope.js";
-import type { RuleCommon } from "./rules/common.js";
+import { sharedSettingsFor, type RuleSettings, type SettingsCache } from "./rule-scope.js";
 import {
   definitionOf,
   ruleLabels,
@@ -95,9 +94,10 @@ class RuleSlot implements DetectContext<RuleConfig> {
     /** The alert labels before a measure's own: the target's part, then the rule's part (window, rule_id). */
     readonly targetLabels: AlertLabels,
     readonly ruleLabels: AlertLabels,
-    /** Fingerprint of the target's own key (subkey ""): what the calm check of a one-key rule looks up. */
-    readonly mainFingerprint: string,
-    /** The target's own key (subkey "", no extra labels, no related target), built once: what most measures are keyed by. */
+    /**
+     * The target's own key (subkey "", no extra labels, no related target), built once: what most measures are keyed
+     * by; its fingerprint is what the calm check of a one-key rule looks up.
+     */
     readonly mainKey: AlertKey,
   ) {}
 }
@@ -106,9 +106,13 @@ class RuleSlot implements DetectContext<RuleConfig> {
 export interface TargetRules extends ResolvedRules {
   readonly spec: TargetSpec;
   readonly slots: readonly RuleSlot[];
-  /** The slots a failed poll runs (runsOnFailure) and those a tick runs (timeDriven), in the same order. */
-  readonly failedSlots: readonly RuleSlot[];
-  readonly tickSlots: readonly RuleSlot[];
+  /**
+   * The slots each trigger runs (runsOn), in the same order: an ok poll all of them, a failed poll the runsOnFailure
+   * ones, a tick the timeDriven ones.
+   */
+  readonly byTrigger: Readonly<Record<Trigger, readonly RuleSlot[]>>;
+  /** The slots whose rule reads the pair's off-chain spot (related "offchain_spot"), in the same order: evaluatePartners. */
+  readonly partnerSlots: readonly RuleSlot[];
   /** History the target needs: the longest window of the enabled rules that keep one for its kind (0 = none). */
   readonly retainMs: number;
   /** The windows of the slots' rules that read the target's history (vs retainMs: a rule whose pairs filter leaves the target out keeps history, reads none). */
@@ -125,7 +129,7 @@ export function createEvaluator(rules: readonly RuleConfig[], options: Evaluator
   const enabled = rules.filter((rule) => rule.enabled);
   const perTarget = new Map<string, TargetRules>();
   // the settings of rules without an override for a target's key: one object per rule, read by every target
-  const settingsCache = new Map<RuleCommon, Partial<Record<Direction, RuleSettings>>>();
+  const settingsCache: SettingsCache = new Map();
 
   const rulesOf = (spec: TargetSpec): TargetRules => {
     const known = perTarget.get(spec.id);
@@ -166,9 +170,7 @@ export function createEvaluator(rules: readonly RuleConfig[], options: Evaluator
     resolvedFor: (data) => resolvedBy(perTarget, data),
     evaluateTarget(monitor, data, rules, trigger, nowMs, out) {
       // a tick runs a target's clock-driven slots only (one or two of its ~6): the others are not even read
-      const slots =
-        trigger === "ok" ? rules.slots : trigger === "failed" ? rules.failedSlots : rules.tickSlots;
-      for (const slot of slots) run(monitor, data, slot, nowMs, out);
+      for (const slot of rules.byTrigger[trigger]) run(monitor, data, slot, nowMs, out);
     },
     evaluatePartners(monitor, offchain, nowMs, out) {
       const spec = offchain.spec;
@@ -179,30 +181,38 @@ export function createEvaluator(rules: readonly RuleConfig[], options: Evaluator
       for (const id of partners) {
         const onchain = monitor.targets.byId.get(id);
         if (onchain === undefined) continue;
-        for (const slot of (resolvedBy(perTarget, onchain) ?? rulesOf(onchain.spec)).slots)
-          if (slot.definition.related === "offchain_spot") run(monitor, onchain, slot, nowMs, out);
+        for (const slot of (resolvedBy(perTarget, onchain) ?? rulesOf(onchain.spec)).partnerSlots)
+          run(monitor, onchain, slot, nowMs, out);
       }
     },
-    sweep(monitor, nowMs, out) {
-      const { engine } = monitor;
-      for (const record of engine.alerts.values()) {
-        const rule = byId.get(record.ruleId);
-        if (rule === undefined || !stillConfigured(monitor, record, rule)) {
-          resolve(engine, record, nowMs, out, "rule_removed");
-          dropRecord(engine, record.fingerprint);
-          continue;
-        }
-        advance(engine, record, rule, nowMs, out);
-        if (isDisposable(record, rule, nowMs)) dropRecord(engine, record.fingerprint);
-      }
-    },
+    sweep: (monitor, nowMs, out) => sweepAlerts(byId, monitor, nowMs, out),
     forget(targetId) {
       perTarget.delete(targetId);
     },
   };
 }
 
-// What an evaluator (token `owner`) resolves for a spec: its slots (with a tick's and a failed poll's), its history.
+// Resolve alerts whose rule (the first of its id in `byId`) is gone, step every alert in time, drop records that carry nothing.
+function sweepAlerts(
+  byId: ReadonlyMap<string, RuleConfig>,
+  monitor: MonitorData,
+  nowMs: number,
+  out: AlertPayload[],
+): void {
+  const { engine } = monitor;
+  for (const record of engine.alerts.values()) {
+    const rule = byId.get(record.ruleId);
+    if (rule === undefined || !stillConfigured(monitor, record, rule)) {
+      resolve(engine, record, nowMs, out, "rule_removed");
+      dropRecord(engine, record.fingerprint);
+      continue;
+    }
+    advance(engine, record, rule, nowMs, out);
+    if (isDisposable(record, rule, nowMs)) dropRecord(engine, record.fingerprint);
+  }
+}
+
+// What an evaluator (token `owner`) resolves for a spec: its slots (per trigger, and its partners'), its history.
 function resolveTargetRules(
   owner: object,
   enabled: readonly RuleConfig[],
@@ -211,9 +221,13 @@ function resolveTargetRules(
 ): TargetRules {
   const retainMs = enabled.reduce((ms, rule) => Math.max(ms, definitionOf(rule).historyMs(rule, spec)), 0);
   const windowsMs = slots.map((s) => s.definition.historyMs(s.rule, spec)).filter((ms) => ms > 0);
-  const failedSlots = slots.filter((s) => runsOn(s.definition, "failed"));
-  const tickSlots = slots.filter((s) => runsOn(s.definition, "tick"));
-  return { owner, spec, slots, failedSlots, tickSlots, retainMs, windowsMs };
+  const byTrigger: Record<Trigger, readonly RuleSlot[]> = {
+    ok: slots.filter((s) => runsOn(s.definition, "ok")),
+    failed: slots.filter((s) => runsOn(s.definition, "failed")),
+    tick: slots.filter((s) => runsOn(s.definition, "tick")),
+  };
+  const partnerSlots = slots.filter((s) => s.definition.related === "offchain_spot");
+  return { owner, spec, slots, byTrigger, partnerSlots, retainMs, windowsMs };
 }
 
 // The rules the evaluator with token `owner` resolved for the data's current spec (see Evaluator.resolvedFor).
@@ -237,7 +251,7 @@ function runsOn(definition: RuleDefinition<RuleConfig>, trigger: Trigger): boole
 function buildSlots(
   active: readonly RuleConfig[],
   spec: TargetSpec,
-  settingsCache: Map<RuleCommon, Partial<Record<Direction, RuleSettings>>>,
+  settingsCache: SettingsCache,
 ): RuleSlot[] {
   const slots: RuleSlot[] = [];
   for (const rule of active) {
@@ -249,11 +263,9 @@ function buildSlots(
     const settings = sharedSettingsFor(settingsCache, rule, scopeKey, definition.direction(rule));
     // labels and targets shared by every record and payload of the key: frozen, none can change them for the rest
     const mainLabels = Object.freeze({ ...targetLabels, ...labels });
-    const mainFingerprint = fingerprintOf(rule.kind, mainLabels);
-    const mainKey = { labels: mainLabels, fingerprint: mainFingerprint, targetIds: Object.freeze([spec.id]) };
-    slots.push(
-      new RuleSlot(rule, definition, scopeKey, settings, targetLabels, labels, mainFingerprint, mainKey),
-    );
+    const fingerprint = fingerprintOf(rule.kind, mainLabels);
+    const mainKey = { labels: mainLabels, fingerprint, targetIds: Object.freeze([spec.id]) };
+    slots.push(new RuleSlot(rule, definition, scopeKey, settings, targetLabels, labels, mainKey));
   }
   return [...slots.filter((s) => s.definition.inhibits), ...slots.filter((s) => !s.definition.inhibits)];
 }
@@ -267,7 +279,7 @@ function buildSlots(
 function isQuiet(engine: EngineState, slot: RuleSlot): boolean {
   if (!engine.recordsByRule.has(slot.rule.id)) return true;
   if (slot.definition.keys === "many") return false;
-  return ignoresCalmMeasure(engine.alerts.get(slot.mainFingerprint) ?? null);
+  return ignoresCalmMeasure(engine.alerts.get(slot.mainKey.fingerprint) ?? null);
 }
 
 // The alert key of a measure: target, measure and rule labels, fingerprint, and the targets it depends on.
@@ -276,14 +288,11 @@ function keyOf(spec: TargetSpec, slot: RuleSlot, finding: Measure): AlertKey {
   const plain = finding.subKey === "" && finding.extraLabels === null;
   // the slot's spec is `spec` (slots are resolved per spec): its main key holds the same labels and targets
   if (plain && related === null) return slot.mainKey;
-  const labels = plain
-    ? { ...slot.targetLabels, ...slot.ruleLabels }
-    : { ...slot.targetLabels, ...finding.extraLabels, ...slot.ruleLabels };
-  return {
-    labels,
-    fingerprint: plain ? slot.mainFingerprint : fingerprintOf(slot.rule.kind, labels),
-    targetIds: related === null ? [spec.id] : [spec.id, related],
-  };
+  const targetIds = related === null ? [spec.id] : [spec.id, related];
+  // plain: no extra labels, so the labels are the main key's ({...targetLabels, ...ruleLabels}), shared frozen
+  if (plain) return { labels: slot.mainKey.labels, fingerprint: slot.mainKey.fingerprint, targetIds };
+  const labels = { ...slot.targetLabels, ...finding.extraLabels, ...slot.ruleLabels };
+  return { labels, fingerprint: fingerprintOf(slot.rule.kind, labels), targetIds };
 }
 
 // Whether the rule still produces this alert: enabled, same kind and window, target and key still in scope.

@@ -14,6 +14,9 @@ export interface RuleSettings {
   readonly direction: Direction;
 }
 
+/** Shared settings per (rule, direction) for the keys no override names: see sharedSettingsFor (one per evaluator). */
+export type SettingsCache = Map<RuleCommon, Partial<Record<Direction, RuleSettings>>>;
+
 /** Thresholds for `key`: overrides replace threshold/clearThreshold/severity; the clear level is clamped into the fire band. */
 export function settingsFor(rule: RuleCommon, key: string, direction: Direction): RuleSettings {
   const override = Object.hasOwn(rule.overrides, key) ? rule.overrides[key] : undefined;
@@ -32,7 +35,7 @@ export function settingsFor(rule: RuleCommon, key: string, direction: Direction)
  * target of a rule reads the same settings, so a poll finds them in cache. The cache is the caller's (an evaluator's).
  */
 export function sharedSettingsFor(
-  cache: Map<RuleCommon, Partial<Record<Direction, RuleSettings>>>,
+  cache: SettingsCache,
   rule: RuleCommon,
   key: string,
   direction: Direction,

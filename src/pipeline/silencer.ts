@@ -56,7 +56,7 @@ export interface SilencerOptions {
    */
   readonly clampFutureUpdatedAt?: boolean;
   /** Told how many silences of the file had an `updatedAt` too far ahead of the clock (read with it set to now). */
-  readonly onClampedUpdatedAt?: (count: number) => void;
+  readonly onClamped?: (count: number) => void;
   /** Told each stored silence a put or expire changed, once it is persisted (cluster mode shares it). */
   readonly onStored?: (silence: Silence) => void;
   readonly setTimer?: (callback: () => void, delayMs: number) => unknown;
@@ -131,8 +131,8 @@ export function createSilencer(options: SilencerOptions): Silencer {
     states,
     savedStates: file.checkedStates,
   };
-  if (file.clampedUpdatedAt > 0) {
-    options.onClampedUpdatedAt?.(file.clampedUpdatedAt);
+  if (file.clampedCount > 0) {
+    options.onClamped?.(file.clampedCount);
     // written back now, so the next start does not find (and report) the same times again
     persist(book, stored);
   }

@@ -168,7 +168,7 @@ function hasResponseFields(o: Record<string, unknown>): boolean {
 
 /** The poll schema's fields (its optional ones when present), and no other key. */
 function isQuickPoll(o: Record<string, unknown>): boolean {
-  if (!isFiniteNumber(o["atMs"]) || !isTarget(o["target"]) || typeof o["ok"] !== "boolean") return false;
+  if (!hasPollFields(o)) return false;
   let keys = 4;
   for (const [name, type] of POLL_OPTIONAL) {
     const value = o[name];
@@ -179,6 +179,11 @@ function isQuickPoll(o: Record<string, unknown>): boolean {
   return Object.keys(o).length === keys;
 }
 
+/** The poll schema's required fields, all present (whatever other keys there are). */
+function hasPollFields(o: Record<string, unknown>): boolean {
+  return isFiniteNumber(o["atMs"]) && isTarget(o["target"]) && typeof o["ok"] === "boolean";
+}
+
 /** The poll line's optional fields and their types. */
 const POLL_OPTIONAL = [
   ["code", "string"],
@@ -187,8 +192,8 @@ const POLL_OPTIONAL = [
   ["held", "boolean"],
 ] as const;
 
-/** The keys of a response line, in the order the recorder writes them. */
-const RESPONSE_KEYS = [
+/** The keys of a response line, in the order the recorder writes them (a test holds the recorder to it). */
+export const RESPONSE_KEYS = [
   "type",
   "atMs",
   "requestAtMs",
@@ -200,8 +205,8 @@ const RESPONSE_KEYS = [
   "error",
   "body",
 ] as const;
-/** The keys of a successful poll line, in the order the recorder writes them. */
-const OK_POLL_KEYS = ["type", "atMs", "target", "ok"] as const;
+/** The keys of a successful poll line, in the order the recorder writes them (a test holds the recorder to it). */
+export const OK_POLL_KEYS = ["type", "atMs", "target", "ok"] as const;
 
 /**
  * Checks a flat JSON object handed over as its values, `values[start…]` in the order of `keys`: what checkRecordJson
@@ -253,13 +258,7 @@ function responseFromValues(v: readonly unknown[], i: number): ParsedLine {
 function okPollFromValues(v: readonly unknown[], i: number): ParsedLine {
   const json = { type: v[i], atMs: v[i + 1], target: v[i + 2], ok: v[i + 3] };
   // no optional field and no other key, so the fields decide (quickLine's verdict for it)
-  if (
-    json.type === "poll" &&
-    isFiniteNumber(json.atMs) &&
-    isTarget(json.target) &&
-    typeof json.ok === "boolean"
-  )
-    return { ok: true, line: json as RecordLineOf<"poll"> };
+  if (json.type === "poll" && hasPollFields(json)) return { ok: true, line: json as RecordLineOf<"poll"> };
   return checkRecordJson(json);
 }
 

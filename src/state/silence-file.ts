@@ -54,12 +54,12 @@ export interface StoredSilences {
    * a window that started or ended) after that was not announced. Undefined when the file does not say.
    */
   readonly checkedStates: ReadonlyMap<string, SilenceState> | undefined;
-  /** Silences whose `updatedAt` was more than MAX_UPDATED_AT_AHEAD_MS ahead of the clock: read with it set to now. */
-  readonly clampedUpdatedAt: number;
+  /** How many silences had an `updatedAt` more than MAX_UPDATED_AT_AHEAD_MS ahead of the clock: read with it set to now. */
+  readonly clampedCount: number;
 }
 
 /** Nothing stored. */
-const NO_SILENCES: StoredSilences = { silences: [], checkedStates: undefined, clampedUpdatedAt: 0 };
+const NO_SILENCES: StoredSilences = { silences: [], checkedStates: undefined, clampedCount: 0 };
 
 /** Where the silences of `stateDir` live. */
 export function silenceFilePath(stateDir: string): string {
@@ -100,7 +100,7 @@ export function readSilences(
     return NO_SILENCES;
   }
   const silences: Silence[] = [];
-  let clampedUpdatedAt = 0;
+  let clampedCount = 0;
   for (const [index, entry] of file.data.silences.entries()) {
     const parsed = SILENCE.safeParse(entry);
     // a stored silence passed these checks when it was created; one that fails them now was edited by hand
@@ -111,9 +111,9 @@ export function readSilences(
     }
     const silence = futureChecked(parsed.data, index, nowMs, options, logger);
     silences.push(silence);
-    if (silence !== parsed.data) clampedUpdatedAt++;
+    if (silence !== parsed.data) clampedCount++;
   }
-  return { silences, checkedStates: checkedStatesOf(file.data.checkedStates, logger), clampedUpdatedAt };
+  return { silences, checkedStates: checkedStatesOf(file.data.checkedStates, logger), clampedCount };
 }
 
 /**

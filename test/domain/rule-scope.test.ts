@@ -7,8 +7,8 @@ import {
   sharedSettingsFor,
   type Direction,
   type RuleSettings,
+  type SettingsCache,
 } from "../../src/domain/rule-scope.js";
-import type { RuleCommon } from "../../src/domain/rules/index.js";
 import { rule } from "./helpers.js";
 
 const KEYS = ["BTC/USD", "ETH/USD", "SOL/USD", "offchain:BTC/USD"];
@@ -38,7 +38,7 @@ describe("sharedSettingsFor", () => {
             { market: "offchain" },
             { threshold, clearThreshold, overrides },
           );
-          const cache = new Map<RuleCommon, Partial<Record<Direction, RuleSettings>>>();
+          const cache: SettingsCache = new Map();
           const plain = new Map<Direction, RuleSettings>();
           for (const [key, direction] of lookups) {
             const shared = sharedSettingsFor(cache, common, key, direction);

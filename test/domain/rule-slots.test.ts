@@ -262,8 +262,8 @@ describe("the slots a tick and a failed poll run", () => {
       // in the slots' order, read off each rule kind's definition
       const says = (flag: "timeDriven" | "runsOnFailure"): string[] =>
         ids(resolved.slots.filter((s) => RULES[s.rule.kind][flag]));
-      expect(ids(resolved.tickSlots)).toEqual(says("timeDriven"));
-      expect(ids(resolved.failedSlots)).toEqual(says("runsOnFailure"));
+      expect(ids(resolved.byTrigger.tick)).toEqual(says("timeDriven"));
+      expect(ids(resolved.byTrigger.failed)).toEqual(says("runsOnFailure"));
       for (const slot of resolved.slots) covered.add(slot.rule.kind);
       for (const id of says("timeDriven")) ticked.add(id);
       for (const id of says("runsOnFailure")) failed.add(id);

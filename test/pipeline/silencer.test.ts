@@ -427,7 +427,7 @@ describe("silencer: after a restart", () => {
     const clamped: number[] = [];
     const log = captureLogger();
     const options = { path: w.path, nowMs: w.clock.nowMs, logger: log.logger };
-    const silencer = createSilencer({ ...options, onClampedUpdatedAt: (count) => clamped.push(count) });
+    const silencer = createSilencer({ ...options, onClamped: (count) => clamped.push(count) });
     expect(clamped).toEqual([1]);
     expect(silencer.get("r1-1")).toMatchObject({
       updatedAt: iso(T0 + MINUTE_MS),
@@ -453,7 +453,7 @@ describe("silencer: after a restart", () => {
       path: w.path,
       nowMs: w.clock.nowMs,
       logger: log.logger,
-      onClampedUpdatedAt: (count) => clamped.push(count),
+      onClamped: (count) => clamped.push(count),
       ...clusterSilencerOptions(() => undefined),
     });
     expect(clamped).toEqual([]);

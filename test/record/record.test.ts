@@ -5,7 +5,7 @@ import pino from "pino";
 import { describe, expect, it } from "vitest";
 import { readRecording } from "../../src/backtest/reader.js";
 import { PmError } from "../../src/domain/errors.js";
-import type { RecordLine } from "../../src/record/format.js";
+import { OK_POLL_KEYS, RESPONSE_KEYS, type RecordLine } from "../../src/record/format.js";
 import { createRecorder } from "../../src/record/recorder.js";
 import { createRecordingWriter } from "../../src/record/writer.js";
 import { okPoll, pairPriceBody, tempDir, writeRecording } from "../backtest/helpers.js";
@@ -79,6 +79,27 @@ describe("recording writer and reader", () => {
     const last = items.at(-1);
     expect(last?.kind).toBe("problem");
     expect(last?.kind === "problem" && last.reason).toMatch(/compressed stream damaged/);
+  });
+
+  // replay checks lines with these keys in this order by hand (flatLineCheck): a reorder here would silently slow it
+  it("writes a response line and an ok poll line with the keys in the order the replay's fast path expects", () => {
+    const out: RecordLine[] = [];
+    const recorder = createRecorder(
+      (line) => out.push(line),
+      () => T0,
+    );
+    recorder.within("t", "poll", () =>
+      recorder.response({
+        endpoint: "pair_price",
+        url: "http://127.0.0.1:1/node/v1/data/ETH/USD",
+        durationMs: 3,
+        status: 200,
+        errorCode: null,
+        body: "{}",
+      }),
+    );
+    recorder.polled("t", { ok: true }, false);
+    expect(out.map((line) => Object.keys(line))).toEqual([[...RESPONSE_KEYS], [...OK_POLL_KEYS]]);
   });
 
   it("holds no secrets: URLs redacted, no headers, and errors by code and message only", () => {

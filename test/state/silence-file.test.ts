@@ -55,7 +55,7 @@ describe("silences file", () => {
     writeSilences(path, [ahead, near]);
     const read = readSilences(path, T0, log.logger, ALONE);
     expect(read.silences).toEqual([{ ...a, updatedAt: iso(T0) }, near]);
-    expect(read.clampedUpdatedAt).toBe(1);
+    expect(read.clampedCount).toBe(1);
     expect(log.lines).toEqual([
       expect.objectContaining({ level: 50, id: "a", updatedAt: ahead.updatedAt, setTo: iso(T0) }),
     ]);
@@ -68,7 +68,7 @@ describe("silences file", () => {
     writeSilences(path, [ahead, b]);
     const read = readSilences(path, T0, log.logger, { clampFutureUpdatedAt: false });
     expect(read.silences).toEqual([ahead, b]);
-    expect(read.clampedUpdatedAt).toBe(0);
+    expect(read.clampedCount).toBe(0);
     expect(log.lines).toEqual([
       expect.objectContaining({
         level: 40,
