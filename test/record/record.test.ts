@@ -83,40 +83,14 @@ describe("recording writer and reader", () => {
 
   // replay checks lines with these keys in this order by hand (flatLineCheck): a reorder here would silently slow it
   it("writes a response line and an ok poll line with the keys in the order the replay's fast path expects", () => {
-    const out: RecordLine[] = [];
-    const recorder = createRecorder(
-      (line) => out.push(line),
-      () => T0,
-    );
-    recorder.within("t", "poll", () =>
-      recorder.response({
-        endpoint: "pair_price",
-        url: "http://127.0.0.1:1/node/v1/data/ETH/USD",
-        durationMs: 3,
-        status: 200,
-        errorCode: null,
-        body: "{}",
-      }),
-    );
+    const { out, recorder } = recordedResponse("http://127.0.0.1:1/node/v1/data/ETH/USD");
     recorder.polled("t", { ok: true }, false);
     expect(out.map((line) => Object.keys(line))).toEqual([[...RESPONSE_KEYS], [...OK_POLL_KEYS]]);
   });
 
   it("holds no secrets: URLs redacted, no headers, and errors by code and message only", () => {
-    const out: RecordLine[] = [];
-    const recorder = createRecorder(
-      (line) => out.push(line),
-      () => T0,
-    );
-    recorder.within("t", "poll", () =>
-      recorder.response({
-        endpoint: "pair_price",
-        url: "http://user:hunter2@127.0.0.1:1/node/v1/data/ETH/USD?apiKey=s3cret&interval=1s",
-        durationMs: 3,
-        status: 200,
-        errorCode: null,
-        body: "{}",
-      }),
+    const { out, recorder } = recordedResponse(
+      "http://user:hunter2@127.0.0.1:1/node/v1/data/ETH/USD?apiKey=s3cret&interval=1s",
     );
     recorder.polled(
       "t",
@@ -139,3 +113,23 @@ describe("recording writer and reader", () => {
     });
   });
 });
+
+/** A recorder writing into `out` at T0, which has recorded one 200 response of target "t" from `url` (3 ms). */
+function recordedResponse(url: string): { out: RecordLine[]; recorder: ReturnType<typeof createRecorder> } {
+  const out: RecordLine[] = [];
+  const recorder = createRecorder(
+    (line) => out.push(line),
+    () => T0,
+  );
+  recorder.within("t", "poll", () =>
+    recorder.response({
+      endpoint: "pair_price",
+      url,
+      durationMs: 3,
+      status: 200,
+      errorCode: null,
+      body: "{}",
+    }),
+  );
+  return { out, recorder };
+}
