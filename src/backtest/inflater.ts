@@ -19,7 +19,10 @@ export type InflatedPiece =
       readonly values: readonly unknown[];
       /** The texts of the other lines, in row order. */
       readonly raw: readonly string[];
-      /** Every shape seen so far (the keys of a flat line, in order); a row's index stays valid for the whole read. */
+      /**
+       * Every shape seen so far (the keys of a flat line, in order), at most MAX_SHAPES; a row's index stays valid
+       * for the whole read.
+       */
       readonly shapes: readonly (readonly string[])[];
     }
   | {
@@ -45,6 +48,12 @@ const WINDOW_PIECES = 8;
 const BATCH_BYTES = 256 * 1024;
 /** Shapes of line (key lists) the worker compares a line's keys with before it looks the shape up by name. */
 const RECENT_SHAPES = 4;
+/**
+ * Shapes the worker keeps for a whole read (a recording has a handful): a hostile or damaged one with a new key set
+ * on every line would otherwise grow both threads' shape tables line by line. A flat line of a new shape past the
+ * cap goes over as text, which the replay parses and checks the same way.
+ */
+export const MAX_SHAPES = 4_096;
 /**
  * Inflated bytes per gunzip callback: four times zlib's default, for fewer thread-pool round trips (each a wait when
  * the machine is busy). Output before a damaged spot comes out in whole chunks, so a larger one would drop more.
@@ -104,6 +113,7 @@ function shapeOf(keys) {
   const key = JSON.stringify(keys);
   let id = shapeIds.get(key);
   if (id === undefined) {
+    if (shapes.length >= ${MAX_SHAPES}) return -1;
     id = shapes.length;
     shapeIds.set(key, id);
     shapes.push(keys);
@@ -142,8 +152,10 @@ function addLine(batch, line, parse) {
     batch.raw.push(line);
     return;
   }
-  batch.rows.push(shapeOf(keys));
-  for (let i = 0; i < values.length; i++) batch.values.push(values[i]);
+  const shape = shapeOf(keys);
+  batch.rows.push(shape);
+  if (shape < 0) batch.raw.push(line);
+  else for (let i = 0; i < values.length; i++) batch.values.push(values[i]);
 }
 function postLines(file, bytes) {
   // whole lines of UTF-8; plain ASCII, as recordings mostly are, is copied as Latin-1, several times faster

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { MAX_SHAPES, openInflater, type InflatedPiece } from "../../src/backtest/inflater.js";
 import { readRecording, type RecordingItem } from "../../src/backtest/reader.js";
 import { parseRecordLine, recordingFileName, type RecordLine } from "../../src/record/format.js";
 import { okPoll, tempDir } from "./helpers.js";
@@ -176,5 +177,32 @@ describe("readRecording", () => {
       expect(taken).toBe(5);
     }
     expect(linesOf([...readRecording(dir)])).toHaveLength(4_000);
+  });
+});
+
+describe("openInflater", () => {
+  it("keeps at most MAX_SHAPES line shapes: a flat line of a new shape past them goes over as its text", async () => {
+    const dir = tempDir();
+    // a first batch of one shape (the worker sends its first batch as text), then a new shape per line
+    const filler = Array.from({ length: 300 }, (_, i) => JSON.stringify({ i, filler: "x".repeat(1_000) }));
+    const unique = Array.from({ length: MAX_SHAPES + 50 }, (_, i) => JSON.stringify({ [`k${i}`]: i }));
+    const lines = [...filler, ...unique];
+    writePart(dir, 1, gzipSync(lines.map((line) => `${line}\n`).join("")));
+    const inflater = openInflater([join(dir, recordingFileName(T0, 1))]);
+    const pieces: InflatedPiece[] = [];
+    try {
+      // the worker parses a batch only while the replay has batches in hand: let it run ahead first
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      for (let piece = inflater.next(); piece.kind === "lines"; piece = inflater.next()) pieces.push(piece);
+    } finally {
+      inflater.close();
+    }
+    const rows = pieces.flatMap((piece) => (piece.kind === "lines" ? [...piece.rows] : []));
+    const raw = pieces.flatMap((piece) => (piece.kind === "lines" ? piece.raw : []));
+    const last = pieces.at(-1);
+    expect(rows).toHaveLength(lines.length);
+    expect(last?.kind === "lines" ? last.shapes.length : 0).toBe(MAX_SHAPES);
+    expect(rows.slice(-50).every((row) => row === -1)).toBe(true);
+    expect(raw.slice(-50)).toEqual(unique.slice(-50));
   });
 });
