@@ -4,10 +4,9 @@ import { getHeapSpaceStatistics, setFlagsFromString } from "node:v8";
 /**
  * The young generation's size for `run`: V8 lets it grow to 32 MB (a fifth of the daemon's RSS at 1 000 pairs).
  * Measured at 500 pairs: at its initial 2 MB, GC took twice the CPU of the default (per-poll objects are promoted
- * before they die); at 8 MB a scavenge came every ~0.5 s, so a poll's state, which lives a period (1 s), was still
- * promoted; 16 MB cost 15 % less CPU than 8 MB for ~7 MB more RSS (docs/benchmarks.md).
+ * before they die).
  */
-const MAX_NEW_SPACE_BYTES = 16 * 1024 * 1024;
+const MAX_NEW_SPACE_BYTES = 8 * 1024 * 1024;
 
 /**
  * Keep V8's heap near what is live for `run`, as every way of starting the daemon ships (npm start, the bin,
