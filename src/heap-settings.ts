@@ -1,5 +1,6 @@
 // Imported first by main.ts (for its side effect, before any other module runs): the daemon's V8 heap settings.
 import { getHeapSpaceStatistics, setFlagsFromString } from "node:v8";
+import { youngGenerationHolder } from "./young-generation.js";
 
 /**
  * The young generation's size for `run`: V8 lets it grow to 32 MB (a fifth of the daemon's RSS at 1 000 pairs).
@@ -13,10 +14,11 @@ const MAX_NEW_SPACE_BYTES = 8 * 1024 * 1024;
  * systemd, the image; no node flag needed):
  * - the old generation grows to ~1.25× the live heap before a full GC instead of its default (which lets a burst
  *   of garbage, e.g. a pipelined-request flood, take RSS to several times the live heap);
- * - the young generation is grown to MAX_NEW_SPACE_BYTES at once and then stops growing. `--max-semi-space-size`
- *   only works on the node command line (V8 sizes that bound when the isolate is created), but the factor each
- *   growth step multiplies by is read at every step. The bin holds growth at 1 until this module runs, so
- *   start-up garbage cannot grow it first.
+ * - the young generation is grown to MAX_NEW_SPACE_BYTES at once and then held there: it stops growing, and a check
+ *   every YOUNG_GENERATION_CHECK_MS lets it grow back when V8 has shrunk it (youngGenerationHolder).
+ *   `--max-semi-space-size` and `--min-semi-space-size` only work on the node command line (V8 sizes those bounds
+ *   when the isolate is created), but the factor each growth step multiplies by is read at every step. The bin holds
+ *   growth at 1 until this module runs, so start-up garbage cannot grow it first.
  * Growth settings, not caps: neither can end the daemon with an OOM.
  */
 export function keepHeapNearLive(): void {
@@ -24,7 +26,12 @@ export function keepHeapNearLive(): void {
   setFlagsFromString("--semi-space-growth-factor=2");
   growYoungGeneration(MAX_NEW_SPACE_BYTES);
   setFlagsFromString("--semi-space-growth-factor=1");
+  const hold = youngGenerationHolder(MAX_NEW_SPACE_BYTES, newSpaceBytes, setFlagsFromString);
+  setInterval(hold, YOUNG_GENERATION_CHECK_MS).unref();
 }
+
+/** How often `run` looks whether V8 has shrunk the young generation (ms). */
+const YOUNG_GENERATION_CHECK_MS = 2_000;
 
 /**
  * Grow the young generation to `bytes` (~25 ms): V8 grows it after collections that objects survived, so this makes
