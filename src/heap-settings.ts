@@ -26,12 +26,18 @@ export function keepHeapNearLive(): void {
   setFlagsFromString("--semi-space-growth-factor=2");
   growYoungGeneration(MAX_NEW_SPACE_BYTES);
   setFlagsFromString("--semi-space-growth-factor=1");
-  const hold = youngGenerationHolder(MAX_NEW_SPACE_BYTES, newSpaceBytes, setFlagsFromString);
-  setInterval(hold, YOUNG_GENERATION_CHECK_MS).unref();
+  const hold = youngGenerationHolder(MAX_NEW_SPACE_BYTES / 2, semiSpaceBytes, setFlagsFromString);
+  // while a growth factor above 1 is set, look often, so that it is held again right after the step it was set for
+  const check = (): void => {
+    setTimeout(check, hold() ? GROWING_CHECK_MS : YOUNG_GENERATION_CHECK_MS).unref();
+  };
+  setTimeout(check, YOUNG_GENERATION_CHECK_MS).unref();
 }
 
 /** How often `run` looks whether V8 has shrunk the young generation (ms). */
 const YOUNG_GENERATION_CHECK_MS = 2_000;
+/** How often it looks while the young generation is growing back. */
+const GROWING_CHECK_MS = 100;
 
 /**
  * Grow the young generation to `bytes` (~25 ms): V8 grows it after collections that objects survived, so this makes
@@ -45,9 +51,18 @@ function growYoungGeneration(bytes: number): void {
   }
 }
 
-/** The young generation's size now (bytes). */
+/** The young generation's size now (bytes): the memory committed for both of its halves (semi-spaces). */
 function newSpaceBytes(): number {
   return getHeapSpaceStatistics().find((space) => space.space_name === "new_space")?.space_size ?? 0;
+}
+
+/**
+ * The capacity of one half of the young generation (bytes): used + available, which does not depend on whether V8
+ * has the other half committed just now (after a shrink it commits it again at the next scavenge).
+ */
+function semiSpaceBytes(): number {
+  const space = getHeapSpaceStatistics().find((s) => s.space_name === "new_space");
+  return space === undefined ? 0 : space.space_used_size + space.space_available_size;
 }
 
 // argv: [node, script, command, ...]

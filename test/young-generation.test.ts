@@ -4,42 +4,44 @@ import { youngGenerationHolder } from "../src/young-generation.js";
 
 const MB = 1024 * 1024;
 
-/** The flags a holder of 8 MB sets over a series of readings of the young generation's size. */
-function flagsOver(readingsMb: readonly number[]): string[] {
-  const set: string[] = [];
+/** The flags a holder of 4 MB per half sets over a series of readings (MB), and what each check returned. */
+function holderOver(readingsMb: readonly number[]): { flags: string[]; growing: boolean[] } {
+  const flags: string[] = [];
   let at = 0;
   const hold = youngGenerationHolder(
-    8 * MB,
+    4 * MB,
     () => readingsMb[at++]! * MB,
-    (flags) => set.push(flags),
+    (text) => flags.push(text),
   );
-  for (let i = 0; i < readingsMb.length; i++) hold();
-  return set;
+  const growing = readingsMb.map(() => hold());
+  return { flags, growing };
 }
 
 describe("youngGenerationHolder", () => {
-  it("sets nothing while the young generation keeps its size", () => {
-    expect(flagsOver([8, 8, 8, 8])).toEqual([]);
+  it("sets nothing while the young generation keeps its size (V8 gives a little less than the target)", () => {
+    expect(holderOver([4, 3.93, 4, 3.93])).toEqual({ flags: [], growing: [false, false, false, false] });
   });
 
-  it("lets one growth step take a shrunk young generation back to its size, then holds growth again", () => {
-    expect(flagsOver([8, 1, 1, 8, 8, 2, 8])).toEqual([
-      "--semi-space-growth-factor=8",
-      "--semi-space-growth-factor=1",
-      "--semi-space-growth-factor=4",
-      "--semi-space-growth-factor=1",
-    ]);
+  it("lets one growth step take a shrunk young generation back to the target, then holds growth again", () => {
+    expect(holderOver([4, 0.98, 0.98, 3.93, 4, 1.97, 3.93])).toEqual({
+      flags: [
+        "--semi-space-growth-factor=4",
+        "--semi-space-growth-factor=1",
+        "--semi-space-growth-factor=2",
+        "--semi-space-growth-factor=1",
+      ],
+      growing: [false, true, true, false, false, true, false],
+    });
   });
 
-  it("rounds the factor up (one step, at most one step's overshoot) and follows a further shrink", () => {
-    expect(flagsOver([3, 1.5, 9])).toEqual([
-      "--semi-space-growth-factor=3",
-      "--semi-space-growth-factor=6",
-      "--semi-space-growth-factor=1",
-    ]);
+  it("never grows past the target: the factor rounds down, and a size over half the target is kept", () => {
+    expect(holderOver([1.5, 2.5, 8])).toEqual({
+      flags: ["--semi-space-growth-factor=2", "--semi-space-growth-factor=1"],
+      growing: [true, false, false],
+    });
   });
 
   it("holds growth when the size cannot be read (0)", () => {
-    expect(flagsOver([0, 0])).toEqual([]);
+    expect(holderOver([0, 0])).toEqual({ flags: [], growing: [false, false] });
   });
 });
