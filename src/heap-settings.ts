@@ -1,5 +1,6 @@
 // Imported first by main.ts (for its side effect, before any other module runs): the daemon's V8 heap settings.
-import { getHeapSpaceStatistics, setFlagsFromString } from "node:v8";
+import { PerformanceObserver } from "node:perf_hooks";
+import { getHeapSpaceStatistics, setFlagsFromString, type HeapSpaceInfo } from "node:v8";
 import { youngGenerationHolder } from "./young-generation.js";
 
 /**
@@ -15,7 +16,9 @@ const MAX_NEW_SPACE_BYTES = 8 * 1024 * 1024;
  * - the old generation grows to ~1.25× the live heap before a full GC instead of its default (which lets a burst
  *   of garbage, e.g. a pipelined-request flood, take RSS to several times the live heap);
  * - the young generation is grown to MAX_NEW_SPACE_BYTES at once and then held there: it stops growing, and a check
- *   every YOUNG_GENERATION_CHECK_MS lets it grow back when V8 has shrunk it (youngGenerationHolder).
+ *   after each garbage collection lets it grow back when V8 has shrunk it (youngGenerationHolder). V8 resizes the
+ *   young generation only at a collection, so a check right after each one sees every shrink and holds growth again
+ *   right after the step it was set for; a timer would wake an idle daemon for nothing.
  *   `--max-semi-space-size` and `--min-semi-space-size` only work on the node command line (V8 sizes those bounds
  *   when the isolate is created), but the factor each growth step multiplies by is read at every step. The bin holds
  *   growth at 1 until this module runs, so start-up garbage cannot grow it first.
@@ -27,17 +30,9 @@ export function keepHeapNearLive(): void {
   growYoungGeneration(MAX_NEW_SPACE_BYTES);
   setFlagsFromString("--semi-space-growth-factor=1");
   const hold = youngGenerationHolder(MAX_NEW_SPACE_BYTES / 2, semiSpaceBytes, setFlagsFromString);
-  // while a growth factor above 1 is set, look often, so that it is held again right after the step it was set for
-  const check = (): void => {
-    setTimeout(check, hold() ? GROWING_CHECK_MS : YOUNG_GENERATION_CHECK_MS).unref();
-  };
-  setTimeout(check, YOUNG_GENERATION_CHECK_MS).unref();
+  // a `gc` observer is no handle: it never keeps the process alive
+  new PerformanceObserver(() => hold()).observe({ entryTypes: ["gc"] });
 }
-
-/** How often `run` looks whether V8 has shrunk the young generation (ms). */
-const YOUNG_GENERATION_CHECK_MS = 2_000;
-/** How often it looks while the young generation is growing back. */
-const GROWING_CHECK_MS = 100;
 
 /**
  * Grow the young generation to `bytes` (~25 ms): V8 grows it after collections that objects survived, so this makes
@@ -51,9 +46,14 @@ function growYoungGeneration(bytes: number): void {
   }
 }
 
+/** V8's statistics of the young generation (the `new_space` heap space), if it reports one. */
+function newSpace(): HeapSpaceInfo | undefined {
+  return getHeapSpaceStatistics().find((space) => space.space_name === "new_space");
+}
+
 /** The young generation's size now (bytes): the memory committed for both of its halves (semi-spaces). */
 function newSpaceBytes(): number {
-  return getHeapSpaceStatistics().find((space) => space.space_name === "new_space")?.space_size ?? 0;
+  return newSpace()?.space_size ?? 0;
 }
 
 /**
@@ -61,7 +61,7 @@ function newSpaceBytes(): number {
  * has the other half committed just now (after a shrink it commits it again at the next scavenge).
  */
 function semiSpaceBytes(): number {
-  const space = getHeapSpaceStatistics().find((s) => s.space_name === "new_space");
+  const space = newSpace();
   return space === undefined ? 0 : space.space_used_size + space.space_available_size;
 }
 

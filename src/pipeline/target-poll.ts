@@ -6,9 +6,19 @@ import { releaseWarmupHold, type Runner, type RunningTarget } from "./runner.js"
 import { feed, recordSuccess } from "./target-feed.js";
 import { endpointOf, targetFetcher } from "./targets.js";
 
-/** Poll a target every `periodMs`, each outcome fed through onOutcome. */
-export function startPoll(runner: Runner, target: RunningTarget, periodMs: number): Subscription {
+/**
+ * Poll a target every `periodMs`, each outcome fed through onOutcome. Its poll times round to the coalescing slot
+ * (`monitors.coalesceMs`, at least `minSlotMs` unless coalescing is off, at most a tenth of the period).
+ */
+export function startPoll(
+  runner: Runner,
+  target: RunningTarget,
+  periodMs: number,
+  minSlotMs = 0,
+): Subscription {
   const { deps, monitors } = runner;
+  const coalesceMs = monitors?.coalesceMs ?? 0;
+  const slotMs = coalesceMs === 0 ? 0 : Math.max(coalesceMs, minSlotMs);
   const plan = target.plan;
   const { recorder } = deps;
   const fetchOnce = targetFetcher(deps.client, plan.spec);
@@ -30,7 +40,7 @@ export function startPoll(runner: Runner, target: RunningTarget, periodMs: numbe
       timeoutMs: deps.pollTimeoutMs,
       random: deps.random,
       // coalescing never moves a poll by more than 5 % of its period
-      scheduler: runner.pollClock(Math.min(monitors?.coalesceMs ?? 0, Math.floor(periodMs / 10))),
+      scheduler: runner.pollClock(Math.min(slotMs, Math.floor(periodMs / 10))),
     },
   );
   return poll.subscribe((outcome) => onOutcome(runner, target, outcome, counts));

@@ -51,6 +51,16 @@ const isLifecycle =
 const seqOf = (frame: ServerFrame): number | undefined =>
   frame.type === "alert" || frame.type === "lifecycle" ? frame.seq : undefined;
 
+/** Times the process's threads have blocked and been woken so far (Linux: voluntary context switches). */
+function wakeUps(pid: number): number {
+  let total = 0;
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    const status = readFileSync(`/proc/${pid}/task/${task}/status`, "utf8");
+    total += Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(status)?.[1] ?? 0);
+  }
+  return total;
+}
+
 /** SIGTERM and expect a clean exit 0 before the drain deadline (the forced exit would be code 1). */
 async function stopGracefully(daemon: {
   signal(s: NodeJS.Signals): void;
@@ -325,6 +335,22 @@ describe("pragma-monitor run (spawned from dist)", () => {
         what: "STOPPING=1",
       });
     },
+  );
+
+  it.runIf(process.platform === "linux")(
+    "idles with few wake-ups: nothing to monitor, under 40 a second (prom-client's default lag sampler alone made 100)",
+    async () => {
+      const work = makeWorkDir();
+      const idle = "http://127.0.0.1:9"; // never asked: no target
+      const monitors = { offchain: [], onchain: [], publishers: [], funding: [], vaults: [] };
+      writeConfig(work, { ...testConfig(work), upstream: { url: idle }, monitors });
+      const daemon = await startDaemon(work.configFile, { cwd: work.dir, simulatorUrl: idle });
+      await delay(3_000); // past start-up's own work
+      const before = wakeUps(daemon.pid);
+      await delay(5_000);
+      expect((wakeUps(daemon.pid) - before) / 5).toBeLessThan(40);
+    },
+    20_000,
   );
 
   it("refuses to start a second daemon on the same state directory (pid lock)", async () => {

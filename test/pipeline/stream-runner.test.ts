@@ -52,6 +52,7 @@ function startRunner(
   client: PragmaClient,
   stream: NonNullable<MonitorRunnerDeps["stream"]>,
   nowMs: () => number = Date.now,
+  random: () => number = () => 0.5,
 ) {
   const hub = createEventHub({ journal: createJournal(1_000), nowMs, version: "test" });
   const ticks: { timestamp: string; observedAt: string }[] = [];
@@ -69,7 +70,7 @@ function startRunner(
       metrics,
       logger: pino({ level: "silent" }),
       nowMs,
-      random: () => 0.5,
+      random,
       pollTimeoutMs: 1_000,
       stream,
     },
@@ -228,6 +229,60 @@ describe("a streamed target with a fake stream (fake timers)", () => {
     await vi.advanceTimersByTimeAsync(2_000);
     const fired = started.alerts.map((a) => [a.alert.rule, a.alert.status, a.alert.context["lastErrorCode"]]);
     expect(fired).toEqual([["upstream_error", "firing", "PM_ERR_UPSTREAM_HTTP"]]);
+  });
+});
+
+describe("the component polls of streamed targets", () => {
+  let runner: MonitorRunner | undefined;
+  afterEach(() => {
+    runner?.stop();
+    vi.useRealTimers();
+  });
+
+  it("share whole-second wake-ups (coalescing on), each target once per componentsPeriodMs", async () => {
+    vi.useFakeTimers({ now: T0 });
+    const callTimes = new Map<string, number[]>();
+    const client = {
+      getPairPrice: (pair: string) => {
+        callTimes.set(pair, [...(callTimes.get(pair) ?? []), Date.now() - T0]);
+        return Promise.resolve({ ...pairPrice(Date.now()), pairId: pair });
+      },
+    } as unknown as PragmaClient;
+    const signals = new Subject<StreamSignal>();
+    let seed = 7;
+    const random = (): number => (seed = (seed * 16_807) % 2_147_483_647) / 2_147_483_647;
+    const started = startRunner(
+      client,
+      {
+        open: () => signals,
+        staleIntervals: 3,
+        recoverEvents: 2,
+        maxPairsPerConnection: 500,
+        componentsPeriodMs: 60_000,
+        defaultTransport: "stream",
+      },
+      Date.now,
+      random,
+    );
+    runner = started.runner;
+    const pairs = Array.from({ length: 40 }, (_, i) => ({ pair: `P${i}/USD`, periodMs: 1_000 }));
+    const monitors = { ...offchainMonitors(pairs), spreadMs: 10_000, coalesceMs: 100 };
+    runner.update(monitors, [rule("component_deviation", { market: "offchain" }, { threshold: 0.01 })]);
+    signals.next({ kind: "connected" });
+    for (let s = 1; s <= 130; s++) {
+      await vi.advanceTimersByTimeAsync(1_000);
+      const prices = pairs.map(({ pair }) => ({ ...pairPrice(Date.now()), pairId: pair }));
+      signals.next({ kind: "event", event: { kind: "prices", prices } });
+    }
+    const offsets = [...callTimes.values()].flat();
+    // 40 polls spread over 10 s, on the whole seconds only (100 ms slots would give most of them their own)
+    expect(offsets.every((t) => t % 1_000 === 0)).toBe(true);
+    expect(new Set(offsets.map((t) => t % 60_000)).size).toBeLessThanOrEqual(11);
+    for (const times of callTimes.values()) {
+      expect(times).toHaveLength(3); // within 130 s: its phase, then every 60 s
+      expect((times[2] ?? 0) - (times[1] ?? 0)).toBe(60_000);
+    }
+    expect(callTimes.size).toBe(40);
   });
 });
 
