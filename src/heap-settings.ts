@@ -17,8 +17,8 @@ const MAX_NEW_SPACE_BYTES = 8 * 1024 * 1024;
  *   of garbage, e.g. a pipelined-request flood, take RSS to several times the live heap);
  * - the young generation is grown to MAX_NEW_SPACE_BYTES at once and then held there: it stops growing, and a check
  *   after each garbage collection lets it grow back when V8 has shrunk it (youngGenerationHolder). V8 resizes the
- *   young generation only at a collection, so a check right after each one sees every shrink and holds growth again
- *   right after the step it was set for; a timer would wake an idle daemon for nothing.
+ *   young generation only at a collection, so a check after each one (within the same turn of the event loop) sees
+ *   every shrink and holds growth again after the step it was set for; a timer would wake an idle daemon for nothing.
  *   `--max-semi-space-size` and `--min-semi-space-size` only work on the node command line (V8 sizes those bounds
  *   when the isolate is created), but the factor each growth step multiplies by is read at every step. The bin holds
  *   growth at 1 until this module runs, so start-up garbage cannot grow it first.

@@ -53,7 +53,7 @@ export const upstreamSchema = {
       1_000,
     ),
     componentsPeriodMs: intKey(
-      "Poll period (ms) of a streamed target whose rules read components (component_deviation): the stream carries none. These polls start on whole seconds (timer coalescing with one-second slots, unless `monitors.coalesceMs` is 0), so a burst of them shares a few wake-ups.",
+      "Poll period (ms) of a streamed target whose rules read components (component_deviation): the stream carries none. Their timers use one-second coalescing slots (at most a tenth of the period; none while `monitors.coalesceMs` is 0), so a burst of them shares a few wake-ups.",
       "PM_UPSTREAM_STREAM_COMPONENTS_PERIOD_MS",
       60_000,
       1_000,

@@ -55,8 +55,16 @@ const seqOf = (frame: ServerFrame): number | undefined =>
 function wakeUps(pid: number): number {
   let total = 0;
   for (const task of readdirSync(`/proc/${pid}/task`)) {
-    const status = readFileSync(`/proc/${pid}/task/${task}/status`, "utf8");
-    total += Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(status)?.[1] ?? 0);
+    let status: string;
+    try {
+      status = readFileSync(`/proc/${pid}/task/${task}/status`, "utf8");
+    } catch {
+      continue; // the thread ended since the listing
+    }
+    const count = /^voluntary_ctxt_switches:\s+(\d+)/m.exec(status)?.[1];
+    if (count === undefined)
+      throw new Error(`no voluntary_ctxt_switches in /proc/${pid}/task/${task}/status`);
+    total += Number(count);
   }
   return total;
 }
@@ -350,7 +358,6 @@ describe("pragma-monitor run (spawned from dist)", () => {
       await delay(5_000);
       expect((wakeUps(daemon.pid) - before) / 5).toBeLessThan(40);
     },
-    20_000,
   );
 
   it("refuses to start a second daemon on the same state directory (pid lock)", async () => {

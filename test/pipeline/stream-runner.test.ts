@@ -48,12 +48,13 @@ const streamedBtc = (interval: "100ms" | "1s" = "1s") => {
   };
 };
 
+/** A runner with streamed targets on `stream`; its random draws and poll timeout are the test's to set. */
 function startRunner(
   client: PragmaClient,
   stream: NonNullable<MonitorRunnerDeps["stream"]>,
-  nowMs: () => number = Date.now,
-  random: () => number = () => 0.5,
+  options: { readonly random?: () => number; readonly pollTimeoutMs?: number } = {},
 ) {
+  const nowMs = Date.now;
   const hub = createEventHub({ journal: createJournal(1_000), nowMs, version: "test" });
   const ticks: { timestamp: string; observedAt: string }[] = [];
   const alerts: AlertEvent[] = [];
@@ -70,8 +71,8 @@ function startRunner(
       metrics,
       logger: pino({ level: "silent" }),
       nowMs,
-      random,
-      pollTimeoutMs: 1_000,
+      random: options.random ?? (() => 0.5),
+      pollTimeoutMs: options.pollTimeoutMs ?? 1_000,
       stream,
     },
     createMonitorState(),
@@ -261,8 +262,7 @@ describe("the component polls of streamed targets", () => {
         componentsPeriodMs: 60_000,
         defaultTransport: "stream",
       },
-      Date.now,
-      random,
+      { random, pollTimeoutMs: 15_000 },
     );
     runner = started.runner;
     const pairs = Array.from({ length: 40 }, (_, i) => ({ pair: `P${i}/USD`, periodMs: 1_000 }));
@@ -283,6 +283,42 @@ describe("the component polls of streamed targets", () => {
       expect((times[2] ?? 0) - (times[1] ?? 0)).toBe(60_000);
     }
     expect(callTimes.size).toBe(40);
+  });
+  it("keep slots of a tenth of a short poll timeout: a 400 ms timeout is not rounded away", async () => {
+    vi.useFakeTimers({ now: T0 });
+    let answered = 0;
+    const client = {
+      getPairPrice: async (pair: string) => {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        answered++;
+        return { ...pairPrice(Date.now()), pairId: pair };
+      },
+    } as unknown as PragmaClient;
+    const signals = new Subject<StreamSignal>();
+    const started = startRunner(
+      client,
+      {
+        open: () => signals,
+        staleIntervals: 3,
+        recoverEvents: 2,
+        maxPairsPerConnection: 500,
+        componentsPeriodMs: 60_000,
+        defaultTransport: "stream",
+      },
+      { pollTimeoutMs: 400 },
+    );
+    runner = started.runner;
+    const monitors = { ...streamedBtc(), spreadMs: 10_000, coalesceMs: 100 };
+    runner.update(monitors, [rule("component_deviation", { market: "offchain" }, { threshold: 0.01 })]);
+    signals.next({ kind: "connected" });
+    for (let s = 1; s <= 70; s++) {
+      await vi.advanceTimersByTimeAsync(1_000);
+      signals.next({ kind: "event", event: { kind: "prices", prices: [pairPrice(Date.now())] } });
+    }
+    // on one-second slots the timeout (due 400 ms after a whole second) rounded back to the start: every poll failed
+    expect(answered).toBe(2);
+    expect(await gauge(started.metrics, "polls", { outcome: "ok" })).toBe(2);
+    expect(await gauge(started.metrics, "polls", { outcome: "error" })).toBe(0);
   });
 });
 
