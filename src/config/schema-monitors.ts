@@ -31,7 +31,7 @@ export const monitorsSchema = {
     3_600_000,
   ),
   coalesceMs: intKey(
-    "Timer coalescing: poll starts, poll timeouts and backoffs are rounded to the nearest multiple of this many ms (at most a tenth of the target's period), so polls due close together share one wake-up of the daemon and cost about half the CPU. Moves a poll by at most half of it; 0 turns coalescing off.",
+    "Timer coalescing: poll starts, poll timeouts and backoffs are rounded to the nearest multiple of this many ms (at most a tenth of the target's period and a fifth of the poll timeout), so polls due close together share one wake-up of the daemon and cost about half the CPU. Moves a poll by at most half of it; 0 turns coalescing off.",
     "PM_MONITORS_COALESCE_MS",
     100,
     0,

@@ -8,8 +8,8 @@ import { endpointOf, targetFetcher } from "./targets.js";
 
 /**
  * Poll a target every `periodMs`, each outcome fed through onOutcome. Its poll times round to the coalescing slot
- * (`monitors.coalesceMs`, at least `minSlotMs` unless coalescing is off), at most a tenth of the period and of the
- * poll timeout: the timeout is due on the same grid, and rounding may move it by half a slot.
+ * (`monitors.coalesceMs`, at least `minSlotMs` unless coalescing is off), at most a tenth of the period and a fifth
+ * of the poll timeout: the timeout is due on the same grid, and rounding may move it by half a slot.
  */
 export function startPoll(
   runner: Runner,
@@ -40,9 +40,9 @@ export function startPoll(
       maxBackoffMs: Math.max(periodMs, monitors?.maxBackoffMs ?? 60_000),
       timeoutMs: deps.pollTimeoutMs,
       random: deps.random,
-      // coalescing never moves a poll by more than 5 % of its period, nor its timeout by more than 5 % of it
+      // coalescing never moves a poll by more than 5 % of its period, nor its timeout by more than 10 % of it
       scheduler: runner.pollClock(
-        Math.min(slotMs, Math.floor(periodMs / 10), Math.floor(deps.pollTimeoutMs / 10)),
+        Math.min(slotMs, Math.floor(periodMs / 10), Math.floor(deps.pollTimeoutMs / 5)),
       ),
     },
   );
