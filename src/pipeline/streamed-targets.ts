@@ -91,8 +91,9 @@ export function syncPoll(runner: Runner, target: RunningTarget): void {
 
 /**
  * The coalescing slot of the component polls (ms): they share whole seconds instead of `monitors.coalesceMs`. Spread
- * over ten seconds, 1 000 of them on 100 ms slots took ~0.3 ms CPU each (a wake-up served a few responses), on
- * one-second slots as little as a polled target's; a poll moves by at most half a second of its minute.
+ * over ten seconds, 1 000 of them on 100 ms slots took ~0.3–0.5 ms CPU each (a wake-up served a few responses); on
+ * one-second slots the streamed daemon cost less in alternating runs (docs/benchmarks.md), though the cost per poll
+ * was not measured apart. A poll moves by at most half a second of its minute.
  */
 const COMPONENT_POLL_SLOT_MS = 1_000;
 
