@@ -207,11 +207,6 @@ export function muteTransition(
   return { silencedBy: activeIds, causedBy, memory };
 }
 
-/** Whether two sorted id lists are equal. */
-export function sameIds(a: readonly string[], b: readonly string[]): boolean {
-  return a.length === b.length && a.every((id, index) => id === b[index]);
-}
-
 /** Whether two matcher lists say the same, in any order. */
 export function sameMatchers(a: readonly SilenceMatcher[], b: readonly SilenceMatcher[]): boolean {
   const key = (list: readonly SilenceMatcher[]): string =>

@@ -11,7 +11,8 @@ import type {
   LifecyclePhase,
   PriceTick,
 } from "../domain/events.js";
-import { muteTransition, sameIds, type MuteMemory } from "../domain/silence.js";
+import { sameStrings } from "../domain/lists.js";
+import { muteTransition, type MuteMemory } from "../domain/silence.js";
 import type { Journal, Replay, UnnumberedEvent } from "../state/journal.js";
 
 /** Read side of the hub, what sinks (WebSocket, stdout, chat-ops) consume. */
@@ -282,7 +283,7 @@ function withMuting(
 
 /** Whether an alert's `silencedBy` (absent = none) says `ids`. */
 function sameSilences(current: readonly string[] | undefined, ids: readonly string[]): boolean {
-  return current === undefined ? ids.length === 0 : current.length > 0 && sameIds(current, ids);
+  return current === undefined ? ids.length === 0 : current.length > 0 && sameStrings(current, ids);
 }
 
 /**

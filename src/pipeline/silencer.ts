@@ -3,10 +3,10 @@
 import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import type { AlertPayload } from "../domain/events.js";
+import { sameStrings } from "../domain/lists.js";
 import {
   formatMatchers,
   nextSilenceChangeMs,
-  sameIds,
   silenceState,
   silencingIds,
   type Silence,
@@ -268,7 +268,7 @@ function remute(
 ): void {
   for (const alert of hub.activeAlerts()) {
     if (!inScope(alert)) continue;
-    if (sameIds(alert.silencedBy ?? [], silencingIds(silences, alert, nowMs))) continue;
+    if (sameStrings(alert.silencedBy ?? [], silencingIds(silences, alert, nowMs))) continue;
     hub.publishAlert({ ...alert, reason: "repeat" });
   }
 }

@@ -1,5 +1,6 @@
 // The recording format (docs/recording.md): one JSON object per line, gzip-compressed, version 1; parsing with a reason per bad line.
 import { z } from "zod";
+import { sameStrings } from "../domain/lists.js";
 
 /** Version of the line format; a reader refuses lines of another version. */
 export const RECORDING_FORMAT_VERSION = 1;
@@ -220,18 +221,13 @@ export type FlatLineCheck = (values: readonly unknown[], start: number) => Parse
  * replay's hot path); any other shape is rebuilt key by key for checkRecordJson.
  */
 export function flatLineCheck(keys: readonly string[]): FlatLineCheck {
-  if (sameKeys(keys, RESPONSE_KEYS)) return responseFromValues;
-  if (sameKeys(keys, OK_POLL_KEYS)) return okPollFromValues;
+  if (sameStrings(keys, RESPONSE_KEYS)) return responseFromValues;
+  if (sameStrings(keys, OK_POLL_KEYS)) return okPollFromValues;
   return (values, start) => {
     const json: Record<string, unknown> = {};
     for (let k = 0; k < keys.length; k++) json[keys[k]!] = values[start + k];
     return checkRecordJson(json);
   };
-}
-
-/** The same keys in the same order. */
-function sameKeys(a: readonly string[], b: readonly string[]): boolean {
-  return a.length === b.length && a.every((key, k) => key === b[k]);
 }
 
 /** A flat object with RESPONSE_KEYS, checked (checkRecordJson's result for it). */

@@ -10,7 +10,6 @@ import {
   muteTransition,
   nextSilenceChangeMs,
   parseMatcher,
-  sameIds,
   sameMatchers,
   silenceProblem,
   silenceState,
@@ -294,18 +293,7 @@ describe("muteTransition", () => {
   });
 });
 
-describe("sameIds and sameMatchers", () => {
-  it.each<[readonly string[], readonly string[], boolean]>([
-    [[], [], true],
-    [["a"], ["a"], true],
-    [["a", "b"], ["a", "b"], true],
-    [["a"], [], false],
-    [["a"], ["b"], false],
-    [["a", "b"], ["a"], false],
-  ])("sameIds(%j, %j) is %s", (a, b, expected) => {
-    expect(sameIds(a, b)).toBe(expected);
-  });
-
+describe("sameMatchers", () => {
   const pair = matcher("pair", "=", "BTC/USD");
   const rule = matcher("rule", "=~", "price_.*");
   it.each<[string, readonly SilenceMatcher[], readonly SilenceMatcher[], boolean]>([
