@@ -240,18 +240,13 @@ describe("the component polls of streamed targets", () => {
     vi.useRealTimers();
   });
 
-  it("share whole-second wake-ups (coalescing on), each target once per componentsPeriodMs", async () => {
-    vi.useFakeTimers({ now: T0 });
-    const callTimes = new Map<string, number[]>();
-    const client = {
-      getPairPrice: (pair: string) => {
-        callTimes.set(pair, [...(callTimes.get(pair) ?? []), Date.now() - T0]);
-        return Promise.resolve({ ...pairPrice(Date.now()), pairId: pair });
-      },
-    } as unknown as PragmaClient;
+  /** A runner streaming `monitors` (one connection, components every 60 s for a component_deviation rule), connected. */
+  function startComponents(
+    client: PragmaClient,
+    monitors: Parameters<MonitorRunner["update"]>[0],
+    options: Parameters<typeof startRunner>[2],
+  ): { readonly started: ReturnType<typeof startRunner>; readonly signals: Subject<StreamSignal> } {
     const signals = new Subject<StreamSignal>();
-    let seed = 7;
-    const random = (): number => (seed = (seed * 16_807) % 2_147_483_647) / 2_147_483_647;
     const started = startRunner(
       client,
       {
@@ -262,18 +257,46 @@ describe("the component polls of streamed targets", () => {
         componentsPeriodMs: 60_000,
         defaultTransport: "stream",
       },
-      { random, pollTimeoutMs: 15_000 },
+      options,
     );
     runner = started.runner;
-    const pairs = Array.from({ length: 40 }, (_, i) => ({ pair: `P${i}/USD`, periodMs: 1_000 }));
-    const monitors = { ...offchainMonitors(pairs), spreadMs: 10_000, coalesceMs: 100 };
     runner.update(monitors, [rule("component_deviation", { market: "offchain" }, { threshold: 0.01 })]);
     signals.next({ kind: "connected" });
-    for (let s = 1; s <= 130; s++) {
+    return { started, signals };
+  }
+
+  /** `seconds` stream intervals of virtual time, each ending with one prices event of `pairs`. */
+  async function streamFor(
+    signals: Subject<StreamSignal>,
+    seconds: number,
+    pairs: readonly string[],
+  ): Promise<void> {
+    for (let s = 1; s <= seconds; s++) {
       await vi.advanceTimersByTimeAsync(1_000);
-      const prices = pairs.map(({ pair }) => ({ ...pairPrice(Date.now()), pairId: pair }));
+      const prices = pairs.map((pair) => ({ ...pairPrice(Date.now()), pairId: pair }));
       signals.next({ kind: "event", event: { kind: "prices", prices } });
     }
+  }
+
+  it("share whole-second wake-ups (coalescing on), each target once per componentsPeriodMs", async () => {
+    vi.useFakeTimers({ now: T0 });
+    const callTimes = new Map<string, number[]>();
+    const client = {
+      getPairPrice: (pair: string) => {
+        callTimes.set(pair, [...(callTimes.get(pair) ?? []), Date.now() - T0]);
+        return Promise.resolve({ ...pairPrice(Date.now()), pairId: pair });
+      },
+    } as unknown as PragmaClient;
+    let seed = 7;
+    const random = (): number => (seed = (seed * 16_807) % 2_147_483_647) / 2_147_483_647;
+    const pairs = Array.from({ length: 40 }, (_, i) => ({ pair: `P${i}/USD`, periodMs: 1_000 }));
+    const monitors = { ...offchainMonitors(pairs), spreadMs: 10_000, coalesceMs: 100 };
+    const { signals } = startComponents(client, monitors, { random, pollTimeoutMs: 15_000 });
+    await streamFor(
+      signals,
+      130,
+      pairs.map(({ pair }) => pair),
+    );
     const offsets = [...callTimes.values()].flat();
     // 40 polls spread over 10 s, on the whole seconds only (100 ms slots would give most of them their own)
     expect(offsets.every((t) => t % 1_000 === 0)).toBe(true);
@@ -284,7 +307,7 @@ describe("the component polls of streamed targets", () => {
     }
     expect(callTimes.size).toBe(40);
   });
-  it("keep slots of a tenth of a short poll timeout: a 400 ms timeout is not rounded away", async () => {
+  it("keep slots of a fifth of a short poll timeout: a 400 ms timeout is not rounded away", async () => {
     vi.useFakeTimers({ now: T0 });
     let answered = 0;
     const client = {
@@ -294,27 +317,9 @@ describe("the component polls of streamed targets", () => {
         return { ...pairPrice(Date.now()), pairId: pair };
       },
     } as unknown as PragmaClient;
-    const signals = new Subject<StreamSignal>();
-    const started = startRunner(
-      client,
-      {
-        open: () => signals,
-        staleIntervals: 3,
-        recoverEvents: 2,
-        maxPairsPerConnection: 500,
-        componentsPeriodMs: 60_000,
-        defaultTransport: "stream",
-      },
-      { pollTimeoutMs: 400 },
-    );
-    runner = started.runner;
     const monitors = { ...streamedBtc(), spreadMs: 10_000, coalesceMs: 100 };
-    runner.update(monitors, [rule("component_deviation", { market: "offchain" }, { threshold: 0.01 })]);
-    signals.next({ kind: "connected" });
-    for (let s = 1; s <= 70; s++) {
-      await vi.advanceTimersByTimeAsync(1_000);
-      signals.next({ kind: "event", event: { kind: "prices", prices: [pairPrice(Date.now())] } });
-    }
+    const { started, signals } = startComponents(client, monitors, { pollTimeoutMs: 400 });
+    await streamFor(signals, 70, ["BTC/USD"]);
     // on one-second slots the timeout (due 400 ms after a whole second) rounded back to the start: every poll failed
     expect(answered).toBe(2);
     expect(await gauge(started.metrics, "polls", { outcome: "ok" })).toBe(2);
