@@ -48,6 +48,21 @@ const streamedBtc = (interval: "100ms" | "1s" = "1s") => {
   };
 };
 
+/** Stream settings of these tests: `signals` is the connection; stale after 3 intervals (3 s at 1s) without a sign of life. */
+function streamOn(
+  signals: Subject<StreamSignal>,
+  defaultTransport: "stream" | "poll" = "stream",
+): NonNullable<MonitorRunnerDeps["stream"]> {
+  return {
+    open: () => signals,
+    staleIntervals: 3,
+    recoverEvents: 2,
+    maxPairsPerConnection: 500,
+    componentsPeriodMs: 60_000,
+    defaultTransport,
+  };
+}
+
 /** A runner with streamed targets on `stream`; its random draws and poll timeout are the test's to set. */
 function startRunner(
   client: PragmaClient,
@@ -110,14 +125,7 @@ describe("a streamed target with a fake stream (fake timers)", () => {
         return Promise.resolve(pairPrice(T0 + 1_000)); // the same price the stream sent
       },
     } as unknown as PragmaClient;
-    const started = startRunner(client, {
-      open: () => signals,
-      staleIntervals: 3,
-      recoverEvents: 2,
-      maxPairsPerConnection: 500,
-      componentsPeriodMs: 60_000,
-      defaultTransport: "poll",
-    });
+    const started = startRunner(client, streamOn(signals, "poll"));
     runner = started.runner;
     runner.update(streamedBtc(), []);
     const prices = (p: PairPrice): StreamSignal => ({
@@ -178,14 +186,7 @@ describe("a streamed target with a fake stream (fake timers)", () => {
         return new Promise(() => {});
       },
     } as unknown as PragmaClient;
-    const started = startRunner(client, {
-      open: () => signals,
-      staleIntervals: 3, // stale after 3 s without a sign of life
-      recoverEvents: 2,
-      maxPairsPerConnection: 500,
-      componentsPeriodMs: 60_000,
-      defaultTransport: "stream",
-    });
+    const started = startRunner(client, streamOn(signals));
     runner = started.runner;
     runner.update(streamedBtc(), []);
     await vi.advanceTimersByTimeAsync(2_500); // connecting takes 2.5 s
@@ -247,18 +248,7 @@ describe("the component polls of streamed targets", () => {
     options: Parameters<typeof startRunner>[2],
   ): { readonly started: ReturnType<typeof startRunner>; readonly signals: Subject<StreamSignal> } {
     const signals = new Subject<StreamSignal>();
-    const started = startRunner(
-      client,
-      {
-        open: () => signals,
-        staleIntervals: 3,
-        recoverEvents: 2,
-        maxPairsPerConnection: 500,
-        componentsPeriodMs: 60_000,
-        defaultTransport: "stream",
-      },
-      options,
-    );
+    const started = startRunner(client, streamOn(signals), options);
     runner = started.runner;
     runner.update(monitors, [rule("component_deviation", { market: "offchain" }, { threshold: 0.01 })]);
     signals.next({ kind: "connected" });
@@ -342,14 +332,7 @@ describe("the stream's historical event", () => {
     vi.useFakeTimers({ now: T0 });
     const signals = new Subject<StreamSignal>();
     const client = { getPairPrice: () => new Promise(() => {}) } as unknown as PragmaClient;
-    const started = startRunner(client, {
-      open: () => signals,
-      staleIntervals: 3,
-      recoverEvents: 2,
-      maxPairsPerConnection: 500,
-      componentsPeriodMs: 60_000,
-      defaultTransport: "stream",
-    });
+    const started = startRunner(client, streamOn(signals));
     runner = started.runner;
     const rules = [rule("price_change", { market: "offchain", windowMs: 10_000 }, { threshold: 0.05 })];
     runner.update(streamedBtc(), rules);
