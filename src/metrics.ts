@@ -1,6 +1,6 @@
 // Every Prometheus metric the daemon exports, created on one injected registry (no global default registry).
 import { Counter, Gauge, Histogram, collectDefaultMetrics, type Registry } from "prom-client";
-import { ChildCounter, ChildGauge } from "./metric-children.js";
+import { ChildCounter, ChildGauge, ChildHistogram } from "./metric-children.js";
 import { RULE_KINDS, SEVERITIES, type AlertPayload } from "./domain/events.js";
 import type { SilenceState } from "./domain/silence.js";
 import { VERSION } from "./version.js";
@@ -50,7 +50,7 @@ export interface Metrics {
   /** Bind `childFor({endpoint, outcome})` once per target (hot path: one poll, one inc). */
   readonly polls: ChildCounter<"endpoint" | "outcome">;
   readonly pollFailures: Counter<"endpoint" | "code">;
-  readonly upstreamLatency: Histogram<"endpoint">;
+  readonly upstreamLatency: ChildHistogram<"endpoint">;
   readonly upstreamRequests: ChildCounter<"endpoint" | "status">;
   readonly upstreamSkippedItems: Counter<"endpoint">;
   readonly targets: Gauge<"kind">;
@@ -162,7 +162,7 @@ function upstreamMetrics(
       labelNames: ["endpoint", "code"],
       registers,
     }),
-    upstreamLatency: new Histogram({
+    upstreamLatency: new ChildHistogram({
       name: "pragma_monitor_upstream_request_duration_seconds",
       help: "Latency of each upstream HTTP attempt.",
       labelNames: ["endpoint"],

@@ -104,6 +104,21 @@ describe("/metrics of the real daemon", () => {
     expect(
       sampleValue(samples, "pragma_monitor_sink_delivery_duration_seconds_count", { sink: "hook" }),
     ).toBeGreaterThan(0);
+    // each upstream attempt is one latency observation, in the same scrape as its request count
+    const attempts = samples
+      .filter(
+        (s) => s.name === "pragma_monitor_upstream_requests_total" && s.labels["endpoint"] === "pair_price",
+      )
+      .reduce((sum, s) => sum + s.value, 0);
+    expect(attempts).toBeGreaterThan(0);
+    const latency = (suffix: string, labels: Record<string, string> = {}): number | undefined =>
+      sampleValue(samples, `pragma_monitor_upstream_request_duration_seconds_${suffix}`, {
+        endpoint: "pair_price",
+        ...labels,
+      });
+    expect(latency("count")).toBe(attempts);
+    expect(latency("bucket", { le: "+Inf" })).toBe(attempts);
+    expect(latency("sum")).toBeGreaterThan(0);
     // label sets known from the config exist at 0 before their first event
     expect(
       sampleValue(samples, "pragma_monitor_sink_deliveries_total", { sink: "hook", outcome: "ok" }),
