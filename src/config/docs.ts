@@ -207,6 +207,10 @@ logged and the running config kept. What a valid one changes:
   failure count and readiness carry over, and the price it last fed is remembered, so the first price of the new
   path is not observed again when the old path already delivered it. Each switch logs \`transport switched\`
   (\`target\`, \`from\`, \`to\`).
+- **Poll settings.** A change of \`monitors.coalesceMs\`, \`monitors.jitter\` or \`monitors.maxBackoffMs\` restarts
+  every running poll under the new values (a streamed target's component or fallback poll too), each at a new phase
+  within \`monitors.spreadMs\`; the targets themselves stay, with their alerts, health and failure counts. A change
+  of \`spreadMs\` alone places the polls that start after it.
 - **Stream settings.** A change of any \`upstream.stream.*\` key (or of \`upstream.transport\`) reopens the stream
   connections with the new settings and logs \`upstream transport and stream settings reloaded\` with the changed
   \`keys\`; each streamed target keeps its mode (a target polling because the stream was stale keeps polling until

@@ -34,7 +34,14 @@ import {
 import { createStreamFeed } from "./stream-feed.js";
 import { streamHooks, updateStreams } from "./streamed-targets.js";
 import { endpointOf, planTargets, type TargetPlan } from "./targets.js";
-import { reconfigureStream, startTransport, stopTransport, switchTransport } from "./transport-switch.js";
+import {
+  pollSettingsKey,
+  reconfigureStream,
+  restartPolls,
+  startTransport,
+  stopTransport,
+  switchTransport,
+} from "./transport-switch.js";
 import { joinTargetReports, targetFacts, type TargetReport } from "./target-report.js";
 import { taskGate, warmUpHistory, warmupSkip, WARMUP_CONCURRENCY, type WarmupPoint } from "./warmup.js";
 
@@ -181,9 +188,13 @@ function pollClocks(base: PollClock): (slotMs: number) => PollClock {
   };
 }
 
-/** Apply a (new) config: stop removed and changed targets, start added ones, retain alerts of what is left. */
+/**
+ * Apply a (new) config: stop removed and changed targets, start added ones, restart the polls of the others when the
+ * poll settings changed, retain alerts of what is left.
+ */
 function update(runner: Runner, monitors: MonitorsConfig, rules: readonly RuleConfig[]): void {
   const { deps, running } = runner;
+  const pollsChanged = pollSettingsKey(runner.monitors) !== pollSettingsKey(monitors);
   runner.monitors = monitors;
   runner.rules = rules;
   const plans = planTargets(monitors, runner.stream?.defaultTransport ?? "poll").filter((plan) =>
@@ -194,6 +205,7 @@ function update(runner: Runner, monitors: MonitorsConfig, rules: readonly RuleCo
     const plan = wanted.get(id);
     if (plan !== undefined && plan.key === target.plan.key) {
       if (plan.transport !== target.plan.transport) switchTransport(runner, target, plan);
+      else if (pollsChanged) restartPolls(runner, target);
       continue;
     }
     target.subscription.unsubscribe();

@@ -1,5 +1,6 @@
 // A target's transport (its own polls, or its place on the stream), started, stopped and switched in place on a
 // reload, so a switch keeps the target's health, failure count and last fed price (no re-announce, no price twice).
+import type { MonitorsConfig } from "../config/types.js";
 import type { MonitorRunnerDeps, Runner, RunningTarget } from "./runner.js";
 import { stopStreamedPoll, syncPoll } from "./streamed-targets.js";
 import type { TargetPlan } from "./targets.js";
@@ -54,6 +55,29 @@ export function reconfigureStream(runner: Runner, next: NonNullable<MonitorRunne
   if (previous?.componentsPeriodMs === next.componentsPeriodMs) return;
   for (const target of runner.running.values()) {
     if (target.streamed?.poll?.kind !== "components") continue;
+    stopStreamedPoll(target);
+    syncPoll(runner, target);
+  }
+}
+
+/**
+ * The `monitors` settings a running poll keeps from its start (its grid, jitter and backoff cap): a reload that
+ * changes them restarts the polls (restartPolls). `spreadMs` places first polls only, so it takes effect as polls start.
+ */
+export function pollSettingsKey(monitors: MonitorsConfig | undefined): string {
+  return JSON.stringify([monitors?.coalesceMs, monitors?.jitter, monitors?.maxBackoffMs]);
+}
+
+/**
+ * Restart the target's polls under the runner's current poll settings (its own, or a streamed target's fallback or
+ * component poll); its health, failure count and last fed price stay, as in a transport switch.
+ */
+export function restartPolls(runner: Runner, target: RunningTarget): void {
+  if (target.poll !== null) {
+    target.poll.unsubscribe();
+    target.poll = startPoll(runner, target, target.plan.periodMs);
+  }
+  if (target.streamed?.poll != null) {
     stopStreamedPoll(target);
     syncPoll(runner, target);
   }

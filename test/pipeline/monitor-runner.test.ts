@@ -117,6 +117,29 @@ describe("createMonitorRunner", () => {
     expect(callTimes.length).toBeLessThanOrEqual(40 * 11);
   });
 
+  it("restarts the running polls under a reloaded coalesceMs, keeping each target's health", async () => {
+    const { callTimesByPair, runner } = start(new Set(), parkMiller(5));
+    const monitors = { ...offchainMonitors(fortyPairsAt1s), jitter: 0.1 };
+    runner.update({ ...monitors, coalesceMs: 100 }, []);
+    await vi.advanceTimersByTimeAsync(5_000);
+    const offsetsSince = (fromMs: number): number[] =>
+      [...callTimesByPair.values()]
+        .flat()
+        .filter((t) => t >= fromMs)
+        .map((t) => t - T0);
+    expect(offsetsSince(T0).every((t) => t % 100 === 0)).toBe(true);
+    const reloadedAtMs = Date.now();
+    runner.update({ ...monitors, coalesceMs: 0 }, []);
+    // the same targets, not restarted: none waits for a first poll again
+    expect(runner.targetHealth().every((t) => t.health.kind === "ok")).toBe(true);
+    await vi.advanceTimersByTimeAsync(5_000);
+    const after = offsetsSince(reloadedAtMs);
+    // off the grid now (jittered starts are whole milliseconds anywhere), about one poll per (jittered) period each
+    expect(after.filter((t) => t % 100 !== 0).length).toBeGreaterThan(after.length / 2);
+    expect(after.length).toBeGreaterThanOrEqual(40 * 4);
+    expect(after.length).toBeLessThanOrEqual(40 * 7);
+  });
+
   it("keeps each target on its own phase (monitors.spreadMs): one poll per period, spread over the period", async () => {
     const { callTimesByPair, runner } = start(new Set(), parkMiller(11));
     runner.update({ ...offchainMonitors(fortyPairsAt1s), spreadMs: 10_000, coalesceMs: 100 }, []);

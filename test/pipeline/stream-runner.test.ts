@@ -297,6 +297,34 @@ describe("the component polls of streamed targets", () => {
     }
     expect(callTimes.size).toBe(40);
   });
+  it("restart under a reloaded coalesceMs: off the whole seconds once coalescing is turned off", async () => {
+    vi.useFakeTimers({ now: T0 });
+    const callTimes: number[] = [];
+    const client = {
+      getPairPrice: (pair: string) => {
+        callTimes.push(Date.now() - T0);
+        return Promise.resolve({ ...pairPrice(Date.now()), pairId: pair });
+      },
+    } as unknown as PragmaClient;
+    let seed = 3;
+    const random = (): number => (seed = (seed * 16_807) % 2_147_483_647) / 2_147_483_647;
+    const pairs = Array.from({ length: 20 }, (_, i) => ({ pair: `P${i}/USD`, periodMs: 1_000 }));
+    const monitors = { ...offchainMonitors(pairs), spreadMs: 10_000, coalesceMs: 100 };
+    const { signals } = startComponents(client, monitors, { random, pollTimeoutMs: 15_000 });
+    const ids = pairs.map(({ pair }) => pair);
+    await streamFor(signals, 20, ids);
+    expect(callTimes.length).toBe(20);
+    expect(callTimes.every((t) => t % 1_000 === 0)).toBe(true);
+    runner?.update({ ...monitors, coalesceMs: 0 }, [
+      rule("component_deviation", { market: "offchain" }, { threshold: 0.01 }),
+    ]);
+    await streamFor(signals, 70, ids);
+    const after = callTimes.slice(20);
+    // each restarted within its spread (10 s), then a minute later; at their own milliseconds now
+    expect(after.length).toBe(40);
+    expect(after.filter((t) => t % 1_000 !== 0).length).toBeGreaterThan(30);
+  });
+
   it("keep slots of a fifth of a short poll timeout: a 400 ms timeout is not rounded away", async () => {
     vi.useFakeTimers({ now: T0 });
     let answered = 0;
