@@ -1,6 +1,7 @@
 // Shared pipeline test helpers: a monitors config of spot/median off-chain pairs with every timing knob off.
 import { pino } from "pino";
 import { Registry } from "prom-client";
+import type { Observable } from "rxjs";
 import type { MonitorsConfig } from "../../src/config/types.js";
 import { ScaledPrice } from "../../src/domain/price.js";
 import type { CandleSeries } from "../../src/domain/types.js";
@@ -8,6 +9,7 @@ import { createMetrics } from "../../src/metrics.js";
 import { createEventHub, type EventHub } from "../../src/pipeline/event-hub.js";
 import { createJournal } from "../../src/state/journal.js";
 import type { MonitorRunnerDeps } from "../../src/pipeline/monitor-runner.js";
+import type { StreamSignal } from "../../src/upstream/multi-stream-client.js";
 import type { PragmaClient } from "../../src/upstream/types.js";
 
 /** Off-chain spot median pairs at 1 s interval; no jitter, spread, coalescing or warm-up. */
@@ -92,6 +94,24 @@ export function pairPriceClient(
     getOnchainEntry: notUsed,
     getOnchainPublishers: notUsed,
     getVault: notUsed,
+  };
+}
+
+/**
+ * Stream settings of the runner tests: `signals` is the connection (it opens whatever the runner asks); stale after 3
+ * intervals (3 s at 1s) without a sign of life, healthy again after 2 prices events, components every 60 s.
+ */
+export function streamOn(
+  signals: Observable<StreamSignal>,
+  defaultTransport: "stream" | "poll" = "stream",
+): NonNullable<MonitorRunnerDeps["stream"]> {
+  return {
+    open: () => signals,
+    staleIntervals: 3,
+    recoverEvents: 2,
+    maxPairsPerConnection: 500,
+    componentsPeriodMs: 60_000,
+    defaultTransport,
   };
 }
 

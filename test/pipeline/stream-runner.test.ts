@@ -28,7 +28,7 @@ import {
 } from "../../src/upstream/multi-stream-client.js";
 import type { PragmaClient } from "../../src/upstream/types.js";
 import { rule } from "../domain/helpers.js";
-import { offchainMonitors } from "./helpers.js";
+import { offchainMonitors, streamOn } from "./helpers.js";
 
 const T0 = Date.UTC(2026, 10, 22, 10, 0, 0);
 
@@ -47,21 +47,6 @@ const streamedBtc = (interval: "100ms" | "1s" = "1s") => {
     offchain: monitors.offchain.map((m) => ({ ...m, interval, transport: "stream" as const })),
   };
 };
-
-/** Stream settings of these tests: `signals` is the connection; stale after 3 intervals (3 s at 1s) without a sign of life. */
-function streamOn(
-  signals: Subject<StreamSignal>,
-  defaultTransport: "stream" | "poll" = "stream",
-): NonNullable<MonitorRunnerDeps["stream"]> {
-  return {
-    open: () => signals,
-    staleIntervals: 3,
-    recoverEvents: 2,
-    maxPairsPerConnection: 500,
-    componentsPeriodMs: 60_000,
-    defaultTransport,
-  };
-}
 
 /** A runner with streamed targets on `stream`; its random draws and poll timeout are the test's to set. */
 function startRunner(
@@ -213,14 +198,7 @@ describe("a streamed target with a fake stream (fake timers)", () => {
     const client = {
       getPairPrice: () => Promise.reject(new PmError("PM_ERR_UPSTREAM_HTTP", "503", { retryable: true })),
     } as unknown as PragmaClient;
-    const started = startRunner(client, {
-      open: () => new Subject<StreamSignal>(),
-      staleIntervals: 3,
-      recoverEvents: 2,
-      maxPairsPerConnection: 500,
-      componentsPeriodMs: 60_000,
-      defaultTransport: "stream",
-    });
+    const started = startRunner(client, streamOn(new Subject<StreamSignal>()));
     runner = started.runner;
     const monitors = streamedBtc();
     runner.update({ ...monitors, offchain: monitors.offchain.map((m) => ({ ...m, transport: null })) }, [

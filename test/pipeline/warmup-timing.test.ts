@@ -10,7 +10,7 @@ import type { PricePoint } from "../../src/domain/price-history.js";
 import { createMonitorRunner, type MonitorRunner } from "../../src/pipeline/monitor-runner.js";
 import type { StreamSignal } from "../../src/upstream/multi-stream-client.js";
 import { rule } from "../domain/helpers.js";
-import { offchainMonitors, recordingDeps } from "./helpers.js";
+import { offchainMonitors, recordingDeps, streamOn } from "./helpers.js";
 
 const WINDOW_MS = 600_000;
 const price = new ScaledPrice(100n * 10n ** 18n, 18);
@@ -27,14 +27,7 @@ function handedOver(spanMs: number): PricePoint[] {
 }
 
 /** A stream that never connects nor delivers: its targets have no first data. */
-const silentStream = {
-  open: () => new Subject<StreamSignal>(),
-  staleIntervals: 3,
-  recoverEvents: 2,
-  maxPairsPerConnection: 500,
-  componentsPeriodMs: 60_000,
-  defaultTransport: "poll" as const,
-};
+const silentStream = streamOn(new Subject<StreamSignal>(), "poll");
 
 describe("when a target's warm-up fetches candles", () => {
   let runner: MonitorRunner | undefined;
