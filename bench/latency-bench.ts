@@ -49,6 +49,8 @@ interface SlowestStep {
   readonly latencyMs: number;
   readonly visibleMove: number;
   readonly summary: string;
+  /** From visible to the daemon's observation of the poll that fired (NaN when the alert did not say). */
+  readonly toObservationMs: number;
 }
 
 /** Run the steps: one 5 % spike per pair, each timed from visible at the daemon's URL to the alert frame. */
@@ -83,7 +85,13 @@ export async function runLatencyBench(options: LatencyBenchOptions): Promise<Ben
           visibleToAlert.push(latencyMs);
           injectionToVisible.push(shown.atMs - injectedAtMs);
           if (slowest === undefined || latencyMs > slowest.latencyMs)
-            slowest = { pair, latencyMs, visibleMove: shown.move, summary: watcher.summaryOf(pair) ?? "" };
+            slowest = {
+              pair,
+              latencyMs,
+              visibleMove: shown.move,
+              summary: watcher.summaryOf(pair) ?? "",
+              toObservationMs: watcher.observedAtOf(pair) - shown.atMs,
+            };
         }
         await sleep(200 + Math.random() * 600); // desynchronise the next step from the poll phases
       }
@@ -116,7 +124,7 @@ export async function runLatencyBench(options: LatencyBenchOptions): Promise<Ben
       ...(slowest === undefined
         ? []
         : [
-            `slowest step: ${slowest.pair} ${slowest.latencyMs.toFixed(0)} ms; visible at ${(slowest.visibleMove * 100).toFixed(2)} % from the pre-step price (the sources quote on their own cadence, so the median moves in stages); the alert said "${slowest.summary}" (measured against the daemon's price one window earlier)`,
+            `slowest step: ${slowest.pair} ${slowest.latencyMs.toFixed(0)} ms; visible at ${(slowest.visibleMove * 100).toFixed(2)} % from the pre-step price (the sources quote on their own cadence, so the median moves in stages); the alert said "${slowest.summary}" (measured against the daemon's price one window earlier); the daemon observed the poll that fired ${slowest.toObservationMs.toFixed(0)} ms after the step was visible (a poll is due within a period), its frame came ${(slowest.latencyMs - slowest.toObservationMs).toFixed(0)} ms after that observation`,
           ]),
     ],
   };

@@ -39,6 +39,8 @@ export interface AlertWatcher {
   firstFiring(pair: string, timeoutMs: number): Promise<number>;
   /** The summary of the first firing price_change alert of `pair` (what the daemon measured), if one arrived. */
   summaryOf(pair: string): string | undefined;
+  /** When the daemon observed the poll that fired that alert (its context's `observedAt`, wall ms), NaN if unknown. */
+  observedAtOf(pair: string): number;
   close(): void;
 }
 
@@ -47,12 +49,19 @@ export async function watchAlerts(wsUrl: string): Promise<AlertWatcher> {
   const socket = new WebSocket(wsUrl);
   const firing = new Map<string, number>();
   const summaries = new Map<string, string>();
+  const observed = new Map<string, number>();
   const waiters = new Map<string, () => void>();
   socket.on("message", (data: Buffer) => {
     const at = wallMs();
     const event = JSON.parse(data.toString()) as {
       type: string;
-      alert?: { rule: string; status: string; labels: Record<string, string>; summary?: string };
+      alert?: {
+        rule: string;
+        status: string;
+        labels: Record<string, string>;
+        summary?: string;
+        context?: { observedAt?: unknown };
+      };
     };
     const alert = event.alert;
     if (event.type !== "alert" || alert?.rule !== "price_change" || alert.status !== "firing") return;
@@ -60,6 +69,8 @@ export async function watchAlerts(wsUrl: string): Promise<AlertWatcher> {
     if (firing.has(pair)) return;
     firing.set(pair, at);
     summaries.set(pair, alert.summary ?? "");
+    const observedAt = alert.context?.observedAt;
+    observed.set(pair, typeof observedAt === "string" ? Date.parse(observedAt) : Number.NaN);
     waiters.get(pair)?.();
   });
   await new Promise((resolve, reject) => {
@@ -78,6 +89,7 @@ export async function watchAlerts(wsUrl: string): Promise<AlertWatcher> {
         });
       }),
     summaryOf: (pair) => summaries.get(pair),
+    observedAtOf: (pair) => observed.get(pair) ?? Number.NaN,
     close: () => socket.terminate(),
   };
 }
