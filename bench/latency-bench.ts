@@ -4,7 +4,14 @@ import { offchainMonitors } from "./lib/config.js";
 import { syntheticPairIds } from "./lib/pairs.js";
 import { startShippedDaemon, startSimulatorCli } from "./lib/shipped.js";
 import { percentile, sleep } from "./lib/stats.js";
-import { hexPrice, injectSpike, priceChangeThreshold, wallMs, watchAlerts } from "./lib/steps.js";
+import {
+  hexPrice,
+  injectSpike,
+  priceChangeThreshold,
+  stepWarmupS,
+  wallMs,
+  watchAlerts,
+} from "./lib/steps.js";
 import { daemonPairPriceUrls } from "./lib/urls.js";
 
 /** Settings of one run. */
@@ -56,6 +63,7 @@ interface SlowestStep {
 /** Run the steps: one 5 % spike per pair, each timed from visible at the daemon's URL to the alert frame. */
 export async function runLatencyBench(options: LatencyBenchOptions): Promise<BenchResult> {
   const threshold = priceChangeThreshold();
+  const warmupS = stepWarmupS(options.warmupS);
   const sim = await startSimulatorCli(options.pairs);
   const urls = daemonPairPriceUrls(sim.url, options.pairs, options.periodMs);
   const visibleToAlert: number[] = [];
@@ -72,7 +80,7 @@ export async function runLatencyBench(options: LatencyBenchOptions): Promise<Ben
     });
     const watcher = await watchAlerts(`${daemon.url.replace("http", "ws")}/ws`);
     try {
-      await sleep(options.warmupS * 1000);
+      await sleep(warmupS * 1000);
       for (const pair of syntheticPairIds(options.steps)) {
         const url = urls.get(pair)!;
         const before = (await priceAt(url)).price;
@@ -108,7 +116,7 @@ export async function runLatencyBench(options: LatencyBenchOptions): Promise<Ben
     title: `detection latency (polling): step visible at the polled URL → alert at a WebSocket client, ${options.pairs} pairs of load`,
     method: [
       `one line: shipped \`pragma-monitor run\` polling ${options.pairs} pairs at ${options.periodMs} ms from \`pragma-monitor simulate --synthetic-pairs ${options.pairs}\`; ${options.steps} steps (POST /_sim/faults spike 1.05) on distinct pairs; t0 = send time of the first GET of the exact URL the daemon polls (every ${CHECK_MS} ms) whose price moved ≥ ${(threshold * 100).toFixed(1)} % (the shipped price_change threshold) → t1 = price_change alert frame at a \`ws\` client`,
-      `after /readyz and a ${options.warmupS} s warm-up; injection → visible (the simulated sources' own quoting cadence, before the daemon can see anything) reported separately`,
+      `after /readyz and a ${warmupS} s warm-up (at least the shortest price_change window); injection → visible (the simulated sources' own quoting cadence, before the daemon can see anything) reported separately`,
     ],
     figures: [
       { label: "visible → alert p50", value: percentile(visibleToAlert, 50), unit: "ms" },

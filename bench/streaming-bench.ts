@@ -10,7 +10,7 @@ import {
   type ShippedProcess,
 } from "./lib/shipped.js";
 import { median, percentile, sleep } from "./lib/stats.js";
-import { injectSpike, priceChangeThreshold, watchAlerts } from "./lib/steps.js";
+import { injectSpike, priceChangeThreshold, stepWarmupS, watchAlerts } from "./lib/steps.js";
 import { startStreamTap, type StreamTap, type TappedPrice } from "./lib/stream-tap.js";
 import { alternate, measureWindow, perS, type Counter, type WindowReport } from "./lib/window.js";
 
@@ -157,7 +157,7 @@ async function runLatency(sim: ShippedProcess, options: StreamingBenchOptions): 
     const daemon = await startShippedDaemon(daemonConfig(tap.url, options.pairs, "stream"));
     try {
       await untilStreamed(daemon, options.pairs);
-      await sleep(options.warmupS * 1000);
+      await sleep(stepWarmupS(options.warmupS) * 1000);
       return await runSteps(sim, tap, daemon.url, options.steps);
     } finally {
       await daemon.stop();
@@ -188,7 +188,7 @@ export async function runStreamingBench(options: StreamingBenchOptions): Promise
     name: "streaming",
     title: `${options.pairs} pairs streamed at interval=1s vs polled at 1 s (shipped daemon), and stream step → alert`,
     method: [
-      `one line: CPU (/proc) of \`pragma-monitor run\` with upstream.transport "stream" vs "poll" over ${options.measureS} s after /readyz (streamed: once every target streams) + ${options.warmupS} s, ${options.rounds} round(s) alternating, medians; latency = first stream event carrying a step past the shipped price_change threshold (${(priceChangeThreshold() * 100).toFixed(1)} %), timestamped by a loopback proxy as it passes to the daemon → price_change alert frame at a \`ws\` client, ${options.steps} steps of 5 %`,
+      `one line: CPU (/proc) of \`pragma-monitor run\` with upstream.transport "stream" vs "poll" over ${options.measureS} s after /readyz (streamed: once every target streams) + ${options.warmupS} s, ${options.rounds} round(s) alternating, medians; latency = first stream event carrying a step past the shipped price_change threshold (${(priceChangeThreshold() * 100).toFixed(1)} %), timestamped by a loopback proxy as it passes to the daemon → price_change alert frame at a \`ws\` client, ${options.steps} steps of 5 % after a ${stepWarmupS(options.warmupS)} s warm-up (at least the shortest price_change window)`,
       `simulator: \`pragma-monitor simulate --synthetic-pairs ${options.pairs}\`; ${options.pairs} off-chain monitors (spot, median, 1s) at periodMs 1000, shipped rules; streamed targets still poll components every upstream.stream.componentsPeriodMs (60 s) for component_deviation`,
     ],
     figures: [

@@ -21,6 +21,18 @@ export function priceChangeThreshold(): number {
   return Math.min(...thresholds);
 }
 
+/**
+ * The wait before the first step: `warmupS`, or longer when the shortest enabled `price_change` window of the shipped
+ * rules is longer (plus a second of polling), so the rule has a reference one window back when the first step comes
+ * (with less history it gives no verdict, and a step would be timed from "visible" to a poll that cannot fire yet).
+ */
+export function stepWarmupS(warmupS: number): number {
+  const windowsMs = benchConfig({}).rules.flatMap((rule) =>
+    rule.kind === "price_change" && rule.enabled !== false ? [rule.windowMs] : [],
+  );
+  return Math.max(warmupS, Math.ceil(Math.min(...windowsMs) / 1000) + 1);
+}
+
 /** A step of `factor` on `pair` through the simulator's control endpoint; resolves with the time the request left. */
 export async function injectSpike(simUrl: string, pair: string, factor: number): Promise<number> {
   const sentAtMs = wallMs();
