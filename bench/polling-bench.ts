@@ -74,6 +74,8 @@ export async function runPollingBench(options: PollingBenchOptions): Promise<Ben
     await sim.stop();
   }
   const cpuPerS = (mode: Mode): number => median(runs.get(mode)!.map((r) => perS(r.cpuMs, r.windowMs)));
+  const mainPerS = (mode: Mode): number =>
+    median(runs.get(mode)!.map((r) => perS(r.mainThreadCpuMs, r.windowMs)));
   const reqPerS = (mode: Mode): number => median(runs.get(mode)!.map((r) => perS(r.count, r.windowMs)));
   const simPct = (mode: Mode): number =>
     median(runs.get(mode)!.map((r) => perS(r.upstreamCpuMs, r.windowMs) / 10));
@@ -83,13 +85,14 @@ export async function runPollingBench(options: PollingBenchOptions): Promise<Ben
     name: "polling",
     title: `polling ${options.pairs} pairs at 1 s: the shipped daemon vs bare undici loops and a naive fetch script`,
     method: [
-      `one line: CPU (/proc utime+stime) of each poller process over ${options.measureS} s after ${options.warmupS} s warm-up, ${options.rounds} round(s) in alternating order, medians; same ${options.pairs} URLs (built by the daemon's planTargets + pairPricePath), same simulator`,
+      `one line: CPU (/proc utime+stime) of each poller process over ${options.measureS} s after ${options.warmupS} s warm-up, ${options.rounds} round(s) in alternating order, medians; same ${options.pairs} URLs (built by the daemon's planTargets + pairPricePath), same simulator; the main thread's share from /proc/PID/task/PID/stat (the rest: V8's GC and compiler workers, libuv's pool)`,
       `simulator: \`pragma-monitor simulate --synthetic-pairs ${options.pairs}\`; daemon: \`pragma-monitor run --config FILE\` (bin/pragma-monitor.js, no node flag), ${options.pairs} off-chain monitors at periodMs 1000, shipped rules`,
       "grid = bare undici Agent (16 connections) + request() + body.json(), one timer per 100 ms grid point firing a tenth of the URLs (the daemon's coalesceMs grid), no overlap; burst = the same loop firing all URLs once per second; fetch = setInterval(1 s) + fetch() + res.json() per URL",
     ],
     figures: [
       ...MODES.flatMap((mode) => [
         { label: `${mode}: CPU`, value: cpuPerS(mode), unit: "ms CPU per s" },
+        { label: `${mode}: of which the main thread`, value: mainPerS(mode), unit: "ms CPU per s" },
         { label: `${mode}: requests completed`, value: reqPerS(mode), unit: "req/s" },
         { label: `${mode}: simulator CPU meanwhile`, value: simPct(mode), unit: "% of one core" },
       ]),

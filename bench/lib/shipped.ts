@@ -197,9 +197,22 @@ let clockTicksPerS = 0;
 
 /** CPU time (user + system, ms) a process has used so far, from /proc/PID/stat (Linux; clock-tick resolution). */
 export function cpuMsOf(pid: number): number {
+  return cpuMsOfStat(`/proc/${pid}/stat`);
+}
+
+/**
+ * CPU time (ms) of a process's main thread alone (its JavaScript, and the GC work V8 does there), from
+ * /proc/PID/task/PID/stat; the rest of cpuMsOf is its other threads (V8's GC and compiler workers, libuv's pool).
+ */
+export function mainThreadCpuMsOf(pid: number): number {
+  return cpuMsOfStat(`/proc/${pid}/task/${pid}/stat`);
+}
+
+/** User + system CPU (ms) of a /proc stat file (a process's or one thread's). */
+function cpuMsOfStat(path: string): number {
   if (clockTicksPerS === 0)
     clockTicksPerS = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }));
-  const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
+  const stat = readFileSync(path, "latin1");
   // the command name may contain spaces: fields are counted after its closing parenthesis (utime = 14, stime = 15)
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   return ((Number(fields[11]) + Number(fields[12])) / clockTicksPerS) * 1000;

@@ -1,10 +1,12 @@
 // One measurement window of a process seen from outside: CPU from /proc over the window, a counter read at both ends.
-import { cpuMsOf } from "./shipped.js";
+import { cpuMsOf, mainThreadCpuMsOf } from "./shipped.js";
 import { sleep } from "./stats.js";
 
 /** What one window measured: CPU of the process and of its upstream, work done, wall time. */
 export interface WindowReport {
   readonly cpuMs: number;
+  /** The part of cpuMs on the process's main thread (the rest: V8's GC and compiler workers, libuv's pool). */
+  readonly mainThreadCpuMs: number;
   readonly upstreamCpuMs: number;
   readonly count: number;
   readonly errors: number;
@@ -28,15 +30,18 @@ export async function measureWindow(
   await sleep(warmupS * 1000);
   const before = await counter();
   const cpu0 = cpuMsOf(pid);
+  const main0 = mainThreadCpuMsOf(pid);
   const up0 = cpuMsOf(upstreamPid);
   const t0 = performance.now();
   await sleep(measureS * 1000);
   const cpu1 = cpuMsOf(pid);
+  const main1 = mainThreadCpuMsOf(pid);
   const up1 = cpuMsOf(upstreamPid);
   const windowMs = performance.now() - t0;
   const after = await counter();
   return {
     cpuMs: cpu1 - cpu0,
+    mainThreadCpuMs: main1 - main0,
     upstreamCpuMs: up1 - up0,
     count: after.count - before.count,
     errors: after.errors - before.errors,
