@@ -30,6 +30,7 @@ export function stepWarmupS(warmupS: number): number {
   const windowsMs = benchConfig({}).rules.flatMap((rule) =>
     rule.kind === "price_change" && rule.enabled !== false ? [rule.windowMs] : [],
   );
+  if (windowsMs.length === 0) return warmupS;
   return Math.max(warmupS, Math.ceil(Math.min(...windowsMs) / 1000) + 1);
 }
 
