@@ -8,17 +8,22 @@ export function wallMs(): number {
   return performance.timeOrigin + performance.now();
 }
 
+/** The enabled `price_change` rules of config/default.json (a step bench has nothing to time without one). */
+function shippedPriceChangeRules(): Extract<RuleConfig, { kind: "price_change" }>[] {
+  const rules: readonly RuleConfig[] = benchConfig({}).rules;
+  const priceChange = rules.flatMap((rule) =>
+    rule.kind === "price_change" && rule.enabled !== false ? [rule] : [],
+  );
+  if (priceChange.length === 0) throw new Error("no price_change rule in the shipped config");
+  return priceChange;
+}
+
 /**
  * The move at which the daemon's shipped rules alert: the smallest `threshold` of the enabled `price_change` rules
  * of config/default.json, so a bench starts its clock at the same rule the daemon judges by.
  */
 export function priceChangeThreshold(): number {
-  const rules: readonly RuleConfig[] = benchConfig({}).rules;
-  const thresholds = rules.flatMap((rule) =>
-    rule.kind === "price_change" && rule.enabled !== false ? [rule.threshold] : [],
-  );
-  if (thresholds.length === 0) throw new Error("no price_change rule in the shipped config");
-  return Math.min(...thresholds);
+  return Math.min(...shippedPriceChangeRules().map((rule) => rule.threshold));
 }
 
 /**
@@ -27,11 +32,8 @@ export function priceChangeThreshold(): number {
  * (with less history it gives no verdict, and a step would be timed from "visible" to a poll that cannot fire yet).
  */
 export function stepWarmupS(warmupS: number): number {
-  const windowsMs = benchConfig({}).rules.flatMap((rule) =>
-    rule.kind === "price_change" && rule.enabled !== false ? [rule.windowMs] : [],
-  );
-  if (windowsMs.length === 0) return warmupS;
-  return Math.max(warmupS, Math.ceil(Math.min(...windowsMs) / 1000) + 1);
+  const shortestWindowMs = Math.min(...shippedPriceChangeRules().map((rule) => rule.windowMs));
+  return Math.max(warmupS, Math.ceil(shortestWindowMs / 1000) + 1);
 }
 
 /** A step of `factor` on `pair` through the simulator's control endpoint; resolves with the time the request left. */
