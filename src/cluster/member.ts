@@ -85,17 +85,26 @@ interface MemberState {
   /** Every member's record (this one's too) as the watch delivered it, by member id. */
   readonly records: Map<string, StoredLease>;
   watch: LeaseWatch | undefined;
-  /** When the current watch was opened (ms). */
-  watchSinceMs: number;
+  /** How many renewals had begun when this member's current watch was open (its consumer created); +∞ while none is. */
+  openedAfterRenewals: number;
+  renewalsBegun: number;
   /**
    * `records` holds every write the server took before this instant (ms): the start of the latest renewal whose
    * own record the watch has delivered since. And when the current lease was first taken (ms).
    */
   seenAtMs: number;
   leaseSinceMs: number;
-  /** The latest successful renewal (revision and start), and the revision of this member's record the watch last delivered. */
-  renewed: { readonly revision: number; readonly startedAtMs: number } | undefined;
+  /**
+   * The latest successful renewal (revision, start, and its number among the renewals begun), and the revision of
+   * this member's record the watch last delivered.
+   */
+  renewed: { readonly revision: number; readonly startedAtMs: number; readonly number: number } | undefined;
   watchedRevision: number;
+  /**
+   * The earliest renewal NATS took, begun once the watch was open, that the watch has delivered neither it nor a
+   * later one of (its start and revision); undefined while none waits.
+   */
+  unechoed: { readonly sinceMs: number; readonly revision: number } | undefined;
   /** The timer that re-applies ownership when the next other member's lease runs out, and that instant (ms). */
   expiryTimer: NodeJS.Timeout | undefined;
   expiryAtMs: number;
@@ -113,6 +122,8 @@ interface MemberState {
   staleTimer: NodeJS.Timeout | undefined;
   /** Fires when the lease runs out unless renewed (re-armed by each renewal): counted lost then, not a tick later. */
   leaseTimer: NodeJS.Timeout | undefined;
+  /** A renewal asked for once the running one has finished (one at a time). */
+  renewSoonTimer: NodeJS.Timeout | undefined;
   /**
    * Whether it is a member for the rendezvous: only once a view was current under its lease (its record says
    * `standby` until then), and no longer after a whole lease without a current view.
@@ -139,11 +150,13 @@ export function createClusterMember(deps: ClusterMemberDeps): ClusterMember {
     lastRenewAtMs: Number.NEGATIVE_INFINITY,
     records: new Map(),
     watch: undefined,
-    watchSinceMs: Number.NEGATIVE_INFINITY,
+    openedAfterRenewals: Number.POSITIVE_INFINITY,
+    renewalsBegun: 0,
     seenAtMs: Number.NEGATIVE_INFINITY,
     leaseSinceMs: Number.POSITIVE_INFINITY,
     renewed: undefined,
     watchedRevision: 0,
+    unechoed: undefined,
     expiryTimer: undefined,
     expiryAtMs: Number.POSITIVE_INFINITY,
     previousMembers: [],
@@ -154,6 +167,7 @@ export function createClusterMember(deps: ClusterMemberDeps): ClusterMember {
     suspended: new Set(),
     staleTimer: undefined,
     leaseTimer: undefined,
+    renewSoonTimer: undefined,
     active: false,
     errors: new Map(),
     running: new Set(),
@@ -225,9 +239,7 @@ function onTick(state: MemberState): void {
     });
     return;
   }
-  // a watch that brought back none of this member's renewals for a whole lease is stuck: it ends, a new one opens
-  const echoedMs = Math.max(state.seenAtMs, state.watchSinceMs);
-  if (state.watch !== undefined && deps.nowMs() - echoedMs > deps.config.leaseMs) state.watch.stop();
+  if (state.watch !== undefined && watchSilent(state)) reopenWatch(state, state.watch);
   if (state.watch === undefined) runTask(state, "watch", () => openWatch(state, store));
   dropExpired(state, deps.nowMs());
   standDownIfUnconfirmed(state);
@@ -270,14 +282,41 @@ function armStaleTimer(state: MemberState): void {
   state.staleTimer.unref();
 }
 
+/**
+ * Whether the watch delivers nothing: a renewal NATS took, begun after the watch opened, has not come back through
+ * it (nor any later one) within the view limit, by when its echo could no longer make the view current. Echoes
+ * take milliseconds; a watch whose consumer died with its NATS node stays silent while renewals reach the new
+ * leader (nats.js notices only after two missed 30 s heartbeats). A watch slower than that could not make the view
+ * current either; each new one waits for a renewal begun after it opened, so it is reopened at most once a renewal.
+ */
+function watchSilent(state: MemberState): boolean {
+  const { unechoed } = state;
+  return unechoed !== undefined && state.deps.nowMs() - unechoed.sinceMs > viewLimitMs(state);
+}
+
+/** End a watch that delivers nothing (said and counted); the caller opens a new one at once. */
+function reopenWatch(state: MemberState, watch: LeaseWatch): void {
+  state.deps.logger.warn(
+    { unechoedMs: state.deps.nowMs() - (state.unechoed?.sinceMs ?? 0) },
+    "cluster: the membership watch has not delivered this member's renewal: reopening it",
+  );
+  state.deps.metrics.watchReopened.inc();
+  state.watch = undefined;
+  watch.stop();
+}
+
 /** Watch the lease records (a view rebuilt from nothing: fresh again only after the next renewal's echo). */
 async function openWatch(state: MemberState, store: LeaseStore): Promise<void> {
   state.records.clear();
   state.seenAtMs = Number.NEGATIVE_INFINITY;
-  state.watchSinceMs = state.deps.nowMs();
+  state.openedAfterRenewals = Number.POSITIVE_INFINITY;
+  state.unechoed = undefined;
   const watch = await store.watch((change) => onLeaseChange(state, change));
   if (state.stopped) return watch.stop();
   state.watch = watch;
+  // a renewal begun before may be in the first snapshot: only a later one's echo confirms the view, so renew now
+  state.openedAfterRenewals = state.renewalsBegun;
+  renewSoon(state, store);
   watch.ended
     .then(
       () => undefined,
@@ -285,7 +324,9 @@ async function openWatch(state: MemberState, store: LeaseStore): Promise<void> {
         setError(state, "watch", error instanceof Error ? error.message : String(error), error),
     )
     .finally(() => {
-      if (state.watch === watch) state.watch = undefined;
+      // ended by itself (NATS, or stopped): no view until a new one opens; a replaced watch's view is the new one's
+      if (state.watch !== watch) return;
+      state.watch = undefined;
       state.seenAtMs = Number.NEGATIVE_INFINITY;
     });
 }
@@ -296,6 +337,8 @@ function onLeaseChange(state: MemberState, change: LeaseChange): void {
   else state.records.set(change.memberId, change.lease);
   if (change.memberId === state.deps.memberId && change.lease !== null) {
     state.watchedRevision = change.lease.revision;
+    if (state.unechoed !== undefined && change.lease.revision >= state.unechoed.revision)
+      state.unechoed = undefined;
     markEchoed(state);
   }
   scheduleExpiry(state);
@@ -310,7 +353,7 @@ function onLeaseChange(state: MemberState, change: LeaseChange): void {
 function markEchoed(state: MemberState): void {
   const { renewed } = state;
   if (renewed === undefined || renewed.revision !== state.watchedRevision) return;
-  if (renewed.startedAtMs <= state.seenAtMs || renewed.startedAtMs < state.watchSinceMs) return;
+  if (renewed.startedAtMs <= state.seenAtMs || renewed.number <= state.openedAfterRenewals) return;
   state.seenAtMs = renewed.startedAtMs;
   if (viewCurrent(state)) {
     state.confirmedAtMs = state.seenAtMs;
@@ -376,6 +419,7 @@ function runTask(state: MemberState, name: TaskName, task: () => Promise<void>):
 async function renew(state: MemberState, store: LeaseStore): Promise<void> {
   const { deps } = state;
   const startedAtMs = deps.nowMs();
+  const number = ++state.renewalsBegun;
   const owned = ownedView(state);
   const lease: LeaseRecord = {
     memberId: deps.memberId,
@@ -397,7 +441,10 @@ async function renew(state: MemberState, store: LeaseStore): Promise<void> {
   }
   if (state.revision === null) state.leaseSinceMs = startedAtMs;
   state.revision = revision;
-  state.renewed = { revision, startedAtMs };
+  state.renewed = { revision, startedAtMs, number };
+  const afterWatch = number > state.openedAfterRenewals;
+  if (afterWatch && state.unechoed === undefined && state.watchedRevision < revision)
+    state.unechoed = { sinceMs: startedAtMs, revision };
   // counted from before the request: the others read the record's expiry, which is this same instant + leaseMs
   state.leaseUntilMs = startedAtMs + deps.config.leaseMs;
   state.lastRenewAtMs = startedAtMs;
@@ -409,6 +456,18 @@ async function renew(state: MemberState, store: LeaseStore): Promise<void> {
   markEchoed(state);
   // it became a member, or stood by, while this record was on its way: the next tick writes what it is now
   if (standby === state.active) state.lastRenewAtMs = Number.NEGATIVE_INFINITY;
+  // a watch opened while this record was on its way (its own renewal found this one running): confirm it now
+  if (!afterWatch && state.openedAfterRenewals !== Number.POSITIVE_INFINITY) renewSoon(state, store);
+}
+
+/** Renew once a renewal that just ended has finished its task's bookkeeping (a zero timer); skipped while one runs. */
+function renewSoon(state: MemberState, store: LeaseStore): void {
+  if (state.stopped || state.renewSoonTimer !== undefined) return;
+  state.renewSoonTimer = setTimeout(() => {
+    state.renewSoonTimer = undefined;
+    runTask(state, "renew", () => renew(state, store));
+  }, 0);
+  state.renewSoonTimer.unref();
 }
 
 /** A record under this member's id exists: take it over when it expired, else another live process holds the id. */
@@ -551,6 +610,7 @@ async function stopMember(state: MemberState): Promise<void> {
   clearTimeout(state.expiryTimer);
   clearTimeout(state.staleTimer);
   clearTimeout(state.leaseTimer);
+  clearTimeout(state.renewSoonTimer);
   state.watch?.stop();
   const { store, revision } = state;
   state.store = undefined;

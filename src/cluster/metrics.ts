@@ -8,6 +8,8 @@ export interface ClusterMetrics {
   readonly members: Gauge;
   readonly ownedTargets: Gauge;
   readonly leasesLost: Counter;
+  /** Membership watches reopened because one of this member's renewals did not come back through them in time. */
+  readonly watchReopened: Counter;
   /** Polls and alerts refused because the member held no valid lease (the fence). */
   readonly fenced: Counter<"what">;
   /** Handover records whose price history (or one target's part) was refused: reason malformed or oversized. */
@@ -42,6 +44,11 @@ export function createClusterMetrics(registry: Registry): ClusterMetrics {
     leasesLost: new Counter({
       name: "pragma_monitor_cluster_leases_lost_total",
       help: "Times this member's lease expired or was taken over before it could renew it.",
+      registers,
+    }),
+    watchReopened: new Counter({
+      name: "pragma_monitor_cluster_watch_reopened_total",
+      help: "Membership watches this member reopened because NATS took one of its renewals and the watch had not delivered it within a renew interval plus half a tick (a watch whose consumer died with its NATS node).",
       registers,
     }),
     fenced: new Counter({

@@ -13,16 +13,25 @@ const LEASE_MS = 4_000;
 const DEFAULT_LEASE_MS = 10_000;
 const KEYS = Array.from({ length: 20 }, (_, i) => `k${i}`);
 
-/** A lease bucket in memory: compare-and-set like KV; the watch can be held (its changes queued) and released. */
+/**
+ * A lease bucket in memory: compare-and-set like KV. The watch can be held (its changes queued) and released,
+ * slowed (each change delivered `lateMs` late), or its open watches silenced for good (a consumer lost with its node).
+ */
 function memoryStore() {
   const records = new Map<string, StoredLease>();
   const watchers = new Set<(change: LeaseChange) => void>();
   const held: LeaseChange[] = [];
   let holding = false;
+  let lateMs = 0;
+  let watchesOpened = 0;
   let revision = 0;
+  const deliver = (change: LeaseChange): void => {
+    for (const watcher of watchers) watcher(change);
+  };
   const emit = (change: LeaseChange): void => {
     if (holding) held.push(change);
-    else for (const watcher of watchers) watcher(change);
+    else if (lateMs > 0) setTimeout(() => deliver(change), lateMs);
+    else deliver(change);
   };
   const put = (lease: LeaseRecord): number => {
     const stored = { ...lease, revision: ++revision };
@@ -47,6 +56,7 @@ function memoryStore() {
       return Promise.resolve(true);
     },
     watch(onChange) {
+      watchesOpened += 1;
       for (const lease of records.values()) onChange({ memberId: lease.memberId, lease });
       watchers.add(onChange);
       let end: () => void = () => undefined;
@@ -63,6 +73,9 @@ function memoryStore() {
       holding = false;
       for (const change of held.splice(0)) emit(change);
     },
+    slow: (ms: number) => (lateMs = ms),
+    silenceOpenWatches: () => watchers.clear(),
+    watchesOpened: () => watchesOpened,
   };
 }
 
@@ -149,7 +162,7 @@ describe("cluster member (in-memory lease store)", () => {
     expect(fx.owned.size).toBe(KEYS.length - ofB.length);
     fx.bucket.hold();
     // b's lease runs out while the watch brings nothing back: its keys stay unowned (a renewal of b may be in there)
-    // (held for less than a lease: a watch silent for a whole lease is reopened)
+    // (the silent watch is reopened meanwhile; this store holds the new one's changes too)
     await vi.advanceTimersByTimeAsync(untilMs - Date.now() + 500);
     expect(fx.member.leaseValid()).toBe(true);
     expect(ofB.some((key) => fx.owned.has(key))).toBe(false);
@@ -191,15 +204,21 @@ describe("cluster member standby (in-memory lease store, the default lease: rene
     fx.bucket.store.renew = (lease, at) => (written.push(lease), renew(lease, at));
     fx.member.start(); // connects at once, writes its record at the next tick (min(1 s, lease / 4))
     expect(fx.member.status()).toMatchObject({ standby: true, members: [] });
-    await vi.advanceTimersByTimeAsync(1_000);
-    expect(written).toEqual([expect.objectContaining({ standby: true, keys: [] })]);
-    // its status says what it is now: a member since that record's echo
+    await vi.advanceTimersByTimeAsync(1_001);
+    // its record, written while its watch opened (so perhaps in the watch's first snapshot, which confirms
+    // nothing), then a renewal begun once the watch was open
+    expect(written).toEqual([
+      expect.objectContaining({ standby: true, keys: [] }),
+      expect.objectContaining({ standby: true, keys: [] }),
+    ]);
+    // its status says what it is now: a member since that renewal's echo
     expect(fx.member.status()).toMatchObject({
       standby: false,
       members: [{ memberId: "a", standby: false }],
     });
     await vi.advanceTimersByTimeAsync(1_000); // its first echo came inside that renewal: the next tick says so
-    expect(written[1]).toMatchObject({ standby: false });
+    expect(written).toHaveLength(3);
+    expect(written[2]).toMatchObject({ standby: false });
     expect(fx.owned.size).toBe(KEYS.length);
   });
 
@@ -219,5 +238,57 @@ describe("cluster member standby (in-memory lease store, the default lease: rene
     expect((await recordOfA())?.standby).toBe(false);
     expect(fx.owned.size).toBe(KEYS.length);
     expect(fx.member.status()).toMatchObject({ standby: false, error: null });
+  });
+});
+
+describe("cluster member watch (in-memory lease store, the default lease)", () => {
+  const fx = useMemberA(DEFAULT_LEASE_MS);
+  /** member.ts's view limit with the default lease: a renew interval (3 333 ms) plus half a tick. */
+  const VIEW_LIMIT_MS = 3_833;
+
+  /** Advance `totalMs` in steps of `stepMs`; the longest run of steps in which "a" owned nothing (ms). */
+  async function longestUnownedMs(totalMs: number, stepMs = 100): Promise<number> {
+    let run = 0;
+    let longest = 0;
+    for (let elapsed = 0; elapsed < totalMs; elapsed += stepMs) {
+      await vi.advanceTimersByTimeAsync(stepMs);
+      run = fx.owned.size === 0 ? run + stepMs : 0;
+      longest = Math.max(longest, run);
+    }
+    return longest;
+  }
+
+  it("reopens a watch that delivers nothing while its renewals succeed, within the view limit, not a lease", async () => {
+    fx.member.start();
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(fx.owned.size).toBe(KEYS.length);
+    expect(fx.bucket.watchesOpened()).toBe(1);
+    fx.bucket.silenceOpenWatches(); // its consumer is gone with a NATS node; the watch neither delivers nor ends
+    // unowned from when its view goes stale (the view limit after its last echo) until the tick after the view limit
+    // past the next renewal (3 s later), when a new watch opens and a renewal comes back through it: 3.2 s. It
+    // was 7.2 s when a silent watch was reopened only after a whole lease without an echo.
+    expect(await longestUnownedMs(DEFAULT_LEASE_MS + 5_000)).toBeLessThanOrEqual(3_500);
+    expect(fx.bucket.watchesOpened()).toBe(2);
+    expect(fx.owned.size).toBe(KEYS.length);
+    expect(fx.member.status()).toMatchObject({ standby: false, error: null });
+  });
+
+  it("keeps a slow watch that still delivers each renewal within the view limit (no reopening)", async () => {
+    fx.bucket.slow(VIEW_LIMIT_MS - 3_000 - 300); // after the next renewal (3 s later) began, still within the limit
+    fx.member.start();
+    await vi.advanceTimersByTimeAsync(3_000);
+    expect(fx.owned.size).toBe(KEYS.length);
+    expect(await longestUnownedMs(30_000)).toBe(0);
+    expect(fx.bucket.watchesOpened()).toBe(1);
+  });
+
+  it("reopens a watch too slow to make the view current at most once a renewal", async () => {
+    fx.member.start();
+    await vi.advanceTimersByTimeAsync(2_000);
+    fx.bucket.slow(VIEW_LIMIT_MS + 1_000);
+    await vi.advanceTimersByTimeAsync(30_000);
+    // renewals every 3 s while current, every tick while stale and gaining: never more than one watch per renewal
+    expect(fx.bucket.watchesOpened()).toBeGreaterThan(1);
+    expect(fx.bucket.watchesOpened()).toBeLessThanOrEqual(1 + 30_000 / VIEW_LIMIT_MS);
   });
 });
