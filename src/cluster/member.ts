@@ -95,10 +95,10 @@ interface MemberState {
   seenAtMs: number;
   leaseSinceMs: number;
   /**
-   * The latest successful renewal (revision, start, and its number among the renewals begun), and the revision of
+   * The latest successful renewal (revision, start, and its ordinal among the renewals begun), and the revision of
    * this member's record the watch last delivered.
    */
-  renewed: { readonly revision: number; readonly startedAtMs: number; readonly number: number } | undefined;
+  renewed: { readonly revision: number; readonly startedAtMs: number; readonly ordinal: number } | undefined;
   watchedRevision: number;
   /**
    * The earliest renewal NATS took, begun once the watch was open, that the watch has delivered neither it nor a
@@ -283,11 +283,11 @@ function armStaleTimer(state: MemberState): void {
 }
 
 /**
- * Whether the watch delivers nothing: a renewal NATS took, begun after the watch opened, has not come back through
+ * Whether the watch delivers nothing: a renewal NATS took, begun once the watch was open, has not come back through
  * it (nor any later one) within the view limit, by when its echo could no longer make the view current. Echoes
  * take milliseconds; a watch whose consumer died with its NATS node stays silent while renewals reach the new
  * leader (nats.js notices only after two missed 30 s heartbeats). A watch slower than that could not make the view
- * current either; each new one waits for a renewal begun after it opened, so it is reopened at most once a renewal.
+ * current either; each new one waits for a renewal begun once it was open, so it is reopened at most once a renewal.
  */
 function watchSilent(state: MemberState): boolean {
   const { unechoed } = state;
@@ -353,7 +353,7 @@ function onLeaseChange(state: MemberState, change: LeaseChange): void {
 function markEchoed(state: MemberState): void {
   const { renewed } = state;
   if (renewed === undefined || renewed.revision !== state.watchedRevision) return;
-  if (renewed.startedAtMs <= state.seenAtMs || renewed.number <= state.openedAfterRenewals) return;
+  if (renewed.startedAtMs <= state.seenAtMs || renewed.ordinal <= state.openedAfterRenewals) return;
   state.seenAtMs = renewed.startedAtMs;
   if (viewCurrent(state)) {
     state.confirmedAtMs = state.seenAtMs;
@@ -419,7 +419,7 @@ function runTask(state: MemberState, name: TaskName, task: () => Promise<void>):
 async function renew(state: MemberState, store: LeaseStore): Promise<void> {
   const { deps } = state;
   const startedAtMs = deps.nowMs();
-  const number = ++state.renewalsBegun;
+  const ordinal = ++state.renewalsBegun;
   const owned = ownedView(state);
   const lease: LeaseRecord = {
     memberId: deps.memberId,
@@ -441,8 +441,8 @@ async function renew(state: MemberState, store: LeaseStore): Promise<void> {
   }
   if (state.revision === null) state.leaseSinceMs = startedAtMs;
   state.revision = revision;
-  state.renewed = { revision, startedAtMs, number };
-  const afterWatch = number > state.openedAfterRenewals;
+  state.renewed = { revision, startedAtMs, ordinal };
+  const afterWatch = ordinal > state.openedAfterRenewals;
   if (afterWatch && state.unechoed === undefined && state.watchedRevision < revision)
     state.unechoed = { sinceMs: startedAtMs, revision };
   // counted from before the request: the others read the record's expiry, which is this same instant + leaseMs
