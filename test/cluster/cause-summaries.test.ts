@@ -34,6 +34,7 @@ import {
 } from "../../src/cluster/cause-records.js";
 import { createCauseSummaries } from "../../src/cluster/cause-summaries.js";
 import { BTC_OFF, T0, obs, pairPrice, rule } from "../domain/helpers.js";
+import { waitFor } from "../wait-for.js";
 
 const HASH = "0123456789abcdef";
 const summary = (pair: string): CauseSummary => ({
@@ -266,7 +267,7 @@ describe("createCauseSummaries", () => {
     // the log's two members the summaries read: its events and the firing alerts
     const log = { events$: NEVER, activeAlerts: () => [] } as unknown as EventSource;
     summaries.start(log, 60_000);
-    await vi.waitFor(() => expect(calls.length).toBeGreaterThan(0));
+    await waitFor(() => expect(calls.length).toBeGreaterThan(0));
     return { bucket, calls, summaries };
   }
 
@@ -274,14 +275,14 @@ describe("createCauseSummaries", () => {
     const { bucket, calls, summaries } = await run(stateOf(3));
     expect(calls.at(-1)).toEqual({ peers: 0, ready: false });
     bucket.deliver();
-    await vi.waitFor(() => expect(calls.at(-1)).toEqual({ peers: 1, ready: true }));
+    await waitFor(() => expect(calls.at(-1)).toEqual({ peers: 1, ready: true }));
     expect(bucket.puts).toEqual(["causes.m1"]);
     await summaries.stop();
   });
 
   it("deletes its record when its summary is too large to share: the others do not judge with an old one", async () => {
     const { bucket, summaries } = await run(stateOf(5_000));
-    await vi.waitFor(() => expect(bucket.deletes).toEqual(["causes.m1"]));
+    await waitFor(() => expect(bucket.deletes).toEqual(["causes.m1"]));
     expect(bucket.puts).toEqual([]);
     await summaries.stop();
   });

@@ -1,7 +1,7 @@
 // The cluster's event log with real processes: nats-server, a simulator, daemons. Every member serves the
 // same events with the same seq; a client resumes on another member with `since` after its member is killed;
 // a nats-server restart (file store) loses nothing.
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import type { JournaledEvent } from "../../src/domain/events.js";
 import { syntheticPairIds } from "../../src/simulator/synthetic-pairs.js";
 import { startDaemon, type RunningDaemon } from "../e2e/daemon.js";
@@ -10,6 +10,7 @@ import { closeAllWs, connectWs, type ServerFrame, type WsClient } from "../e2e/w
 import { memberConfig } from "./member-config.js";
 import { natsServerAvailable } from "./nats.js";
 import { useNatsSuite } from "./suite.js";
+import { waitFor } from "../wait-for.js";
 
 const PAIRS = syntheticPairIds(12);
 const LEASE_MS = 3_000;
@@ -126,7 +127,7 @@ describe.skipIf(!available)("cluster event log (nats-server, daemons, one JetStr
     const alertSeqs = journaled(onB)
       .filter((e) => e.type === "alert" && e.seq <= common)
       .map((e) => e.seq);
-    await vi.waitFor(() => expect([...logged(a), ...logged(b)].sort((x, y) => x - y)).toEqual(alertSeqs), {
+    await waitFor(() => expect([...logged(a), ...logged(b)].sort((x, y) => x - y)).toEqual(alertSeqs), {
       timeout: 5_000,
       interval: 100,
     });

@@ -3,10 +3,11 @@ import { connect, type Socket } from "node:net";
 import type { Server } from "node:http";
 import pino from "pino";
 import { Registry } from "prom-client";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { createAccessPolicy } from "../../src/http/access.js";
 import { HTTP_LIMITS, createHttpServer, createMetricsCache, listen } from "../../src/http/server.js";
 import { createMetrics, type Metrics } from "../../src/metrics.js";
+import { waitFor } from "../wait-for.js";
 
 const loopback = createAccessPolicy({ host: "127.0.0.1", allowedHosts: [], allowedOrigins: [] });
 
@@ -104,7 +105,7 @@ describe("HTTP limits", () => {
     socket.setEncoding("utf8");
     socket.on("data", (chunk: string) => (received += chunk));
     socket.write("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".repeat(HTTP_LIMITS.maxWaitingPerSocket));
-    await vi.waitFor(
+    await waitFor(
       () => expect(received.split("HTTP/1.1 200 OK").length - 1).toBe(HTTP_LIMITS.maxWaitingPerSocket),
       {
         timeout: 5_000,
@@ -212,7 +213,7 @@ describe("HTTP limits", () => {
         server?.getConnections((error, n) => (error ? reject(error) : resolve(n))),
       );
     expect(await connections()).toBe(1); // lingering: the client may still be sending
-    await vi.waitFor(async () => expect(await connections()).toBe(0), {
+    await waitFor(async () => expect(await connections()).toBe(0), {
       timeout: HTTP_LIMITS.lingerMs + 1_000,
       interval: 20,
     });

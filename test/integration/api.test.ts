@@ -1,10 +1,11 @@
 // The operator API of the real daemon on its simulator: a firing and a pending alert, a target with history, the status.
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { ALERTS_RESPONSE } from "../../src/http/api/alerts.js";
 import { HISTORY_RESPONSE } from "../../src/http/api/alerts-history.js";
 import { STATUS_RESPONSE } from "../../src/http/api/status-schema.js";
 import { TARGETS_RESPONSE } from "../../src/http/api/targets-schema.js";
 import { http, startTestApp, type TestApp } from "./harness.js";
+import { waitFor } from "../wait-for.js";
 
 const PAIR = "BTC/USD";
 
@@ -52,7 +53,7 @@ describe("operator API of the real daemon", () => {
     );
     expect(linked.alerts.map((a) => a.labels["rule_id"])).toEqual(["low_now"]);
 
-    await vi.waitFor(
+    await waitFor(
       async () => {
         const { targets } = TARGETS_RESPONSE.parse((await get(t, "/targets")).body);
         expect(targets).toHaveLength(1);

@@ -1,9 +1,10 @@
 // Alerts that name the cause on the real daemon: the simulator answers 500 on every endpoint, one upstream_down
 // fires, the per-target upstream_error alerts carry causedBy, and a webhook sink gets only the parent.
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import type { AlertEvent } from "../../src/domain/events.js";
 import { startReceiver, type Receiver } from "../sinks/chatops/helpers.js";
 import { startTestApp, type TestApp } from "./harness.js";
+import { waitFor } from "../wait-for.js";
 
 let t: TestApp | undefined;
 let rx: Receiver | undefined;
@@ -39,7 +40,7 @@ describe("cause alerts (real daemon, simulator faults, webhook)", () => {
     );
     const children = (): readonly AlertEvent[] =>
       t!.alertEvents().filter((e) => e.alert.rule === "upstream_error");
-    await vi.waitFor(() => expect(children().filter((e) => e.alert.status === "firing")).toHaveLength(4), {
+    await waitFor(() => expect(children().filter((e) => e.alert.status === "firing")).toHaveLength(4), {
       timeout: 8_000,
     });
     for (const child of children()) expect(child.alert.causedBy).toBe(parent.alert.fingerprint);
@@ -57,12 +58,12 @@ describe("cause alerts (real daemon, simulator faults, webhook)", () => {
       8_000,
       "upstream_down resolving",
     );
-    await vi.waitFor(() => expect(children().filter((e) => e.alert.status === "resolved")).toHaveLength(4), {
+    await waitFor(() => expect(children().filter((e) => e.alert.status === "resolved")).toHaveLength(4), {
       timeout: 5_000,
     });
     // the webhook hears of the parent (firing and resolved) and of no child
     const delivered = (): string[] => rx!.requests.filter((r) => r.url === "/hook").map((r) => r.body);
-    await vi.waitFor(
+    await waitFor(
       () => expect(delivered().filter((body) => body.includes(resolved.alert.summary))).toHaveLength(1),
       {
         timeout: 5_000,

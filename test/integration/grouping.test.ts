@@ -1,10 +1,11 @@
 // Grouping on the real daemon: a market-wide drop on the embedded simulator is one webhook notification to
 // open it and one to close it, each listing every alert, with a restart in between.
 import { rmSync } from "node:fs";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import type { AlertEvent } from "../../src/domain/events.js";
 import { startReceiver, type Receiver } from "../sinks/chatops/helpers.js";
 import { buildConfig, makeTempDir, startAppWithConfig, type TestApp } from "./harness.js";
+import { waitFor } from "../wait-for.js";
 
 const PAIRS = ["BTC/USD", "ETH/USD", "SOL/USD", "STRK/USD"];
 const GROUP_WAIT_MS = 2_500;
@@ -67,7 +68,7 @@ describe("notification grouping (real daemon, embedded simulator, webhook receiv
     for (const pair of PAIRS) await first.injectFault({ kind: "spike", pair, factor: 0.94 });
 
     // One notification opens the incident, within the group wait plus detection, naming every pair.
-    await vi.waitFor(() => expect(rx!.requests).toHaveLength(1), { timeout: 8_000, interval: 20 });
+    await waitFor(() => expect(rx!.requests).toHaveLength(1), { timeout: 8_000, interval: 20 });
     const openedAfterMs = Date.now() - injectedAtMs;
     expect(openedAfterMs).toBeLessThan(GROUP_WAIT_MS + 2_500); // detection: a few 100 ms polls
     const [open] = bodies();
@@ -86,14 +87,14 @@ describe("notification grouping (real daemon, embedded simulator, webhook receiv
     apps.push(second);
 
     // The new daemon's simulator has no fault: every alert resolves, and one notification closes the group.
-    await vi.waitFor(
+    await waitFor(
       () => {
         const resolved = second.alertEvents().filter((e) => e.alert.status === "resolved");
         expect(resolved).toHaveLength(PAIRS.length);
       },
       { timeout: 15_000, interval: 50 },
     );
-    await vi.waitFor(() => expect(rx!.requests.length).toBeGreaterThanOrEqual(2), { timeout: 8_000 });
+    await waitFor(() => expect(rx!.requests.length).toBeGreaterThanOrEqual(2), { timeout: 8_000 });
     // nothing else may come: a late transition would be sent a group interval after the close, or a group wait after a
     // new group opened
     await new Promise((resolve) => setTimeout(resolve, Math.max(GROUP_INTERVAL_MS, GROUP_WAIT_MS) + 500));

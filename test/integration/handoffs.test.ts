@@ -1,12 +1,13 @@
 // Hand-offs on the real daemon: external labels on every event, Alertmanager's Watchdog and links, heartbeat pings.
 import { rmSync } from "node:fs";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import type { AlertEvent } from "../../src/domain/events.js";
 import { fingerprintOf } from "../../src/domain/fingerprint.js";
 import { WATCHDOG_FINGERPRINT } from "../../src/pipeline/watchdog-alert.js";
 import { USER_AGENT } from "../../src/version.js";
 import { startReceiver, type ReceivedRequest, type Receiver } from "../sinks/chatops/helpers.js";
 import { buildConfig, makeTempDir, startTestApp, type TestApp } from "./harness.js";
+import { waitFor } from "../wait-for.js";
 
 interface PostedAlert {
   readonly labels: Record<string, string>;
@@ -46,7 +47,7 @@ describe("hand-offs to other systems (real daemon, real HTTP)", () => {
     // The watchdog fires once the daemon is ready and reaches Alertmanager, named by its convention.
     const watchdog = await t.waitForAlert((e) => e.alert.rule === "watchdog", 10_000, "watchdog firing");
     expect(watchdog.alert).toMatchObject({ status: "firing", labels: { env: "test", region: "eu" } });
-    await vi.waitFor(() => expect(posted().some((a) => a.labels.alertname === "Watchdog")).toBe(true), {
+    await waitFor(() => expect(posted().some((a) => a.labels.alertname === "Watchdog")).toBe(true), {
       timeout: 5_000,
     });
     const wd = posted().find((a) => a.labels.alertname === "Watchdog")!;
@@ -73,19 +74,19 @@ describe("hand-offs to other systems (real daemon, real HTTP)", () => {
       "alert log",
     );
     expect((log["alert"] as AlertEvent["alert"]).labels.region).toBe("eu");
-    await vi.waitFor(
+    await waitFor(
       () =>
         expect(
           posted().some((a) => a.labels.alertname === "api_down" && a.labels.rule === "upstream_error"),
         ).toBe(true),
       { timeout: 5_000 },
     );
-    await vi.waitFor(() => expect(at("/hook").some((r) => r.body.includes('"upstream_error"'))).toBe(true), {
+    await waitFor(() => expect(at("/hook").some((r) => r.body.includes('"upstream_error"'))).toBe(true), {
       timeout: 5_000,
     });
 
     // The watchdog is re-sent every resendIntervalMs, never to the webhook, and every request says who we are.
-    await vi.waitFor(
+    await waitFor(
       () =>
         expect(
           at("/am/api/v2/alerts").filter((r) => r.body.includes('"Watchdog"')).length,

@@ -1,5 +1,5 @@
 // /metrics of the real daemon after polls, rule alerts and a failing sink: promtool-clean, complete, series that never vanish.
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { RULE_KINDS, SEVERITIES } from "../../src/domain/events.js";
 import { HTTP_LIMITS } from "../../src/http/server.js";
 import { VERSION } from "../../src/version.js";
@@ -7,6 +7,7 @@ import { startWebhookReceiver, type WebhookReceiver } from "../e2e/webhook-recei
 import { http, startTestApp, type TestApp } from "./harness.js";
 import { parsePrometheusText, sampleValue, type Sample } from "./prometheus.js";
 import { SKIP_WITHOUT_PROMTOOL, promtool } from "./promtool.js";
+import { waitFor } from "../wait-for.js";
 
 const SECRET = "metrics-test-secret-0123456789ab";
 const BTC = "offchain:BTC/USD:spot:median:1s";
@@ -82,7 +83,7 @@ describe("/metrics of the real daemon", () => {
     const lastSuccess = (scraped: readonly Sample[]): readonly Sample[] =>
       scraped.filter((s) => s.name === "pragma_monitor_target_last_success_timestamp_seconds");
     // first polls are spread over up to a period: wait until every target has had one
-    await vi.waitFor(async () => expect(lastSuccess((await scrape(t)).samples)).toHaveLength(3), {
+    await waitFor(async () => expect(lastSuccess((await scrape(t)).samples)).toHaveLength(3), {
       timeout: 3_000,
       interval: 50,
     });
@@ -135,7 +136,7 @@ describe("/metrics of the real daemon", () => {
 
   it("drops a removed target's series on reload and shows its kind at 0, not absent", async () => {
     const { t } = await startFailingSink();
-    await vi.waitFor(
+    await waitFor(
       async () =>
         expect(
           sampleValue((await scrape(t)).samples, "pragma_monitor_target_last_success_timestamp_seconds", {

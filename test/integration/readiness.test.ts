@@ -1,10 +1,11 @@
 // /readyz of the real daemon: 503 names the failing targets and sinks, 200 again once they recover; /healthz stays liveness.
 import { createServer } from "node:net";
 import type { AddressInfo } from "node:net";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { startSimulator, type RunningSimulator } from "../../src/simulator/server.js";
 import { startWebhookReceiver, type WebhookReceiver } from "../e2e/webhook-receiver.js";
 import { http, startTestApp, type JsonObject, type TestApp } from "./harness.js";
+import { waitFor } from "../wait-for.js";
 
 const SECRET = "readiness-test-secret-0123456789";
 
@@ -48,7 +49,7 @@ describe("/readyz of the real daemon", () => {
         ],
       },
     });
-    await vi.waitFor(
+    await waitFor(
       async () => {
         const { body } = await readyz(t);
         // first polls are spread over the period: wait until both targets have failed one
@@ -73,7 +74,7 @@ describe("/readyz of the real daemon", () => {
     // the upstream comes up on that very port: the next polls succeed and readiness follows
     const sim: RunningSimulator = await startSimulator({ host: "127.0.0.1", port, seed: 3 });
     cleanups.push(() => sim.close());
-    await vi.waitFor(async () => expect((await readyz(t)).status).toBe(200), {
+    await waitFor(async () => expect((await readyz(t)).status).toBe(200), {
       timeout: 5_000,
       interval: 50,
     });
@@ -93,7 +94,7 @@ describe("/readyz of the real daemon", () => {
       timeoutMs: 5_000,
       what: "a delivery answered 500",
     });
-    await vi.waitFor(async () => expect((await readyz(t)).status).toBe(503), {
+    await waitFor(async () => expect((await readyz(t)).status).toBe(503), {
       timeout: 3_000,
       interval: 20,
     });
@@ -109,7 +110,7 @@ describe("/readyz of the real daemon", () => {
       timeoutMs: 10_000,
       what: "a delivery answered 200 after the receiver recovered",
     });
-    await vi.waitFor(async () => expect((await readyz(t)).status).toBe(200), {
+    await waitFor(async () => expect((await readyz(t)).status).toBe(200), {
       timeout: 3_000,
       interval: 20,
     });

@@ -2,9 +2,10 @@
 // candle request reaches the simulator, while a target with a 1 h window is still warmed; the skip is logged once.
 import { createServer, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { afterEach, expect, it, vi } from "vitest";
+import { afterEach, expect, it } from "vitest";
 import { startSimulator, type RunningSimulator } from "../../src/simulator/server.js";
 import { startTestApp, type TestApp } from "./harness.js";
+import { waitFor } from "../wait-for.js";
 
 const CANDLES_PATH = "/node/v1/aggregation/candlestick/";
 
@@ -65,7 +66,7 @@ it("fetches candles only for the target with a window longer than a 1min candle"
       .filter((url) => url.startsWith(CANDLES_PATH))
       .map((url) => url.slice(CANDLES_PATH.length).split("?")[0]!);
 
-  await vi.waitFor(() => expect(candlePairs()).toContain("ETH/USD"), { timeout: 10_000, interval: 50 });
+  await waitFor(() => expect(candlePairs()).toContain("ETH/USD"), { timeout: 10_000, interval: 50 });
   // a moment more for anything sent alongside ETH's request
   await new Promise((resolve) => setTimeout(resolve, 1_000));
   expect(candlePairs()).toEqual(["ETH/USD"]);

@@ -1,6 +1,7 @@
 // A windowed rule right after start, with candle warm-up on: judged against polled prices near the window's start, never a stale candle.
-import { afterEach, expect, it, vi } from "vitest";
+import { afterEach, expect, it } from "vitest";
 import { http, startTestApp, type TestApp } from "./harness.js";
+import { waitFor } from "../wait-for.js";
 
 const PAIR = "STRK/USD";
 const WINDOW_MS = 3_000;
@@ -48,7 +49,7 @@ it("a spike right after start is measured against a price near now − window (p
       : new RegExp(`in ${spanS}s \\(window 3s, threshold 3%\\)$`),
   );
   // the target was warmed: candle closes were in the history the 3 s window had to look past
-  await vi.waitFor(
+  await waitFor(
     async () =>
       expect((await http("GET", `${t.httpUrl}/metrics`)).text).toMatch(
         /pragma_monitor_upstream_requests_total\{endpoint="candlestick",status="200"\} [1-9]/,

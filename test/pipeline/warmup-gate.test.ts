@@ -10,6 +10,7 @@ import { createJournal } from "../../src/state/journal.js";
 import type { CandleSeries } from "../../src/domain/types.js";
 import { rule } from "../domain/helpers.js";
 import { offchainMonitors, pairPriceClient, runnerDeps } from "./helpers.js";
+import { waitFor } from "../wait-for.js";
 
 describe("taskGate", () => {
   it("runs at most `limit` tasks at once, the rest in arrival order, and frees a slot when a task fails", async () => {
@@ -32,9 +33,9 @@ describe("taskGate", () => {
     await Promise.resolve();
     expect(started).toEqual([0, 1]);
     fail[1]!();
-    await vi.waitFor(() => expect(started).toEqual([0, 1, 2]));
+    await waitFor(() => expect(started).toEqual([0, 1, 2]));
     finish[0]!();
-    await vi.waitFor(() => expect(started).toEqual([0, 1, 2, 3]));
+    await waitFor(() => expect(started).toEqual([0, 1, 2, 3]));
     finish[2]!();
     finish[3]!();
     expect(await Promise.all(results)).toEqual([0, "task 1", 2, 3]);

@@ -3,12 +3,13 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Agent } from "undici";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { createEventHub } from "../../../src/pipeline/event-hub.js";
 import { createJournal } from "../../../src/state/journal.js";
 import { createChatOpsSinks, type ChatOpsSinks } from "../../../src/sinks/chatops/index.js";
 import type { SinkConfig } from "../../../src/config/types.js";
 import { captureLogger, nthAlert, sinkOf, startReceiver, testMetrics, type Receiver } from "./helpers.js";
+import { waitFor } from "../../wait-for.js";
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -54,7 +55,7 @@ describe("chat-ops catch-up from the journal", () => {
     const first = build(sinks);
     await first.start();
     hub.publishAlert(nthAlert(1, { rule: "price_change" })); // seq 1
-    await vi.waitFor(() => expect(seqsAt(rx, "/hook")).toEqual([1]));
+    await waitFor(() => expect(seqsAt(rx, "/hook")).toEqual([1]));
     await first.stop(1_000);
 
     // the daemon "died" after journaling these and before any outbox saw them
@@ -64,8 +65,8 @@ describe("chat-ops catch-up from the journal", () => {
     const second = build([...sinks, sinkOf("webhook", `${rx.url}/fresh`, { name: "fresh" })]);
     await second.start();
     hub.publishAlert(nthAlert(4, { rule: "price_change" })); // seq 4: live after the restart
-    await vi.waitFor(() => expect(seqsAt(rx, "/hook")).toEqual([1, 2, 4]));
-    await vi.waitFor(() => expect(seqsAt(rx, "/fresh")).toEqual([4])); // a new sink gets no history
+    await waitFor(() => expect(seqsAt(rx, "/hook")).toEqual([1, 2, 4]));
+    await waitFor(() => expect(seqsAt(rx, "/fresh")).toEqual([4])); // a new sink gets no history
     expect(log.lines.some((l) => l["msg"] === "re-queued journaled alerts missing from the outbox")).toBe(
       true,
     );
@@ -74,7 +75,7 @@ describe("chat-ops catch-up from the journal", () => {
     const third = build(sinks);
     await third.start(); // nothing missing: nothing replayed
     hub.publishAlert(nthAlert(5, { rule: "price_change" }));
-    await vi.waitFor(() => expect(seqsAt(rx, "/hook")).toEqual([1, 2, 4, 5]));
+    await waitFor(() => expect(seqsAt(rx, "/hook")).toEqual([1, 2, 4, 5]));
   });
 
   it("reports alerts the journal no longer holds, and delivers those it does", async () => {
@@ -83,13 +84,13 @@ describe("chat-ops catch-up from the journal", () => {
     const first = build(sinks);
     await first.start();
     hub.publishAlert(nthAlert(1)); // seq 1, delivered
-    await vi.waitFor(() => expect(seqsAt(rx, "/hook")).toEqual([1]));
+    await waitFor(() => expect(seqsAt(rx, "/hook")).toEqual([1]));
     await first.stop(1_000);
     for (let i = 2; i <= 4; i++) hub.publishAlert(nthAlert(i)); // missed; the 2-event journal keeps 3 and 4
 
     const second = build(sinks);
     await second.start();
-    await vi.waitFor(() => expect(seqsAt(rx, "/hook")).toEqual([1, 3, 4]));
+    await waitFor(() => expect(seqsAt(rx, "/hook")).toEqual([1, 3, 4]));
     const gap = log.lines.find((l) => l["msg"] === "journal no longer holds alerts this sink missed");
     expect(gap).toMatchObject({ from: 2, to: 2 });
   });
@@ -102,15 +103,15 @@ describe("chat-ops catch-up from the journal", () => {
     const first = build(sinks);
     await first.start();
     hub.publishAlert(nthAlert(1)); // seq 1, delivered
-    await vi.waitFor(() => expect(seqsAt(rx, "/hook")).toEqual([1]));
+    await waitFor(() => expect(seqsAt(rx, "/hook")).toEqual([1]));
     await first.stop(1_000);
     hub.publishAlert(nthAlert(2, { rule: "watchdog", fingerprint: "wd", labels: {} })); // journaled, then kill -9
     hub.publishAlert(nthAlert(3)); // seq 3
 
     const second = build(sinks);
     await second.start();
-    await vi.waitFor(() => expect(seqsAt(rx, "/hook")).toEqual([1, 3]));
+    await waitFor(() => expect(seqsAt(rx, "/hook")).toEqual([1, 3]));
     hub.publishAlert(nthAlert(4, { rule: "watchdog", fingerprint: "wd", labels: {} })); // this run's, live
-    await vi.waitFor(() => expect(seqsAt(rx, "/hook")).toEqual([1, 3, 4]));
+    await waitFor(() => expect(seqsAt(rx, "/hook")).toEqual([1, 3, 4]));
   });
 });

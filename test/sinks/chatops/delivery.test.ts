@@ -1,11 +1,12 @@
 // Sinks over real loopback HTTP: payload shapes per service, filters, retries, Retry-After, timeouts, grouping.
 /* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment -- asserting on received JSON bodies and `expect.any` matchers */
 import { createHmac, timingSafeEqual } from "node:crypto";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import type { SinkConfig } from "../../../src/config/types.js";
 import { USER_AGENT, userAgentOf } from "../../../src/version.js";
 import { startHarness, type Harness } from "./harness.js";
 import { makeAlert, metricValue, nthAlert, resolvedOf, sinkOf } from "./helpers.js";
+import { waitFor } from "../../wait-for.js";
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -15,7 +16,7 @@ afterEach(async () => {
 
 const body = (i: number): Record<string, unknown> =>
   JSON.parse(h!.rx.requests[i]!.body) as Record<string, unknown>;
-const waitForRequests = (n: number) => vi.waitFor(() => expect(h!.rx.requests).toHaveLength(n));
+const waitForRequests = (n: number) => waitFor(() => expect(h!.rx.requests).toHaveLength(n));
 
 describe("chat-ops delivery", () => {
   it("posts each service's documented payload to its endpoint, and never logs secrets", async () => {
@@ -109,7 +110,7 @@ describe("chat-ops delivery", () => {
     h.publish(makeAlert());
     h.publish(makeAlert({ severity: "warning", fingerprint: "w", labels: { pair: "ETH/USD" } }));
     h.publish(resolvedOf(makeAlert()));
-    await vi.waitFor(() => expect(h!.rx.requests.length).toBeGreaterThanOrEqual(5));
+    await waitFor(() => expect(h!.rx.requests.length).toBeGreaterThanOrEqual(5));
     await h.chatops.stop(1_000);
     const seqsAt = (path: string) =>
       h!.rx.requests.filter((r) => r.url === path).map((r) => (JSON.parse(r.body) as { seq: number }).seq);
@@ -128,7 +129,7 @@ describe("chat-ops delivery", () => {
     expect(h.rx.requests).toHaveLength(1);
     await h.clock.advance(1);
     await waitForRequests(2);
-    await vi.waitFor(() => expect(h!.chatops.status()[0]!.pending).toBe(0));
+    await waitFor(() => expect(h!.chatops.status()[0]!.pending).toBe(0));
     expect(h.rx.requests[1]!.headers["x-pragma-delivery"]).toBe(
       h.rx.requests[0]!.headers["x-pragma-delivery"],
     );
@@ -154,12 +155,12 @@ describe("chat-ops delivery", () => {
     h.publish(makeAlert());
     await waitForRequests(1);
     await h.clock.advance(2_000);
-    await vi.waitFor(async () =>
+    await waitFor(async () =>
       expect(await metricValue(h!.metrics.sinkDeliveries, { sink: "slack", outcome: "timeout" })).toBe(1),
     );
     await h.clock.advance(750);
     await waitForRequests(2);
-    await vi.waitFor(() => expect(h!.chatops.status()[0]!.pending).toBe(0));
+    await waitFor(() => expect(h!.chatops.status()[0]!.pending).toBe(0));
   });
 
   it("groups a burst into one notification after groupWaitMs, and what changed into one per groupIntervalMs", async () => {
@@ -174,7 +175,7 @@ describe("chat-ops delivery", () => {
     await h.clock.advance(1);
     await waitForRequests(1);
     expect(body(0).text).toBe("🔴 FIRING 10 alerts: 10 new");
-    await vi.waitFor(() => expect(h!.chatops.status()[0]!.pending).toBe(0));
+    await waitFor(() => expect(h!.chatops.status()[0]!.pending).toBe(0));
     expect(h.chatops.status()[0]!.groups).toBe(1); // what /api/v1/status reports per sink
     for (let i = 0; i < 4; i++) h.publish(resolvedOf(nthAlert(i)));
     h.publish(nthAlert(10));
@@ -184,7 +185,7 @@ describe("chat-ops delivery", () => {
     await h.clock.advance(1);
     await waitForRequests(2);
     expect(body(1).text).toBe("🔴 FIRING 11 alerts: 1 new, 6 still firing, 4 resolved");
-    await vi.waitFor(() => expect(h!.chatops.status()[0]!.pending).toBe(0));
+    await waitFor(() => expect(h!.chatops.status()[0]!.pending).toBe(0));
     await h.clock.advance(120_000);
     expect(h.rx.requests).toHaveLength(2);
     expect(await metricValue(h.metrics.sinkGroupNotifications, { sink: "slack" })).toBe(2);
@@ -226,7 +227,7 @@ describe("chat-ops delivery", () => {
     await waitForRequests(3);
     expect(h.rx.requests[2]!.headers["x-pragma-delivery"]).toBe(id);
     expect(body(2).seqs).toEqual([1, 2, 3]);
-    await vi.waitFor(() => expect(h!.chatops.status()[0]!.pending).toBe(1));
+    await waitFor(() => expect(h!.chatops.status()[0]!.pending).toBe(1));
     // What the group announced survived the restart: 1-3 are "still firing", not new again.
     await h.chatops.stop(0);
     await h.restart(sinks(h.rx.url));
@@ -259,7 +260,7 @@ describe("chat-ops delivery", () => {
     ]);
     h.rx.route = (request) => (request.url === "/stuck" ? "hang" : undefined);
     for (let i = 1; i <= 3; i++) h.publish(nthAlert(i));
-    await vi.waitFor(() => expect(h!.rx.requests.filter((r) => r.url === "/ok")).toHaveLength(3));
+    await waitFor(() => expect(h!.rx.requests.filter((r) => r.url === "/ok")).toHaveLength(3));
     expect(h.rx.requests.filter((r) => r.url === "/stuck")).toHaveLength(1);
     expect(h.chatops.status().map((s) => [s.name, s.pending])).toEqual([
       ["stuck", 3],

@@ -2,10 +2,11 @@
 import { mkdir, mkdtemp, readFile, readdir, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { fingerprintOf } from "../../../src/domain/fingerprint.js";
 import { startHarness, type Harness } from "./harness.js";
 import { makeAlert, metricValue, nthAlert, resolvedOf, sinkOf } from "./helpers.js";
+import { waitFor } from "../../wait-for.js";
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -15,7 +16,7 @@ afterEach(async () => {
 
 const h0 = "http://127.0.0.1:1";
 const seqs = (): number[] => h!.rx.requests.map((r) => (JSON.parse(r.body) as { seq: number }).seq);
-const waitForRequests = (n: number) => vi.waitFor(() => expect(h!.rx.requests).toHaveLength(n));
+const waitForRequests = (n: number) => waitFor(() => expect(h!.rx.requests).toHaveLength(n));
 
 describe("chat-ops durability", () => {
   it("redelivers what was pending after a restart, and never an acknowledged message", async () => {
@@ -29,7 +30,7 @@ describe("chat-ops durability", () => {
 
     await h.restart(sinks(h.rx.url));
     await waitForRequests(4);
-    await vi.waitFor(() => expect(h!.chatops.status()[0]!.pending).toBe(0));
+    await waitFor(() => expect(h!.chatops.status()[0]!.pending).toBe(0));
     expect(seqs()).toEqual([1, 2, 2, 3]); // 2 was never answered, so it is sent again; 1 never is
     const delivery = (i: number) => h!.rx.requests[i]!.headers["x-pragma-delivery"];
     expect(delivery(2)).toBe(delivery(1)); // same id across the restart: receivers can dedupe
@@ -76,10 +77,10 @@ describe("chat-ops durability", () => {
     h.publish(nthAlert(1));
     h.publish(nthAlert(2));
     await waitForRequests(1);
-    await vi.waitFor(() => expect(h!.chatops.status()[0]!.pending).toBe(1));
+    await waitFor(() => expect(h!.chatops.status()[0]!.pending).toBe(1));
     await h.clock.advance(750); // a rejection still backs off: the endpoint may be misconfigured
     await waitForRequests(2);
-    await vi.waitFor(() => expect(h!.chatops.status()[0]!.pending).toBe(0));
+    await waitFor(() => expect(h!.chatops.status()[0]!.pending).toBe(0));
     expect(await metricValue(h.metrics.sinkDeliveries, { sink: "slack", outcome: "rejected" })).toBe(1);
     expect(await metricValue(h.metrics.sinkDeadLetters, { sink: "slack" })).toBe(1);
   });
@@ -92,7 +93,7 @@ describe("chat-ops durability", () => {
       for (let i = 1; i <= 4; i++) h.publish(nthAlert(i));
       await h.waitForAttempts(1);
       // Raised on the first refusal, not after failureThreshold (5) of them; nothing is dead-lettered.
-      await vi.waitFor(() => expect(h!.raised).toHaveLength(1));
+      await waitFor(() => expect(h!.raised).toHaveLength(1));
       expect(h.raised[0]).toMatchObject({
         rule: "sink_error",
         status: "firing",
@@ -110,7 +111,7 @@ describe("chat-ops durability", () => {
       h.rx.fallback = { status: 200 }; // the operator fixes the secret
       await h.clock.advance(1);
       await waitForRequests(5);
-      await vi.waitFor(() => expect(h!.chatops.status()[0]).toMatchObject({ pending: 0, failing: false }));
+      await waitFor(() => expect(h!.chatops.status()[0]).toMatchObject({ pending: 0, failing: false }));
       expect(seqs()).toEqual([1, 1, 2, 3, 4]);
       expect(h.raised.map((a) => a.status)).toEqual(["firing", "resolved"]);
     },
@@ -157,14 +158,14 @@ describe("chat-ops durability", () => {
     let badDown = true;
     h.rx.route = (request) => (request.url === "/bad" && badDown ? { status: 500 } : undefined);
     h.publish(makeAlert());
-    await vi.waitFor(() => expect(h!.rx.requests.filter((r) => r.url === "/bad")).toHaveLength(1));
+    await waitFor(() => expect(h!.rx.requests.filter((r) => r.url === "/bad")).toHaveLength(1));
     for (let i = 0; i < 6 && h.raised.length === 0; i++) {
       await h.waitForAttempts(h.rx.requests.filter((r) => r.url === "/bad").length, "bad");
       await h.clock.advance(10_000);
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
     // the third failure's sink_error is raised asynchronously: on a busy machine after the loop's last look
-    await vi.waitFor(() =>
+    await waitFor(() =>
       expect(h!.raised[0]).toMatchObject({
         rule: "sink_error",
         status: "firing",
@@ -173,7 +174,7 @@ describe("chat-ops durability", () => {
     );
     expect(h.chatops.status().find((s) => s.name === "bad")!.failing).toBe(true);
     badDown = false;
-    await vi.waitFor(async () => {
+    await waitFor(async () => {
       await h!.clock.advance(10_000);
       expect(h!.raised).toHaveLength(2);
     });
@@ -201,7 +202,7 @@ describe("chat-ops durability", () => {
     expect(h.chatops.status()[0]!.failing).toBe(true);
     h.publish(makeAlert());
     await waitForRequests(1);
-    await vi.waitFor(() => expect(h!.raised).toHaveLength(1));
+    await waitFor(() => expect(h!.raised).toHaveLength(1));
     expect(h.raised[0]).toMatchObject({
       rule: "sink_error",
       status: "resolved",

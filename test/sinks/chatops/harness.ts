@@ -4,7 +4,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Agent } from "undici";
-import { expect, vi } from "vitest";
+import { expect } from "vitest";
 import type { SinkConfig } from "../../../src/config/types.js";
 import type { AlertPayload } from "../../../src/domain/events.js";
 import type { Metrics } from "../../../src/metrics.js";
@@ -19,6 +19,7 @@ import {
   type ManualClock,
   type Receiver,
 } from "./helpers.js";
+import { waitFor } from "../../wait-for.js";
 
 export interface Harness {
   readonly clock: ManualClock;
@@ -86,7 +87,7 @@ export async function startHarness(
     chatops: build(makeSinks(rx.url)),
     publish,
     waitForAttempts: (n, sink) =>
-      vi.waitFor(async () => {
+      waitFor(async () => {
         const { values } = await metrics.sinkDeliveries.get();
         const total = values
           .filter((v) => sink === undefined || v.labels.sink === sink)
@@ -94,7 +95,7 @@ export async function startHarness(
         expect(total).toBeGreaterThanOrEqual(n);
       }),
     waitForDurable: (sink, seq) =>
-      vi.waitFor(() => {
+      waitFor(() => {
         const file = join(stateDir, "outbox", `${sink}.jsonl`);
         expect(existsSync(file) ? readFileSync(file, "utf8") : "").toContain(`"seq":${seq},`);
       }),

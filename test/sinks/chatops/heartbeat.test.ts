@@ -1,10 +1,11 @@
 // The heartbeat sink: pings while ready, the fail URL (if any) while not, sink_error on failures, User-Agent.
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import type { HeartbeatSinkConfig } from "../../../src/config/types.js";
 import { heartbeatAction } from "../../../src/sinks/chatops/heartbeat.js";
 import { USER_AGENT } from "../../../src/version.js";
 import { startHarness, type Harness } from "./harness.js";
 import { metricValue } from "./helpers.js";
+import { waitFor } from "../../wait-for.js";
 
 let h: Harness | undefined;
 let ready = true;
@@ -58,17 +59,17 @@ describe("heartbeat sink", () => {
       isHealthy: () => ready,
     });
     await h.clock.advance(0); // the first ping goes out at start
-    await vi.waitFor(() => expect(h!.rx.requests).toHaveLength(1));
+    await waitFor(() => expect(h!.rx.requests).toHaveLength(1));
     expect(h.rx.requests[0]!.headers["user-agent"]).toBe(USER_AGENT);
     await h.waitForAttempts(1, "hc");
     await h.clock.advance(59_999);
     expect(h.rx.requests).toHaveLength(1);
     await h.clock.advance(1);
-    await vi.waitFor(() => expect(h!.rx.requests).toHaveLength(2));
+    await waitFor(() => expect(h!.rx.requests).toHaveLength(2));
     await h.waitForAttempts(2, "hc");
     ready = false;
     await h.clock.advance(60_000);
-    await vi.waitFor(() => expect(h!.rx.requests).toHaveLength(3));
+    await waitFor(() => expect(h!.rx.requests).toHaveLength(3));
     expect(paths()).toEqual(["GET /ping/SECRET-UUID", "GET /ping/SECRET-UUID", "GET /ping/SECRET-UUID/fail"]);
     expect(h.chatops.status()).toEqual([
       {
@@ -93,7 +94,7 @@ describe("heartbeat sink", () => {
     expect(h.rx.requests).toHaveLength(0);
     ready = true;
     await h.clock.advance(1_000);
-    await vi.waitFor(() => expect(h!.rx.requests).toHaveLength(1));
+    await waitFor(() => expect(h!.rx.requests).toHaveLength(1));
     await h.waitForAttempts(1, "hc");
     await h.chatops.stop(0);
     await h.clock.advance(120_000);
@@ -108,15 +109,15 @@ describe("heartbeat sink", () => {
       await h.waitForAttempts(i, "hc");
       if (i < 3) await h.clock.advance(10_000);
     }
-    await vi.waitFor(() => expect(h!.raised).toHaveLength(1));
+    await waitFor(() => expect(h!.raised).toHaveLength(1));
     expect(h.raised[0]).toMatchObject({ rule: "sink_error", labels: { sink: "hc", endpoint: "heartbeat" } });
     h.rx.fallback = { status: 200 };
     await h.clock.advance(10_000);
-    await vi.waitFor(() => expect(h!.raised).toHaveLength(2));
+    await waitFor(() => expect(h!.raised).toHaveLength(2));
     expect(h.raised[1]!.status).toBe("resolved");
     h.rx.fallback = { status: 404 };
     await h.clock.advance(10_000);
-    await vi.waitFor(() => expect(h!.raised).toHaveLength(3));
+    await waitFor(() => expect(h!.raised).toHaveLength(3));
     expect(await metricValue(h.metrics.sinkDeliveries, { sink: "hc", outcome: "misconfigured" })).toBe(1);
   });
 });

@@ -1,9 +1,10 @@
 // SIGHUP reconfiguration of the chat-ops sinks: unchanged sinks keep running, changed/removed stop, new ones start.
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { startHarness, type Harness } from "./harness.js";
 import { nthAlert, sinkOf } from "./helpers.js";
+import { waitFor } from "../../wait-for.js";
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -20,7 +21,7 @@ describe("chat-ops reconfigure", () => {
     ];
     h = await startHarness(sinks);
     h.publish(nthAlert(1));
-    await vi.waitFor(() => expect(h!.rx.requests).toHaveLength(3));
+    await waitFor(() => expect(h!.rx.requests).toHaveLength(3));
     const url = h.rx.url;
 
     await h.chatops.reconfigure(
@@ -36,7 +37,7 @@ describe("chat-ops reconfigure", () => {
     expect(h.chatops.status().map((s) => s.name)).toEqual(["a", "b", "c"]);
 
     h.publish(nthAlert(2));
-    await vi.waitFor(() => expect(h!.rx.requests).toHaveLength(6));
+    await waitFor(() => expect(h!.rx.requests).toHaveLength(6));
     const second = h.rx.requests.slice(3).map((r) => r.url.replace(/\/bot.*$/, "/bot"));
     expect(second.sort()).toEqual(["/a", "/b2", "/c/bot"]);
   });
@@ -51,7 +52,7 @@ describe("chat-ops reconfigure", () => {
       ),
     ).rejects.toThrow(/duplicate sink name "x"/);
     h.publish(nthAlert(1));
-    await vi.waitFor(() => expect(h!.rx.requests.map((r) => r.url)).toEqual(["/a"]));
+    await waitFor(() => expect(h!.rx.requests.map((r) => r.url)).toEqual(["/a"]));
   });
 
   it("reports an enabled sink whose outbox could not be opened as not running, until a reload drops it", async () => {

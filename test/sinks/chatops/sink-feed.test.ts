@@ -3,7 +3,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Agent } from "undici";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import type { AlertSinkConfig, SinkConfig } from "../../../src/config/types.js";
 import type { AlertPayload } from "../../../src/domain/events.js";
 import { createEventHub } from "../../../src/pipeline/event-hub.js";
@@ -23,6 +23,7 @@ import {
   testMetrics,
   type Receiver,
 } from "./helpers.js";
+import { waitFor } from "../../wait-for.js";
 
 /** What dispatchTo asked of a worker, in order: `enqueue 7`, `skip 7`, `forget <fingerprint>`. */
 function recordingWorker(): SinkWorker & { readonly calls: string[] } {
@@ -154,7 +155,7 @@ describe("silenced alerts and chat-ops sinks", () => {
     hub.publishAlert(a2); // 2: muted
     hub.publishAlert(resolvedOf(a2)); // 3: never notified, so muted
     hub.publishAlert(a3); // 4
-    await vi.waitFor(() => expect(delivered(rx)).toEqual(["1 T1/USD firing", "4 T3/USD firing"]));
+    await waitFor(() => expect(delivered(rx)).toEqual(["1 T1/USD firing", "4 T3/USD firing"]));
     expect(await metricValue(metrics.sinkSilenced, { sink: "hook" })).toBe(2);
   });
 
@@ -165,7 +166,7 @@ describe("silenced alerts and chat-ops sinks", () => {
     await first.start();
     const [a1, a2, a3, a4] = [nthAlert(1), nthAlert(2), nthAlert(3), nthAlert(4)];
     hub.publishAlert(a1); // 1
-    await vi.waitFor(() => expect(delivered(rx)).toEqual(["1 T1/USD firing"]));
+    await waitFor(() => expect(delivered(rx)).toEqual(["1 T1/USD firing"]));
     await first.stop(1_000);
 
     // journaled, and the daemon died before any outbox saw them
@@ -179,7 +180,7 @@ describe("silenced alerts and chat-ops sinks", () => {
 
     const second = build(sinks);
     await second.start();
-    await vi.waitFor(() =>
+    await waitFor(() =>
       expect(delivered(rx)).toEqual(["1 T1/USD firing", "4 T3/USD firing", "6 T1/USD resolved"]),
     );
     expect(await metricValue(metrics.sinkSilenced, { sink: "hook" })).toBe(3);
@@ -190,7 +191,7 @@ describe("silenced alerts and chat-ops sinks", () => {
     const third = build(sinks); // nothing missing: nothing replayed, nothing counted again
     await third.start();
     hub.publishAlert(a4); // 7
-    await vi.waitFor(() => expect(delivered(rx)).toHaveLength(4));
+    await waitFor(() => expect(delivered(rx)).toHaveLength(4));
     expect(delivered(rx)[3]).toBe("7 T4/USD firing");
     expect(await metricValue(metrics.sinkSilenced, { sink: "hook" })).toBe(3);
   });
