@@ -36,7 +36,8 @@ export async function launchChromium(
     headless: true,
     ...options,
     args: CHROMIUM_ARGS,
-    timeout: 8_000,
+    // it starts in about a second; 8 s ran out once in CI while the other e2e files shared the 2 cores
+    timeout: 30_000,
   });
   return { browser, profile };
 }
