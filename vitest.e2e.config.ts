@@ -8,6 +8,9 @@ export default defineConfig({
     exclude: ["test/e2e/incidents.test.ts"],
     testTimeout: 60_000,
     hookTimeout: 60_000,
+    // a browser page on a loaded 2-core machine: expect.poll's 1 s default would fail now and then (as vi.waitFor's
+    // did, test/wait-for.ts); a met condition still returns at once
+    expect: { poll: { timeout: 10_000 } },
     pool: "forks",
   },
 });
