@@ -128,8 +128,8 @@ describe.skipIf(!available)("a member on a 3-node NATS cluster (nats-server ×3,
     }
     console.info(`targets paused about ${pausedMs} ms while a NATS node was killed (lease ${leaseMs} ms)`);
     expect(lapses).toBe(0);
-    // no bound on the pause: it holds the elections, which took up to 14 s in CI (a loaded machine); the reopening
-    // of a watch whose consumer is gone is tested on its own below
+    // no bound on the pause: it holds the elections, which are slower on a loaded machine (21.65 s paused once in
+    // CI, the lease kept); the reopening of a watch whose consumer is gone is tested on its own below
     expect((await metrics.leasesLost.get()).values[0]?.value ?? 0).toBe(0);
     // a membership read may time out while the killed node's streams elect new leaders: it clears by itself
     await waitFor("membership reads to answer again", () => member.status().error === null, 2 * leaseMs);
