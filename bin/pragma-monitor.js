@@ -5,7 +5,7 @@
 // Plain JavaScript because it has to run before anything is compiled. An installed package (no tsconfig.build.json
 // beside it) skips the check and runs the shipped dist/ directly.
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync, statSync, utimesSync } from "node:fs";
 import { dirname, join } from "node:path";
 import process from "node:process";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -20,8 +20,13 @@ const TSCONFIG = "tsconfig.build.json";
 /** Written by `tsc -b` on every build it runs (with `"errors": true` when it failed): the build's own clock. */
 const BUILD_INFO = join("dist", "tsconfig.build.tsbuildinfo");
 
+/** Files under an included directory that `tsc -b` reads (allowJs is off); bench/RESULTS.md, say, is not one. */
+const COMPILED_FILE = /\.(?:[cm]?ts|tsx|json)$/;
+
 /**
- * Newest modification time (ms) of a path and everything under it; a directory counts too (deleting a file changes it).
+ * Newest modification time (ms) of a path and everything under it that the build reads: a directory counts too
+ * (deleting a file changes it), and so does a file named outright (a tsconfig), but under a directory only the files
+ * COMPILED_FILE matches.
  * @param {string} path
  * @returns {number}
  */
@@ -34,7 +39,10 @@ function newestMtimeMs(path) {
   }
   let newestMs = stats.mtimeMs;
   if (stats.isDirectory())
-    for (const name of readdirSync(path)) newestMs = Math.max(newestMs, newestMtimeMs(join(path, name)));
+    for (const entry of readdirSync(path, { withFileTypes: true })) {
+      if (entry.isDirectory() || COMPILED_FILE.test(entry.name))
+        newestMs = Math.max(newestMs, newestMtimeMs(join(path, entry.name)));
+    }
   return newestMs;
 }
 
@@ -87,6 +95,20 @@ function staleReason(root) {
 }
 
 /**
+ * Date the build info no earlier than `startedAtMs`, when the build that just passed began: `tsc -b` leaves it alone
+ * when it finds every output up to date (a directory changed by a file it does not read, say), and the check would
+ * then send every later start to `tsc -b` again. An input changed while that build ran is newer still.
+ * @param {string} root
+ * @param {number} startedAtMs
+ */
+function markBuilt(root, startedAtMs) {
+  const path = join(root, BUILD_INFO);
+  if (newestMtimeMs(path) >= startedAtMs) return;
+  const at = new Date(startedAtMs);
+  utimesSync(path, at, at);
+}
+
+/**
  * Compile with `tsc -b` (incremental, the same command as `npm run build`); exits the process if it fails.
  * @param {string} root
  * @param {string} reason
@@ -108,6 +130,7 @@ function build(root, reason) {
     process.stderr.write("pragma-monitor: the build failed (errors above); not starting\n");
     process.exit(result.status ?? 1);
   }
+  markBuilt(root, startedAtMs);
   process.stderr.write(`pragma-monitor: compiled in ${((Date.now() - startedAtMs) / 1000).toFixed(1)} s\n`);
 }
 

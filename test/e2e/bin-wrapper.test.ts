@@ -73,6 +73,22 @@ describe("bin/pragma-monitor.js in a source checkout", { timeout: 180_000 }, () 
     expect(run().stderr).toBe("");
   });
 
+  // what `npm run bench` does to bench/RESULTS.md, under a directory the build includes
+  it("ignores a file the build does not read, and rebuilds at most once for a directory it changed", () => {
+    const notes = join(project, "src", "RESULTS.md");
+    writeFileSync(notes, "first\n");
+    const added = run();
+    expect(COMPILING.exec(added.stderr)?.[1]).toBe("src changed since the last build");
+    expect(added.status).toBe(0);
+    // tsc -b found nothing to do and left its build info alone: the wrapper dated it, so no start checks again
+    expect(run().stderr).toBe("");
+    writeFileSync(notes, "rewritten\n");
+    expect(run()).toEqual({ status: 0, stdout: "edited\n", stderr: "" });
+    rmSync(notes);
+    expect(run().stderr).toMatch(COMPILING);
+    expect(run().stderr).toBe("");
+  });
+
   it("does not start after a failed build, and retries the build until it passes", () => {
     writeFileSync(main, 'const count: number = "three";\nconsole.log(count);\n');
     const failed = run();
