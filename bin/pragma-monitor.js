@@ -17,7 +17,10 @@ if (process.argv[2] === "run") setFlagsFromString("--semi-space-growth-factor=1"
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const TSCONFIG = "tsconfig.build.json";
-/** Written by `tsc -b` on every build it runs (with `"errors": true` when it failed): the build's own clock. */
+/**
+ * Written by `tsc -b` whenever it emits (with `"errors": true` when it failed), and dated by markBuilt when it had
+ * nothing to emit: the build's own clock.
+ */
 const BUILD_INFO = join("dist", "tsconfig.build.tsbuildinfo");
 
 /** Files under an included directory that `tsc -b` reads (allowJs is off); bench/RESULTS.md, say, is not one. */
